@@ -1,0 +1,558 @@
+//! `ticketgate-sidecar run`: the threads of the daemon and how they stop.
+//!
+//! ```text
+//!  subscriber --(event ids)--> reader --(batches, per event)--> writer[i] --(offsets)--> trimmer
+//!  SUBSCRIBE ticket:events     XREAD from in-memory cursors    MySQL tx per batch        XTRIM MINID
+//! ```
+//!
+//! - **Discovery**: the subscriber forwards every event id the module
+//!   publishes at `TICKET.INIT`; the reader SCANs for `ticket:{*}:log` once
+//!   the subscription is live (so nothing falls in between) and then every
+//!   `--rescan-interval` seconds as a safety net — never every second.
+//! - **Reading** starts each log at `0-0`: everything still in a log is at
+//!   most "applied but not yet trimmed", which the writer skips using the
+//!   offset row. MySQL, not the reader's cursor, is the truth for progress.
+//! - **Writers**: an event always hashes to the same writer, so its batches
+//!   are applied in order; a writer retries a batch (backoff + jitter) until
+//!   it commits, so the reader's cursor never runs past an unapplied entry.
+//!   Consecutive queued batches of one event are merged into one transaction.
+//! - **Trimmer**: trims only committed offsets and reports the lag.
+//! - Channels are bounded: a slow MySQL stalls the reader (back-pressure)
+//!   instead of growing memory; Redis keeps the backlog in the logs.
+//! - **Stop** (SIGTERM/SIGINT): the reader stops reading, each writer
+//!   finishes and commits the batch in hand, the trimmer trims what was
+//!   committed, and `run` returns `Ok` (exit 0).
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{
+    bounded, Receiver, RecvTimeoutError, SendTimeoutError, Sender, TrySendError,
+};
+
+use crate::backoff::Backoff;
+use crate::db;
+use crate::metrics::Metrics;
+use crate::plan::Entry;
+use crate::redisio;
+use crate::streamid::StreamId;
+use crate::timefmt::now_ms;
+
+/// Settings of `run`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Redis URL.
+    pub redis_url: String,
+    /// MySQL URL.
+    pub mysql_url: String,
+    /// Entries per XREAD per stream (and per batch).
+    pub batch_size: usize,
+    /// Writer threads (one MySQL connection each).
+    pub writers: usize,
+    /// XREAD BLOCK in ms.
+    pub block_ms: u64,
+    /// Seconds between safety-net SCANs.
+    pub rescan_interval: Duration,
+    /// Prometheus endpoint.
+    pub metrics_addr: Option<String>,
+}
+
+/// One read of one event's log.
+struct Batch {
+    event: String,
+    entries: Vec<Entry>,
+}
+
+/// Sleeps `d` in small slices; returns early (true) once `stop` is set.
+pub fn sleep_unless(stop: &AtomicBool, d: Duration) -> bool {
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        if stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(20).min(end.saturating_duration_since(Instant::now())));
+    }
+    stop.load(Ordering::Relaxed)
+}
+
+fn writer_of(event: &str, n: usize) -> usize {
+    let mut h = DefaultHasher::new();
+    event.hash(&mut h);
+    (h.finish() % n.max(1) as u64) as usize
+}
+
+/// Runs the daemon until `stop` is set; `Ok` after a clean stop.
+pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), String> {
+    let metrics = Metrics::new();
+    let mut handles: Vec<(&str, JoinHandle<()>)> = Vec::new();
+    // The metrics server stops last, with its own flag.
+    let metrics_stop = Arc::new(AtomicBool::new(false));
+    let mut metrics_handle = None;
+    if let Some(addr) = &cfg.metrics_addr {
+        let listener = TcpListener::bind(addr)
+            .map_err(|e| format!("cannot listen on --metrics-addr {addr}: {e}"))?;
+        log::info!(
+            "metrics on http://{}/metrics",
+            listener
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or_default()
+        );
+        let (m, s) = (metrics.clone(), metrics_stop.clone());
+        metrics_handle = Some(
+            thread::Builder::new()
+                .name("metrics".into())
+                .spawn(move || crate::metrics::serve(listener, m, s))
+                .map_err(|e| e.to_string())?,
+        );
+    }
+
+    let writers = cfg.writers.max(1);
+    let (disc_tx, disc_rx) = bounded::<String>(1024);
+    let rescan = Arc::new(AtomicBool::new(true));
+    let subscribed = Arc::new(AtomicBool::new(false));
+    let (trim_tx, trim_rx) = bounded::<(String, StreamId)>(4096);
+    let mut batch_txs = Vec::new();
+    let mut writer_handles = Vec::new();
+    for i in 0..writers {
+        let (tx, rx) = bounded::<Batch>(4);
+        batch_txs.push(tx);
+        let (url, m, s, t) = (
+            cfg.mysql_url.clone(),
+            metrics.clone(),
+            stop.clone(),
+            trim_tx.clone(),
+        );
+        let max_merge = cfg.batch_size.saturating_mul(4).max(1);
+        writer_handles.push(
+            thread::Builder::new()
+                .name(format!("writer-{i}"))
+                .spawn(move || writer(i, url, rx, t, m, s, max_merge))
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    drop(trim_tx);
+    {
+        let (url, tx, s, r, sub, m) = (
+            cfg.redis_url.clone(),
+            disc_tx,
+            stop.clone(),
+            rescan.clone(),
+            subscribed.clone(),
+            metrics.clone(),
+        );
+        handles.push((
+            "subscriber",
+            thread::Builder::new()
+                .name("subscriber".into())
+                .spawn(move || subscriber(url, tx, s, r, sub, m))
+                .map_err(|e| e.to_string())?,
+        ));
+    }
+    let reader_handle = {
+        let (c, s, m) = (cfg.clone(), stop.clone(), metrics.clone());
+        thread::Builder::new()
+            .name("reader".into())
+            .spawn(move || reader(c, disc_rx, batch_txs, rescan, subscribed, m, s))
+            .map_err(|e| e.to_string())?
+    };
+    let trimmer_handle = {
+        let (url, m) = (cfg.redis_url.clone(), metrics.clone());
+        thread::Builder::new()
+            .name("trimmer".into())
+            .spawn(move || trimmer(url, trim_rx, m))
+            .map_err(|e| e.to_string())?
+    };
+
+    while !stop.load(Ordering::Relaxed) {
+        thread::sleep(Duration::from_millis(50));
+        if reader_handle.is_finished() && !stop.load(Ordering::Relaxed) {
+            stop.store(true, Ordering::Relaxed);
+            let _ = reader_handle.join();
+            return Err("reader thread ended unexpectedly".into());
+        }
+    }
+    log::info!("stopping: finishing batches in flight");
+    let _ = reader_handle.join();
+    for h in writer_handles {
+        let _ = h.join();
+    }
+    let _ = trimmer_handle.join();
+    for (name, h) in handles {
+        if h.join().is_err() {
+            log::error!("{name} thread panicked");
+        }
+    }
+    metrics_stop.store(true, Ordering::Relaxed);
+    if let Some(h) = metrics_handle {
+        let _ = h.join();
+    }
+    log::info!("stopped cleanly");
+    Ok(())
+}
+
+/// SUBSCRIBE ticket:events; forwards event ids; reconnects with backoff and
+/// asks for a rescan after every (re)subscription (events may have been
+/// created while it was not listening).
+fn subscriber(
+    url: String,
+    tx: Sender<String>,
+    stop: Arc<AtomicBool>,
+    rescan: Arc<AtomicBool>,
+    subscribed: Arc<AtomicBool>,
+    metrics: Arc<Metrics>,
+) {
+    let mut backoff = Backoff::standard();
+    while !stop.load(Ordering::Relaxed) {
+        let mut conn = match redisio::connect(&url, Duration::from_secs(5)) {
+            Ok(c) => c,
+            Err(e) => {
+                log::warn!("subscriber: cannot connect to Redis: {e}");
+                metrics.error("redis");
+                sleep_unless(&stop, backoff.next_delay());
+                continue;
+            }
+        };
+        let mut ps = conn.as_pubsub();
+        if let Err(e) = ps
+            .subscribe(redisio::EVENTS_CHANNEL)
+            .and_then(|_| ps.set_read_timeout(Some(Duration::from_millis(250))))
+        {
+            log::warn!("subscriber: SUBSCRIBE failed: {e}");
+            metrics.error("redis");
+            sleep_unless(&stop, backoff.next_delay());
+            continue;
+        }
+        log::debug!("subscribed to {}", redisio::EVENTS_CHANNEL);
+        backoff.reset();
+        rescan.store(true, Ordering::Relaxed);
+        subscribed.store(true, Ordering::Relaxed);
+        while !stop.load(Ordering::Relaxed) {
+            match ps.get_message() {
+                Ok(msg) => {
+                    let event = String::from_utf8_lossy(msg.get_payload_bytes()).into_owned();
+                    if !redisio::valid_event(&event) {
+                        log::warn!(
+                            "ignoring invalid event id {event:?} on {}",
+                            redisio::EVENTS_CHANNEL
+                        );
+                        continue;
+                    }
+                    log::debug!("discovered event {event} by notification");
+                    if let Err(TrySendError::Full(_)) = tx.try_send(event) {
+                        rescan.store(true, Ordering::Relaxed);
+                    }
+                }
+                Err(e) if e.is_timeout() => {}
+                Err(e) => {
+                    log::warn!("subscriber: connection lost: {e}");
+                    metrics.error("redis");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Reads all known logs from in-memory cursors and feeds the writers.
+fn reader(
+    cfg: Config,
+    disc: Receiver<String>,
+    writers: Vec<Sender<Batch>>,
+    rescan: Arc<AtomicBool>,
+    subscribed: Arc<AtomicBool>,
+    metrics: Arc<Metrics>,
+    stop: Arc<AtomicBool>,
+) {
+    let mut cursors: BTreeMap<String, StreamId> = BTreeMap::new();
+    let mut conn: Option<redis::Connection> = None;
+    let mut backoff = Backoff::standard();
+    let mut last_scan: Option<Instant> = None;
+    let started = Instant::now();
+    const KEYS_PER_XREAD: usize = 256;
+    while !stop.load(Ordering::Relaxed) {
+        if conn.is_none() {
+            let io = Duration::from_millis(cfg.block_ms + 5000);
+            match redisio::connect(&cfg.redis_url, io) {
+                Ok(c) => {
+                    conn = Some(c);
+                    metrics.set_up("redis", true);
+                }
+                Err(e) => {
+                    log::warn!("reader: cannot connect to Redis: {e}");
+                    metrics.error("redis");
+                    sleep_unless(&stop, backoff.next_delay());
+                    continue;
+                }
+            }
+        }
+        let Some(c) = conn.as_mut() else { continue };
+        while let Ok(event) = disc.try_recv() {
+            if let std::collections::btree_map::Entry::Vacant(slot) = cursors.entry(event) {
+                log::info!("now draining event {}", slot.key());
+                slot.insert(StreamId::ZERO);
+            }
+        }
+        let scan_due = last_scan.is_none_or(|t| t.elapsed() >= cfg.rescan_interval)
+            || rescan.load(Ordering::Relaxed);
+        // The first scan waits for the subscription (so no INIT falls between
+        // the two), but not forever: a broken pub/sub must not stop draining.
+        let may_scan = last_scan.is_some()
+            || subscribed.load(Ordering::Relaxed)
+            || started.elapsed() > Duration::from_secs(2);
+        if scan_due && may_scan {
+            rescan.store(false, Ordering::Relaxed);
+            match redisio::scan_events(c, "log", "stream") {
+                Ok(found) => {
+                    for event in found {
+                        if let std::collections::btree_map::Entry::Vacant(slot) =
+                            cursors.entry(event)
+                        {
+                            log::info!("now draining event {}", slot.key());
+                            slot.insert(StreamId::ZERO);
+                        }
+                    }
+                    last_scan = Some(Instant::now());
+                    metrics.set_events(cursors.len() as u64);
+                }
+                Err(e) => {
+                    log::warn!("reader: SCAN failed: {e}");
+                    metrics.error("redis");
+                    conn = None;
+                    sleep_unless(&stop, backoff.next_delay());
+                    continue;
+                }
+            }
+        }
+        if cursors.is_empty() {
+            sleep_unless(&stop, Duration::from_millis(100));
+            continue;
+        }
+        let list: Vec<(String, StreamId)> =
+            cursors.iter().map(|(e, id)| (e.clone(), *id)).collect();
+        let chunks: Vec<&[(String, StreamId)]> = list.chunks(KEYS_PER_XREAD).collect();
+        let block = (chunks.len() == 1).then_some(cfg.block_ms);
+        let mut got_any = false;
+        let mut failed = false;
+        for chunk in chunks {
+            match redisio::xread(c, chunk, cfg.batch_size, block) {
+                Ok(streams) => {
+                    metrics.set_up("redis", true);
+                    backoff.reset();
+                    for (event, entries) in streams {
+                        let Some(last) = entries.last().map(|e| e.id) else {
+                            continue;
+                        };
+                        got_any = true;
+                        let w = writer_of(&event, writers.len());
+                        let mut batch = Batch {
+                            event: event.clone(),
+                            entries,
+                        };
+                        // Blocks while the writer is behind (back-pressure),
+                        // but keeps an eye on the stop flag.
+                        loop {
+                            match writers[w].send_timeout(batch, Duration::from_millis(100)) {
+                                Ok(()) => {
+                                    cursors.insert(event, last);
+                                    break;
+                                }
+                                Err(SendTimeoutError::Timeout(b)) => {
+                                    if stop.load(Ordering::Relaxed) {
+                                        return;
+                                    }
+                                    batch = b;
+                                }
+                                Err(SendTimeoutError::Disconnected(_)) => return,
+                            }
+                        }
+                    }
+                }
+                Err(e) => {
+                    log::warn!("reader: XREAD failed: {e}");
+                    metrics.error("redis");
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        if failed {
+            conn = None;
+            sleep_unless(&stop, backoff.next_delay());
+        } else if !got_any && block.is_none() {
+            sleep_unless(&stop, Duration::from_millis(cfg.block_ms.min(100)));
+        }
+    }
+}
+
+/// Applies batches of its events in order, retrying each until it commits.
+fn writer(
+    idx: usize,
+    url: String,
+    rx: Receiver<Batch>,
+    trims: Sender<(String, StreamId)>,
+    metrics: Arc<Metrics>,
+    stop: Arc<AtomicBool>,
+    max_merge: usize,
+) {
+    let mut conn: Option<mysql::Conn> = None;
+    let mut backoff = Backoff::standard();
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let first = match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(b) => b,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        // Merge queued batches per event, keeping each event's order.
+        let mut groups: Vec<(String, Vec<Entry>)> = Vec::new();
+        let mut total = 0;
+        let mut next = Some(first);
+        while let Some(b) = next.take() {
+            total += b.entries.len();
+            match groups.iter_mut().find(|(e, _)| *e == b.event) {
+                Some((_, v)) => v.extend(b.entries),
+                None => groups.push((b.event, b.entries)),
+            }
+            if total < max_merge {
+                next = rx.try_recv().ok();
+            }
+        }
+        for (event, entries) in groups {
+            loop {
+                if conn.is_none() {
+                    match db::connect(&url) {
+                        Ok(c) => conn = Some(c),
+                        Err(e) => {
+                            log::warn!("writer-{idx}: cannot connect to MySQL: {e}");
+                            metrics.error("mysql");
+                            if sleep_unless(&stop, backoff.next_delay()) {
+                                return;
+                            }
+                            continue;
+                        }
+                    }
+                }
+                let Some(c) = conn.as_mut() else { continue };
+                let started = Instant::now();
+                match db::apply_batch(c, &event, &entries) {
+                    Ok(out) => {
+                        backoff.reset();
+                        metrics.set_up("mysql", true);
+                        metrics.batch(out.path, started.elapsed().as_secs_f64());
+                        for (op, n) in &out.applied {
+                            metrics.applied(op, *n);
+                        }
+                        for cf in &out.conflicts {
+                            metrics.conflict(cf.reason);
+                        }
+                        if let Some(offset) = out.offset {
+                            log::debug!(
+                                "event {event}: {} entries via {} path, offset {offset}",
+                                entries.len(),
+                                out.path
+                            );
+                            let _ =
+                                trims.send_timeout((event.clone(), offset), Duration::from_secs(1));
+                        }
+                        break;
+                    }
+                    Err(e) => {
+                        log::warn!(
+                            "writer-{idx}: event {event}: batch not applied, will retry: {e}"
+                        );
+                        metrics.error("mysql");
+                        conn = None;
+                        if sleep_unless(&stop, backoff.next_delay()) {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Trims committed offsets (coalesced per event) and refreshes lag gauges.
+/// Exits when every writer is gone, after a last trim.
+fn trimmer(url: String, rx: Receiver<(String, StreamId)>, metrics: Arc<Metrics>) {
+    let mut pending: HashMap<String, StreamId> = HashMap::new();
+    let mut conn: Option<redis::Connection> = None;
+    let mut backoff = Backoff::standard();
+    let mut open = true;
+    let mut failures_after_close = 0;
+    loop {
+        if open {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok((e, id)) => {
+                    let slot = pending.entry(e).or_insert(id);
+                    *slot = (*slot).max(id);
+                    while let Ok((e, id)) = rx.try_recv() {
+                        let slot = pending.entry(e).or_insert(id);
+                        *slot = (*slot).max(id);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => open = false,
+            }
+        }
+        if !pending.is_empty() {
+            if conn.is_none() {
+                match redisio::connect(&url, Duration::from_secs(5)) {
+                    Ok(c) => conn = Some(c),
+                    Err(e) => log::warn!("trimmer: cannot connect to Redis: {e}"),
+                }
+            }
+            if let Some(c) = conn.as_mut() {
+                let mut ok = true;
+                let events: Vec<(String, StreamId)> =
+                    pending.iter().map(|(e, id)| (e.clone(), *id)).collect();
+                for (event, offset) in events {
+                    let res = redisio::trim(c, &event, offset)
+                        .and_then(|_| redisio::lag(c, &event, now_ms()));
+                    match res {
+                        Ok((len, age)) => {
+                            metrics.set_lag(&event, len, age);
+                            pending.remove(&event);
+                        }
+                        Err(e) => {
+                            log::warn!("trimmer: XTRIM {event}: {e}");
+                            metrics.error("redis");
+                            ok = false;
+                            break;
+                        }
+                    }
+                }
+                if ok {
+                    backoff.reset();
+                } else {
+                    conn = None;
+                }
+            }
+            if !pending.is_empty() {
+                if !open {
+                    failures_after_close += 1;
+                    if failures_after_close > 3 {
+                        log::warn!(
+                            "trimmer: giving up on {} trims at exit; the next run trims them",
+                            pending.len()
+                        );
+                        return;
+                    }
+                }
+                thread::sleep(backoff.next_delay());
+            }
+        }
+        if !open && pending.is_empty() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! `ticketgate-sidecar`: drains ticketgate's Redis event logs into MySQL
+//! exactly once, and the admin commands around it (`migrate`, `reconcile`).
+//!
+//! Configuration comes from flags or the environment
+//! (`TICKETGATE_REDIS_URL`, `TICKETGATE_MYSQL_URL`, ...), so secrets never
+//! have to appear on a command line. Logging goes through `log` +
+//! `env_logger` (`RUST_LOG`, default `info`).
+
+mod backoff;
+mod daemon;
+mod db;
+mod metrics;
+mod plan;
+mod reconcile;
+mod record;
+mod redisio;
+mod streamid;
+mod timefmt;
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+
+use crate::backoff::Backoff;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "ticketgate-sidecar",
+    version,
+    about = "Drains ticketgate's Redis event logs into MySQL exactly once"
+)]
+struct Cli {
+    /// Redis URL, e.g. redis://127.0.0.1:6379/ or redis+unix:///run/redis.sock
+    #[arg(
+        long,
+        global = true,
+        env = "TICKETGATE_REDIS_URL",
+        hide_env_values = true
+    )]
+    redis_url: Option<String>,
+
+    /// MySQL/MariaDB URL, e.g. mysql://user:pass@127.0.0.1:3306/ticketgate
+    #[arg(
+        long,
+        global = true,
+        env = "TICKETGATE_MYSQL_URL",
+        hide_env_values = true
+    )]
+    mysql_url: Option<String>,
+
+    /// Give up (exit 2) if Redis or MySQL stay unreachable this long at startup
+    #[arg(
+        long,
+        global = true,
+        env = "TICKETGATE_STARTUP_TIMEOUT",
+        default_value_t = 30,
+        value_name = "SECS"
+    )]
+    startup_timeout: u64,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the daemon: drain every event log into MySQL until SIGTERM/SIGINT
+    Run {
+        /// Entries read per stream per XREAD (and applied per transaction)
+        #[arg(long, env = "TICKETGATE_BATCH_SIZE", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        batch_size: u32,
+        /// Writer threads, each with one MySQL connection; an event always uses the same writer
+        #[arg(long, env = "TICKETGATE_WRITERS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+        writers: u32,
+        /// Serve Prometheus /metrics and /healthz on HOST:PORT
+        #[arg(long, env = "TICKETGATE_METRICS_ADDR", value_name = "HOST:PORT")]
+        metrics_addr: Option<String>,
+        /// Seconds between safety-net SCANs for event logs (new events are
+        /// normally found at once via the ticket:events channel)
+        #[arg(
+            long,
+            env = "TICKETGATE_RESCAN_INTERVAL",
+            default_value_t = 30,
+            value_name = "SECS"
+        )]
+        rescan_interval: u64,
+        /// XREAD BLOCK timeout in milliseconds
+        #[arg(
+            long,
+            env = "TICKETGATE_BLOCK_MS",
+            default_value_t = 200,
+            value_name = "MS"
+        )]
+        block_ms: u64,
+        /// Apply migrations before starting
+        #[arg(long, env = "TICKETGATE_MIGRATE")]
+        migrate: bool,
+    },
+    /// Apply the schema migrations (idempotent)
+    Migrate,
+    /// Compare Redis with MySQL; exit 0 if consistent, 1 on drift, 2 on error
+    Reconcile {
+        /// Only this event (default: every event known to Redis or MySQL)
+        #[arg(long)]
+        event: Option<String>,
+    },
+}
+
+/// A URL with its password replaced by `***`, safe to log.
+fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (auth, host) = match rest.rsplit_once('@') {
+        Some((a, h)) => (a, h),
+        None => return url.to_owned(),
+    };
+    match auth.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_owned(),
+    }
+}
+
+fn need(value: Option<String>, flag: &str, env: &str) -> Result<String, String> {
+    match value {
+        Some(v) if !v.trim().is_empty() => Ok(v),
+        _ => Err(format!(
+            "missing {flag} (or the {env} environment variable)"
+        )),
+    }
+}
+
+/// Connects with retries until `timeout`; a clear error after that.
+fn connect_retry<T, E: std::fmt::Display>(
+    what: &str,
+    url: &str,
+    timeout: Duration,
+    stop: &AtomicBool,
+    mut f: impl FnMut() -> Result<T, E>,
+) -> Result<T, String> {
+    let start = Instant::now();
+    let mut backoff = Backoff::standard();
+    loop {
+        match f() {
+            Ok(v) => return Ok(v),
+            Err(e) => {
+                if start.elapsed() >= timeout || stop.load(Ordering::Relaxed) {
+                    return Err(format!("cannot reach {what} at {}: {e}", redact(url)));
+                }
+                log::warn!("cannot reach {what} at {} yet: {e}; retrying", redact(url));
+                daemon::sleep_unless(stop, backoff.next_delay());
+            }
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    let cli = Cli::parse();
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        if let Err(e) = signal_hook::flag::register(sig, stop.clone()) {
+            log::error!("cannot install signal handler: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    match real_main(cli, stop) {
+        Ok(code) => code,
+        Err(e) => {
+            log::error!("{e}");
+            eprintln!("ticketgate-sidecar: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
+    let timeout = Duration::from_secs(cli.startup_timeout);
+    match cli.command {
+        Command::Migrate => {
+            let url = need(cli.mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
+            let mut conn = connect_retry("MySQL", &url, timeout, &stop, || db::connect(&url))?;
+            let applied = db::migrate(&mut conn).map_err(|e| format!("migration failed: {e}"))?;
+            if applied.is_empty() {
+                println!("schema up to date");
+            }
+            for m in applied {
+                println!("applied {m}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run {
+            batch_size,
+            writers,
+            metrics_addr,
+            rescan_interval,
+            block_ms,
+            migrate,
+        } => {
+            let redis_url = need(cli.redis_url, "--redis-url", "TICKETGATE_REDIS_URL")?;
+            let mysql_url = need(cli.mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
+            let mut conn = connect_retry("MySQL", &mysql_url, timeout, &stop, || {
+                db::connect(&mysql_url)
+            })?;
+            if migrate {
+                for m in db::migrate(&mut conn).map_err(|e| format!("migration failed: {e}"))? {
+                    log::info!("applied migration {m}");
+                }
+            }
+            db::events(&mut conn).map_err(|e| {
+                format!("MySQL schema not usable ({e}); run `ticketgate-sidecar migrate` first")
+            })?;
+            drop(conn);
+            let _ = connect_retry("Redis", &redis_url, timeout, &stop, || {
+                redisio::connect(&redis_url, Duration::from_secs(5))
+            })?;
+            log::info!(
+                "draining {} into {}",
+                redact(&redis_url),
+                redact(&mysql_url)
+            );
+            let cfg = daemon::Config {
+                redis_url,
+                mysql_url,
+                batch_size: batch_size as usize,
+                writers: writers as usize,
+                block_ms,
+                rescan_interval: Duration::from_secs(rescan_interval.max(1)),
+                metrics_addr,
+            };
+            daemon::run(cfg, stop)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Reconcile { event } => {
+            let redis_url = need(cli.redis_url, "--redis-url", "TICKETGATE_REDIS_URL")?;
+            let mysql_url = need(cli.mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
+            let mut my = connect_retry("MySQL", &mysql_url, timeout, &stop, || {
+                db::connect(&mysql_url)
+            })?;
+            let mut rc = connect_retry("Redis", &redis_url, timeout, &stop, || {
+                redisio::connect(&redis_url, Duration::from_secs(10))
+            })?;
+            let events: Vec<String> = match event {
+                Some(e) => vec![e],
+                None => {
+                    let mut all = db::events(&mut my).map_err(|e| format!("MySQL: {e}"))?;
+                    all.extend(
+                        redisio::scan_events(&mut rc, "meta", "hash")
+                            .map_err(|e| format!("Redis: {e}"))?,
+                    );
+                    let mut v: Vec<String> = all.into_iter().collect();
+                    v.sort();
+                    v
+                }
+            };
+            let mut drift = 0usize;
+            for e in &events {
+                let r = redisio::read_event(&mut rc, e)
+                    .map_err(|err| format!("Redis, event {e}: {err}"))?;
+                let holders = db::active_holders(&mut my, e)
+                    .map_err(|err| format!("MySQL, event {e}: {err}"))?;
+                let remaining = db::remaining_stock(&mut my, e)
+                    .map_err(|err| format!("MySQL, event {e}: {err}"))?;
+                let m = (remaining.is_some() || !holders.is_empty())
+                    .then_some(reconcile::MysqlEvent { holders, remaining });
+                let lines = reconcile::diff(e, r.as_ref(), m.as_ref());
+                if lines.is_empty() {
+                    let n = r.as_ref().map(|r| r.holders.len()).unwrap_or(0);
+                    println!(
+                        "{e}: ok ({n} holders, remaining {})",
+                        r.as_ref().map(|r| r.remaining).unwrap_or(0)
+                    );
+                }
+                for l in &lines {
+                    println!("{l}");
+                }
+                drift += lines.len();
+            }
+            if drift > 0 {
+                println!(
+                    "DRIFT: {drift} difference(s) in {} event(s) checked",
+                    events.len()
+                );
+                Ok(ExitCode::from(1))
+            } else {
+                println!("consistent: {} event(s) checked", events.len());
+                Ok(ExitCode::SUCCESS)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_passwords() {
+        assert_eq!(
+            redact("mysql://app:s3cret@db:3306/tg"),
+            "mysql://app:***@db:3306/tg"
+        );
+        assert_eq!(redact("redis://127.0.0.1:6379/"), "redis://127.0.0.1:6379/");
+        assert_eq!(redact("redis://:pw@h:1/"), "redis://:***@h:1/");
+        assert_eq!(
+            redact("mysql://root@localhost/x"),
+            "mysql://root@localhost/x"
+        );
+    }
+
+    #[test]
+    fn cli_parses() {
+        let cli = Cli::try_parse_from([
+            "x",
+            "run",
+            "--batch-size",
+            "10",
+            "--redis-url",
+            "redis://a/",
+            "--mysql-url",
+            "mysql://b/c",
+        ])
+        .unwrap();
+        assert!(matches!(cli.command, Command::Run { batch_size: 10, .. }));
+        assert!(Cli::try_parse_from(["x", "run", "--batch-size", "0"]).is_err());
+        assert!(need(None, "--redis-url", "TICKETGATE_REDIS_URL")
+            .unwrap_err()
+            .contains("TICKETGATE_REDIS_URL"));
+    }
+}

@@ -1,0 +1,340 @@
+//! Redis glue: connecting, discovering event logs, reading and trimming them.
+//!
+//! Replies are parsed from raw [`redis::Value`]s (RESP2 arrays or RESP3 maps)
+//! so that a strange entry becomes a [`crate::record::Malformed`] instead of a
+//! client-side type error that would stall the stream. Key names follow
+//! DESIGN.md: `ticket:{E}:log`, `ticket:{E}:meta`, `ticket:{E}:holders`.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use redis::{Connection, RedisResult, Value};
+
+use crate::plan::Entry;
+use crate::record::decode;
+use crate::streamid::StreamId;
+
+/// Channel on which the module publishes the event id at every `TICKET.INIT`.
+pub const EVENTS_CHANNEL: &str = "ticket:events";
+
+/// The log key of an event.
+pub fn log_key(event: &str) -> String {
+    format!("ticket:{{{event}}}:log")
+}
+
+/// True for a valid event id: 1–64 bytes of `[A-Za-z0-9_.:-]`.
+pub fn valid_event(event: &str) -> bool {
+    !event.is_empty()
+        && event.len() <= 64
+        && event
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+}
+
+/// The event id of a key `ticket:{E}:<suffix>`, if well-formed.
+pub fn event_of_key<'a>(key: &'a str, suffix: &str) -> Option<&'a str> {
+    let inner = key
+        .strip_prefix("ticket:{")?
+        .strip_suffix(suffix)?
+        .strip_suffix("}:")?;
+    valid_event(inner).then_some(inner)
+}
+
+/// Opens a connection with bounded connect and I/O timeouts.
+pub fn connect(url: &str, io_timeout: Duration) -> RedisResult<Connection> {
+    let client = redis::Client::open(url)?;
+    let conn = client.get_connection_with_timeout(Duration::from_secs(5))?;
+    conn.set_read_timeout(Some(io_timeout))?;
+    conn.set_write_timeout(Some(io_timeout))?;
+    Ok(conn)
+}
+
+/// Bytes of a string-like reply value.
+pub fn bytes(v: &Value) -> Option<Vec<u8>> {
+    match v {
+        Value::BulkString(b) => Some(b.clone()),
+        Value::SimpleString(s) => Some(s.as_bytes().to_vec()),
+        Value::Int(i) => Some(i.to_string().into_bytes()),
+        Value::Okay => Some(b"OK".to_vec()),
+        Value::VerbatimString { text, .. } => Some(text.as_bytes().to_vec()),
+        _ => None,
+    }
+}
+
+/// A string-like reply value as text (lossy).
+pub fn text(v: &Value) -> Option<String> {
+    bytes(v).map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// Pairs of a RESP2 flat array or a RESP3 map.
+pub fn pairs(v: &Value) -> Vec<(Value, Value)> {
+    match v {
+        Value::Map(m) => m.clone(),
+        Value::Array(a) => a
+            .chunks(2)
+            .filter(|c| c.len() == 2)
+            .map(|c| (c[0].clone(), c[1].clone()))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Parses one stream's entries (`[[id, [f, v, ...]], ...]`) for `event`.
+pub fn parse_entries(event: &str, v: &Value) -> Vec<Entry> {
+    let Value::Array(items) = v else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let Value::Array(parts) = item else { continue };
+        let Some(id) = parts
+            .first()
+            .and_then(text)
+            .and_then(|t| StreamId::parse(&t))
+        else {
+            log::error!("event {event}: stream entry without a parsable id: {item:?}");
+            continue;
+        };
+        let fields: Vec<(Vec<u8>, Vec<u8>)> = match parts.get(1) {
+            Some(fv) => pairs(fv)
+                .iter()
+                .map(|(k, v)| (bytes(k).unwrap_or_default(), bytes(v).unwrap_or_default()))
+                .collect(),
+            None => Vec::new(),
+        };
+        out.push(Entry {
+            id,
+            rec: decode(event, &fields),
+        });
+    }
+    out
+}
+
+/// Parses an `XREAD` reply into (log key, entries) per stream.
+pub fn parse_xread(v: &Value) -> Vec<(String, Value)> {
+    match v {
+        Value::Nil => Vec::new(),
+        Value::Map(m) => m
+            .iter()
+            .filter_map(|(k, v)| Some((text(k)?, v.clone())))
+            .collect(),
+        Value::Array(streams) => streams
+            .iter()
+            .filter_map(|s| match s {
+                Value::Array(kv) if kv.len() == 2 => Some((text(&kv[0])?, kv[1].clone())),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `XREAD COUNT count [BLOCK ms] STREAMS k.. id..` over `events` (event,
+/// cursor); returns decoded entries per event.
+pub fn xread(
+    conn: &mut Connection,
+    events: &[(String, StreamId)],
+    count: usize,
+    block_ms: Option<u64>,
+) -> RedisResult<Vec<(String, Vec<Entry>)>> {
+    let mut cmd = redis::cmd("XREAD");
+    cmd.arg("COUNT").arg(count);
+    if let Some(ms) = block_ms {
+        cmd.arg("BLOCK").arg(ms);
+    }
+    cmd.arg("STREAMS");
+    for (e, _) in events {
+        cmd.arg(log_key(e));
+    }
+    for (_, id) in events {
+        cmd.arg(id.to_string());
+    }
+    let reply: Value = cmd.query(conn)?;
+    Ok(parse_xread(&reply)
+        .into_iter()
+        .filter_map(|(key, v)| {
+            let event = event_of_key(&key, "log")?.to_owned();
+            let entries = parse_entries(&event, &v);
+            Some((event, entries))
+        })
+        .collect())
+}
+
+/// All event ids with a `ticket:{E}:<suffix>` key of `type_` (one SCAN).
+pub fn scan_events(conn: &mut Connection, suffix: &str, type_: &str) -> RedisResult<Vec<String>> {
+    let pattern = format!("ticket:{{*}}:{suffix}");
+    let mut cursor: u64 = 0;
+    let mut out = Vec::new();
+    loop {
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("TYPE")
+            .arg(type_)
+            .arg("COUNT")
+            .arg(1000)
+            .query(conn)?;
+        out.extend(
+            keys.iter()
+                .filter_map(|k| event_of_key(k, suffix))
+                .map(str::to_owned),
+        );
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// `XTRIM ticket:{E}:log MINID = <next id after offset>`: drops the applied
+/// entries (and only those). Returns the number of entries removed.
+pub fn trim(conn: &mut Connection, event: &str, offset: StreamId) -> RedisResult<u64> {
+    let Some(minid) = offset.next() else {
+        return Ok(0);
+    };
+    redis::cmd("XTRIM")
+        .arg(log_key(event))
+        .arg("MINID")
+        .arg("=")
+        .arg(minid.to_string())
+        .query(conn)
+}
+
+/// Entries left in the log and the age in ms of the oldest one (0 if none).
+pub fn lag(conn: &mut Connection, event: &str, now_ms: u64) -> RedisResult<(u64, u64)> {
+    let key = log_key(event);
+    let len: u64 = redis::cmd("XLEN").arg(&key).query(conn)?;
+    if len == 0 {
+        return Ok((0, 0));
+    }
+    let first: Value = redis::cmd("XRANGE")
+        .arg(&key)
+        .arg("-")
+        .arg("+")
+        .arg("COUNT")
+        .arg(1)
+        .query(conn)?;
+    let oldest = match &first {
+        Value::Array(items) => items.first().and_then(|i| match i {
+            Value::Array(p) => p.first().and_then(text).and_then(|t| StreamId::parse(&t)),
+            _ => None,
+        }),
+        _ => None,
+    };
+    Ok((
+        len,
+        oldest.map(|id| now_ms.saturating_sub(id.ms)).unwrap_or(0),
+    ))
+}
+
+/// What reconcile needs from Redis about one event.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RedisEvent {
+    /// `holders` hash: user -> ticket.
+    pub holders: HashMap<String, i64>,
+    /// Tickets remaining.
+    pub remaining: i64,
+    /// Entries in the log (not yet applied and trimmed).
+    pub unsynced: i64,
+}
+
+/// Reads holders and `TICKET.STATUS` of `event`; `None` if it has no meta.
+pub fn read_event(conn: &mut Connection, event: &str) -> RedisResult<Option<RedisEvent>> {
+    let status: Value = redis::cmd("TICKET.STATUS").arg(event).query(conn)?;
+    let fields: HashMap<String, String> = pairs(&status)
+        .iter()
+        .filter_map(|(k, v)| Some((text(k)?, text(v)?)))
+        .collect();
+    let num = |name: &str| fields.get(name).and_then(|v| v.parse::<i64>().ok());
+    let (Some(remaining), Some(unsynced)) = (num("remaining"), num("unsynced")) else {
+        return Ok(None);
+    };
+    let raw: HashMap<String, String> = redis::cmd("HGETALL")
+        .arg(format!("ticket:{{{event}}}:holders"))
+        .query(conn)?;
+    let mut holders = HashMap::new();
+    for (u, t) in raw {
+        holders.insert(u, t.parse::<i64>().unwrap_or(-1));
+    }
+    Ok(Some(RedisEvent {
+        holders,
+        remaining,
+        unsynced,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bs(s: &str) -> Value {
+        Value::BulkString(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn keys() {
+        assert_eq!(log_key("e1"), "ticket:{e1}:log");
+        assert_eq!(event_of_key("ticket:{e1}:log", "log"), Some("e1"));
+        assert_eq!(
+            event_of_key("ticket:{a.b:c-d_1}:meta", "meta"),
+            Some("a.b:c-d_1")
+        );
+        assert_eq!(event_of_key("ticket:{a}b}:log", "log"), None);
+        assert_eq!(event_of_key("ticket:{}:log", "log"), None);
+        assert_eq!(event_of_key("ticket:{e1}:meta", "log"), None);
+        assert_eq!(event_of_key("other:{e1}:log", "log"), None);
+    }
+
+    #[test]
+    fn parses_resp2_xread() {
+        let reply = Value::Array(vec![Value::Array(vec![
+            bs("ticket:{e1}:log"),
+            Value::Array(vec![
+                Value::Array(vec![
+                    bs("5-1"),
+                    Value::Array(vec![
+                        bs("op"),
+                        bs("open"),
+                        bs("event"),
+                        bs("e1"),
+                        bs("at"),
+                        bs("5"),
+                    ]),
+                ]),
+                Value::Array(vec![bs("6-0"), Value::Array(vec![bs("op"), bs("bogus")])]),
+                Value::Array(vec![bs("not-an-id"), Value::Array(vec![])]),
+            ]),
+        ])]);
+        let streams = parse_xread(&reply);
+        assert_eq!(streams.len(), 1);
+        let entries = parse_entries("e1", &streams[0].1);
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].id, StreamId::new(5, 1));
+        assert!(entries[0].rec.is_ok());
+        assert!(entries[1].rec.is_err());
+        assert!(parse_xread(&Value::Nil).is_empty());
+    }
+
+    #[test]
+    fn parses_resp3_map() {
+        let reply = Value::Map(vec![(
+            bs("ticket:{e2}:log"),
+            Value::Array(vec![Value::Array(vec![
+                bs("7-0"),
+                Value::Map(vec![
+                    (bs("op"), bs("close")),
+                    (bs("event"), bs("e2")),
+                    (bs("at"), bs("7")),
+                ]),
+            ])]),
+        )]);
+        let streams = parse_xread(&reply);
+        let entries = parse_entries("e2", &streams[0].1);
+        assert_eq!(entries.len(), 1);
+        assert!(entries[0].rec.is_ok());
+    }
+}

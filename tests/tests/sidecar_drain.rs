@@ -1,0 +1,291 @@
+//! End-to-end: the sidecar drains claims, repeat claims, cancels and
+//! re-claims into MySQL; malformed entries and an oversell land in
+//! `ticket_conflict` without stalling the stream; `reconcile` detects drift;
+//! SIGTERM stops it cleanly; `/metrics` and `/healthz` answer.
+
+#[path = "sidecar_support.rs"]
+mod support;
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use mysql::prelude::Queryable;
+use support::*;
+use ticketgate_tests::{free_port, fresh_database, wait_until, RedisServer};
+
+fn claim(c: &mut redis::Connection, event: &str, user: &str) -> redis::RedisResult<i64> {
+    redis::cmd("TICKET.CLAIM").arg(event).arg(user).query(c)
+}
+
+fn cancel(c: &mut redis::Connection, event: &str, user: &str) -> Option<i64> {
+    redis::cmd("TICKET.CANCEL")
+        .arg(event)
+        .arg(user)
+        .query(c)
+        .expect("TICKET.CANCEL")
+}
+
+fn http_get(port: u16, path: &str) -> String {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect metrics");
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").expect("write");
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+#[test]
+fn drains_claims_repeats_cancels_and_reclaims() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_drain");
+    migrate(&db);
+    // idempotent
+    migrate(&db);
+
+    // An event created while no sidecar runs: found by the startup SCAN.
+    let _: () = redis::cmd("TICKET.INIT")
+        .arg("early")
+        .arg(20)
+        .query(&mut r)
+        .unwrap();
+    for i in 0..5 {
+        claim(&mut r, "early", &format!("e{i}")).unwrap();
+    }
+
+    let mport = free_port();
+    let maddr = format!("127.0.0.1:{mport}");
+    let sc = Sidecar::start(&redis.url(), &db, &["--metrics-addr", &maddr]);
+    wait_synced(&mut r, &db, "early", Duration::from_secs(30), &|| sc.log());
+
+    // An event created while it runs: found via the ticket:events channel.
+    let _: () = redis::cmd("TICKET.INIT")
+        .arg("ev")
+        .arg(50)
+        .query(&mut r)
+        .unwrap();
+    let mut held: HashMap<String, i64> = HashMap::new();
+    for i in 0..40 {
+        let u = format!("u{i}");
+        held.insert(u.clone(), claim(&mut r, "ev", &u).unwrap());
+    }
+    // repeat claims: same ticket, no new log entries
+    for i in 0..40 {
+        let u = format!("u{i}");
+        assert_eq!(claim(&mut r, "ev", &u).unwrap(), held[&u]);
+    }
+    for i in 0..10 {
+        assert_eq!(
+            cancel(&mut r, "ev", &format!("u{i}")),
+            Some(held[&format!("u{i}")])
+        );
+    }
+    // re-claims after cancel, and new users until sold out
+    for i in 0..5 {
+        claim(&mut r, "ev", &format!("u{i}")).unwrap();
+    }
+    let mut sold_out = 0;
+    for i in 40..70 {
+        match claim(&mut r, "ev", &format!("u{i}")) {
+            Ok(_) => {}
+            Err(e) => {
+                assert!(e.to_string().contains("SOLDOUT"), "{e}");
+                sold_out += 1;
+            }
+        }
+    }
+    assert!(sold_out > 0);
+    wait_synced(&mut r, &db, "ev", Duration::from_secs(30), &|| sc.log());
+    let view = mysql_view(&db, "ev").unwrap();
+    assert!(view.conflicts.is_empty(), "{:?}", view.conflicts);
+    assert_eq!(view.active.len(), 50);
+    assert_eq!(view.remaining, Some(0));
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+    let canceled: Vec<String> = my
+        .query("SELECT user_id FROM ticket_participation WHERE event_id = 'ev' AND status = 'canceled' ORDER BY user_id")
+        .unwrap();
+    assert_eq!(canceled, ["u5", "u6", "u7", "u8", "u9"]);
+    let offset: String = my
+        .exec_first(
+            "SELECT last_stream_id FROM ticket_sync_offset WHERE event_id = 'ev'",
+            (),
+        )
+        .unwrap()
+        .unwrap();
+    assert!(offset.contains('-'));
+
+    // metrics and health
+    let metrics = http_get(mport, "/metrics");
+    assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
+    assert!(
+        metrics.contains("ticketgate_applied_records_total{op=\"claim\"}"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("ticketgate_applied_records_total{op=\"cancel\"} 10"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("ticketgate_batch_duration_seconds_count"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("ticketgate_lag_entries 0"), "{metrics}");
+    assert!(http_get(mport, "/healthz").starts_with("HTTP/1.1 200"));
+
+    // reconcile: consistent, then drift after tampering
+    let (st, out) = sidecar_cmd(&redis.url(), &db, &["reconcile"]);
+    assert!(st.success(), "reconcile should be clean: {out}");
+    let (st, out) = sidecar_cmd(&redis.url(), &db, &["reconcile", "--event", "ev"]);
+    assert!(st.success(), "{out}");
+    my.query_drop(
+        "UPDATE ticket_stock SET remaining_stock = remaining_stock + 1 WHERE event_id = 'ev'",
+    )
+    .unwrap();
+    let (st, out) = sidecar_cmd(&redis.url(), &db, &["reconcile", "--event", "ev"]);
+    assert_eq!(st.code(), Some(1), "{out}");
+    assert!(out.contains("remaining differs"), "{out}");
+    my.query_drop(
+        "UPDATE ticket_stock SET remaining_stock = remaining_stock - 1 WHERE event_id = 'ev'",
+    )
+    .unwrap();
+    my.query_drop("UPDATE ticket_participation SET status = 'canceled' WHERE event_id = 'ev' AND user_id = 'u20'")
+        .unwrap();
+    let (st, out) = sidecar_cmd(&redis.url(), &db, &["reconcile"]);
+    assert_eq!(st.code(), Some(1), "{out}");
+    assert!(out.contains("\"u20\""), "{out}");
+}
+
+#[test]
+fn malformed_entry_is_dead_lettered_and_later_entries_apply() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_malformed");
+    migrate(&db);
+    let sc = Sidecar::start(&redis.url(), &db, &[]);
+    let _: () = redis::cmd("TICKET.INIT")
+        .arg("m")
+        .arg(10)
+        .query(&mut r)
+        .unwrap();
+    claim(&mut r, "m", "a").unwrap();
+    // A broken record (claim without user), appended behind the module's back.
+    let bad: String = redis::cmd("XADD")
+        .arg("ticket:{m}:log")
+        .arg("*")
+        .arg("op")
+        .arg("claim")
+        .arg("event")
+        .arg("m")
+        .arg("ticket")
+        .arg("9")
+        .arg("at")
+        .arg("1")
+        .query(&mut r)
+        .unwrap();
+    claim(&mut r, "m", "b").unwrap();
+    claim(&mut r, "m", "c").unwrap();
+    wait_synced(&mut r, &db, "m", Duration::from_secs(30), &|| sc.log());
+    let view = mysql_view(&db, "m").unwrap();
+    assert_eq!(view.conflicts, vec![(bad, "malformed".to_string())]);
+    assert_eq!(view.active.len(), 3);
+    assert_eq!(view.remaining, Some(7));
+}
+
+#[test]
+fn oversell_is_refused_by_the_stock_check() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_oversell");
+    migrate(&db);
+    let _: () = redis::cmd("TICKET.INIT")
+        .arg("o")
+        .arg(10)
+        .query(&mut r)
+        .unwrap();
+    let mut sc = Sidecar::start(&redis.url(), &db, &[]);
+    wait_synced(&mut r, &db, "o", Duration::from_secs(30), &|| sc.log());
+    assert_eq!(
+        sc.terminate(Duration::from_secs(15)).map(|s| s.code()),
+        Some(Some(0))
+    );
+    // MySQL believes only 2 tickets are left; Redis hands out 5.
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+    my.query_drop("UPDATE ticket_stock SET remaining_stock = 2 WHERE event_id = 'o'")
+        .unwrap();
+    for u in ["a", "b", "c", "d", "e"] {
+        claim(&mut r, "o", u).unwrap();
+    }
+    let sc = Sidecar::start(&redis.url(), &db, &[]);
+    wait_until(Duration::from_secs(30), "log drained", || {
+        redis_view(&mut r, "o").unsynced == 0
+    });
+    let view = mysql_view(&db, "o").unwrap();
+    assert_eq!(view.remaining, Some(0), "{}", sc.log());
+    assert_eq!(view.active.len(), 2);
+    let reasons: Vec<&str> = view.conflicts.iter().map(|(_, r)| r.as_str()).collect();
+    assert_eq!(reasons, ["oversell", "oversell", "oversell"]);
+    let (st, out) = sidecar_cmd(&redis.url(), &db, &["reconcile", "--event", "o"]);
+    assert_eq!(st.code(), Some(1), "{out}");
+}
+
+#[test]
+fn sigterm_finishes_in_flight_work_and_exits_zero() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_sigterm");
+    migrate(&db);
+    let _: () = redis::cmd("TICKET.INIT")
+        .arg("t")
+        .arg(100_000)
+        .query(&mut r)
+        .unwrap();
+    let mut sc = Sidecar::start(&redis.url(), &db, &[]);
+    let url = redis.url();
+    let writer = std::thread::spawn(move || {
+        let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
+        for chunk in 0..40 {
+            let mut p = redis::pipe();
+            for i in 0..100 {
+                p.cmd("TICKET.CLAIM")
+                    .arg("t")
+                    .arg(format!("user-{chunk}-{i}"));
+            }
+            let _: Vec<i64> = p.query(&mut c).unwrap();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let st = sc
+        .terminate(Duration::from_secs(15))
+        .unwrap_or_else(|| panic!("no exit after SIGTERM\n{}", sc.log()));
+    assert_eq!(st.code(), Some(0), "{}", sc.log());
+    assert!(sc.log().contains("stopped cleanly"), "{}", sc.log());
+    writer.join().unwrap();
+    // Whatever was committed is whole: a fresh sidecar finishes exactly.
+    let sc2 = Sidecar::start(&redis.url(), &db, &[]);
+    wait_synced(&mut r, &db, "t", Duration::from_secs(60), &|| sc2.log());
+    let view = mysql_view(&db, "t").unwrap();
+    assert!(view.conflicts.is_empty(), "{:?}", view.conflicts);
+    assert_eq!(view.active.len(), 4000);
+}
+
+#[test]
+fn missing_or_unreachable_urls_are_reported_clearly() {
+    let (st, out) = std::process::Command::new(sidecar_bin())
+        .arg("run")
+        .env_remove("TICKETGATE_REDIS_URL")
+        .env_remove("TICKETGATE_MYSQL_URL")
+        .output()
+        .map(|o| (o.status, String::from_utf8_lossy(&o.stderr).into_owned()))
+        .unwrap();
+    assert_eq!(st.code(), Some(2));
+    assert!(out.contains("TICKETGATE_REDIS_URL"), "{out}");
+    let port = free_port();
+    let (st, out) = sidecar_cmd(
+        "redis://127.0.0.1:1/",
+        &format!("mysql://root@127.0.0.1:{port}/x"),
+        &["--startup-timeout", "1", "migrate"],
+    );
+    assert_eq!(st.code(), Some(2));
+    assert!(out.contains("cannot reach MySQL"), "{out}");
+}

@@ -1,0 +1,219 @@
+//! Shared helpers of the `sidecar_*` end-to-end tests (included with
+//! `#[path]`; compiled on its own it is an empty test crate).
+//!
+//! The sidecar always runs as a real child process
+//! (`target/release/ticketgate-sidecar`), against the harness's private
+//! redis-server (module loaded) and a fresh database on the private MariaDB.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+use ticketgate_tests::{wait_until, workspace_root};
+
+/// Path of the release sidecar binary (panics with how to build it).
+pub fn sidecar_bin() -> PathBuf {
+    let p = workspace_root().join("target/release/ticketgate-sidecar");
+    assert!(
+        p.is_file(),
+        "{} missing: run `cargo build --release -p ticketgate-sidecar` first",
+        p.display()
+    );
+    p
+}
+
+/// Runs a sidecar subcommand to completion; returns (status, stdout+stderr).
+pub fn sidecar_cmd(redis_url: &str, mysql_url: &str, args: &[&str]) -> (ExitStatus, String) {
+    let out = Command::new(sidecar_bin())
+        .args(args)
+        .env("TICKETGATE_REDIS_URL", redis_url)
+        .env("TICKETGATE_MYSQL_URL", mysql_url)
+        .env("TICKETGATE_STARTUP_TIMEOUT", "10")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run ticketgate-sidecar");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status, text)
+}
+
+/// `ticketgate-sidecar migrate`, asserting success.
+pub fn migrate(mysql_url: &str) {
+    let (st, out) = sidecar_cmd("redis://127.0.0.1:1/", mysql_url, &["migrate"]);
+    assert!(st.success(), "migrate failed: {out}");
+}
+
+/// A running `ticketgate-sidecar run` child; killed on drop.
+pub struct Sidecar {
+    pub child: Child,
+    pub log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Sidecar {
+    /// Starts `run` with the given extra flags; logs go to a temp file.
+    pub fn start(redis_url: &str, mysql_url: &str, extra: &[&str]) -> Sidecar {
+        let dir = tempfile::Builder::new()
+            .prefix("tg-sidecar-")
+            .tempdir()
+            .expect("tempdir");
+        let log = dir.path().join("sidecar.log");
+        let f = fs::File::create(&log).expect("create sidecar log");
+        let child = Command::new(sidecar_bin())
+            .arg("run")
+            .args(["--rescan-interval", "5", "--batch-size", "200"])
+            .args(extra)
+            .env("TICKETGATE_REDIS_URL", redis_url)
+            .env("TICKETGATE_MYSQL_URL", mysql_url)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(f.try_clone().expect("dup log"))
+            .stderr(f)
+            .spawn()
+            .expect("spawn ticketgate-sidecar run");
+        Sidecar {
+            child,
+            log,
+            _dir: dir,
+        }
+    }
+
+    /// The sidecar's log so far.
+    pub fn log(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// kill -9 and reap.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM; waits up to `timeout` for the exit status.
+    pub fn terminate(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        // SAFETY: kill(2) on our own unreaped child.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let end = Instant::now() + timeout;
+        while Instant::now() < end {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return Some(st);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Sidecar {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// Redis side of one event: holders, remaining, unsynced.
+#[derive(Debug, PartialEq, Eq)]
+pub struct RedisView {
+    pub holders: HashMap<String, i64>,
+    pub remaining: i64,
+    pub unsynced: i64,
+}
+
+pub fn redis_view(conn: &mut redis::Connection, event: &str) -> RedisView {
+    let status: Vec<String> = redis::cmd("TICKET.STATUS")
+        .arg(event)
+        .query(conn)
+        .expect("TICKET.STATUS");
+    let mut m = HashMap::new();
+    for kv in status.chunks(2) {
+        m.insert(kv[0].clone(), kv[1].clone());
+    }
+    let num = |k: &str| m.get(k).and_then(|v| v.parse::<i64>().ok()).expect(k);
+    let holders: HashMap<String, i64> = redis::cmd("HGETALL")
+        .arg(format!("ticket:{{{event}}}:holders"))
+        .query(conn)
+        .expect("HGETALL holders");
+    RedisView {
+        holders,
+        remaining: num("remaining"),
+        unsynced: num("unsynced"),
+    }
+}
+
+/// MySQL side of one event.
+#[derive(Debug, PartialEq, Eq)]
+pub struct MysqlView {
+    pub active: HashMap<String, i64>,
+    pub remaining: Option<i64>,
+    pub conflicts: Vec<(String, String)>,
+}
+
+pub fn mysql_view(url: &str, event: &str) -> mysql::Result<MysqlView> {
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(url).expect("url"))?;
+    let active: Vec<(String, i64)> = c.exec(
+        "SELECT user_id, ticket_number FROM ticket_participation WHERE event_id = ? AND status = 'active'",
+        (event,),
+    )?;
+    let remaining: Option<i64> = c.exec_first(
+        "SELECT remaining_stock FROM ticket_stock WHERE event_id = ?",
+        (event,),
+    )?;
+    let conflicts: Vec<(String, String)> = c.exec(
+        "SELECT stream_id, reason FROM ticket_conflict WHERE event_id = ? ORDER BY id",
+        (event,),
+    )?;
+    Ok(MysqlView {
+        active: active.into_iter().collect(),
+        remaining,
+        conflicts,
+    })
+}
+
+/// Waits until the log is drained and MySQL equals Redis for `event`.
+pub fn wait_synced(
+    conn: &mut redis::Connection,
+    mysql_url: &str,
+    event: &str,
+    timeout: Duration,
+    sidecar_log: &dyn Fn() -> String,
+) {
+    let end = Instant::now() + timeout;
+    loop {
+        let r = redis_view(conn, event);
+        let m = mysql_view(mysql_url, event).ok();
+        if let Some(m) = &m {
+            if r.unsynced == 0 && m.active == r.holders && m.remaining == Some(r.remaining) {
+                return;
+            }
+        }
+        if Instant::now() > end {
+            panic!(
+                "event {event} not in sync after {timeout:?}: redis unsynced={} holders={} remaining={}; mysql {:?}\n--- sidecar log ---\n{}",
+                r.unsynced,
+                r.holders.len(),
+                r.remaining,
+                m.map(|m| (m.active.len(), m.remaining, m.conflicts)),
+                tail(&sidecar_log(), 60)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+pub fn tail(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Waits until `path` exists.
+pub fn wait_file(path: &Path) {
+    wait_until(Duration::from_secs(10), "file exists", || path.exists());
+}
