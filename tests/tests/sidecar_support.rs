@@ -68,8 +68,9 @@ impl Sidecar {
         let f = fs::File::create(&log).expect("create sidecar log");
         let child = Command::new(sidecar_bin())
             .arg("run")
-            .args(["--rescan-interval", "5", "--batch-size", "200"])
             .args(extra)
+            .env("TICKETGATE_RESCAN_INTERVAL", "5")
+            .env("TICKETGATE_BATCH_SIZE", "200")
             .env("TICKETGATE_REDIS_URL", redis_url)
             .env("TICKETGATE_MYSQL_URL", mysql_url)
             .env("RUST_LOG", "info")
@@ -88,6 +89,11 @@ impl Sidecar {
     /// The sidecar's log so far.
     pub fn log(&self) -> String {
         fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// True while the process has not exited.
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
     }
 
     /// kill -9 and reap.
