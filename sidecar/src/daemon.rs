@@ -113,6 +113,9 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), String> {
         );
     }
 
+    // main() connected to MySQL before calling run(); Redis is marked up
+    // by the reader's first successful connection.
+    metrics.set_up("mysql", true);
     let writers = cfg.writers.max(1);
     let (disc_tx, disc_rx) = bounded::<String>(1024);
     let rescan = Arc::new(AtomicBool::new(true));
@@ -275,6 +278,7 @@ fn reader(
     let mut backoff = Backoff::standard();
     let mut last_scan: Option<Instant> = None;
     let started = Instant::now();
+    let mut last_lag: Option<Instant> = None;
     const KEYS_PER_XREAD: usize = 256;
     while !stop.load(Ordering::Relaxed) {
         if conn.is_none() {
@@ -333,6 +337,25 @@ fn reader(
         if cursors.is_empty() {
             sleep_unless(&stop, Duration::from_millis(100));
             continue;
+        }
+        // Lag gauges from Redis itself, so they keep growing while MySQL is
+        // down and the writers are stuck (that is when they matter).
+        if last_lag.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+            last_lag = Some(Instant::now());
+            let names: Vec<String> = cursors.keys().cloned().collect();
+            for chunk in names.chunks(KEYS_PER_XREAD) {
+                match redisio::lag_all(c, chunk, now_ms()) {
+                    Ok(lags) => {
+                        for (e, (len, age)) in chunk.iter().zip(lags) {
+                            metrics.set_lag(e, len, age);
+                        }
+                    }
+                    Err(e) => {
+                        log::warn!("reader: lag query failed: {e}");
+                        break;
+                    }
+                }
+            }
         }
         let list: Vec<(String, StreamId)> =
             cursors.iter().map(|(e, id)| (e.clone(), *id)).collect();
@@ -430,7 +453,10 @@ fn writer(
             loop {
                 if conn.is_none() {
                     match db::connect(&url) {
-                        Ok(c) => conn = Some(c),
+                        Ok(c) => {
+                            metrics.set_up("mysql", true);
+                            conn = Some(c);
+                        }
                         Err(e) => {
                             log::warn!("writer-{idx}: cannot connect to MySQL: {e}");
                             metrics.error("mysql");

@@ -204,31 +204,55 @@ pub fn trim(conn: &mut Connection, event: &str, offset: StreamId) -> RedisResult
         .query(conn)
 }
 
-/// Entries left in the log and the age in ms of the oldest one (0 if none).
-pub fn lag(conn: &mut Connection, event: &str, now_ms: u64) -> RedisResult<(u64, u64)> {
-    let key = log_key(event);
-    let len: u64 = redis::cmd("XLEN").arg(&key).query(conn)?;
-    if len == 0 {
-        return Ok((0, 0));
+/// Entries left in each log and the age in ms of its oldest entry (0 if
+/// empty), for many events in one pipelined round trip.
+pub fn lag_all(
+    conn: &mut Connection,
+    events: &[String],
+    now_ms: u64,
+) -> RedisResult<Vec<(u64, u64)>> {
+    let mut p = redis::pipe();
+    for e in events {
+        let key = log_key(e);
+        p.cmd("XLEN").arg(&key);
+        p.cmd("XRANGE")
+            .arg(&key)
+            .arg("-")
+            .arg("+")
+            .arg("COUNT")
+            .arg(1);
     }
-    let first: Value = redis::cmd("XRANGE")
-        .arg(&key)
-        .arg("-")
-        .arg("+")
-        .arg("COUNT")
-        .arg(1)
-        .query(conn)?;
-    let oldest = match &first {
-        Value::Array(items) => items.first().and_then(|i| match i {
-            Value::Array(p) => p.first().and_then(text).and_then(|t| StreamId::parse(&t)),
-            _ => None,
-        }),
-        _ => None,
-    };
-    Ok((
-        len,
-        oldest.map(|id| now_ms.saturating_sub(id.ms)).unwrap_or(0),
-    ))
+    let replies: Vec<Value> = p.query(conn)?;
+    Ok(replies
+        .chunks(2)
+        .map(|c| {
+            let len = match c.first() {
+                Some(Value::Int(n)) => (*n).max(0) as u64,
+                _ => 0,
+            };
+            let oldest = match c.get(1) {
+                Some(Value::Array(items)) => items.first().and_then(|i| match i {
+                    Value::Array(p) => p.first().and_then(text).and_then(|t| StreamId::parse(&t)),
+                    _ => None,
+                }),
+                _ => None,
+            };
+            let age = if len == 0 {
+                0
+            } else {
+                oldest.map(|id| now_ms.saturating_sub(id.ms)).unwrap_or(0)
+            };
+            (len, age)
+        })
+        .collect())
+}
+
+/// [`lag_all`] for one event.
+pub fn lag(conn: &mut Connection, event: &str, now_ms: u64) -> RedisResult<(u64, u64)> {
+    Ok(lag_all(conn, &[event.to_owned()], now_ms)?
+        .first()
+        .copied()
+        .unwrap_or((0, 0)))
 }
 
 /// What reconcile needs from Redis about one event.

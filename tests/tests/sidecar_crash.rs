@@ -7,7 +7,6 @@
 #[path = "sidecar_support.rs"]
 mod support;
 
-use std::io::{Read, Write};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -157,12 +156,21 @@ fn mariadb_stopped_and_restarted_mid_drain() {
         .arg(50_000)
         .query(&mut r)
         .unwrap();
-    let sc = Sidecar::start(&redis.url(), &db, &[]);
+    let port = free_port();
+    let sc = Sidecar::start(
+        &redis.url(),
+        &db,
+        &["--metrics-addr", &format!("127.0.0.1:{port}")],
+    );
     let load = claimer(redis.url(), "m", 100, Duration::from_millis(20));
     thread::sleep(Duration::from_millis(500));
     maria.stop();
     thread::sleep(Duration::from_secs(2));
     let during = redis_view(&mut r, "m").unsynced;
+    // the outage is visible: lag grows, mysql is down, /healthz says 503
+    assert!(metric(port, "ticketgate_lag_entries") > 0);
+    assert_eq!(metric(port, "ticketgate_up{component=\"mysql\"}"), 0);
+    assert!(http_get(port, "/healthz").starts_with("HTTP/1.1 503"));
     maria.start_again();
     load.join().unwrap();
     assert_exact(&mut r, &db, "m", &|| sc.log());
@@ -175,16 +183,6 @@ fn mariadb_stopped_and_restarted_mid_drain() {
         "{}",
         sc.log()
     );
-}
-
-fn metric(port: u16, series: &str) -> u64 {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    out.lines()
-        .find_map(|l| l.strip_prefix(series).and_then(|v| v.trim().parse().ok()))
-        .unwrap_or(0)
 }
 
 #[test]

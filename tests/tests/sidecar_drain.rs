@@ -7,7 +7,6 @@
 mod support;
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
 use std::time::Duration;
 
 use mysql::prelude::Queryable;
@@ -24,14 +23,6 @@ fn cancel(c: &mut redis::Connection, event: &str, user: &str) -> Option<i64> {
         .arg(user)
         .query(c)
         .expect("TICKET.CANCEL")
-}
-
-fn http_get(port: u16, path: &str) -> String {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect metrics");
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").expect("write");
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    out
 }
 
 #[test]

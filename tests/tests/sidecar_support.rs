@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::fs;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -222,4 +223,25 @@ pub fn tail(s: &str, n: usize) -> String {
 /// Waits until `path` exists.
 pub fn wait_file(path: &Path) {
     wait_until(Duration::from_secs(10), "file exists", || path.exists());
+}
+
+/// GET `path` from the sidecar's metrics server; the raw HTTP response.
+pub fn http_get(port: u16, path: &str) -> String {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect to metrics");
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").expect("write request");
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+/// The value of one series (exact name with labels) on `/metrics`, 0 if absent.
+pub fn metric(port: u16, series: &str) -> u64 {
+    http_get(port, "/metrics")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(series)
+                .and_then(|v| v.trim().parse::<f64>().ok())
+        })
+        .map(|v| v as u64)
+        .unwrap_or(0)
 }
