@@ -1,0 +1,73 @@
+//! ticketgate: a Redis module for first-come ticketing that cannot oversell.
+//!
+//! This file registers the module (`ticket`), its commands with their key
+//! positions and flags, the `ticket.pool-chunk` config and the `INFO ticket`
+//! section. What each command does lives in `cmd/` (one file each), the
+//! state machine in `pool`, argument rules in `args`, the stream record in
+//! `record`, and the native-key-API glue in `redis_store`.
+
+pub mod args;
+pub mod cmd;
+pub mod error;
+pub mod pool;
+pub mod record;
+pub mod redis_store;
+pub mod stats;
+pub mod strings;
+
+use std::sync::atomic::AtomicI64;
+
+/// How many ticket numbers a claim mints into an empty pool at once
+/// (`ticket.pool-chunk`: `CONFIG SET`-able, or set in redis.conf after `loadmodule`).
+pub static POOL_CHUNK: AtomicI64 = AtomicI64::new(1024);
+
+#[cfg(not(test))]
+mod registration {
+    use std::os::raw::c_int;
+
+    use redis_module::configuration::{register_i64_configuration, ConfigurationFlags};
+    use redis_module::{raw, redis_module, Context, RedisString, Status};
+
+    use crate::cmd;
+    use crate::POOL_CHUNK;
+
+    redis_module! {
+        name: "ticket",
+        version: 1,
+        allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
+        data_types: [],
+        init: register_config,
+        commands: [
+            ["ticket.init", cmd::init::command, "write deny-oom", 1, 1, 1, "", "write"],
+            ["ticket.claim", cmd::claim::command, "write deny-oom", 1, 1, 1, "", "write"],
+            ["ticket.cancel", cmd::cancel::command, "write deny-oom", 1, 1, 1, "", "write"],
+            ["ticket.open", cmd::open_close::open, "write deny-oom", 1, 1, 1, "", "write"],
+            ["ticket.close", cmd::open_close::close, "write deny-oom", 1, 1, 1, "", "write"],
+            ["ticket.drop", cmd::drop::command, "write deny-oom", 1, 1, 1, "", "write"],
+            ["ticket.holder", cmd::holder::command, "readonly fast", 1, 1, 1, "", "read"],
+            ["ticket.status", cmd::status::command, "readonly fast", 1, 1, 1, "", "read"],
+        ],
+    }
+
+    /// Registers `ticket.pool-chunk` (the crate's `configurations:` block
+    /// needs every config kind at once, so this is done by hand).
+    fn register_config(ctx: &Context, _args: &[RedisString]) -> Status {
+        register_i64_configuration(
+            ctx,
+            "pool-chunk",
+            &POOL_CHUNK,
+            1024,
+            1,
+            1_000_000,
+            ConfigurationFlags::DEFAULT,
+            None,
+        );
+        // SAFETY: the API table is filled before OnLoad runs our init; called
+        // once, with the load context.
+        let loaded = unsafe { raw::RedisModule_LoadConfigs.map(|load| load(ctx.ctx)) };
+        match loaded {
+            Some(status) if status == raw::REDISMODULE_OK as c_int => Status::Ok,
+            _ => Status::Err,
+        }
+    }
+}

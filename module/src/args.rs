@@ -1,0 +1,234 @@
+//! Argument parsing for the `TICKET.*` commands: plain functions over byte
+//! slices, so every rule is unit- and property-tested without a server.
+//!
+//! Arity is checked by each command (Redis's standard message); everything
+//! here is about the *content* of an argument.
+
+use crate::error::{quote, TicketError};
+
+/// Longest event or user id, in bytes (MySQL `VARCHAR(64)` holds them).
+pub const MAX_ID_LEN: usize = 64;
+/// Largest event size: MySQL `INT` holds every ticket number.
+pub const MAX_TOTAL: i64 = 2_147_483_647;
+
+/// An event id: 1–64 bytes of `[A-Za-z0-9_.:-]`. Braces are refused so the
+/// argument's hash tag is the key's hash tag and cluster clients route by it.
+pub fn event_id(raw: &[u8]) -> Result<&str, TicketError> {
+    let allowed = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-');
+    if raw.is_empty() || raw.len() > MAX_ID_LEN || !raw.iter().all(allowed) {
+        return Err(TicketError::Invalid(format!(
+            "invalid event id {}: 1-{MAX_ID_LEN} bytes of [A-Za-z0-9_.:-]",
+            quote(raw)
+        )));
+    }
+    // All bytes are ASCII, so this cannot fail; map it anyway rather than unwrap.
+    std::str::from_utf8(raw).map_err(|_| TicketError::Invalid("event id is not UTF-8".into()))
+}
+
+/// A user id: 1–64 bytes of valid UTF-8 without control characters, so it
+/// fits MySQL `VARCHAR(64)` utf8mb4 and never poisons the sidecar later.
+pub fn user_id(raw: &[u8]) -> Result<&str, TicketError> {
+    let invalid =
+        |why: &str| TicketError::Invalid(format!("invalid user id {}: {why}", quote(raw)));
+    if raw.is_empty() || raw.len() > MAX_ID_LEN {
+        return Err(invalid("must be 1-64 bytes"));
+    }
+    let user = std::str::from_utf8(raw).map_err(|_| invalid("not valid UTF-8"))?;
+    if user.chars().any(char::is_control) {
+        return Err(invalid("control characters are not allowed"));
+    }
+    Ok(user)
+}
+
+/// A strict decimal integer: optional `-`, digits, no spaces or `+`.
+fn integer(raw: &[u8], what: &str) -> Result<i64, TicketError> {
+    std::str::from_utf8(raw)
+        .ok()
+        .filter(|s| !s.starts_with('+'))
+        .and_then(|s| s.parse::<i64>().ok())
+        .ok_or_else(|| {
+            TicketError::Invalid(format!("{what} must be an integer, got {}", quote(raw)))
+        })
+}
+
+/// The number of tickets of a new event: `1..=2147483647`.
+pub fn total(raw: &[u8]) -> Result<i64, TicketError> {
+    let total = integer(raw, "total")?;
+    if !(1..=MAX_TOTAL).contains(&total) {
+        return Err(TicketError::Invalid(format!(
+            "total must be between 1 and {MAX_TOTAL}, got {total}"
+        )));
+    }
+    Ok(total)
+}
+
+/// A unix time in milliseconds, `0` meaning "none".
+fn unix_ms(raw: &[u8], what: &str) -> Result<i64, TicketError> {
+    let ms = integer(raw, what)?;
+    if ms < 0 {
+        return Err(TicketError::Invalid(format!(
+            "{what} must be a unix time in ms (0 = none), got {ms}"
+        )));
+    }
+    Ok(ms)
+}
+
+/// `TICKET.INIT E total [OPENS ms] [CLOSES ms]`, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InitArgs<'a> {
+    pub event: &'a str,
+    pub total: i64,
+    pub opens_at: i64,
+    pub closes_at: i64,
+}
+
+/// Parses the arguments after `TICKET.INIT`. Options are case-insensitive and
+/// may each appear once; a window must close after it opens.
+pub fn init_args<'a>(args: &[&'a [u8]]) -> Result<InitArgs<'a>, TicketError> {
+    let [event, total_raw, options @ ..] = args else {
+        return Err(TicketError::Invalid(
+            "TICKET.INIT needs an event and a total".into(),
+        ));
+    };
+    let mut parsed = InitArgs {
+        event: event_id(event)?,
+        total: total(total_raw)?,
+        opens_at: 0,
+        closes_at: 0,
+    };
+    let (mut seen_opens, mut seen_closes) = (false, false);
+    let mut rest = options.iter();
+    while let Some(name) = rest.next() {
+        let (seen, slot, what) = if name.eq_ignore_ascii_case(b"OPENS") {
+            (&mut seen_opens, &mut parsed.opens_at, "OPENS")
+        } else if name.eq_ignore_ascii_case(b"CLOSES") {
+            (&mut seen_closes, &mut parsed.closes_at, "CLOSES")
+        } else {
+            return Err(TicketError::Invalid(format!(
+                "unknown option {} (expected OPENS or CLOSES)",
+                quote(name)
+            )));
+        };
+        if *seen {
+            return Err(TicketError::Invalid(format!("option {what} given twice")));
+        }
+        let value = rest
+            .next()
+            .ok_or_else(|| TicketError::Invalid(format!("option {what} needs a value")))?;
+        *slot = unix_ms(value, what)?;
+        *seen = true;
+    }
+    if parsed.opens_at > 0 && parsed.closes_at > 0 && parsed.closes_at <= parsed.opens_at {
+        return Err(TicketError::Invalid(format!(
+            "CLOSES ({}) must be after OPENS ({})",
+            parsed.closes_at, parsed.opens_at
+        )));
+    }
+    Ok(parsed)
+}
+
+/// The optional `FORCE` of `TICKET.DROP E [FORCE]`.
+pub fn force_flag(arg: Option<&[u8]>) -> Result<bool, TicketError> {
+    match arg {
+        None => Ok(false),
+        Some(word) if word.eq_ignore_ascii_case(b"FORCE") => Ok(true),
+        Some(word) => Err(TicketError::Invalid(format!(
+            "unknown option {} (expected FORCE)",
+            quote(word)
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn event_ids() {
+        assert_eq!(event_id(b"concert-2026.A:1_x"), Ok("concert-2026.A:1_x"));
+        for bad in [&b""[..], b"a{b}", b"a b", b"caf\xc3\xa9", &[b'a'; 65]] {
+            assert!(event_id(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(event_id(&[b'a'; 64]).is_ok());
+    }
+
+    #[test]
+    fn user_ids() {
+        assert_eq!(user_id("jöe 42".as_bytes()), Ok("jöe 42"));
+        assert!(user_id(b"").is_err());
+        assert!(user_id(b"a\nb").is_err());
+        assert!(user_id(b"a\0b").is_err());
+        assert!(user_id(b"\xff\xfe").is_err());
+        assert!(user_id(&[b'u'; 65]).is_err());
+        // 64 bytes of two-byte characters is fine, 66 is not.
+        assert!(user_id("é".repeat(32).as_bytes()).is_ok());
+        assert!(user_id("é".repeat(33).as_bytes()).is_err());
+    }
+
+    #[test]
+    fn totals() {
+        assert_eq!(total(b"1"), Ok(1));
+        assert_eq!(total(b"2147483647"), Ok(MAX_TOTAL));
+        for bad in [
+            &b"0"[..],
+            b"-1",
+            b"2147483648",
+            b"+5",
+            b" 5",
+            b"5x",
+            b"",
+            b"1e3",
+        ] {
+            assert!(total(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn init_options() {
+        let a = init_args(&[b"e", b"10", b"opens", b"5", b"CLOSES", b"9"]).unwrap();
+        assert_eq!((a.total, a.opens_at, a.closes_at), (10, 5, 9));
+        let a = init_args(&[b"e", b"10"]).unwrap();
+        assert_eq!((a.opens_at, a.closes_at), (0, 0));
+        for bad in [
+            &[&b"e"[..], b"10", b"OPENS"][..],
+            &[b"e", b"10", b"OPENS", b"1", b"OPENS", b"2"],
+            &[b"e", b"10", b"LATER", b"1"],
+            &[b"e", b"10", b"OPENS", b"-1"],
+            &[b"e", b"10", b"OPENS", b"9", b"CLOSES", b"9"],
+            &[b"e", b"0"],
+        ] {
+            assert!(init_args(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn force() {
+        assert_eq!(force_flag(None), Ok(false));
+        assert_eq!(force_flag(Some(b"force")), Ok(true));
+        assert!(force_flag(Some(b"now")).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn any_total_in_range_round_trips(n in 1i64..=MAX_TOTAL) {
+            prop_assert_eq!(total(n.to_string().as_bytes()), Ok(n));
+        }
+
+        #[test]
+        fn accepted_user_ids_fit_varchar64(raw in proptest::collection::vec(any::<u8>(), 0..80)) {
+            if let Ok(user) = user_id(&raw) {
+                prop_assert!(!user.is_empty() && user.len() <= 64);
+                prop_assert!(!user.chars().any(char::is_control));
+            }
+        }
+
+        #[test]
+        fn error_messages_never_carry_raw_controls(raw in proptest::collection::vec(any::<u8>(), 0..100)) {
+            for err in [event_id(&raw).err(), user_id(&raw).err(), total(&raw).err()].into_iter().flatten() {
+                let msg = err.to_string();
+                prop_assert!(!msg.bytes().any(|b| b < 0x20 || b == 0x7f), "{:?}", msg);
+            }
+        }
+    }
+}

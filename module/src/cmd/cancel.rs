@@ -1,0 +1,28 @@
+//! `TICKET.CANCEL event user` — gives a ticket back.
+//!
+//! Removes the user from the holders, returns the number to the pool (it is
+//! the next one handed out, being the lowest free) and appends `op=cancel`.
+//! Allowed after close too (a refund), so the returned number is free again
+//! if the event reopens.
+//!
+//! Reply: integer, the returned ticket number; nil if the user held none.
+//! Errors: `NOEVENT`, `ERR` (invalid event or user id), `WRONGTYPE`/`CORRUPT`.
+
+use redis_module::{Context, RedisResult, RedisString};
+
+use super::{exactly, guarded, integer_or_nil, now_ms};
+use crate::redis_store::{Access, RedisStore};
+use crate::{args, pool, stats};
+
+pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+    guarded(|| {
+        let [event, user] = exactly(&argv)?;
+        let (event, user) = (args::event_id(event)?, args::user_id(user)?);
+        let mut store = RedisStore::open(ctx, event, Access::Write, Some((user, &argv[2])));
+        let returned = pool::cancel(&mut store, event, user, now_ms())?;
+        if returned.is_some() {
+            stats::CANCELS.bump();
+        }
+        Ok(integer_or_nil(returned))
+    })
+}

@@ -1,0 +1,46 @@
+//! `TICKET.INIT event total [OPENS unix-ms] [CLOSES unix-ms]` — creates an event.
+//!
+//! Writes the meta hash (`status` = `open`, `minted` = 0: the pool is minted
+//! lazily by the first claim, so any size inits in O(1)), appends `op=init`
+//! to the log and publishes the event id on the `ticket:events` channel so a
+//! running sidecar starts draining it at once. Claims are accepted from
+//! `OPENS` (if given) until `CLOSES` (if given); `0` means no bound.
+//!
+//! Reply: `OK`.
+//! Errors: `EXISTS` (the event already exists), `ERR` (invalid event id,
+//! total outside `1..=2147483647`, unknown or repeated option, negative time,
+//! `CLOSES` not after `OPENS`), `WRONGTYPE`.
+
+use redis_module::{raw, Context, RedisResult, RedisString, RedisValue};
+
+use super::{arguments, guarded, now_ms};
+use crate::redis_store::{Access, RedisStore};
+use crate::{args, pool, stats};
+
+/// Channel on which `TICKET.INIT` announces new events to the sidecar.
+pub const EVENTS_CHANNEL: &str = "ticket:events";
+
+pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+    guarded(|| {
+        let init = args::init_args(&arguments(&argv, 2, 6)?)?;
+        let mut store = RedisStore::open(ctx, init.event, Access::Write, None);
+        pool::init(
+            &mut store,
+            init.event,
+            init.total,
+            init.opens_at,
+            init.closes_at,
+            now_ms(),
+        )?;
+        stats::INITS.bump();
+        announce(ctx, init.event);
+        Ok(RedisValue::SimpleStringStatic("OK"))
+    })
+}
+
+fn announce(ctx: &Context, event: &str) {
+    let channel = RedisString::create_from_slice(std::ptr::null_mut(), EVENTS_CHANNEL.as_bytes());
+    let message = RedisString::create_from_slice(std::ptr::null_mut(), event.as_bytes());
+    // SAFETY: both strings are live for the call; Redis copies what it sends.
+    unsafe { raw::RedisModule_PublishMessage.unwrap()(ctx.ctx, channel.inner, message.inner) };
+}

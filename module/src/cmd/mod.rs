@@ -1,0 +1,73 @@
+//! One file per `TICKET.*` command; this file holds what they share: the
+//! panic guard at the command boundary and the argument plumbing.
+
+pub mod cancel;
+pub mod claim;
+pub mod drop;
+pub mod holder;
+pub mod init;
+pub mod open_close;
+pub mod status;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use redis_module::{RedisError, RedisResult, RedisString, RedisValue};
+
+use crate::error::TicketError;
+
+/// Runs a command body, turning a [`TicketError`] into its error reply and a
+/// panic into an `INTERNAL` error instead of aborting the user's Redis.
+pub fn guarded(body: impl FnOnce() -> Result<RedisValue, CommandError>) -> RedisResult {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(CommandError::Arity)) => Err(RedisError::WrongArity),
+        Ok(Err(CommandError::Ticket(e))) => Err(RedisError::String(e.to_string())),
+        Err(_) => Err(RedisError::String(
+            TicketError::Internal(
+                "ticket module bug: the command panicked; please report it".into(),
+            )
+            .to_string(),
+        )),
+    }
+}
+
+/// Why a command failed before or while running.
+pub enum CommandError {
+    /// Wrong number of arguments: Redis's standard message.
+    Arity,
+    Ticket(TicketError),
+}
+
+impl From<TicketError> for CommandError {
+    fn from(e: TicketError) -> Self {
+        CommandError::Ticket(e)
+    }
+}
+
+/// The arguments after the command name, as byte slices, if their count is in
+/// `min..=max`.
+pub fn arguments(args: &[RedisString], min: usize, max: usize) -> Result<Vec<&[u8]>, CommandError> {
+    let rest = args.get(1..).unwrap_or_default();
+    if rest.len() < min || rest.len() > max {
+        return Err(CommandError::Arity);
+    }
+    Ok(rest.iter().map(|a| a.as_slice()).collect())
+}
+
+/// Exactly `N` arguments after the command name.
+pub fn exactly<const N: usize>(args: &[RedisString]) -> Result<[&[u8]; N], CommandError> {
+    arguments(args, N, N)?
+        .try_into()
+        .map_err(|_| CommandError::Arity)
+}
+
+/// Current unix time in milliseconds, from Redis's clock.
+pub fn now_ms() -> i64 {
+    // SAFETY: a plain getter with no arguments.
+    unsafe { redis_module::raw::RedisModule_Milliseconds.unwrap()() }
+}
+
+/// An integer reply, or nil.
+pub fn integer_or_nil(value: Option<i64>) -> RedisValue {
+    value.map_or(RedisValue::Null, RedisValue::Integer)
+}

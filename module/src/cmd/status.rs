@@ -1,0 +1,47 @@
+//! `TICKET.STATUS event` — read-only summary of an event.
+//!
+//! Reply: a map in RESP3, a flat array of name/value pairs in RESP2, in this
+//! order: `total`, `remaining` (free tickets), `claimed` (current holders),
+//! `status` (`open`/`closed`), `opens_at`, `closes_at` (unix ms, 0 = none),
+//! `unsynced` (log entries the sidecar has not drained yet).
+//! Errors: `NOEVENT`, `ERR` (invalid event id), `WRONGTYPE`/`CORRUPT`.
+
+use std::os::raw::c_long;
+
+use redis_module::{raw, Context, RedisResult, RedisString, RedisValue};
+
+use super::{exactly, guarded};
+use crate::redis_store::{Access, RedisStore};
+use crate::{args, pool};
+
+pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+    guarded(|| {
+        let [event] = exactly(&argv)?;
+        let event = args::event_id(event)?;
+        let mut store = RedisStore::open(ctx, event, Access::Read, None);
+        let r = pool::report(&mut store, event)?;
+        reply_ordered_map(
+            ctx,
+            vec![
+                ("total", RedisValue::Integer(r.total)),
+                ("remaining", RedisValue::Integer(r.remaining)),
+                ("claimed", RedisValue::Integer(r.claimed)),
+                ("status", RedisValue::BulkString(r.status.as_str().into())),
+                ("opens_at", RedisValue::Integer(r.opens_at)),
+                ("closes_at", RedisValue::Integer(r.closes_at)),
+                ("unsynced", RedisValue::Integer(r.unsynced)),
+            ],
+        );
+        Ok(RedisValue::NoReply)
+    })
+}
+
+/// Replies with a map in the given order (`RedisValue::OrderedMap` would sort
+/// the names). Redis turns a map into a flat array for RESP2 clients.
+fn reply_ordered_map(ctx: &Context, fields: Vec<(&str, RedisValue)>) {
+    raw::reply_with_map(ctx.ctx, fields.len() as c_long);
+    for (name, value) in fields {
+        ctx.reply(Ok(RedisValue::BulkString(name.into())));
+        ctx.reply(Ok(value));
+    }
+}

@@ -1,0 +1,134 @@
+//! The module's error type: every failure a command can reply with.
+//!
+//! Each error renders as `CODE message`, the code being the first word so that
+//! clients can branch on it (`-SOLDOUT event 'e1' is sold out`). Anything taken
+//! from user input is quoted with [`quote`], so an error line never carries a
+//! raw control character (or a NUL that would abort the reply).
+
+use std::fmt;
+
+/// What went wrong, with the code clients branch on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TicketError {
+    /// `ERR`: malformed input (event id, user id, number, option).
+    Invalid(String),
+    /// `NOEVENT`: the event has no meta hash.
+    NoEvent(String),
+    /// `EXISTS`: `TICKET.INIT` on an event that already exists.
+    Exists(String),
+    /// `NOTOPEN`: a claim before `opens_at`.
+    NotOpen { event: String, opens_at: i64 },
+    /// `CLOSED`: the event was closed, or `closes_at` has passed.
+    Closed(String),
+    /// `SOLDOUT`: no free ticket left.
+    SoldOut(String),
+    /// `UNSYNCED`: `TICKET.DROP` while the log still holds entries.
+    Unsynced { event: String, entries: i64 },
+    /// `WRONGTYPE`: one of the event's keys holds another Redis type.
+    WrongType { key: String, expected: &'static str },
+    /// `CORRUPT`: the event's keys hold values the module never writes.
+    Corrupt(String),
+    /// `INTERNAL`: a bug caught at the command boundary (a panic).
+    Internal(String),
+}
+
+impl TicketError {
+    /// The first word of the error reply.
+    pub fn code(&self) -> &'static str {
+        match self {
+            TicketError::Invalid(_) => "ERR",
+            TicketError::NoEvent(_) => "NOEVENT",
+            TicketError::Exists(_) => "EXISTS",
+            TicketError::NotOpen { .. } => "NOTOPEN",
+            TicketError::Closed(_) => "CLOSED",
+            TicketError::SoldOut(_) => "SOLDOUT",
+            TicketError::Unsynced { .. } => "UNSYNCED",
+            TicketError::WrongType { .. } => "WRONGTYPE",
+            TicketError::Corrupt(_) => "CORRUPT",
+            TicketError::Internal(_) => "INTERNAL",
+        }
+    }
+}
+
+impl fmt::Display for TicketError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ", self.code())?;
+        match self {
+            TicketError::Invalid(msg) | TicketError::Corrupt(msg) | TicketError::Internal(msg) => {
+                f.write_str(msg)
+            }
+            TicketError::NoEvent(e) => write!(f, "event {} does not exist", quote(e.as_bytes())),
+            TicketError::Exists(e) => write!(f, "event {} already exists", quote(e.as_bytes())),
+            TicketError::NotOpen { event, opens_at } => write!(
+                f,
+                "event {} opens at {opens_at} (unix ms)",
+                quote(event.as_bytes())
+            ),
+            TicketError::Closed(e) => write!(f, "event {} is closed", quote(e.as_bytes())),
+            TicketError::SoldOut(e) => write!(f, "event {} is sold out", quote(e.as_bytes())),
+            TicketError::Unsynced { event, entries } => write!(
+                f,
+                "event {} has {entries} log entries not yet drained; wait for the sidecar or use FORCE",
+                quote(event.as_bytes())
+            ),
+            TicketError::WrongType { key, expected } => write!(
+                f,
+                "key {} holds the wrong kind of value (expected {expected})",
+                quote(key.as_bytes())
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TicketError {}
+
+/// Quotes user input for an error message: printable ASCII as is, everything
+/// else (controls, quotes, non-ASCII bytes) escaped, and long input cut short.
+pub fn quote(raw: &[u8]) -> String {
+    const SHOWN: usize = 80;
+    let mut out = String::with_capacity(raw.len().min(SHOWN) + 2);
+    out.push('\'');
+    for &b in raw.iter().take(SHOWN) {
+        match b {
+            b'\'' => out.push_str("\\'"),
+            b'\\' => out.push_str("\\\\"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    if raw.len() > SHOWN {
+        out.push_str("...");
+    }
+    out.push('\'');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quote_escapes_controls_and_nul() {
+        assert_eq!(quote(b"a\0b\r\n'"), "'a\\x00b\\x0d\\x0a\\''");
+    }
+
+    #[test]
+    fn quote_cuts_long_input() {
+        let q = quote(&[b'x'; 200]);
+        assert!(q.ends_with("...'"));
+        assert!(q.len() < 100);
+    }
+
+    #[test]
+    fn errors_start_with_their_code() {
+        let e = TicketError::SoldOut("e1".into());
+        assert_eq!(e.to_string(), "SOLDOUT event 'e1' is sold out");
+        let e = TicketError::WrongType {
+            key: "ticket:{e1}:pool".into(),
+            expected: "zset",
+        };
+        assert!(e
+            .to_string()
+            .starts_with("WRONGTYPE key 'ticket:{e1}:pool'"));
+    }
+}

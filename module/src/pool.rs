@@ -1,0 +1,589 @@
+//! The ticket-pool state machine: what every `TICKET.*` command does to an
+//! event, written against the [`Store`] trait so it runs unchanged over Redis
+//! keys (`redis_store`) and over [`MemoryStore`] in unit and property tests.
+//!
+//! Every function reads and validates first and writes last, so an error
+//! never leaves partial state behind. The pool is lazy: it holds only the
+//! lowest free numbers; `minted` is the highest number ever put into it, and
+//! every unminted number is greater than every pooled one, so the lowest free
+//! number is always the pool's minimum (or `minted + 1` when it is empty).
+
+use std::collections::{BTreeSet, HashMap};
+use std::ops::RangeInclusive;
+
+use crate::error::TicketError;
+use crate::record::{Detail, Op, Record};
+
+/// Whether an event accepts claims (subject to its `opens_at`/`closes_at`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Open,
+    Closed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Open => "open",
+            Status::Closed => "closed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        match s {
+            "open" => Some(Status::Open),
+            "closed" => Some(Status::Closed),
+            _ => None,
+        }
+    }
+}
+
+/// The event's meta hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Meta {
+    pub total: i64,
+    pub minted: i64,
+    pub status: Status,
+    pub opens_at: i64,
+    pub closes_at: i64,
+}
+
+impl Meta {
+    pub fn gate(&self) -> Gate {
+        Gate {
+            status: self.status,
+            opens_at: self.opens_at,
+            closes_at: self.closes_at,
+        }
+    }
+}
+
+/// The part of the meta hash that decides whether a claim may proceed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gate {
+    pub status: Status,
+    pub opens_at: i64,
+    pub closes_at: i64,
+}
+
+/// Storage of one event. Reads may fail (wrong types, corrupt values); writes
+/// happen only after every read succeeded and cannot fail.
+pub trait Store {
+    fn meta(&mut self) -> Result<Option<Meta>, TicketError>;
+    /// Only the gate fields of the meta hash (the claim hot path reads these
+    /// always and `total`/`minted` only when the pool is empty).
+    fn gate(&mut self) -> Result<Option<Gate>, TicketError> {
+        Ok(self.meta()?.map(|m| m.gate()))
+    }
+    /// `(total, minted)` of an existing event.
+    fn mint_state(&mut self) -> Result<(i64, i64), TicketError> {
+        self.meta()?
+            .map(|m| (m.total, m.minted))
+            .ok_or_else(|| TicketError::Corrupt("the meta hash vanished mid-command".into()))
+    }
+    fn holder(&mut self, user: &str) -> Result<Option<i64>, TicketError>;
+    /// The smallest number in the pool, without removing it.
+    fn lowest_free(&mut self) -> Result<Option<i64>, TicketError>;
+    fn free_count(&mut self) -> Result<i64, TicketError>;
+    fn holder_count(&mut self) -> Result<i64, TicketError>;
+    fn log_len(&mut self) -> Result<i64, TicketError>;
+    /// Whether any of the event's keys besides the log exists.
+    fn any_state(&mut self) -> Result<bool, TicketError>;
+
+    fn create_meta(&mut self, meta: &Meta, created_at: i64);
+    fn set_status(&mut self, status: Status);
+    fn set_minted(&mut self, minted: i64);
+    fn take_free(&mut self, ticket: i64);
+    fn add_free(&mut self, tickets: RangeInclusive<i64>);
+    fn set_holder(&mut self, user: &str, ticket: i64);
+    fn remove_holder(&mut self, user: &str);
+    fn append(&mut self, record: &Record);
+    /// Deletes every key of the event; returns how many existed.
+    fn delete_all(&mut self) -> i64;
+}
+
+/// The answer to a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// A new ticket, popped from the pool.
+    New(i64),
+    /// The ticket the user already held; nothing changed.
+    Repeat(i64),
+}
+
+impl Claim {
+    pub fn ticket(self) -> i64 {
+        match self {
+            Claim::New(t) | Claim::Repeat(t) => t,
+        }
+    }
+}
+
+/// What `TICKET.STATUS` reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub total: i64,
+    pub remaining: i64,
+    pub claimed: i64,
+    pub status: Status,
+    pub opens_at: i64,
+    pub closes_at: i64,
+    pub unsynced: i64,
+}
+
+fn existing_meta(store: &mut impl Store, event: &str) -> Result<Meta, TicketError> {
+    store
+        .meta()?
+        .ok_or_else(|| TicketError::NoEvent(event.to_owned()))
+}
+
+/// `TICKET.INIT`: creates the meta hash (the pool stays empty until the first
+/// claim mints a chunk, so any size inits in O(1)).
+pub fn init(
+    store: &mut impl Store,
+    event: &str,
+    total: i64,
+    opens_at: i64,
+    closes_at: i64,
+    now: i64,
+) -> Result<(), TicketError> {
+    if store.meta()?.is_some() || store.any_state()? {
+        return Err(TicketError::Exists(event.to_owned()));
+    }
+    // Type-check the log before the first write.
+    store.log_len()?;
+    let meta = Meta {
+        total,
+        minted: 0,
+        status: Status::Open,
+        opens_at,
+        closes_at,
+    };
+    store.create_meta(&meta, now);
+    store.append(&Record::init(event, total, opens_at, closes_at, now));
+    Ok(())
+}
+
+/// `TICKET.CLAIM`: the user's existing ticket, or the lowest free one.
+pub fn claim(
+    store: &mut impl Store,
+    event: &str,
+    user: &str,
+    now: i64,
+    chunk: i64,
+) -> Result<Claim, TicketError> {
+    let gate = store
+        .gate()?
+        .ok_or_else(|| TicketError::NoEvent(event.to_owned()))?;
+    if let Some(ticket) = store.holder(user)? {
+        return Ok(Claim::Repeat(ticket));
+    }
+    if gate.status == Status::Closed || (gate.closes_at > 0 && now >= gate.closes_at) {
+        return Err(TicketError::Closed(event.to_owned()));
+    }
+    if now < gate.opens_at {
+        return Err(TicketError::NotOpen {
+            event: event.to_owned(),
+            opens_at: gate.opens_at,
+        });
+    }
+    let lowest = store.lowest_free()?;
+    // Type-check the log before the first write.
+    store.log_len()?;
+    let ticket = match lowest {
+        Some(ticket) => {
+            store.take_free(ticket);
+            ticket
+        }
+        None => {
+            let (total, minted) = store.mint_state()?;
+            if minted >= total {
+                return Err(TicketError::SoldOut(event.to_owned()));
+            }
+            mint_chunk(store, total, minted, chunk)
+        }
+    };
+    store.set_holder(user, ticket);
+    store.append(&Record::ticket(Op::Claim, event, user, ticket, now));
+    Ok(Claim::New(ticket))
+}
+
+/// Mints the next chunk of numbers and hands out its first one directly
+/// (it would be popped right away, so it never enters the pool).
+fn mint_chunk(store: &mut impl Store, total: i64, minted: i64, chunk: i64) -> i64 {
+    let first = minted + 1;
+    let last = minted.saturating_add(chunk.max(1)).min(total);
+    if last > first {
+        store.add_free(first + 1..=last);
+    }
+    store.set_minted(last);
+    first
+}
+
+/// `TICKET.CANCEL`: returns the user's ticket to the pool.
+pub fn cancel(
+    store: &mut impl Store,
+    event: &str,
+    user: &str,
+    now: i64,
+) -> Result<Option<i64>, TicketError> {
+    existing_meta(store, event)?;
+    let Some(ticket) = store.holder(user)? else {
+        return Ok(None);
+    };
+    store.lowest_free()?;
+    store.log_len()?;
+    store.remove_holder(user);
+    store.add_free(ticket..=ticket);
+    store.append(&Record::ticket(Op::Cancel, event, user, ticket, now));
+    Ok(Some(ticket))
+}
+
+/// `TICKET.HOLDER`: the user's ticket, if any.
+pub fn holder(store: &mut impl Store, event: &str, user: &str) -> Result<Option<i64>, TicketError> {
+    existing_meta(store, event)?;
+    store.holder(user)
+}
+
+/// `TICKET.OPEN` / `TICKET.CLOSE`: sets the status; logs only a real change.
+pub fn set_status(
+    store: &mut impl Store,
+    event: &str,
+    status: Status,
+    now: i64,
+) -> Result<(), TicketError> {
+    let meta = existing_meta(store, event)?;
+    if meta.status == status {
+        return Ok(());
+    }
+    store.log_len()?;
+    store.set_status(status);
+    let op = match status {
+        Status::Open => Op::Open,
+        Status::Closed => Op::Close,
+    };
+    store.append(&Record::status(op, event, now));
+    Ok(())
+}
+
+/// `TICKET.STATUS`.
+pub fn report(store: &mut impl Store, event: &str) -> Result<Report, TicketError> {
+    let meta = existing_meta(store, event)?;
+    Ok(Report {
+        total: meta.total,
+        remaining: store.free_count()? + meta.total - meta.minted,
+        claimed: store.holder_count()?,
+        status: meta.status,
+        opens_at: meta.opens_at,
+        closes_at: meta.closes_at,
+        unsynced: store.log_len()?,
+    })
+}
+
+/// `TICKET.DROP`: deletes the event, refusing while the log is not drained.
+pub fn drop_event(store: &mut impl Store, event: &str, force: bool) -> Result<i64, TicketError> {
+    // Type-check every key before deleting any.
+    store.any_state()?;
+    let entries = store.log_len()?;
+    if entries > 0 && !force {
+        return Err(TicketError::Unsynced {
+            event: event.to_owned(),
+            entries,
+        });
+    }
+    Ok(store.delete_all())
+}
+
+/// A log entry as [`MemoryStore`] keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedRecord {
+    pub op: Op,
+    /// `(user, ticket)` of a claim or cancel.
+    pub ticket: Option<(String, i64)>,
+}
+
+impl From<&Record<'_>> for OwnedRecord {
+    fn from(r: &Record<'_>) -> Self {
+        OwnedRecord {
+            op: r.op,
+            ticket: match r.detail {
+                Detail::Ticket { user, ticket } => Some((user.to_owned(), ticket)),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// An in-memory [`Store`] for tests: one event, plain collections.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryStore {
+    pub meta: Option<Meta>,
+    pub pool: BTreeSet<i64>,
+    pub holders: HashMap<String, i64>,
+    pub log: Vec<OwnedRecord>,
+}
+
+impl Store for MemoryStore {
+    fn meta(&mut self) -> Result<Option<Meta>, TicketError> {
+        Ok(self.meta.clone())
+    }
+    fn holder(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        Ok(self.holders.get(user).copied())
+    }
+    fn lowest_free(&mut self) -> Result<Option<i64>, TicketError> {
+        Ok(self.pool.first().copied())
+    }
+    fn free_count(&mut self) -> Result<i64, TicketError> {
+        Ok(self.pool.len() as i64)
+    }
+    fn holder_count(&mut self) -> Result<i64, TicketError> {
+        Ok(self.holders.len() as i64)
+    }
+    fn log_len(&mut self) -> Result<i64, TicketError> {
+        Ok(self.log.len() as i64)
+    }
+    fn any_state(&mut self) -> Result<bool, TicketError> {
+        Ok(self.meta.is_some() || !self.pool.is_empty() || !self.holders.is_empty())
+    }
+    fn create_meta(&mut self, meta: &Meta, _created_at: i64) {
+        self.meta = Some(meta.clone());
+    }
+    fn set_status(&mut self, status: Status) {
+        if let Some(meta) = &mut self.meta {
+            meta.status = status;
+        }
+    }
+    fn set_minted(&mut self, minted: i64) {
+        if let Some(meta) = &mut self.meta {
+            meta.minted = minted;
+        }
+    }
+    fn take_free(&mut self, ticket: i64) {
+        self.pool.remove(&ticket);
+    }
+    fn add_free(&mut self, tickets: RangeInclusive<i64>) {
+        self.pool.extend(tickets);
+    }
+    fn set_holder(&mut self, user: &str, ticket: i64) {
+        self.holders.insert(user.to_owned(), ticket);
+    }
+    fn remove_holder(&mut self, user: &str) {
+        self.holders.remove(user);
+    }
+    fn append(&mut self, record: &Record) {
+        self.log.push(OwnedRecord::from(record));
+    }
+    fn delete_all(&mut self) -> i64 {
+        let existed = [
+            self.meta.is_some(),
+            !self.pool.is_empty(),
+            !self.holders.is_empty(),
+            !self.log.is_empty(),
+        ];
+        *self = MemoryStore::default();
+        existed.iter().filter(|&&e| e).count() as i64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn event(total: i64) -> MemoryStore {
+        let mut s = MemoryStore::default();
+        init(&mut s, "e", total, 0, 0, 1).unwrap();
+        s
+    }
+
+    #[test]
+    fn claims_hand_out_lowest_first_and_sell_out() {
+        let mut s = event(3);
+        let got: Vec<_> = ["a", "b", "c"]
+            .iter()
+            .map(|u| claim(&mut s, "e", u, 2, 2).unwrap())
+            .collect();
+        assert_eq!(got, [Claim::New(1), Claim::New(2), Claim::New(3)]);
+        assert_eq!(
+            claim(&mut s, "e", "d", 2, 2),
+            Err(TicketError::SoldOut("e".into()))
+        );
+        assert_eq!(claim(&mut s, "e", "b", 2, 2), Ok(Claim::Repeat(2)));
+        assert_eq!(
+            s.log.len(),
+            4,
+            "init + 3 claims; loser and repeat log nothing"
+        );
+    }
+
+    #[test]
+    fn cancelled_numbers_are_reissued_first() {
+        let mut s = event(10);
+        for u in ["a", "b", "c"] {
+            claim(&mut s, "e", u, 2, 4).unwrap();
+        }
+        assert_eq!(cancel(&mut s, "e", "b", 3), Ok(Some(2)));
+        assert_eq!(cancel(&mut s, "e", "b", 3), Ok(None));
+        assert_eq!(claim(&mut s, "e", "d", 4, 4), Ok(Claim::New(2)));
+        assert_eq!(claim(&mut s, "e", "b", 4, 4), Ok(Claim::New(4)));
+    }
+
+    #[test]
+    fn the_pool_only_holds_one_chunk() {
+        let mut s = event(10_000_000);
+        assert!(s.pool.is_empty());
+        claim(&mut s, "e", "a", 2, 1024).unwrap();
+        assert_eq!(s.pool.len(), 1023);
+        assert_eq!(s.meta.as_ref().unwrap().minted, 1024);
+        assert_eq!(report(&mut s, "e").unwrap().remaining, 9_999_999);
+    }
+
+    #[test]
+    fn windows_and_status_gate_new_claims_but_not_repeats() {
+        let mut s = MemoryStore::default();
+        init(&mut s, "e", 5, 100, 200, 1).unwrap();
+        assert!(matches!(
+            claim(&mut s, "e", "a", 99, 8),
+            Err(TicketError::NotOpen { opens_at: 100, .. })
+        ));
+        assert_eq!(claim(&mut s, "e", "a", 100, 8), Ok(Claim::New(1)));
+        assert_eq!(
+            claim(&mut s, "e", "b", 200, 8),
+            Err(TicketError::Closed("e".into()))
+        );
+        assert_eq!(claim(&mut s, "e", "a", 300, 8), Ok(Claim::Repeat(1)));
+        let mut s = event(5);
+        set_status(&mut s, "e", Status::Closed, 2).unwrap();
+        set_status(&mut s, "e", Status::Closed, 2).unwrap();
+        assert_eq!(
+            claim(&mut s, "e", "a", 3, 8),
+            Err(TicketError::Closed("e".into()))
+        );
+        set_status(&mut s, "e", Status::Open, 4).unwrap();
+        assert_eq!(claim(&mut s, "e", "a", 5, 8), Ok(Claim::New(1)));
+        let ops: Vec<_> = s.log.iter().map(|r| r.op).collect();
+        assert_eq!(ops, [Op::Init, Op::Close, Op::Open, Op::Claim]);
+    }
+
+    #[test]
+    fn errors_change_nothing() {
+        let mut s = event(1);
+        claim(&mut s, "e", "a", 2, 8).unwrap();
+        let before = format!("{s:?}");
+        assert!(claim(&mut s, "e", "b", 2, 8).is_err());
+        assert!(init(&mut s, "e", 5, 0, 0, 3).is_err());
+        assert!(drop_event(&mut s, "e", false).is_err());
+        assert_eq!(before, format!("{s:?}"));
+    }
+
+    #[test]
+    fn unknown_event() {
+        let mut s = MemoryStore::default();
+        let no = Err(TicketError::NoEvent("e".into()));
+        assert_eq!(claim(&mut s, "e", "a", 1, 8), no.clone().map(Claim::New));
+        assert_eq!(cancel(&mut s, "e", "a", 1), no.clone().map(Some));
+        assert_eq!(holder(&mut s, "e", "a"), no.clone().map(Some));
+        assert_eq!(
+            set_status(&mut s, "e", Status::Open, 1),
+            no.clone().map(|_: i64| ())
+        );
+        assert_eq!(drop_event(&mut s, "e", false), Ok(0));
+    }
+
+    #[test]
+    fn drop_waits_for_the_log_unless_forced() {
+        let mut s = event(5);
+        assert_eq!(
+            drop_event(&mut s, "e", false),
+            Err(TicketError::Unsynced {
+                event: "e".into(),
+                entries: 1
+            })
+        );
+        s.log.clear();
+        assert_eq!(drop_event(&mut s, "e", false), Ok(1));
+        let mut s = event(5);
+        claim(&mut s, "e", "a", 2, 8).unwrap();
+        assert_eq!(drop_event(&mut s, "e", true), Ok(4));
+        assert!(s.meta.is_none());
+    }
+
+    #[derive(Debug, Clone)]
+    enum Action {
+        Claim(u8),
+        Cancel(u8),
+        Close,
+        Open,
+    }
+
+    fn action() -> impl Strategy<Value = Action> {
+        prop_oneof![
+            6 => (0u8..40).prop_map(Action::Claim),
+            2 => (0u8..40).prop_map(Action::Cancel),
+            1 => Just(Action::Close),
+            1 => Just(Action::Open),
+        ]
+    }
+
+    /// The simple model: a set of free numbers 1..=total and a holder map.
+    #[derive(Default)]
+    struct Model {
+        free: BTreeSet<i64>,
+        holders: HashMap<String, i64>,
+        open: bool,
+    }
+
+    proptest! {
+        #[test]
+        fn pool_matches_the_model(total in 1i64..30, chunk in 1i64..8, actions in proptest::collection::vec(action(), 0..120)) {
+            let mut s = event(total);
+            let mut m = Model { free: (1..=total).collect(), open: true, ..Model::default() };
+            for a in actions {
+                match a {
+                    Action::Claim(u) => {
+                        let user = format!("u{u}");
+                        let got = claim(&mut s, "e", &user, 5, chunk);
+                        let want = match m.holders.get(&user) {
+                            Some(&t) => Ok(Claim::Repeat(t)),
+                            None if !m.open => Err(TicketError::Closed("e".into())),
+                            None => match m.free.pop_first() {
+                                Some(t) => { m.holders.insert(user.clone(), t); Ok(Claim::New(t)) }
+                                None => Err(TicketError::SoldOut("e".into())),
+                            },
+                        };
+                        prop_assert_eq!(got, want);
+                    }
+                    Action::Cancel(u) => {
+                        let user = format!("u{u}");
+                        let want = m.holders.remove(&user);
+                        if let Some(t) = want { m.free.insert(t); }
+                        prop_assert_eq!(cancel(&mut s, "e", &user, 5), Ok(want));
+                    }
+                    Action::Close => { set_status(&mut s, "e", Status::Closed, 5).unwrap(); m.open = false; }
+                    Action::Open => { set_status(&mut s, "e", Status::Open, 5).unwrap(); m.open = true; }
+                }
+                // Invariants after every step.
+                let held: BTreeSet<i64> = s.holders.values().copied().collect();
+                prop_assert_eq!(held.len(), s.holders.len(), "a number is held twice");
+                prop_assert!(s.holders.len() as i64 <= total);
+                prop_assert!(held.iter().all(|t| (1..=total).contains(t)));
+                prop_assert!(held.is_disjoint(&s.pool));
+                let r = report(&mut s, "e").unwrap();
+                prop_assert_eq!(r.remaining + r.claimed, total);
+                prop_assert!(s.pool.len() as i64 <= chunk.max(1) + 40, "the pool stays near one chunk");
+            }
+            // The log replays to the holders.
+            let mut replay: HashMap<String, i64> = HashMap::new();
+            for r in &s.log {
+                if let Some((user, ticket)) = &r.ticket {
+                    match r.op {
+                        Op::Claim => { prop_assert!(replay.insert(user.clone(), *ticket).is_none()); }
+                        Op::Cancel => { prop_assert_eq!(replay.remove(user), Some(*ticket)); }
+                        _ => prop_assert!(false, "ticket detail on {:?}", r.op),
+                    }
+                }
+            }
+            prop_assert_eq!(replay, s.holders.clone());
+        }
+    }
+}

@@ -1,0 +1,525 @@
+//! [`Store`] over an event's Redis keys, through the native key API.
+//!
+//! Every write is followed by an explicit `RedisModule_Replicate` of its
+//! effect (`HSET`, `HDEL`, `ZADD`, `ZREM`, `XADD <id>`), so replicas and the
+//! AOF reach byte-identical state, stream ids included; Redis wraps the
+//! effects of one command in `MULTI`/`EXEC`. Reads check each key's type
+//! first, and the pool logic reads everything before its first write, so a
+//! wrong type is an error that changes nothing.
+//!
+//! The claim path is dominated by allocation (Redis's own and ours), so this
+//! file avoids it: key names and constant field names are Redis strings made
+//! once and reused (`strings`), the user id is the command's own argument
+//! string, and one ticket-number string serves `ZREM`, `HSET` and `XADD`.
+
+use std::io::Write;
+use std::ops::RangeInclusive;
+use std::os::raw::{c_char, c_int};
+use std::ptr;
+
+use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleString};
+use redis_module::{Context, RedisString};
+
+use crate::error::TicketError;
+use crate::pool::{Gate, Meta, Status, Store};
+use crate::record::{Record, Value};
+use crate::strings::{self, EventStrings, Part, PARTS};
+
+pub use crate::strings::key_name;
+
+/// How a command opens the event's keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+/// A Redis string owned by us (created with no context, freed on drop).
+fn rstr(bytes: &[u8]) -> RedisString {
+    RedisString::create_from_slice(ptr::null_mut(), bytes)
+}
+
+/// A decimal number as a Redis string, formatted without a heap buffer.
+fn rnum(n: i64) -> RedisString {
+    let mut buf = [0u8; 24];
+    let mut cursor = &mut buf[..];
+    let _ = write!(cursor, "{n}");
+    let len = 24 - cursor.len();
+    rstr(&buf[..len])
+}
+
+/// Takes ownership of a string Redis returned to us (frees it on drop).
+fn owned(s: *mut RedisModuleString) -> Option<RedisString> {
+    (!s.is_null()).then(|| RedisString::from_redis_module_string(ptr::null_mut(), s))
+}
+
+/// Reads a Redis string as an integer.
+fn to_i64(s: &RedisString) -> Option<i64> {
+    let mut n: i64 = 0;
+    // SAFETY: s is a valid string.
+    let ok = unsafe { raw::RedisModule_StringToLongLong.unwrap()(s.inner, &mut n) };
+    (ok == raw::REDISMODULE_OK as c_int).then_some(n)
+}
+
+/// The open keys of one event for the duration of one command.
+pub struct RedisStore<'a> {
+    ctx: *mut RedisModuleCtx,
+    names: EventStrings,
+    keys: [*mut RedisModuleKey; 4],
+    /// The user id argument, reused as hash field and stream value.
+    user: Option<(&'a str, &'a RedisString)>,
+    /// The last ticket number made into a string, reused by the next write.
+    number: Option<(i64, RedisString)>,
+}
+
+impl<'a> RedisStore<'a> {
+    /// Opens the event's keys. `user` is the command's user argument, if any.
+    pub fn open(
+        ctx: &Context,
+        event: &str,
+        access: Access,
+        user: Option<(&'a str, &'a RedisString)>,
+    ) -> RedisStore<'a> {
+        let mode = match access {
+            Access::Read => raw::REDISMODULE_READ,
+            Access::Write => raw::REDISMODULE_READ | raw::REDISMODULE_WRITE,
+        } as c_int;
+        let names = strings::event_strings(event);
+        // SAFETY: ctx is the live command context; the names are kept alive
+        // by the cache for longer than the handles.
+        let keys = PARTS.map(|part| unsafe {
+            raw::RedisModule_OpenKey.unwrap()(ctx.ctx, names.key(part), mode)
+                .cast::<RedisModuleKey>()
+        });
+        RedisStore {
+            ctx: ctx.ctx,
+            names,
+            keys,
+            user,
+            number: None,
+        }
+    }
+
+    /// The key handle when the key exists and has the right type; `None`
+    /// when it does not exist; an error when it holds another type.
+    fn existing(&self, part: Part) -> Result<Option<*mut RedisModuleKey>, TicketError> {
+        let key = self.keys[part as usize];
+        if key.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: key is an open handle owned by self.
+        let found = raw::KeyType::from(unsafe { raw::RedisModule_KeyType.unwrap()(key) });
+        let (want, expected) = part.expected();
+        match found {
+            raw::KeyType::Empty => Ok(None),
+            t if t == want => Ok(Some(key)),
+            _ => Err(TicketError::WrongType {
+                key: self.names.key_string(part),
+                expected,
+            }),
+        }
+    }
+
+    fn len(&self, part: Part) -> Result<i64, TicketError> {
+        Ok(match self.existing(part)? {
+            // SAFETY: an open, type-checked handle.
+            Some(key) => (unsafe { raw::RedisModule_ValueLength.unwrap()(key) }) as i64,
+            None => 0,
+        })
+    }
+
+    fn key(&self, part: Part) -> *mut RedisModuleKey {
+        self.keys[part as usize]
+    }
+
+    fn corrupt(&self, part: Part, what: &str) -> TicketError {
+        TicketError::Corrupt(format!("{} {what}", self.names.key_string(part)))
+    }
+
+    /// The user argument's own string, when `user` is that argument.
+    fn known_user(&self, user: &str) -> Option<*mut RedisModuleString> {
+        self.user
+            .filter(|(arg, _)| *arg == user)
+            .map(|(_, s)| s.inner)
+    }
+
+    /// A string for `user`: the argument's own, or a new one kept in `made`.
+    fn user_string(&self, user: &str, made: &mut Vec<RedisString>) -> *mut RedisModuleString {
+        self.known_user(user)
+            .unwrap_or_else(|| made.push_get(rstr(user.as_bytes())))
+    }
+
+    /// A string for ticket number `n`, made at most once per command.
+    fn number_string(&mut self, n: i64) -> *mut RedisModuleString {
+        match &self.number {
+            Some((cached, s)) if *cached == n => s.inner,
+            _ => self.number.insert((n, rnum(n))).1.inner,
+        }
+    }
+
+    /// Propagates one effect to replicas and the AOF.
+    fn replicate(&self, command: &std::ffi::CStr, args: &[*mut RedisModuleString]) {
+        // SAFETY: "v" takes (RedisModuleString **, size_t); Redis takes its
+        // own references to what it keeps.
+        unsafe {
+            raw::RedisModule_Replicate.unwrap()(
+                self.ctx,
+                command.as_ptr(),
+                c"v".as_ptr(),
+                args.as_ptr(),
+                args.len(),
+            );
+        }
+    }
+
+    /// Sets hash fields (field/value string pairs) and replicates one `HSET`.
+    fn hash_set(&self, part: Part, pairs: &[*mut RedisModuleString]) {
+        for pair in pairs.chunks_exact(2) {
+            // SAFETY: one (field, value) pair, NULL-terminated.
+            unsafe {
+                raw::RedisModule_HashSet.unwrap()(
+                    self.key(part),
+                    raw::REDISMODULE_HASH_NONE as c_int,
+                    pair[0],
+                    pair[1],
+                    ptr::null::<c_char>(),
+                );
+            }
+        }
+        let mut args = Vec::with_capacity(1 + pairs.len());
+        args.push(self.names.key(part));
+        args.extend_from_slice(pairs);
+        self.replicate(c"HSET", &args);
+    }
+
+    /// Reads meta fields; `None` for fields that are missing.
+    fn meta_fields<const N: usize>(
+        &self,
+        fields: [*mut RedisModuleString; N],
+    ) -> Result<Option<[Option<RedisString>; N]>, TicketError> {
+        let Some(key) = self.existing(Part::Meta)? else {
+            return Ok(None);
+        };
+        let mut values = [ptr::null_mut::<RedisModuleString>(); N];
+        for (field, value) in fields.iter().zip(values.iter_mut()) {
+            // SAFETY: one (field, out-pointer) pair, NULL-terminated.
+            unsafe {
+                raw::RedisModule_HashGet.unwrap()(
+                    key,
+                    raw::REDISMODULE_HASH_NONE as c_int,
+                    *field,
+                    value as *mut *mut RedisModuleString,
+                    ptr::null::<c_char>(),
+                );
+            }
+        }
+        Ok(Some(values.map(owned)))
+    }
+
+    fn meta_number(&self, value: &Option<RedisString>, field: &str) -> Result<i64, TicketError> {
+        value.as_ref().and_then(to_i64).ok_or_else(|| {
+            self.corrupt(
+                Part::Meta,
+                &format!("has a missing or invalid field '{field}'"),
+            )
+        })
+    }
+
+    fn meta_status(&self, value: &Option<RedisString>) -> Result<Status, TicketError> {
+        value
+            .as_ref()
+            .and_then(|s| Status::parse(&s.to_string_lossy()))
+            .ok_or_else(|| self.corrupt(Part::Meta, "has a missing or invalid field 'status'"))
+    }
+}
+
+impl Drop for RedisStore<'_> {
+    fn drop(&mut self) {
+        for key in self.keys {
+            if !key.is_null() {
+                // SAFETY: each handle was opened once and is closed once.
+                unsafe { raw::RedisModule_CloseKey.unwrap()(key) };
+            }
+        }
+    }
+}
+
+impl Store for RedisStore<'_> {
+    fn meta(&mut self) -> Result<Option<Meta>, TicketError> {
+        let c = strings::constants();
+        let Some([total, minted, status, opens, closes]) =
+            self.meta_fields([c.total, c.minted, c.status, c.opens_at, c.closes_at])?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(Meta {
+            total: self.meta_number(&total, "total")?,
+            minted: self.meta_number(&minted, "minted")?,
+            status: self.meta_status(&status)?,
+            opens_at: self.meta_number(&opens, "opens_at")?,
+            closes_at: self.meta_number(&closes, "closes_at")?,
+        }))
+    }
+
+    fn gate(&mut self) -> Result<Option<Gate>, TicketError> {
+        let c = strings::constants();
+        let Some([status, opens, closes]) =
+            self.meta_fields([c.status, c.opens_at, c.closes_at])?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(Gate {
+            status: self.meta_status(&status)?,
+            opens_at: self.meta_number(&opens, "opens_at")?,
+            closes_at: self.meta_number(&closes, "closes_at")?,
+        }))
+    }
+
+    fn mint_state(&mut self) -> Result<(i64, i64), TicketError> {
+        let c = strings::constants();
+        let [total, minted] = self
+            .meta_fields([c.total, c.minted])?
+            .ok_or_else(|| self.corrupt(Part::Meta, "vanished mid-command"))?;
+        Ok((
+            self.meta_number(&total, "total")?,
+            self.meta_number(&minted, "minted")?,
+        ))
+    }
+
+    fn holder(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        let Some(key) = self.existing(Part::Holders)? else {
+            return Ok(None);
+        };
+        let mut made = Vec::new();
+        let field_ptr = self.user_string(user, &mut made);
+        let mut value: *mut RedisModuleString = ptr::null_mut();
+        // SAFETY: one (field, out-pointer) pair, NULL-terminated.
+        unsafe {
+            raw::RedisModule_HashGet.unwrap()(
+                key,
+                raw::REDISMODULE_HASH_NONE as c_int,
+                field_ptr,
+                &mut value as *mut *mut RedisModuleString,
+                ptr::null::<c_char>(),
+            );
+        }
+        match owned(value) {
+            None => Ok(None),
+            Some(v) => to_i64(&v)
+                .map(Some)
+                .ok_or_else(|| self.corrupt(Part::Holders, "holds a non-integer ticket")),
+        }
+    }
+
+    fn lowest_free(&mut self) -> Result<Option<i64>, TicketError> {
+        let Some(key) = self.existing(Part::Pool)? else {
+            return Ok(None);
+        };
+        let mut score = 0.0;
+        // SAFETY: an open zset handle; the range is stopped before returning.
+        let member = unsafe {
+            let first = raw::RedisModule_ZsetFirstInScoreRange.unwrap()(
+                key,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                0,
+                0,
+            );
+            if first != raw::REDISMODULE_OK as c_int {
+                return Ok(None);
+            }
+            let member = raw::RedisModule_ZsetRangeCurrentElement.unwrap()(key, &mut score);
+            raw::RedisModule_ZsetRangeStop.unwrap()(key);
+            owned(member)
+        };
+        let member = member.ok_or_else(|| self.corrupt(Part::Pool, "returned no first member"))?;
+        match to_i64(&member) {
+            Some(n) if n as f64 == score => {
+                // Keep the member: it is the string ZREM, HSET and XADD need.
+                self.number = Some((n, member));
+                Ok(Some(n))
+            }
+            _ => Err(self.corrupt(Part::Pool, "holds a member that is not its own score")),
+        }
+    }
+
+    fn free_count(&mut self) -> Result<i64, TicketError> {
+        self.len(Part::Pool)
+    }
+
+    fn holder_count(&mut self) -> Result<i64, TicketError> {
+        self.len(Part::Holders)
+    }
+
+    fn log_len(&mut self) -> Result<i64, TicketError> {
+        self.len(Part::Log)
+    }
+
+    fn any_state(&mut self) -> Result<bool, TicketError> {
+        Ok(self.existing(Part::Meta)?.is_some()
+            || self.existing(Part::Pool)?.is_some()
+            || self.existing(Part::Holders)?.is_some())
+    }
+
+    fn create_meta(&mut self, meta: &Meta, created_at: i64) {
+        let c = strings::constants();
+        let values = [
+            rnum(meta.total),
+            rnum(meta.minted),
+            rstr(meta.status.as_str().as_bytes()),
+            rnum(meta.opens_at),
+            rnum(meta.closes_at),
+            rnum(created_at),
+        ];
+        let fields = [
+            c.total,
+            c.minted,
+            c.status,
+            c.opens_at,
+            c.closes_at,
+            c.created_at,
+        ];
+        let pairs: Vec<*mut RedisModuleString> = fields
+            .iter()
+            .zip(&values)
+            .flat_map(|(f, v)| [*f, v.inner])
+            .collect();
+        self.hash_set(Part::Meta, &pairs);
+    }
+
+    fn set_status(&mut self, status: Status) {
+        let value = rstr(status.as_str().as_bytes());
+        self.hash_set(Part::Meta, &[strings::constants().status, value.inner]);
+    }
+
+    fn set_minted(&mut self, minted: i64) {
+        let value = rnum(minted);
+        self.hash_set(Part::Meta, &[strings::constants().minted, value.inner]);
+    }
+
+    fn take_free(&mut self, ticket: i64) {
+        let member = self.number_string(ticket);
+        let mut deleted: c_int = 0;
+        // SAFETY: an open, type-checked zset handle.
+        unsafe { raw::RedisModule_ZsetRem.unwrap()(self.key(Part::Pool), member, &mut deleted) };
+        self.replicate(c"ZREM", &[self.names.key(Part::Pool), member]);
+    }
+
+    fn add_free(&mut self, tickets: RangeInclusive<i64>) {
+        let members: Vec<RedisString> = tickets.clone().map(rnum).collect();
+        let mut args = Vec::with_capacity(1 + 2 * members.len());
+        args.push(self.names.key(Part::Pool));
+        for (n, member) in tickets.zip(&members) {
+            let mut flags: c_int = 0;
+            // SAFETY: an open zset (or empty) handle opened for writing.
+            unsafe {
+                raw::RedisModule_ZsetAdd.unwrap()(
+                    self.key(Part::Pool),
+                    n as f64,
+                    member.inner,
+                    &mut flags,
+                )
+            };
+            args.push(member.inner);
+            args.push(member.inner);
+        }
+        self.replicate(c"ZADD", &args);
+    }
+
+    fn set_holder(&mut self, user: &str, ticket: i64) {
+        let value = self.number_string(ticket);
+        let mut made = Vec::new();
+        let field_ptr = self.user_string(user, &mut made);
+        self.hash_set(Part::Holders, &[field_ptr, value]);
+    }
+
+    fn remove_holder(&mut self, user: &str) {
+        let mut made = Vec::new();
+        let field_ptr = self.user_string(user, &mut made);
+        // SAFETY: REDISMODULE_HASH_DELETE as the value deletes the field.
+        unsafe {
+            raw::RedisModule_HashSet.unwrap()(
+                self.key(Part::Holders),
+                raw::REDISMODULE_HASH_NONE as c_int,
+                field_ptr,
+                raw::REDISMODULE_HASH_DELETE as *mut RedisModuleString,
+                ptr::null::<c_char>(),
+            );
+        }
+        self.replicate(c"HDEL", &[self.names.key(Part::Holders), field_ptr]);
+    }
+
+    fn append(&mut self, record: &Record) {
+        let c = strings::constants();
+        // Strings made here live until the end of this function.
+        let mut made: Vec<RedisString> = Vec::with_capacity(4);
+        let mut argv = [ptr::null_mut::<RedisModuleString>(); 12];
+        let mut n = 0;
+        for (name, value) in record.fields() {
+            let value_ptr = match value {
+                Value::Text(s) if s == record.event => self.names.event(),
+                Value::Text(s) => match c.named(s) {
+                    Some(p) => p,
+                    None => self.user_string(s, &mut made),
+                },
+                Value::Number(v) if name == "ticket" => self.number_string(v),
+                Value::Number(v) => made.push_get(rnum(v)),
+            };
+            argv[n] = c
+                .named(name)
+                .unwrap_or_else(|| made.push_get(rstr(name.as_bytes())));
+            argv[n + 1] = value_ptr;
+            n += 2;
+        }
+        let mut id = raw::RedisModuleStreamID { ms: 0, seq: 0 };
+        // SAFETY: argv holds n/2 field/value pairs; the count is pairs.
+        unsafe {
+            raw::RedisModule_StreamAdd.unwrap()(
+                self.key(Part::Log),
+                raw::REDISMODULE_STREAM_ADD_AUTOID as c_int,
+                &mut id,
+                argv.as_mut_ptr(),
+                (n / 2) as i64,
+            );
+        }
+        let mut buf = [0u8; 48];
+        let mut cursor = &mut buf[..];
+        let _ = write!(cursor, "{}-{}", id.ms, id.seq);
+        let len = 48 - cursor.len();
+        let id_string = rstr(&buf[..len]);
+        let mut args = [ptr::null_mut::<RedisModuleString>(); 14];
+        args[0] = self.names.key(Part::Log);
+        args[1] = id_string.inner;
+        args[2..2 + n].copy_from_slice(&argv[..n]);
+        self.replicate(c"XADD", &args[..2 + n]);
+    }
+
+    fn delete_all(&mut self) -> i64 {
+        let mut deleted = vec![];
+        for part in PARTS {
+            if let Ok(Some(key)) = self.existing(part) {
+                // SAFETY: an open handle opened for writing.
+                unsafe { raw::RedisModule_DeleteKey.unwrap()(key) };
+                deleted.push(self.names.key(part));
+            }
+        }
+        if !deleted.is_empty() {
+            self.replicate(c"DEL", &deleted);
+        }
+        deleted.len() as i64
+    }
+}
+
+/// Pushes a string and returns its pointer, which stays valid while the Vec
+/// keeps the string (the pointer is to Redis memory, not into the Vec).
+trait PushGet {
+    fn push_get(&mut self, s: RedisString) -> *mut RedisModuleString;
+}
+
+impl PushGet for Vec<RedisString> {
+    fn push_get(&mut self, s: RedisString) -> *mut RedisModuleString {
+        let p = s.inner;
+        self.push(s);
+        p
+    }
+}

@@ -1,0 +1,179 @@
+//! Redis strings made once and reused by every command: key names per event
+//! and the constant field names and values of the meta hash and the log.
+//!
+//! Commands run on Redis's main thread only, so the caches are thread-locals
+//! without locks. Their strings are never freed except when the key-name
+//! cache is full and starts over (bounded memory with any number of events).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ptr;
+
+use redis_module::raw::{self, RedisModuleString};
+
+/// The event's four keys, all sharing the hash tag `{E}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Meta = 0,
+    Pool = 1,
+    Holders = 2,
+    Log = 3,
+}
+
+pub const PARTS: [Part; 4] = [Part::Meta, Part::Pool, Part::Holders, Part::Log];
+
+impl Part {
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Part::Meta => "meta",
+            Part::Pool => "pool",
+            Part::Holders => "holders",
+            Part::Log => "log",
+        }
+    }
+
+    /// The Redis type the key must have, and its name for error messages.
+    pub fn expected(self) -> (raw::KeyType, &'static str) {
+        match self {
+            Part::Meta | Part::Holders => (raw::KeyType::Hash, "hash"),
+            Part::Pool => (raw::KeyType::ZSet, "zset"),
+            Part::Log => (raw::KeyType::Stream, "stream"),
+        }
+    }
+}
+
+/// The name of one of the event's keys, e.g. `ticket:{e1}:pool`.
+pub fn key_name(event: &str, suffix: &str) -> String {
+    format!("ticket:{{{event}}}:{suffix}")
+}
+
+/// A string that lives for the rest of the process.
+fn forever(bytes: &[u8]) -> *mut RedisModuleString {
+    // SAFETY: NULL context: the string is unmanaged and outlives commands.
+    unsafe {
+        raw::RedisModule_CreateString.unwrap()(ptr::null_mut(), bytes.as_ptr().cast(), bytes.len())
+    }
+}
+
+/// The key names of one event and the event id itself, as Redis strings.
+#[derive(Clone, Copy)]
+pub struct EventStrings {
+    keys: [*mut RedisModuleString; 4],
+    event: *mut RedisModuleString,
+}
+
+impl EventStrings {
+    pub fn key(&self, part: Part) -> *mut RedisModuleString {
+        self.keys[part as usize]
+    }
+
+    pub fn event(&self) -> *mut RedisModuleString {
+        self.event
+    }
+
+    /// The key name as a Rust string, for error messages.
+    pub fn key_string(&self, part: Part) -> String {
+        let mut len = 0;
+        // SAFETY: a live string; the pointer is valid for `len` bytes.
+        let bytes = unsafe {
+            let p = raw::RedisModule_StringPtrLen.unwrap()(self.key(part), &mut len);
+            std::slice::from_raw_parts(p.cast::<u8>(), len)
+        };
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+
+    fn free(self) {
+        for s in self.keys.into_iter().chain([self.event]) {
+            // SAFETY: made by `forever`, freed once, when the cache starts over.
+            unsafe { raw::RedisModule_FreeString.unwrap()(ptr::null_mut(), s) };
+        }
+    }
+}
+
+/// How many events' key names are kept before the cache starts over.
+const CACHED_EVENTS: usize = 4096;
+
+thread_local! {
+    static EVENTS: RefCell<HashMap<String, EventStrings>> = RefCell::new(HashMap::new());
+    static CONSTANTS: Constants = Constants::new();
+}
+
+/// The key names of `event`, made on first use. The strings stay valid
+/// until the end of the current command even if the cache starts over.
+pub fn event_strings(event: &str) -> EventStrings {
+    EVENTS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(found) = cache.get(event) {
+            return *found;
+        }
+        if cache.len() >= CACHED_EVENTS {
+            // Free before making new ones; no command is holding these
+            // (a command asks for its strings once, before using them).
+            for (_, strings) in cache.drain() {
+                strings.free();
+            }
+        }
+        let made = EventStrings {
+            keys: PARTS.map(|part| forever(key_name(event, part.suffix()).as_bytes())),
+            event: forever(event.as_bytes()),
+        };
+        cache.insert(event.to_owned(), made);
+        made
+    })
+}
+
+/// Constant field names and values.
+#[derive(Clone, Copy)]
+pub struct Constants {
+    pub total: *mut RedisModuleString,
+    pub minted: *mut RedisModuleString,
+    pub status: *mut RedisModuleString,
+    pub opens_at: *mut RedisModuleString,
+    pub closes_at: *mut RedisModuleString,
+    pub created_at: *mut RedisModuleString,
+    named: [(&'static str, *mut RedisModuleString); 11],
+}
+
+impl Constants {
+    fn new() -> Constants {
+        let named = [
+            "op",
+            "event",
+            "user",
+            "ticket",
+            "at",
+            "total",
+            "opens_at",
+            "closes_at",
+            "claim",
+            "cancel",
+            "init",
+        ]
+        .map(|s| (s, forever(s.as_bytes())));
+        let find = |s: &str| {
+            named
+                .iter()
+                .find(|(n, _)| *n == s)
+                .map_or_else(|| forever(s.as_bytes()), |(_, p)| *p)
+        };
+        Constants {
+            total: find("total"),
+            minted: forever(b"minted"),
+            status: forever(b"status"),
+            opens_at: find("opens_at"),
+            closes_at: find("closes_at"),
+            created_at: forever(b"created_at"),
+            named,
+        }
+    }
+
+    /// The constant string for `s`, if there is one.
+    pub fn named(&self, s: &str) -> Option<*mut RedisModuleString> {
+        self.named.iter().find(|(n, _)| *n == s).map(|(_, p)| *p)
+    }
+}
+
+/// The constant strings (made on first use).
+pub fn constants() -> Constants {
+    CONSTANTS.with(|c| *c)
+}
