@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -61,6 +61,16 @@ pub struct Config {
     pub rescan_interval: Duration,
     /// Prometheus endpoint.
     pub metrics_addr: Option<String>,
+}
+
+/// Discovery state shared by the subscriber, the reader and the trimmer.
+struct Discovery {
+    /// Set when a SCAN is needed (after a (re)subscription, or a full queue).
+    rescan: Arc<AtomicBool>,
+    /// Set once the subscription is live (the first SCAN waits for it).
+    subscribed: Arc<AtomicBool>,
+    /// The events being drained (the trimmer reports their lag).
+    known: Arc<Mutex<Vec<String>>>,
 }
 
 /// One read of one event's log.
@@ -158,18 +168,32 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), String> {
                 .map_err(|e| e.to_string())?,
         ));
     }
+    let known = Arc::new(Mutex::new(Vec::new()));
     let reader_handle = {
-        let (c, s, m) = (cfg.clone(), stop.clone(), metrics.clone());
+        let (c, s, m, k) = (cfg.clone(), stop.clone(), metrics.clone(), known.clone());
         thread::Builder::new()
             .name("reader".into())
-            .spawn(move || reader(c, disc_rx, batch_txs, rescan, subscribed, m, s))
+            .spawn(move || {
+                reader(
+                    c,
+                    disc_rx,
+                    batch_txs,
+                    Discovery {
+                        rescan,
+                        subscribed,
+                        known: k,
+                    },
+                    m,
+                    s,
+                )
+            })
             .map_err(|e| e.to_string())?
     };
     let trimmer_handle = {
         let (url, m) = (cfg.redis_url.clone(), metrics.clone());
         thread::Builder::new()
             .name("trimmer".into())
-            .spawn(move || trimmer(url, trim_rx, m))
+            .spawn(move || trimmer(url, trim_rx, known, m))
             .map_err(|e| e.to_string())?
     };
 
@@ -268,17 +292,20 @@ fn reader(
     cfg: Config,
     disc: Receiver<String>,
     writers: Vec<Sender<Batch>>,
-    rescan: Arc<AtomicBool>,
-    subscribed: Arc<AtomicBool>,
+    shared: Discovery,
     metrics: Arc<Metrics>,
     stop: Arc<AtomicBool>,
 ) {
+    let Discovery {
+        rescan,
+        subscribed,
+        known,
+    } = shared;
     let mut cursors: BTreeMap<String, StreamId> = BTreeMap::new();
     let mut conn: Option<redis::Connection> = None;
     let mut backoff = Backoff::standard();
     let mut last_scan: Option<Instant> = None;
     let started = Instant::now();
-    let mut last_lag: Option<Instant> = None;
     const KEYS_PER_XREAD: usize = 256;
     while !stop.load(Ordering::Relaxed) {
         if conn.is_none() {
@@ -303,6 +330,7 @@ fn reader(
                 slot.insert(StreamId::ZERO);
             }
         }
+        publish_known(&known, &cursors, &metrics);
         let scan_due = last_scan.is_none_or(|t| t.elapsed() >= cfg.rescan_interval)
             || rescan.load(Ordering::Relaxed);
         // The first scan waits for the subscription (so no INIT falls between
@@ -323,7 +351,7 @@ fn reader(
                         }
                     }
                     last_scan = Some(Instant::now());
-                    metrics.set_events(cursors.len() as u64);
+                    publish_known(&known, &cursors, &metrics);
                 }
                 Err(e) => {
                     log::warn!("reader: SCAN failed: {e}");
@@ -337,25 +365,6 @@ fn reader(
         if cursors.is_empty() {
             sleep_unless(&stop, Duration::from_millis(100));
             continue;
-        }
-        // Lag gauges from Redis itself, so they keep growing while MySQL is
-        // down and the writers are stuck (that is when they matter).
-        if last_lag.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-            last_lag = Some(Instant::now());
-            let names: Vec<String> = cursors.keys().cloned().collect();
-            for chunk in names.chunks(KEYS_PER_XREAD) {
-                match redisio::lag_all(c, chunk, now_ms()) {
-                    Ok(lags) => {
-                        for (e, (len, age)) in chunk.iter().zip(lags) {
-                            metrics.set_lag(e, len, age);
-                        }
-                    }
-                    Err(e) => {
-                        log::warn!("reader: lag query failed: {e}");
-                        break;
-                    }
-                }
-            }
         }
         let list: Vec<(String, StreamId)> =
             cursors.iter().map(|(e, id)| (e.clone(), *id)).collect();
@@ -410,6 +419,20 @@ fn reader(
             sleep_unless(&stop, backoff.next_delay());
         } else if !got_any && block.is_none() {
             sleep_unless(&stop, Duration::from_millis(cfg.block_ms.min(100)));
+        }
+    }
+}
+
+/// Shares the list of drained events with the trimmer (for lag gauges).
+fn publish_known(
+    known: &Mutex<Vec<String>>,
+    cursors: &BTreeMap<String, StreamId>,
+    metrics: &Metrics,
+) {
+    if let Ok(mut k) = known.lock() {
+        if k.len() != cursors.len() {
+            *k = cursors.keys().cloned().collect();
+            metrics.set_events(k.len() as u64);
         }
     }
 }
@@ -509,12 +532,18 @@ fn writer(
 
 /// Trims committed offsets (coalesced per event) and refreshes lag gauges.
 /// Exits when every writer is gone, after a last trim.
-fn trimmer(url: String, rx: Receiver<(String, StreamId)>, metrics: Arc<Metrics>) {
+fn trimmer(
+    url: String,
+    rx: Receiver<(String, StreamId)>,
+    known: Arc<Mutex<Vec<String>>>,
+    metrics: Arc<Metrics>,
+) {
     let mut pending: HashMap<String, StreamId> = HashMap::new();
     let mut conn: Option<redis::Connection> = None;
     let mut backoff = Backoff::standard();
     let mut open = true;
     let mut failures_after_close = 0;
+    let mut last_lag: Option<Instant> = None;
     loop {
         if open {
             match rx.recv_timeout(Duration::from_millis(100)) {
@@ -579,6 +608,31 @@ fn trimmer(url: String, rx: Receiver<(String, StreamId)>, metrics: Arc<Metrics>)
         }
         if !open && pending.is_empty() {
             return;
+        }
+        // Lag gauges straight from Redis every second, for every event, so
+        // they keep growing while MySQL is down and the writers are stuck.
+        if open && last_lag.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+            last_lag = Some(Instant::now());
+            let names: Vec<String> = known.lock().map(|k| k.clone()).unwrap_or_default();
+            if conn.is_none() && !names.is_empty() {
+                conn = redisio::connect(&url, Duration::from_secs(5)).ok();
+            }
+            if let Some(c) = conn.as_mut() {
+                for chunk in names.chunks(256) {
+                    match redisio::lag_all(c, chunk, now_ms()) {
+                        Ok(lags) => {
+                            for (e, (len, age)) in chunk.iter().zip(lags) {
+                                metrics.set_lag(e, len, age);
+                            }
+                        }
+                        Err(e) => {
+                            log::warn!("trimmer: lag query failed: {e}");
+                            conn = None;
+                            break;
+                        }
+                    }
+                }
+            }
         }
     }
 }
