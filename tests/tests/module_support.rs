@@ -1,0 +1,342 @@
+//! Shared helpers of the `module_*` integration tests (included with
+//! `#[path]`; compiled on its own it is an empty test crate).
+//!
+//! Every test starts its own private `redis-server` with the module loaded
+//! (see `ticketgate_tests::RedisServer`) and talks to it with the sync API of
+//! the `redis` crate.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashMap};
+
+use redis::{Connection, RedisError, Value};
+
+/// A command from byte arguments (the first one is the command name).
+pub fn cmd_b(parts: &[&[u8]]) -> redis::Cmd {
+    let mut c = redis::cmd(std::str::from_utf8(parts[0]).expect("command name is UTF-8"));
+    for p in &parts[1..] {
+        c.arg(*p);
+    }
+    c
+}
+
+/// A command from string arguments (the first one is the command name).
+pub fn cmd(parts: &[&str]) -> redis::Cmd {
+    let bytes: Vec<&[u8]> = parts.iter().map(|p| p.as_bytes()).collect();
+    cmd_b(&bytes)
+}
+
+/// The raw reply of a command, panicking on an error reply.
+pub fn value(conn: &mut Connection, parts: &[&str]) -> Value {
+    cmd(parts)
+        .query::<Value>(conn)
+        .unwrap_or_else(|e| panic!("{parts:?} failed: {e}"))
+}
+
+/// An integer reply.
+pub fn int(conn: &mut Connection, parts: &[&str]) -> i64 {
+    match value(conn, parts) {
+        Value::Int(n) => n,
+        other => panic!("{parts:?}: expected an integer reply, got {other:?}"),
+    }
+}
+
+/// An integer-or-nil reply.
+pub fn int_or_nil(conn: &mut Connection, parts: &[&str]) -> Option<i64> {
+    match value(conn, parts) {
+        Value::Int(n) => Some(n),
+        Value::Nil => None,
+        other => panic!("{parts:?}: expected an integer or nil reply, got {other:?}"),
+    }
+}
+
+/// Asserts a `+OK` reply.
+pub fn ok(conn: &mut Connection, parts: &[&str]) {
+    match value(conn, parts) {
+        Value::Okay => {}
+        Value::SimpleString(s) if s == "OK" => {}
+        other => panic!("{parts:?}: expected OK, got {other:?}"),
+    }
+}
+
+/// `TICKET.CLAIM event user`, expecting a ticket number.
+pub fn claim(conn: &mut Connection, event: &str, user: &str) -> i64 {
+    int(conn, &["TICKET.CLAIM", event, user])
+}
+
+/// The error line of a failed command: `CODE detail`.
+pub fn error_line(e: &RedisError) -> String {
+    match (e.code(), e.detail()) {
+        (Some(code), Some(detail)) => format!("{code} {detail}"),
+        (Some(code), None) => code.to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// Name of one of the event's keys.
+pub fn key(event: &str, part: &str) -> String {
+    format!("ticket:{{{event}}}:{part}")
+}
+
+/// `DEBUG DIGEST` of the whole dataset.
+pub fn digest(conn: &mut Connection) -> String {
+    redis::cmd("DEBUG")
+        .arg("DIGEST")
+        .query(conn)
+        .expect("DEBUG DIGEST (server started with --enable-debug-command yes)")
+}
+
+/// `DEBUG DIGEST-VALUE key` of one key.
+pub fn digest_value(conn: &mut Connection, key: &str) -> String {
+    let v: Vec<String> = redis::cmd("DEBUG")
+        .arg("DIGEST-VALUE")
+        .arg(key)
+        .query(conn)
+        .expect("DEBUG DIGEST-VALUE");
+    v.into_iter().next().unwrap_or_default()
+}
+
+/// Everything an error must leave untouched: the dataset digest, and the
+/// type and length of every key (the length of a stream being its log length).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    pub digest: String,
+    pub keys: BTreeMap<String, (String, i64)>,
+}
+
+pub fn snapshot(conn: &mut Connection) -> Snapshot {
+    let names: Vec<String> = redis::cmd("KEYS").arg("*").query(conn).expect("KEYS *");
+    let mut keys = BTreeMap::new();
+    for name in names {
+        let kind: String = redis::cmd("TYPE").arg(&name).query(conn).expect("TYPE");
+        let len_cmd = match kind.as_str() {
+            "stream" => "XLEN",
+            "zset" => "ZCARD",
+            "hash" => "HLEN",
+            "string" => "STRLEN",
+            "set" => "SCARD",
+            "list" => "LLEN",
+            _ => "EXISTS",
+        };
+        let len: i64 = redis::cmd(len_cmd).arg(&name).query(conn).expect(len_cmd);
+        keys.insert(name, (kind, len));
+    }
+    Snapshot {
+        digest: digest(conn),
+        keys,
+    }
+}
+
+/// Runs a command that must fail with `code` (the first word of the error)
+/// and must leave the dataset exactly as it was (`DEBUG DIGEST`, every key's
+/// type and length, hence every log length). Returns the error line.
+pub fn expect_error_b(conn: &mut Connection, parts: &[&[u8]], code: &str) -> String {
+    let before = snapshot(conn);
+    let result = cmd_b(parts).query::<Value>(conn);
+    let shown: Vec<String> = parts
+        .iter()
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
+    let line = match result {
+        Ok(v) => panic!("{shown:?}: expected error {code}, got reply {v:?}"),
+        Err(e) => error_line(&e),
+    };
+    assert_eq!(
+        line.split(' ').next(),
+        Some(code),
+        "{shown:?}: expected error code {code}, got {line:?}"
+    );
+    let after = snapshot(conn);
+    assert_eq!(
+        before, after,
+        "{shown:?} failed with {line:?} but changed the dataset"
+    );
+    line
+}
+
+/// [`expect_error_b`] with string arguments.
+pub fn expect_error(conn: &mut Connection, parts: &[&str], code: &str) -> String {
+    let bytes: Vec<&[u8]> = parts.iter().map(|p| p.as_bytes()).collect();
+    expect_error_b(conn, &bytes, code)
+}
+
+/// One stream entry: id and field/value pairs in order.
+pub type Entry = (String, Vec<(String, String)>);
+
+/// `XRANGE key - +`.
+pub fn xrange(conn: &mut Connection, key: &str) -> Vec<Entry> {
+    let raw: Vec<(String, Vec<String>)> = redis::cmd("XRANGE")
+        .arg(key)
+        .arg("-")
+        .arg("+")
+        .query(conn)
+        .expect("XRANGE");
+    raw.into_iter()
+        .map(|(id, flat)| {
+            assert!(flat.len() % 2 == 0, "odd field list in {id}: {flat:?}");
+            let pairs = flat
+                .chunks(2)
+                .map(|kv| (kv[0].clone(), kv[1].clone()))
+                .collect();
+            (id, pairs)
+        })
+        .collect()
+}
+
+/// The event's log.
+pub fn log(conn: &mut Connection, event: &str) -> Vec<Entry> {
+    xrange(conn, &key(event, "log"))
+}
+
+pub fn log_len(conn: &mut Connection, event: &str) -> i64 {
+    redis::cmd("XLEN")
+        .arg(key(event, "log"))
+        .query(conn)
+        .expect("XLEN")
+}
+
+/// The value of a field of an entry.
+pub fn field<'a>(entry: &'a Entry, name: &str) -> Option<&'a str> {
+    entry
+        .1
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The field names of an entry, in order.
+pub fn field_names(entry: &Entry) -> Vec<&str> {
+    entry.1.iter().map(|(k, _)| k.as_str()).collect()
+}
+
+/// Stream id as a number pair (never compare ids as strings).
+pub fn id_pair(id: &str) -> (u64, u64) {
+    let (ms, seq) = id.split_once('-').expect("stream id is <ms>-<seq>");
+    (ms.parse().expect("ms"), seq.parse().expect("seq"))
+}
+
+/// Replays claim/cancel entries of a log into user -> ticket, asserting that
+/// a claim never hits a user who already holds one, a cancel always returns
+/// what the user held, and ids strictly increase.
+pub fn replay(entries: &[Entry]) -> HashMap<String, i64> {
+    let mut holders = HashMap::new();
+    let mut last = (0, 0);
+    for entry in entries {
+        let id = id_pair(&entry.0);
+        assert!(
+            id > last,
+            "stream ids not increasing: {:?} after {last:?}",
+            id
+        );
+        last = id;
+        let op = field(entry, "op").expect("every entry has an op");
+        let ticket = || -> i64 {
+            field(entry, "ticket")
+                .expect("ticket field")
+                .parse()
+                .expect("numeric ticket")
+        };
+        let user = || field(entry, "user").expect("user field").to_string();
+        match op {
+            "claim" => {
+                let prev = holders.insert(user(), ticket());
+                assert!(
+                    prev.is_none(),
+                    "claim of a user who holds {prev:?}: {entry:?}"
+                );
+            }
+            "cancel" => {
+                let prev = holders.remove(&user());
+                assert_eq!(prev, Some(ticket()), "cancel not matching: {entry:?}");
+            }
+            "init" | "open" | "close" => {}
+            other => panic!("unknown op {other:?} in {entry:?}"),
+        }
+    }
+    holders
+}
+
+/// `HGETALL ticket:{E}:holders`.
+pub fn holders(conn: &mut Connection, event: &str) -> HashMap<String, i64> {
+    redis::cmd("HGETALL")
+        .arg(key(event, "holders"))
+        .query(conn)
+        .expect("HGETALL holders")
+}
+
+/// `TICKET.STATUS` (RESP2 flat array) as name -> value, checking the order.
+pub fn status(conn: &mut Connection, event: &str) -> BTreeMap<String, Value> {
+    let flat = match value(conn, &["TICKET.STATUS", event]) {
+        Value::Array(items) => items,
+        other => panic!("TICKET.STATUS {event}: expected an array, got {other:?}"),
+    };
+    assert_eq!(flat.len(), 14, "STATUS has 7 name/value pairs: {flat:?}");
+    let names: Vec<String> = flat
+        .iter()
+        .step_by(2)
+        .map(|n| match n {
+            Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+            other => panic!("STATUS field name {other:?}"),
+        })
+        .collect();
+    assert_eq!(names, STATUS_FIELDS, "STATUS field order");
+    flat.chunks(2)
+        .zip(names)
+        .map(|(kv, name)| (name, kv[1].clone()))
+        .collect()
+}
+
+/// The numeric field of a STATUS reply.
+pub fn status_int(conn: &mut Connection, event: &str, name: &str) -> i64 {
+    match status(conn, event).remove(name) {
+        Some(Value::Int(n)) => n,
+        other => panic!("STATUS {event} {name}: {other:?}"),
+    }
+}
+
+pub const STATUS_FIELDS: [&str; 7] = [
+    "total",
+    "remaining",
+    "claimed",
+    "status",
+    "opens_at",
+    "closes_at",
+    "unsynced",
+];
+
+/// Redis's clock (`TIME`) in unix milliseconds.
+pub fn server_ms(conn: &mut Connection) -> i64 {
+    let (s, us): (i64, i64) = redis::cmd("TIME").query(conn).expect("TIME");
+    s * 1000 + us / 1000
+}
+
+/// A field of `INFO <section>` as a string.
+pub fn info_field(conn: &mut Connection, section: &str, name: &str) -> Option<String> {
+    let text: String = redis::cmd("INFO").arg(section).query(conn).expect("INFO");
+    text.lines().find_map(|l| {
+        l.strip_prefix(name)
+            .and_then(|rest| rest.strip_prefix(':'))
+            .map(|v| v.trim().to_string())
+    })
+}
+
+/// A tiny deterministic PRNG (xorshift64*), so tests need no extra crate.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+}
