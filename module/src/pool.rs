@@ -282,8 +282,11 @@ pub fn report(store: &mut impl Store, event: &str) -> Result<Report, TicketError
 
 /// `TICKET.DROP`: deletes the event, refusing while the log is not drained.
 pub fn drop_event(store: &mut impl Store, event: &str, force: bool) -> Result<i64, TicketError> {
-    // Type-check every key before deleting any.
+    // Type-check every key before deleting any (`any_state` stops at the
+    // first key that exists, so the pool and holders are checked on their own).
     store.any_state()?;
+    store.free_count()?;
+    store.holder_count()?;
     let entries = store.log_len()?;
     if entries > 0 && !force {
         return Err(TicketError::Unsynced {
@@ -506,6 +509,108 @@ mod tests {
         claim(&mut s, "e", "a", 2, 8).unwrap();
         assert_eq!(drop_event(&mut s, "e", true), Ok(4));
         assert!(s.meta.is_none());
+    }
+
+    /// A [`MemoryStore`] whose pool or holders key holds the wrong type.
+    struct Clobbered {
+        inner: MemoryStore,
+        pool: bool,
+    }
+
+    impl Clobbered {
+        fn wrong(&self) -> TicketError {
+            let part = if self.pool { "pool" } else { "holders" };
+            TicketError::WrongType {
+                key: format!("ticket:{{e}}:{part}"),
+                expected: if self.pool { "zset" } else { "hash" },
+            }
+        }
+    }
+
+    impl Store for Clobbered {
+        fn meta(&mut self) -> Result<Option<Meta>, TicketError> {
+            self.inner.meta()
+        }
+        fn holder(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+            match self.pool {
+                true => self.inner.holder(user),
+                false => Err(self.wrong()),
+            }
+        }
+        fn lowest_free(&mut self) -> Result<Option<i64>, TicketError> {
+            match self.pool {
+                true => Err(self.wrong()),
+                false => self.inner.lowest_free(),
+            }
+        }
+        fn free_count(&mut self) -> Result<i64, TicketError> {
+            match self.pool {
+                true => Err(self.wrong()),
+                false => self.inner.free_count(),
+            }
+        }
+        fn holder_count(&mut self) -> Result<i64, TicketError> {
+            match self.pool {
+                true => self.inner.holder_count(),
+                false => Err(self.wrong()),
+            }
+        }
+        fn log_len(&mut self) -> Result<i64, TicketError> {
+            self.inner.log_len()
+        }
+        fn any_state(&mut self) -> Result<bool, TicketError> {
+            // Like the Redis store: stops at the meta hash when it exists.
+            match self.inner.meta.is_some() {
+                true => Ok(true),
+                false => Err(self.wrong()),
+            }
+        }
+        fn create_meta(&mut self, meta: &Meta, created_at: i64) {
+            self.inner.create_meta(meta, created_at)
+        }
+        fn set_status(&mut self, status: Status) {
+            self.inner.set_status(status)
+        }
+        fn set_minted(&mut self, minted: i64) {
+            self.inner.set_minted(minted)
+        }
+        fn take_free(&mut self, ticket: i64) {
+            self.inner.take_free(ticket)
+        }
+        fn add_free(&mut self, tickets: RangeInclusive<i64>) {
+            self.inner.add_free(tickets)
+        }
+        fn set_holder(&mut self, user: &str, ticket: i64) {
+            self.inner.set_holder(user, ticket)
+        }
+        fn remove_holder(&mut self, user: &str) {
+            self.inner.remove_holder(user)
+        }
+        fn append(&mut self, record: &Record) {
+            self.inner.append(record)
+        }
+        fn delete_all(&mut self) -> i64 {
+            self.inner.delete_all()
+        }
+    }
+
+    #[test]
+    fn drop_type_checks_pool_and_holders_even_when_meta_exists() {
+        for pool in [true, false] {
+            let mut inner = event(5);
+            claim(&mut inner, "e", "a", 2, 8).unwrap();
+            let mut s = Clobbered { inner, pool };
+            for force in [false, true] {
+                assert!(
+                    matches!(
+                        drop_event(&mut s, "e", force),
+                        Err(TicketError::WrongType { .. })
+                    ),
+                    "pool={pool} force={force}"
+                );
+                assert!(s.inner.meta.is_some(), "nothing may be deleted");
+            }
+        }
     }
 
     #[derive(Debug, Clone)]

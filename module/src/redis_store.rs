@@ -12,7 +12,6 @@
 //! once and reused (`strings`), the user id is the command's own argument
 //! string, and one ticket-number string serves `ZREM`, `HSET` and `XADD`.
 
-use std::io::Write;
 use std::ops::RangeInclusive;
 use std::os::raw::{c_char, c_int};
 use std::ptr;
@@ -21,9 +20,10 @@ use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleString}
 use redis_module::{Context, RedisString};
 
 use crate::error::TicketError;
-use crate::pool::{Gate, Meta, Status, Store};
+use crate::pool::{Meta, Status, Store};
 use crate::record::{Record, Value};
 use crate::strings::{self, EventStrings, Part, PARTS};
+use crate::{meta_cache, stats};
 
 pub use crate::strings::key_name;
 
@@ -41,11 +41,7 @@ fn rstr(bytes: &[u8]) -> RedisString {
 
 /// A decimal number as a Redis string, formatted without a heap buffer.
 fn rnum(n: i64) -> RedisString {
-    let mut buf = [0u8; 24];
-    let mut cursor = &mut buf[..];
-    let _ = write!(cursor, "{n}");
-    let len = 24 - cursor.len();
-    rstr(&buf[..len])
+    rstr(itoa::Buffer::new().format(n).as_bytes())
 }
 
 /// Takes ownership of a string Redis returned to us (frees it on drop).
@@ -64,6 +60,8 @@ fn to_i64(s: &RedisString) -> Option<i64> {
 /// The open keys of one event for the duration of one command.
 pub struct RedisStore<'a> {
     ctx: *mut RedisModuleCtx,
+    db: i32,
+    event: &'a str,
     names: EventStrings,
     keys: [*mut RedisModuleKey; 4],
     /// The user id argument, reused as hash field and stream value.
@@ -76,7 +74,7 @@ impl<'a> RedisStore<'a> {
     /// Opens the event's keys. `user` is the command's user argument, if any.
     pub fn open(
         ctx: &Context,
-        event: &str,
+        event: &'a str,
         access: Access,
         user: Option<(&'a str, &'a RedisString)>,
     ) -> RedisStore<'a> {
@@ -93,6 +91,9 @@ impl<'a> RedisStore<'a> {
         });
         RedisStore {
             ctx: ctx.ctx,
+            // SAFETY: a plain getter on the live context.
+            db: unsafe { raw::RedisModule_GetSelectedDb.unwrap()(ctx.ctx) },
+            event,
             names,
             keys,
             user,
@@ -201,19 +202,27 @@ impl<'a> RedisStore<'a> {
             return Ok(None);
         };
         let mut values = [ptr::null_mut::<RedisModuleString>(); N];
-        for (field, value) in fields.iter().zip(values.iter_mut()) {
-            // SAFETY: one (field, out-pointer) pair, NULL-terminated.
-            unsafe {
-                raw::RedisModule_HashGet.unwrap()(
-                    key,
-                    raw::REDISMODULE_HASH_NONE as c_int,
-                    *field,
-                    value as *mut *mut RedisModuleString,
-                    ptr::null::<c_char>(),
-                );
-            }
+        for (fields, values) in fields.chunks(3).zip(values.chunks_mut(3)) {
+            hash_get_up_to_3(key, fields, values);
         }
         Ok(Some(values.map(owned)))
+    }
+
+    /// Reads the meta hash from its key (the cache missed).
+    fn read_meta(&self) -> Result<Option<Meta>, TicketError> {
+        let c = strings::constants();
+        let Some([total, minted, status, opens, closes]) =
+            self.meta_fields([c.total, c.minted, c.status, c.opens_at, c.closes_at])?
+        else {
+            return Ok(None);
+        };
+        Ok(Some(Meta {
+            total: self.meta_number(&total, "total")?,
+            minted: self.meta_number(&minted, "minted")?,
+            status: self.meta_status(&status)?,
+            opens_at: self.meta_number(&opens, "opens_at")?,
+            closes_at: self.meta_number(&closes, "closes_at")?,
+        }))
     }
 
     fn meta_number(&self, value: &Option<RedisString>, field: &str) -> Result<i64, TicketError> {
@@ -246,44 +255,15 @@ impl Drop for RedisStore<'_> {
 
 impl Store for RedisStore<'_> {
     fn meta(&mut self) -> Result<Option<Meta>, TicketError> {
-        let c = strings::constants();
-        let Some([total, minted, status, opens, closes]) =
-            self.meta_fields([c.total, c.minted, c.status, c.opens_at, c.closes_at])?
-        else {
-            return Ok(None);
-        };
-        Ok(Some(Meta {
-            total: self.meta_number(&total, "total")?,
-            minted: self.meta_number(&minted, "minted")?,
-            status: self.meta_status(&status)?,
-            opens_at: self.meta_number(&opens, "opens_at")?,
-            closes_at: self.meta_number(&closes, "closes_at")?,
-        }))
-    }
-
-    fn gate(&mut self) -> Result<Option<Gate>, TicketError> {
-        let c = strings::constants();
-        let Some([status, opens, closes]) =
-            self.meta_fields([c.status, c.opens_at, c.closes_at])?
-        else {
-            return Ok(None);
-        };
-        Ok(Some(Gate {
-            status: self.meta_status(&status)?,
-            opens_at: self.meta_number(&opens, "opens_at")?,
-            closes_at: self.meta_number(&closes, "closes_at")?,
-        }))
-    }
-
-    fn mint_state(&mut self) -> Result<(i64, i64), TicketError> {
-        let c = strings::constants();
-        let [total, minted] = self
-            .meta_fields([c.total, c.minted])?
-            .ok_or_else(|| self.corrupt(Part::Meta, "vanished mid-command"))?;
-        Ok((
-            self.meta_number(&total, "total")?,
-            self.meta_number(&minted, "minted")?,
-        ))
+        if let Some(meta) = meta_cache::get(self.db, self.event) {
+            return Ok(Some(meta));
+        }
+        stats::META_CACHE_MISSES.bump();
+        let meta = self.read_meta()?;
+        if let Some(meta) = &meta {
+            meta_cache::put(self.db, self.event, meta.clone());
+        }
+        Ok(meta)
     }
 
     fn holder(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
@@ -388,11 +368,13 @@ impl Store for RedisStore<'_> {
     }
 
     fn set_status(&mut self, status: Status) {
+        meta_cache::update(self.db, self.event, |m| m.status = status);
         let value = rstr(status.as_str().as_bytes());
         self.hash_set(Part::Meta, &[strings::constants().status, value.inner]);
     }
 
     fn set_minted(&mut self, minted: i64) {
+        meta_cache::update(self.db, self.event, |m| m.minted = minted);
         let value = rnum(minted);
         self.hash_set(Part::Meta, &[strings::constants().minted, value.inner]);
     }
@@ -482,11 +464,7 @@ impl Store for RedisStore<'_> {
                 (n / 2) as i64,
             );
         }
-        let mut buf = [0u8; 48];
-        let mut cursor = &mut buf[..];
-        let _ = write!(cursor, "{}-{}", id.ms, id.seq);
-        let len = 48 - cursor.len();
-        let id_string = rstr(&buf[..len]);
+        let id_string = stream_id_string(id);
         let mut args = [ptr::null_mut::<RedisModuleString>(); 14];
         args[0] = self.names.key(Part::Log);
         args[1] = id_string.inner;
@@ -495,6 +473,7 @@ impl Store for RedisStore<'_> {
     }
 
     fn delete_all(&mut self) -> i64 {
+        meta_cache::forget(self.db, self.event);
         let mut deleted = vec![];
         for part in PARTS {
             if let Ok(Some(key)) = self.existing(part) {
@@ -508,6 +487,49 @@ impl Store for RedisStore<'_> {
         }
         deleted.len() as i64
     }
+}
+
+/// One `RedisModule_HashGet` call for one to three fields (the C API is
+/// variadic, so each arity is spelled out).
+fn hash_get_up_to_3(
+    key: *mut RedisModuleKey,
+    fields: &[*mut RedisModuleString],
+    values: &mut [*mut RedisModuleString],
+) {
+    let flags = raw::REDISMODULE_HASH_NONE as c_int;
+    let end = ptr::null::<c_char>();
+    // SAFETY: the API table is filled at load; (field, out-pointer) pairs,
+    // NULL-terminated; values has one slot per field.
+    unsafe {
+        let get = raw::RedisModule_HashGet.unwrap();
+        match (fields, values) {
+            ([f0], [v0]) => get(key, flags, *f0, v0 as *mut _, end),
+            ([f0, f1], [v0, v1]) => get(key, flags, *f0, v0 as *mut _, *f1, v1 as *mut _, end),
+            ([f0, f1, f2], [v0, v1, v2]) => get(
+                key,
+                flags,
+                *f0,
+                v0 as *mut _,
+                *f1,
+                v1 as *mut _,
+                *f2,
+                v2 as *mut _,
+                end,
+            ),
+            _ => raw::REDISMODULE_ERR as c_int,
+        };
+    }
+}
+
+/// `<ms>-<seq>` as a Redis string, formatted without a heap buffer.
+fn stream_id_string(id: raw::RedisModuleStreamID) -> RedisString {
+    let (mut ms, mut seq) = (itoa::Buffer::new(), itoa::Buffer::new());
+    let (ms, seq) = (ms.format(id.ms).as_bytes(), seq.format(id.seq).as_bytes());
+    let mut buf = [0u8; 41];
+    buf[..ms.len()].copy_from_slice(ms);
+    buf[ms.len()] = b'-';
+    buf[ms.len() + 1..ms.len() + 1 + seq.len()].copy_from_slice(seq);
+    rstr(&buf[..ms.len() + 1 + seq.len()])
 }
 
 /// Pushes a string and returns its pointer, which stays valid while the Vec

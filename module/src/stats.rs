@@ -31,6 +31,7 @@ pub static SOLDOUT_REPLIES: Counter = Counter::new();
 pub static REJECTED_CLAIMS: Counter = Counter::new();
 pub static CANCELS: Counter = Counter::new();
 pub static INITS: Counter = Counter::new();
+pub static META_CACHE_MISSES: Counter = Counter::new();
 
 /// Counts the outcome of one `TICKET.CLAIM`.
 pub fn count_claim(outcome: &Result<Claim, TicketError>) {
@@ -51,6 +52,7 @@ fn ticket_info(ctx: &InfoContext, _for_crash_report: bool) -> RedisResult<()> {
         ("rejected_claims", &REJECTED_CLAIMS),
         ("cancels", &CANCELS),
         ("events_created", &INITS),
+        ("meta_cache_misses", &META_CACHE_MISSES),
     ];
     let mut section = ctx.builder().add_section("stats");
     for (name, counter) in fields {
