@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs, from Debian's packages, whatever building and testing ticketgate
+# needs and this machine lacks: redis-server (7.0+), MariaDB, libclang (for
+# the redis-module crate's bindgen), a C compiler, bc. Needs root or sudo
+# only when something is missing. Rust itself comes from rustup (1.80+).
+set -euo pipefail
+
+missing=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have redis-server || missing+=(redis-server)
+have redis-cli || missing+=(redis-tools)
+{ have mariadbd || [ -x /usr/sbin/mariadbd ]; } || missing+=(mariadb-server)
+have mariadb-install-db || missing+=(mariadb-server)
+have mariadb || missing+=(mariadb-client)
+compgen -G '/usr/lib/llvm-*/lib/libclang*.so*' >/dev/null || missing+=(libclang-dev)
+have cc || missing+=(gcc libc6-dev)
+have bc || missing+=(bc)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "installing: ${missing[*]}"
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+if ! have cargo; then
+  echo "cargo not found: install Rust 1.80 or newer (https://rustup.rs), then run this again" >&2
+  exit 1
+fi
