@@ -17,6 +17,10 @@
 //!   it commits, so the reader's cursor never runs past an unapplied entry.
 //!   Consecutive queued batches of one event are merged into one transaction.
 //! - **Trimmer**: trims only committed offsets and reports the lag.
+//! - **Cluster**: given any node of a Redis Cluster, reads and trims go
+//!   through a cluster connection (routed by key, following `MOVED`/`ASK`
+//!   and slot migrations), one XREAD per hash slot, and discovery SCANs
+//!   every master listed by `CLUSTER NODES` (re-read at each rescan).
 //! - Channels are bounded: a slow MySQL stalls the reader (back-pressure)
 //!   instead of growing memory; Redis keeps the backlog in the logs.
 //! - **Stop** (SIGTERM/SIGINT): the reader stops reading, each writer
@@ -61,6 +65,8 @@ pub struct Config {
     pub rescan_interval: Duration,
     /// Prometheus endpoint.
     pub metrics_addr: Option<String>,
+    /// The Redis URL points at a Redis Cluster node.
+    pub cluster: bool,
 }
 
 /// Discovery state shared by the subscriber, the reader and the trimmer.
@@ -190,10 +196,10 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), String> {
             .map_err(|e| e.to_string())?
     };
     let trimmer_handle = {
-        let (url, m) = (cfg.redis_url.clone(), metrics.clone());
+        let (url, m, cluster) = (cfg.redis_url.clone(), metrics.clone(), cfg.cluster);
         thread::Builder::new()
             .name("trimmer".into())
-            .spawn(move || trimmer(url, trim_rx, known, m))
+            .spawn(move || trimmer(url, cluster, trim_rx, known, m))
             .map_err(|e| e.to_string())?
     };
 
@@ -302,7 +308,7 @@ fn reader(
         known,
     } = shared;
     let mut cursors: BTreeMap<String, StreamId> = BTreeMap::new();
-    let mut conn: Option<redis::Connection> = None;
+    let mut conn: Option<redisio::Conn> = None;
     let mut backoff = Backoff::standard();
     let mut last_scan: Option<Instant> = None;
     let started = Instant::now();
@@ -310,7 +316,7 @@ fn reader(
     while !stop.load(Ordering::Relaxed) {
         if conn.is_none() {
             let io = Duration::from_millis(cfg.block_ms + 5000);
-            match redisio::connect(&cfg.redis_url, io) {
+            match redisio::Conn::open(&cfg.redis_url, io, cfg.cluster) {
                 Ok(c) => {
                     conn = Some(c);
                     metrics.set_up("redis", true);
@@ -340,7 +346,7 @@ fn reader(
             || started.elapsed() > Duration::from_secs(2);
         if scan_due && may_scan {
             rescan.store(false, Ordering::Relaxed);
-            match redisio::scan_events(c, "log", "stream") {
+            match redisio::scan_all(&cfg.redis_url, c, "log", "stream") {
                 Ok(found) => {
                     for event in found {
                         if let std::collections::btree_map::Entry::Vacant(slot) =
@@ -368,12 +374,24 @@ fn reader(
         }
         let list: Vec<(String, StreamId)> =
             cursors.iter().map(|(e, id)| (e.clone(), *id)).collect();
-        let chunks: Vec<&[(String, StreamId)]> = list.chunks(KEYS_PER_XREAD).collect();
+        // In a cluster a multi-key XREAD must stay within one hash slot.
+        let chunks: Vec<Vec<(String, StreamId)>> = if cfg.cluster {
+            let mut by_slot: BTreeMap<u16, Vec<(String, StreamId)>> = BTreeMap::new();
+            for item in list {
+                by_slot
+                    .entry(redisio::key_slot(&item.0))
+                    .or_default()
+                    .push(item);
+            }
+            by_slot.into_values().collect()
+        } else {
+            list.chunks(KEYS_PER_XREAD).map(<[_]>::to_vec).collect()
+        };
         let block = (chunks.len() == 1).then_some(cfg.block_ms);
         let mut got_any = false;
         let mut failed = false;
         for chunk in chunks {
-            match redisio::xread(c, chunk, cfg.batch_size, block) {
+            match redisio::xread(c.as_dyn(), &chunk, cfg.batch_size, block) {
                 Ok(streams) => {
                     metrics.set_up("redis", true);
                     backoff.reset();
@@ -534,12 +552,13 @@ fn writer(
 /// Exits when every writer is gone, after a last trim.
 fn trimmer(
     url: String,
+    cluster: bool,
     rx: Receiver<(String, StreamId)>,
     known: Arc<Mutex<Vec<String>>>,
     metrics: Arc<Metrics>,
 ) {
     let mut pending: HashMap<String, StreamId> = HashMap::new();
-    let mut conn: Option<redis::Connection> = None;
+    let mut conn: Option<redisio::Conn> = None;
     let mut backoff = Backoff::standard();
     let mut open = true;
     let mut failures_after_close = 0;
@@ -561,7 +580,7 @@ fn trimmer(
         }
         if !pending.is_empty() {
             if conn.is_none() {
-                match redisio::connect(&url, Duration::from_secs(5)) {
+                match redisio::Conn::open(&url, Duration::from_secs(5), cluster) {
                     Ok(c) => conn = Some(c),
                     Err(e) => log::warn!("trimmer: cannot connect to Redis: {e}"),
                 }
@@ -571,8 +590,8 @@ fn trimmer(
                 let events: Vec<(String, StreamId)> =
                     pending.iter().map(|(e, id)| (e.clone(), *id)).collect();
                 for (event, offset) in events {
-                    let res = redisio::trim(c, &event, offset)
-                        .and_then(|_| redisio::lag(c, &event, now_ms()));
+                    let res = redisio::trim(c.as_dyn(), &event, offset)
+                        .and_then(|_| redisio::lag(c.as_dyn(), &event, now_ms()));
                     match res {
                         Ok((len, age)) => {
                             metrics.set_lag(&event, len, age);
@@ -615,11 +634,11 @@ fn trimmer(
             last_lag = Some(Instant::now());
             let names: Vec<String> = known.lock().map(|k| k.clone()).unwrap_or_default();
             if conn.is_none() && !names.is_empty() {
-                conn = redisio::connect(&url, Duration::from_secs(5)).ok();
+                conn = redisio::Conn::open(&url, Duration::from_secs(5), cluster).ok();
             }
             if let Some(c) = conn.as_mut() {
                 for chunk in names.chunks(256) {
-                    match redisio::lag_all(c, chunk, now_ms()) {
+                    match redisio::lag_all(c.as_dyn(), chunk, now_ms(), !cluster) {
                         Ok(lags) => {
                             for (e, (len, age)) in chunk.iter().zip(lags) {
                                 metrics.set_lag(e, len, age);

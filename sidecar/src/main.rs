@@ -214,12 +214,13 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
                 format!("MySQL schema not usable ({e}); run `ticketgate-sidecar migrate` first")
             })?;
             drop(conn);
-            let _ = connect_retry("Redis", &redis_url, timeout, &stop, || {
-                redisio::connect(&redis_url, Duration::from_secs(5))
+            let cluster = connect_retry("Redis", &redis_url, timeout, &stop, || {
+                redisio::detect_cluster(&redis_url)
             })?;
             log::info!(
-                "draining {} into {}",
+                "draining {}{} into {}",
                 redact(&redis_url),
+                if cluster { " (Redis Cluster)" } else { "" },
                 redact(&mysql_url)
             );
             let cfg = daemon::Config {
@@ -230,6 +231,7 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
                 block_ms,
                 rescan_interval: Duration::from_secs(rescan_interval.max(1)),
                 metrics_addr,
+                cluster,
             };
             daemon::run(cfg, stop)?;
             Ok(ExitCode::SUCCESS)
@@ -241,14 +243,15 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
                 db::connect(&mysql_url)
             })?;
             let mut rc = connect_retry("Redis", &redis_url, timeout, &stop, || {
-                redisio::connect(&redis_url, Duration::from_secs(10))
+                let cluster = redisio::detect_cluster(&redis_url)?;
+                redisio::Conn::open(&redis_url, Duration::from_secs(10), cluster)
             })?;
             let events: Vec<String> = match event {
                 Some(e) => vec![e],
                 None => {
                     let mut all = db::events(&mut my).map_err(|e| format!("MySQL: {e}"))?;
                     all.extend(
-                        redisio::scan_events(&mut rc, "meta", "hash")
+                        redisio::scan_all(&redis_url, &mut rc, "meta", "hash")
                             .map_err(|e| format!("Redis: {e}"))?,
                     );
                     let mut v: Vec<String> = all.into_iter().collect();
@@ -258,7 +261,7 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
             };
             let mut drift = 0usize;
             for e in &events {
-                let r = redisio::read_event(&mut rc, e)
+                let r = redisio::read_event(rc.as_dyn(), e)
                     .map_err(|err| format!("Redis, event {e}: {err}"))?;
                 let holders = db::active_holders(&mut my, e)
                     .map_err(|err| format!("MySQL, event {e}: {err}"))?;

@@ -8,7 +8,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use redis::{Connection, RedisResult, Value};
+use redis::cluster::{ClusterClient, ClusterConnection};
+use redis::{Connection, ConnectionLike, RedisResult, Value};
 
 use crate::plan::Entry;
 use crate::record::decode;
@@ -47,6 +48,134 @@ pub fn connect(url: &str, io_timeout: Duration) -> RedisResult<Connection> {
     conn.set_read_timeout(Some(io_timeout))?;
     conn.set_write_timeout(Some(io_timeout))?;
     Ok(conn)
+}
+
+/// A connection to a single Redis or to a Redis Cluster. In cluster mode
+/// every command is routed by its key (following `MOVED`/`ASK` and topology
+/// changes), so a multi-key command must keep its keys in one slot.
+pub enum Conn {
+    /// One server.
+    Single(Connection),
+    /// A cluster, reached through any of its nodes.
+    Cluster(Box<ClusterConnection>),
+}
+
+impl Conn {
+    /// Connects to `url`, as a cluster client when `cluster` is set.
+    pub fn open(url: &str, io_timeout: Duration, cluster: bool) -> RedisResult<Conn> {
+        if !cluster {
+            return connect(url, io_timeout).map(Conn::Single);
+        }
+        let client = ClusterClient::builder(vec![url])
+            .connection_timeout(Duration::from_secs(5))
+            .response_timeout(io_timeout)
+            .build()?;
+        Ok(Conn::Cluster(Box::new(client.get_connection()?)))
+    }
+
+    /// The connection for `Cmd::query`.
+    pub fn as_dyn(&mut self) -> &mut dyn ConnectionLike {
+        match self {
+            Conn::Single(c) => c,
+            Conn::Cluster(c) => c.as_mut(),
+        }
+    }
+}
+
+/// True if the server at `url` runs with `cluster-enabled yes`.
+pub fn detect_cluster(url: &str) -> RedisResult<bool> {
+    let mut c = connect(url, Duration::from_secs(5))?;
+    let info: String = redis::cmd("INFO").arg("cluster").query(&mut c)?;
+    Ok(info.lines().any(|l| l.trim() == "cluster_enabled:1"))
+}
+
+/// Masters (`host:port`) in the output of `CLUSTER NODES` that serve slots
+/// and are not failing.
+pub fn parse_cluster_masters(nodes: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in nodes.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 9 {
+            continue; // serves no slots
+        }
+        let flags = f[2];
+        if !flags.split(',').any(|x| x == "master")
+            || flags.contains("fail")
+            || flags.contains("noaddr")
+        {
+            continue;
+        }
+        // ip:port@cport[,hostname]
+        let addr = f[1].split(['@', ',']).next().unwrap_or("");
+        if addr.is_empty() || addr.starts_with(':') {
+            continue;
+        }
+        out.push(addr.to_owned());
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `url` with its `host:port` replaced by `hostport` (scheme, credentials,
+/// database and query kept).
+pub fn node_url(url: &str, hostport: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return format!("redis://{hostport}/");
+    };
+    let (auth, hostpath) = match rest.rsplit_once('@') {
+        Some((a, h)) => (format!("{a}@"), h),
+        None => (String::new(), rest),
+    };
+    let tail = hostpath
+        .find(['/', '?'])
+        .map(|i| &hostpath[i..])
+        .unwrap_or("");
+    format!("{scheme}://{auth}{hostport}{tail}")
+}
+
+/// Redis Cluster hash slot of every key of `event` (its hash tag).
+pub fn key_slot(event: &str) -> u16 {
+    crc16_xmodem(event.as_bytes()) % 16384
+}
+
+fn crc16_xmodem(data: &[u8]) -> u16 {
+    let mut crc: u16 = 0;
+    for &b in data {
+        crc ^= u16::from(b) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+        }
+    }
+    crc
+}
+
+/// Events with a `ticket:{E}:<suffix>` key of `type_`: one SCAN on the
+/// server, or on every master of the cluster (SCAN is per node).
+pub fn scan_all(
+    seed_url: &str,
+    conn: &mut Conn,
+    suffix: &str,
+    type_: &str,
+) -> RedisResult<Vec<String>> {
+    match conn {
+        Conn::Single(c) => scan_events(c, suffix, type_),
+        Conn::Cluster(c) => {
+            let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(c.as_mut())?;
+            let mut out = Vec::new();
+            for m in parse_cluster_masters(&nodes) {
+                let mut node = connect(&node_url(seed_url, &m), Duration::from_secs(10))?;
+                out.extend(scan_events(&mut node, suffix, type_)?);
+            }
+            out.sort();
+            out.dedup();
+            Ok(out)
+        }
+    }
 }
 
 /// Bytes of a string-like reply value.
@@ -132,7 +261,7 @@ pub fn parse_xread(v: &Value) -> Vec<(String, Value)> {
 /// `XREAD COUNT count [BLOCK ms] STREAMS k.. id..` over `events` (event,
 /// cursor); returns decoded entries per event.
 pub fn xread(
-    conn: &mut Connection,
+    conn: &mut dyn ConnectionLike,
     events: &[(String, StreamId)],
     count: usize,
     block_ms: Option<u64>,
@@ -161,7 +290,11 @@ pub fn xread(
 }
 
 /// All event ids with a `ticket:{E}:<suffix>` key of `type_` (one SCAN).
-pub fn scan_events(conn: &mut Connection, suffix: &str, type_: &str) -> RedisResult<Vec<String>> {
+pub fn scan_events(
+    conn: &mut dyn ConnectionLike,
+    suffix: &str,
+    type_: &str,
+) -> RedisResult<Vec<String>> {
     let pattern = format!("ticket:{{*}}:{suffix}");
     let mut cursor: u64 = 0;
     let mut out = Vec::new();
@@ -192,7 +325,7 @@ pub fn scan_events(conn: &mut Connection, suffix: &str, type_: &str) -> RedisRes
 
 /// `XTRIM ticket:{E}:log MINID = <next id after offset>`: drops the applied
 /// entries (and only those). Returns the number of entries removed.
-pub fn trim(conn: &mut Connection, event: &str, offset: StreamId) -> RedisResult<u64> {
+pub fn trim(conn: &mut dyn ConnectionLike, event: &str, offset: StreamId) -> RedisResult<u64> {
     let Some(minid) = offset.next() else {
         return Ok(0);
     };
@@ -206,23 +339,32 @@ pub fn trim(conn: &mut Connection, event: &str, offset: StreamId) -> RedisResult
 
 /// Entries left in each log and the age in ms of its oldest entry (0 if
 /// empty), for many events in one pipelined round trip.
+/// In cluster mode the keys live on different nodes, so the commands are
+/// sent one by one (routed by key) instead of pipelined.
 pub fn lag_all(
-    conn: &mut Connection,
+    conn: &mut dyn ConnectionLike,
     events: &[String],
     now_ms: u64,
+    pipelined: bool,
 ) -> RedisResult<Vec<(u64, u64)>> {
+    let mut replies: Vec<Value> = Vec::with_capacity(events.len() * 2);
     let mut p = redis::pipe();
     for e in events {
         let key = log_key(e);
-        p.cmd("XLEN").arg(&key);
-        p.cmd("XRANGE")
-            .arg(&key)
-            .arg("-")
-            .arg("+")
-            .arg("COUNT")
-            .arg(1);
+        let mut xlen = redis::cmd("XLEN");
+        xlen.arg(&key);
+        let mut first = redis::cmd("XRANGE");
+        first.arg(&key).arg("-").arg("+").arg("COUNT").arg(1);
+        if pipelined {
+            p.add_command(xlen).add_command(first);
+        } else {
+            replies.push(xlen.query(conn)?);
+            replies.push(first.query(conn)?);
+        }
     }
-    let replies: Vec<Value> = p.query(conn)?;
+    if pipelined {
+        replies = p.query(conn)?;
+    }
     Ok(replies
         .chunks(2)
         .map(|c| {
@@ -248,8 +390,8 @@ pub fn lag_all(
 }
 
 /// [`lag_all`] for one event.
-pub fn lag(conn: &mut Connection, event: &str, now_ms: u64) -> RedisResult<(u64, u64)> {
-    Ok(lag_all(conn, &[event.to_owned()], now_ms)?
+pub fn lag(conn: &mut dyn ConnectionLike, event: &str, now_ms: u64) -> RedisResult<(u64, u64)> {
+    Ok(lag_all(conn, &[event.to_owned()], now_ms, false)?
         .first()
         .copied()
         .unwrap_or((0, 0)))
@@ -267,7 +409,7 @@ pub struct RedisEvent {
 }
 
 /// Reads holders and `TICKET.STATUS` of `event`; `None` if it has no meta.
-pub fn read_event(conn: &mut Connection, event: &str) -> RedisResult<Option<RedisEvent>> {
+pub fn read_event(conn: &mut dyn ConnectionLike, event: &str) -> RedisResult<Option<RedisEvent>> {
     let status: Value = redis::cmd("TICKET.STATUS").arg(event).query(conn)?;
     let fields: HashMap<String, String> = pairs(&status)
         .iter()
@@ -311,6 +453,33 @@ mod tests {
         assert_eq!(event_of_key("ticket:{}:log", "log"), None);
         assert_eq!(event_of_key("ticket:{e1}:meta", "log"), None);
         assert_eq!(event_of_key("other:{e1}:log", "log"), None);
+    }
+
+    #[test]
+    fn cluster_helpers() {
+        // reference values: the CRC16 check value and CLUSTER KEYSLOT
+        assert_eq!(crc16_xmodem(b"123456789"), 0x31C3);
+        assert_eq!(key_slot("foo"), 12182);
+        let nodes = "\
+07c3 127.0.0.1:30004@40004 slave e7d1 0 1426238317239 4 connected
+67ed 127.0.0.1:30002@40002,host-b master - 0 1426238316232 2 connected 5461-10922
+292f 127.0.0.1:30003@40003 master - 0 1426238318243 3 connected 10923-16383
+6ec2 127.0.0.1:30005@40005 master,fail - 0 1426238316232 5 connected 1-2
+824f 127.0.0.1:30006@40006 master - 0 0 6 connected
+e7d1 127.0.0.1:30001@40001 myself,master - 0 0 1 connected 0-5460";
+        assert_eq!(
+            parse_cluster_masters(nodes),
+            ["127.0.0.1:30001", "127.0.0.1:30002", "127.0.0.1:30003"]
+        );
+        assert_eq!(
+            node_url("redis://:pw@10.0.0.1:7000/0", "127.0.0.1:30001"),
+            "redis://:pw@127.0.0.1:30001/0"
+        );
+        assert_eq!(node_url("redis://h:1", "n:2"), "redis://n:2");
+        assert_eq!(
+            node_url("rediss://u:p@h:1/?x=1", "n:2"),
+            "rediss://u:p@n:2/?x=1"
+        );
     }
 
     #[test]
