@@ -1,0 +1,255 @@
+//! Effects replication and persistence: a replica (streaming and full sync)
+//! and an AOF reload (after a clean stop, a crash and a rewrite) reach the
+//! primary's state byte for byte (`DEBUG DIGEST`, per-key
+//! `DEBUG DIGEST-VALUE`, stream ids).
+
+#[path = "module_support.rs"]
+mod support;
+
+use std::time::Duration;
+
+use redis::{Connection, Value};
+use support::*;
+use ticketgate_tests::{wait_until, RedisServer};
+
+const PARTS: [&str; 4] = ["meta", "pool", "holders", "log"];
+
+fn set_chunk(c: &mut Connection, n: i64) {
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("ticket.pool-chunk")
+        .arg(n)
+        .query(c)
+        .unwrap();
+}
+
+fn xtrim(c: &mut Connection, event: &str, maxlen: i64) {
+    let _: i64 = redis::cmd("XTRIM")
+        .arg(key(event, "log"))
+        .arg("MAXLEN")
+        .arg(maxlen)
+        .query(c)
+        .unwrap();
+}
+
+/// Every kind of write the module does: init (with a window), claims that
+/// mint chunks, repeat claims, cancels (returned numbers re-issued), close
+/// and open, a forced drop of another event, a drop after a trimmed log.
+fn workload(c: &mut Connection) {
+    set_chunk(c, 3);
+    let now = server_ms(c);
+    ok(c, &["TICKET.INIT", "ev", "20"]);
+    ok(c, &["TICKET.INIT", "other", "5"]);
+    ok(
+        c,
+        &[
+            "TICKET.INIT",
+            "win",
+            "10",
+            "OPENS",
+            &(now - 1000).to_string(),
+            "CLOSES",
+            &(now + 3_600_000).to_string(),
+        ],
+    );
+    for i in 1..=10 {
+        assert_eq!(claim(c, "ev", &format!("u{i}")), i);
+    }
+    assert_eq!(int_or_nil(c, &["TICKET.CANCEL", "ev", "u3"]), Some(3));
+    assert_eq!(int_or_nil(c, &["TICKET.CANCEL", "ev", "u7"]), Some(7));
+    assert_eq!(claim(c, "ev", "u11"), 3);
+    assert_eq!(claim(c, "ev", "u3"), 7);
+    assert_eq!(claim(c, "ev", "u3"), 7);
+    ok(c, &["TICKET.CLOSE", "ev"]);
+    assert_eq!(claim(c, "ev", "u1"), 1);
+    ok(c, &["TICKET.OPEN", "ev"]);
+    assert_eq!(claim(c, "ev", "u12"), 11);
+    assert_eq!(claim(c, "ev", "ü-ß 13"), 12);
+    for u in ["a", "b", "c"] {
+        claim(c, "other", u);
+    }
+    int_or_nil(c, &["TICKET.CANCEL", "other", "b"]);
+    assert_eq!(int(c, &["TICKET.DROP", "other", "FORCE"]), 4);
+    for i in 1..=4 {
+        claim(c, "win", &format!("w{i}"));
+    }
+    ok(c, &["TICKET.INIT", "gone", "3"]);
+    claim(c, "gone", "x");
+    xtrim(c, "gone", 0);
+    assert_eq!(int(c, &["TICKET.DROP", "gone"]), 4);
+    // The sidecar's trim of a drained prefix.
+    xtrim(c, "win", 3);
+}
+
+/// A second batch of writes (after the first one was already replicated).
+fn more_work(c: &mut Connection) {
+    set_chunk(c, 5);
+    for i in 14..=20 {
+        claim(c, "ev", &format!("u{i}"));
+    }
+    int_or_nil(c, &["TICKET.CANCEL", "ev", "u5"]);
+    claim(c, "ev", "late");
+    ok(c, &["TICKET.CLOSE", "win"]);
+    ok(c, &["TICKET.INIT", "fresh", "100"]);
+    claim(c, "fresh", "a");
+}
+
+/// Everything observable about the dataset.
+#[derive(Debug, PartialEq)]
+struct State {
+    digest: String,
+    keys: Vec<String>,
+    values: Vec<(String, String)>,
+    logs: Vec<(String, Vec<Entry>)>,
+    statuses: Vec<Value>,
+}
+
+fn state(c: &mut Connection) -> State {
+    let mut keys: Vec<String> = redis::cmd("KEYS").arg("*").query(c).unwrap();
+    keys.sort();
+    let mut values = Vec::new();
+    let mut logs = Vec::new();
+    let mut statuses = Vec::new();
+    for event in ["ev", "other", "win", "gone", "fresh"] {
+        for part in PARTS {
+            let k = key(event, part);
+            values.push((k.clone(), digest_value(c, &k)));
+        }
+        logs.push((event.to_string(), log(c, event)));
+        statuses.push(
+            cmd(&["TICKET.STATUS", event])
+                .query::<Value>(c)
+                .unwrap_or_else(|e| Value::SimpleString(error_line(&e))),
+        );
+    }
+    State {
+        digest: digest(c),
+        keys,
+        values,
+        logs,
+        statuses,
+    }
+}
+
+fn wait_for_link(replica: &RedisServer) {
+    let mut c = replica.conn();
+    wait_until(Duration::from_secs(20), "the replica is in sync", || {
+        info_field(&mut c, "replication", "master_link_status").as_deref() == Some("up")
+    });
+}
+
+fn wait_replicated(primary: &mut Connection, replicas: i64) {
+    let acked: i64 = redis::cmd("WAIT")
+        .arg(replicas)
+        .arg(1000)
+        .query(primary)
+        .unwrap();
+    assert!(
+        acked >= replicas,
+        "WAIT {replicas} 1000 acknowledged {acked}"
+    );
+}
+
+#[test]
+fn replica_reaches_the_primarys_state_byte_for_byte() {
+    // No 5 s wait for more replicas before a full sync starts.
+    let primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
+    let port = primary.port().to_string();
+    let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &port]);
+    wait_for_link(&replica);
+    let mut p = primary.conn();
+    let mut r = replica.conn();
+
+    workload(&mut p);
+    wait_replicated(&mut p, 1);
+    let expected = state(&mut p);
+    assert_ne!(
+        expected.digest,
+        "0".repeat(40),
+        "the workload wrote nothing"
+    );
+    assert!(!expected.logs[0].1.is_empty());
+    assert_eq!(
+        state(&mut r),
+        expected,
+        "replica differs after the workload"
+    );
+    // Read commands on the replica (and warm any cache there) agree.
+    assert_eq!(int_or_nil(&mut r, &["TICKET.HOLDER", "ev", "u3"]), Some(7));
+    assert_eq!(
+        status(&mut r, "ev")["status"],
+        Value::BulkString(b"open".to_vec())
+    );
+
+    more_work(&mut p);
+    wait_replicated(&mut p, 1);
+    let expected = state(&mut p);
+    assert_eq!(state(&mut r), expected, "replica differs after more work");
+    assert_eq!(
+        status(&mut r, "win")["status"],
+        Value::BulkString(b"closed".to_vec()),
+        "a replicated CLOSE is visible to TICKET.STATUS on the replica"
+    );
+    assert_eq!(int_or_nil(&mut r, &["TICKET.HOLDER", "ev", "u5"]), None);
+
+    // Writes are refused on the replica (the commands are flagged `write`).
+    let err = cmd(&["TICKET.CLAIM", "ev", "zz"])
+        .query::<Value>(&mut r)
+        .expect_err("a replica must refuse TICKET.CLAIM");
+    assert!(error_line(&err).starts_with("READONLY"), "{err}");
+    assert_eq!(state(&mut r), expected);
+
+    // A replica that joins late gets the same state by full sync.
+    let late = RedisServer::start_with(&["--replicaof", "127.0.0.1", &port]);
+    wait_for_link(&late);
+    wait_replicated(&mut p, 2);
+    assert_eq!(
+        state(&mut late.conn()),
+        expected,
+        "full-sync replica differs"
+    );
+}
+
+#[test]
+fn aof_reload_reaches_the_same_state_after_stop_crash_and_rewrite() {
+    let mut server = RedisServer::start_with(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut c = server.conn();
+    workload(&mut c);
+    let before = state(&mut c);
+    drop(c);
+
+    // Clean stop, same directory, same arguments.
+    server.stop();
+    server.start_again();
+    let mut c = server.conn();
+    assert_eq!(state(&mut c), before, "state differs after an AOF reload");
+    // The reloaded event carries on where it stopped.
+    assert_eq!(claim(&mut c, "ev", "after-restart"), 13);
+
+    more_work(&mut c);
+    let before = state(&mut c);
+    drop(c);
+    // A crash: appendfsync always has every acknowledged write on disk.
+    server.kill();
+    server.start_again();
+    let mut c = server.conn();
+    assert_eq!(state(&mut c), before, "state differs after a crash");
+
+    // A rewritten AOF (base RDB + increments) loads the same state too.
+    let _: Value = redis::cmd("BGREWRITEAOF").query(&mut c).unwrap();
+    wait_until(Duration::from_secs(30), "the AOF rewrite finished", || {
+        info_field(&mut c, "persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
+            && info_field(&mut c, "persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
+    });
+    claim(&mut c, "fresh", "after-rewrite");
+    let before = state(&mut c);
+    drop(c);
+    server.stop();
+    server.start_again();
+    let mut c = server.conn();
+    assert_eq!(
+        state(&mut c),
+        before,
+        "state differs after rewrite + reload"
+    );
+}
