@@ -1,0 +1,315 @@
+//! Load drivers over the raw RESP client:
+//!
+//! * [`closed_loop`]: every connection sends its commands one at a time
+//!   (a user's request, then the next), all connections starting together
+//!   behind a barrier; per-request latency from send to reply. A few client
+//!   threads each poll(2) over their share of the connections, so 1,000
+//!   connections really do send at the same instant without 1,000 threads
+//!   fighting for two cores.
+//! * [`pipelined`]: each connection keeps `pipeline` commands in flight;
+//!   returns the claims per second and every ticket handed out.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context, Result};
+use indicatif::ProgressBar;
+
+use crate::report::{latency_histogram, Latency};
+use crate::resp::{poll_readable, RawConn, RedisAddr, Reply};
+
+/// One request: who sends it, and the encoded command.
+pub struct Request {
+    pub user: String,
+    pub bytes: Vec<u8>,
+}
+
+/// What a request got back.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub user: String,
+    /// `Ok(Some(ticket))`, `Ok(None)` for nil, `Err(error text)`.
+    pub reply: Result<Option<i64>, String>,
+}
+
+pub struct ClosedLoopResult {
+    pub outcomes: Vec<Outcome>,
+    pub latency: Option<Latency>,
+    /// When the barrier released (earliest thread).
+    pub start: Instant,
+    /// When the last reply arrived.
+    pub end: Instant,
+}
+
+/// Callback run for every reply, on the client thread that read it.
+pub type OnReply<'a> = &'a (dyn Fn(&str, &Reply) + Sync);
+
+struct ThreadOut {
+    outcomes: Vec<Outcome>,
+    hist: hdrhistogram::Histogram<u64>,
+    start: Instant,
+    end: Instant,
+}
+
+/// Runs `per_conn[i]` sequentially on connection `i`, all connections at once.
+pub fn closed_loop(
+    addr: &RedisAddr,
+    per_conn: Vec<Vec<Request>>,
+    threads: usize,
+    on_reply: OnReply,
+    progress: &ProgressBar,
+) -> Result<ClosedLoopResult> {
+    let threads = threads.clamp(1, per_conn.len().max(1));
+    // Connect everything first (connecting is not part of the measurement).
+    let mut groups: Vec<Vec<(RawConn, Vec<Request>)>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, reqs) in per_conn.into_iter().enumerate() {
+        let c = RawConn::connect(addr)?;
+        groups[i % threads].push((c, reqs));
+    }
+    let barrier = Arc::new(Barrier::new(threads));
+    let outs: Vec<Result<ThreadOut>> = thread::scope(|s| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .map(|g| {
+                let barrier = barrier.clone();
+                s.spawn(move || closed_loop_thread(g, &barrier, on_reply, progress))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow!("client thread panicked")))
+            })
+            .collect()
+    });
+    let mut hist = latency_histogram();
+    let mut outcomes = Vec::new();
+    let mut start: Option<Instant> = None;
+    let mut end: Option<Instant> = None;
+    for o in outs {
+        let o = o?;
+        hist.add(&o.hist).context("merge histograms")?;
+        outcomes.extend(o.outcomes);
+        start = Some(start.map_or(o.start, |s| s.min(o.start)));
+        end = Some(end.map_or(o.end, |e| e.max(o.end)));
+    }
+    let now = Instant::now();
+    Ok(ClosedLoopResult {
+        outcomes,
+        latency: Latency::from_histogram(&hist),
+        start: start.unwrap_or(now),
+        end: end.unwrap_or(now),
+    })
+}
+
+fn closed_loop_thread(
+    mut conns: Vec<(RawConn, Vec<Request>)>,
+    barrier: &Barrier,
+    on_reply: OnReply,
+    progress: &ProgressBar,
+) -> Result<ThreadOut> {
+    let mut hist = latency_histogram();
+    let mut outcomes = Vec::new();
+    let mut next = vec![0usize; conns.len()];
+    let mut sent_at = Vec::with_capacity(conns.len());
+    barrier.wait();
+    let start = Instant::now();
+    for (c, reqs) in conns.iter_mut() {
+        if let Some(r) = reqs.first() {
+            c.send(&r.bytes)?;
+        }
+        sent_at.push(Instant::now());
+    }
+    let mut active: Vec<usize> = (0..conns.len())
+        .filter(|&i| !conns[i].1.is_empty())
+        .collect();
+    let mut end = start;
+    let mut done_since_tick = 0u64;
+    while !active.is_empty() {
+        let fds: Vec<_> = active.iter().map(|&i| conns[i].0.fd()).collect();
+        let ready = poll_readable(&fds, 30_000)?;
+        if ready.is_empty() {
+            continue;
+        }
+        let mut finished = Vec::new();
+        for k in ready {
+            let i = active[k];
+            let (conn, reqs) = &mut conns[i];
+            conn.fill()?;
+            while let Some(reply) = conn.try_reply()? {
+                let now = Instant::now();
+                let us = now.duration_since(sent_at[i]).as_micros().max(1) as u64;
+                hist.record(us.min(3_600_000_000))
+                    .context("record latency")?;
+                let req = &reqs[next[i]];
+                on_reply(&req.user, &reply);
+                outcomes.push(Outcome {
+                    user: req.user.clone(),
+                    reply: reply.ticket(),
+                });
+                end = now;
+                done_since_tick += 1;
+                next[i] += 1;
+                if next[i] < reqs.len() {
+                    conn.send(&reqs[next[i]].bytes)?;
+                    sent_at[i] = Instant::now();
+                } else {
+                    finished.push(k);
+                    break;
+                }
+            }
+        }
+        if done_since_tick >= 256 {
+            progress.inc(done_since_tick);
+            done_since_tick = 0;
+        }
+        if !finished.is_empty() {
+            finished.sort_unstable();
+            for k in finished.into_iter().rev() {
+                active.swap_remove(k);
+            }
+        }
+    }
+    progress.inc(done_since_tick);
+    Ok(ThreadOut {
+        outcomes,
+        hist,
+        start,
+        end,
+    })
+}
+
+/// Result of a pipelined run.
+pub struct PipelinedResult {
+    pub elapsed: Duration,
+    pub tickets: Vec<i64>,
+    pub nils: u64,
+    pub error_count: u64,
+    /// The first few error replies.
+    pub errors: Vec<String>,
+}
+
+impl PipelinedResult {
+    pub fn per_sec(&self) -> f64 {
+        self.tickets.len() as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Sends commands `0..total` (encoded by `encode(buf, i)`) over `conns`
+/// connections from `threads` threads, `pipeline` in flight per connection.
+pub fn pipelined(
+    addr: &RedisAddr,
+    conns: usize,
+    threads: usize,
+    pipeline: usize,
+    total: u64,
+    encode: &(dyn Fn(&mut Vec<u8>, u64) + Sync),
+    progress: &ProgressBar,
+) -> Result<PipelinedResult> {
+    let threads = threads.clamp(1, conns.max(1));
+    let pipeline = pipeline.max(1) as u64;
+    let mut groups: Vec<Vec<RawConn>> = (0..threads).map(|_| Vec::new()).collect();
+    for i in 0..conns.max(1) {
+        groups[i % threads].push(RawConn::connect(addr)?);
+    }
+    let counter = AtomicU64::new(0);
+    let barrier = Barrier::new(threads + 1);
+    let (outs, elapsed) = thread::scope(|s| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .map(|g| {
+                let (counter, barrier) = (&counter, &barrier);
+                s.spawn(move || {
+                    barrier.wait();
+                    pipelined_thread(g, counter, pipeline, total, encode, progress)
+                })
+            })
+            .collect();
+        barrier.wait();
+        let t0 = Instant::now();
+        let outs: Vec<Result<ThreadTally>> = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow!("client thread panicked")))
+            })
+            .collect();
+        (outs, t0.elapsed())
+    });
+    let mut res = PipelinedResult {
+        elapsed,
+        tickets: Vec::with_capacity(total as usize),
+        nils: 0,
+        error_count: 0,
+        errors: Vec::new(),
+    };
+    for o in outs {
+        let (t, n, ec, e) = o?;
+        res.tickets.extend(t);
+        res.nils += n;
+        res.error_count += ec;
+        res.errors.extend(e);
+    }
+    Ok(res)
+}
+
+fn pipelined_thread(
+    mut conns: Vec<RawConn>,
+    counter: &AtomicU64,
+    pipeline: u64,
+    total: u64,
+    encode: &(dyn Fn(&mut Vec<u8>, u64) + Sync),
+    progress: &ProgressBar,
+) -> Result<ThreadTally> {
+    let mut tickets = Vec::new();
+    let mut nils = 0u64;
+    let mut error_count = 0u64;
+    let mut errors = Vec::new();
+    let mut buf = Vec::with_capacity(4096);
+    let mut in_flight = vec![0u64; conns.len()];
+    loop {
+        let mut any = false;
+        for (i, c) in conns.iter_mut().enumerate() {
+            let from = counter.fetch_add(pipeline, Ordering::Relaxed);
+            if from >= total {
+                continue;
+            }
+            let to = (from + pipeline).min(total);
+            buf.clear();
+            for k in from..to {
+                encode(&mut buf, k);
+            }
+            c.send(&buf)?;
+            in_flight[i] = to - from;
+            any = true;
+        }
+        if !any {
+            break;
+        }
+        let mut done = 0;
+        for (i, c) in conns.iter_mut().enumerate() {
+            for _ in 0..in_flight[i] {
+                match c.read_reply()?.ticket() {
+                    Ok(Some(t)) => tickets.push(t),
+                    Ok(None) => nils += 1,
+                    Err(e) => {
+                        error_count += 1;
+                        if errors.len() < 10 {
+                            errors.push(e);
+                        }
+                    }
+                }
+            }
+            done += in_flight[i];
+            in_flight[i] = 0;
+        }
+        progress.inc(done);
+    }
+    Ok((tickets, nils, error_count, errors))
+}
+
+/// Tickets, nil replies, error count, first errors.
+type ThreadTally = (Vec<i64>, u64, u64, Vec<String>);

@@ -1,0 +1,371 @@
+//! `ticketgate-bench`: ticketgate (module + sidecar) side by side with the
+//! Lua-script design and the MySQL-only design, against the same servers in
+//! one process run. See bench/README.md.
+
+mod chart;
+mod demo;
+mod env;
+mod load;
+mod lua;
+mod mysqlpath;
+mod report;
+mod resp;
+mod scenarios;
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::report::{render, render_summary, BenchOutput, RunInfo, ScenarioReport};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "ticketgate-bench",
+    version,
+    about = "Benchmarks ticketgate against a Lua script and a MySQL-only path, with correctness checks"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+    #[command(flatten)]
+    opts: Opts,
+}
+
+#[derive(Subcommand, Debug, Clone, Copy, PartialEq, Eq)]
+enum Cmd {
+    /// 1,000 connections claim once at the same instant on 100 tickets
+    Burst,
+    /// 30,000 claims from 300 connections on 30,000 tickets
+    Coupon,
+    /// Pipelined claims/s: module vs Lua script vs raw ZPOPMIN
+    Throughput,
+    /// Winners/s the sidecar writes into MySQL vs the MySQL-only path's claims/s
+    Drain,
+    /// TICKET.INIT of 10,000,000 tickets vs a materialised ZSet
+    BigEvent,
+    /// Every scenario (the default)
+    All,
+    /// The README demo: 1,000 users burst 100 tickets, MySQL checked against Redis
+    Demo,
+}
+
+/// Options shared by all subcommands.
+#[derive(Args, Debug, Clone)]
+pub struct Opts {
+    /// Use this Redis (with the ticketgate module loaded) instead of a private one
+    #[arg(long, global = true, env = "TICKETGATE_BENCH_REDIS_URL")]
+    redis_url: Option<String>,
+    /// Use this MySQL/MariaDB server instead of a private one (two new databases are created on it)
+    #[arg(long, global = true, env = "TICKETGATE_BENCH_MYSQL_URL")]
+    mysql_url: Option<String>,
+    /// The sidecar binary [default: <workspace>/target/release/ticketgate-sidecar]
+    #[arg(long, global = true)]
+    sidecar: Option<PathBuf>,
+    /// Print the results as JSON on stdout (tables go to stderr)
+    #[arg(long, global = true)]
+    json: bool,
+    /// Write an SVG chart (throughput bars, burst latency percentiles)
+    #[arg(long, global = true, value_name = "PATH")]
+    chart: Option<PathBuf>,
+    /// Tiny sizes everywhere (smoke test); explicit size options still win
+    #[arg(long, global = true)]
+    quick: bool,
+    /// No progress bars
+    #[arg(long, global = true)]
+    no_progress: bool,
+    /// Client threads generating Redis load
+    #[arg(long, global = true)]
+    client_threads: Option<usize>,
+
+    /// burst: users (one connection and one claim each)
+    #[arg(long, global = true)]
+    burst_users: Option<u64>,
+    /// burst: tickets
+    #[arg(long, global = true)]
+    burst_tickets: Option<u64>,
+    /// coupon: claims (= tickets)
+    #[arg(long, global = true)]
+    coupon_claims: Option<u64>,
+    /// coupon: connections
+    #[arg(long, global = true)]
+    coupon_conns: Option<u64>,
+    /// throughput: claims per round and path
+    #[arg(long, global = true)]
+    throughput_claims: Option<u64>,
+    /// throughput: connections
+    #[arg(long, global = true)]
+    throughput_conns: Option<usize>,
+    /// throughput: commands in flight per connection
+    #[arg(long, global = true)]
+    pipeline: Option<usize>,
+    /// throughput: interleaved rounds (the median is reported)
+    #[arg(long, global = true)]
+    rounds: Option<usize>,
+    /// drain: winners claimed before the sidecar starts
+    #[arg(long, global = true)]
+    drain_claims: Option<u64>,
+    /// drain: claims made through the MySQL-only path
+    #[arg(long, global = true)]
+    mysql_claims: Option<u64>,
+    /// drain: MySQL-only connections
+    #[arg(long, global = true)]
+    mysql_conns: Option<u64>,
+    /// big-event: tickets
+    #[arg(long, global = true)]
+    big_tickets: Option<u64>,
+    /// Lua path: threads writing its winners into MySQL
+    #[arg(long, global = true)]
+    lua_writers: Option<usize>,
+}
+
+/// Sizes after applying `--quick` and explicit options.
+#[derive(Debug, Clone)]
+pub struct Sizes {
+    pub client_threads: usize,
+    pub burst_users: u64,
+    pub burst_tickets: u64,
+    pub coupon_claims: u64,
+    pub coupon_conns: u64,
+    pub throughput_claims: u64,
+    pub throughput_conns: usize,
+    pub pipeline: usize,
+    pub rounds: usize,
+    pub drain_claims: u64,
+    pub mysql_claims: u64,
+    pub mysql_conns: u64,
+    pub big_tickets: u64,
+    pub lua_writers: usize,
+}
+
+impl Sizes {
+    fn resolve(o: &Opts) -> Sizes {
+        let q = o.quick;
+        let pick =
+            |v: Option<u64>, full: u64, quick: u64| v.unwrap_or(if q { quick } else { full });
+        let picku =
+            |v: Option<usize>, full: usize, quick: usize| v.unwrap_or(if q { quick } else { full });
+        Sizes {
+            client_threads: picku(o.client_threads, 4, 2).max(1),
+            burst_users: pick(o.burst_users, 1000, 200).max(1),
+            burst_tickets: pick(o.burst_tickets, 100, 20).max(1),
+            coupon_claims: pick(o.coupon_claims, 30_000, 2_000).max(1),
+            coupon_conns: pick(o.coupon_conns, 300, 40).max(1),
+            throughput_claims: pick(o.throughput_claims, 400_000, 20_000).max(1),
+            throughput_conns: picku(o.throughput_conns, 50, 8).max(1),
+            pipeline: picku(o.pipeline, 16, 16).max(1),
+            rounds: picku(o.rounds, 3, 1).max(1),
+            drain_claims: pick(o.drain_claims, 100_000, 5_000).max(1),
+            mysql_claims: pick(o.mysql_claims, 20_000, 1_000).max(1),
+            mysql_conns: pick(o.mysql_conns, 50, 10).max(1),
+            big_tickets: pick(o.big_tickets, 10_000_000, 100_000).max(1),
+            lua_writers: picku(o.lua_writers, 32, 8).max(1),
+        }
+    }
+}
+
+/// Output helpers: progress bars (stderr, only on a terminal) and status lines.
+#[derive(Clone, Copy)]
+pub struct Ui {
+    pub progress: bool,
+    pub json: bool,
+}
+
+impl Ui {
+    /// A progress bar over `len` items; hidden unless wanted.
+    pub fn bar(&self, len: u64, msg: &str) -> ProgressBar {
+        if !self.progress {
+            return ProgressBar::hidden();
+        }
+        let pb = ProgressBar::new(len);
+        let style = ProgressStyle::with_template(
+            "{msg:28} [{bar:32.cyan/blue}] {human_pos}/{human_len} {per_sec:>12} eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+        pb.set_style(style);
+        pb.set_message(msg.to_string());
+        pb.enable_steady_tick(Duration::from_millis(200));
+        pb
+    }
+
+    /// A status line on stderr.
+    pub fn say(&self, msg: &str) {
+        eprintln!("{msg}");
+    }
+
+    /// Human output: stdout normally, stderr with `--json`.
+    pub fn print(&self, text: &str) {
+        if self.json {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+            let _ = std::io::stdout().flush();
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let cmd = cli.cmd.unwrap_or(Cmd::All);
+    let ui = Ui {
+        progress: !cli.opts.no_progress && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        json: cli.opts.json,
+    };
+    let result = match cmd {
+        Cmd::Demo => demo::run(&cli.opts, ui),
+        _ => run_bench(cmd, &cli.opts, ui),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ticketgate-bench: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
+    let sizes = Sizes::resolve(opts);
+    ui.say(
+        "setting up servers (private redis-server with the module, private MariaDB, migrations)...",
+    );
+    let servers = env::Servers::setup(
+        opts.redis_url.as_deref(),
+        opts.mysql_url.as_deref(),
+        opts.sidecar.as_deref(),
+    )?;
+    let run = RunInfo {
+        started_unix_ms: env::unix_ms(),
+        quick: opts.quick,
+        redis_version: servers.redis_version(),
+        mysql_version: servers.mysql_version(),
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        private_redis: servers.private_redis,
+        private_mysql: servers.private_mysql,
+    };
+    ui.say(&format!(
+        "redis {} ({}), mysql {} ({}), {} cpus",
+        run.redis_version,
+        if run.private_redis {
+            "private"
+        } else {
+            "given"
+        },
+        run.mysql_version,
+        if run.private_mysql {
+            "private"
+        } else {
+            "given"
+        },
+        run.cpus
+    ));
+    let ctx = scenarios::Ctx {
+        servers: &servers,
+        sizes: &sizes,
+        ui,
+        run_id: env::run_id(),
+    };
+    let list: Vec<Cmd> = match cmd {
+        Cmd::All => vec![
+            Cmd::Burst,
+            Cmd::Coupon,
+            Cmd::Throughput,
+            Cmd::Drain,
+            Cmd::BigEvent,
+        ],
+        c => vec![c],
+    };
+    let mut reports: Vec<ScenarioReport> = Vec::new();
+    for c in list {
+        let r = match c {
+            Cmd::Burst => scenarios::burst(&ctx),
+            Cmd::Coupon => scenarios::coupon(&ctx),
+            Cmd::Throughput => scenarios::throughput(&ctx),
+            Cmd::Drain => scenarios::drain(&ctx),
+            Cmd::BigEvent => scenarios::big_event(&ctx),
+            Cmd::All | Cmd::Demo => continue,
+        }?;
+        ui.print(&format!("\n{}", render(&r)));
+        reports.push(r);
+    }
+    let output = BenchOutput::new(run, reports);
+    ui.print(&format!("\n{}", render_summary(&output)));
+    if let Some(path) = &opts.chart {
+        chart::write(path, &output.scenarios)?;
+        ui.say(&format!("chart written to {}", path.display()));
+    }
+    if opts.json {
+        println!("{}", serde_json::to_string_pretty(&output)?);
+    }
+    Ok(if output.violations > 0 {
+        eprintln!(
+            "ticketgate-bench: {} correctness violation(s) — see VIOLATION lines",
+            output.violations
+        );
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_command_is_all_and_sizes_resolve() {
+        let cli = Cli::parse_from(["ticketgate-bench"]);
+        assert!(cli.cmd.is_none());
+        let s = Sizes::resolve(&cli.opts);
+        assert_eq!((s.burst_users, s.burst_tickets), (1000, 100));
+        assert_eq!((s.coupon_claims, s.coupon_conns), (30_000, 300));
+        assert_eq!(s.big_tickets, 10_000_000);
+    }
+
+    #[test]
+    fn quick_shrinks_but_explicit_options_win() {
+        let cli = Cli::parse_from([
+            "ticketgate-bench",
+            "all",
+            "--quick",
+            "--burst-users",
+            "77",
+            "--json",
+        ]);
+        assert_eq!(cli.cmd, Some(Cmd::All));
+        assert!(cli.opts.json);
+        let s = Sizes::resolve(&cli.opts);
+        assert_eq!(s.burst_users, 77);
+        assert_eq!(s.burst_tickets, 20);
+        assert_eq!(s.rounds, 1);
+    }
+
+    #[test]
+    fn subcommands_parse() {
+        for (arg, cmd) in [
+            ("burst", Cmd::Burst),
+            ("coupon", Cmd::Coupon),
+            ("throughput", Cmd::Throughput),
+            ("drain", Cmd::Drain),
+            ("big-event", Cmd::BigEvent),
+            ("demo", Cmd::Demo),
+        ] {
+            assert_eq!(Cli::parse_from(["b", arg]).cmd, Some(cmd));
+        }
+        Cli::command_for_test();
+    }
+
+    impl Cli {
+        fn command_for_test() {
+            use clap::CommandFactory;
+            Cli::command().debug_assert();
+        }
+    }
+}

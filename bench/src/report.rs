@@ -1,0 +1,701 @@
+//! Result structures (serialised with `--json`), ratios, targets, correctness
+//! checks and the text table. Pure: no I/O, unit-tested below.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+/// Latency percentiles of one path, in microseconds.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Latency {
+    pub count: u64,
+    pub p50_us: f64,
+    pub p95_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+    pub mean_us: f64,
+}
+
+impl Latency {
+    /// Percentiles of a histogram of microsecond values; `None` when empty.
+    pub fn from_histogram(h: &hdrhistogram::Histogram<u64>) -> Option<Latency> {
+        if h.is_empty() {
+            return None;
+        }
+        Some(Latency {
+            count: h.len(),
+            p50_us: h.value_at_quantile(0.50) as f64,
+            p95_us: h.value_at_quantile(0.95) as f64,
+            p99_us: h.value_at_quantile(0.99) as f64,
+            max_us: h.max() as f64,
+            mean_us: h.mean(),
+        })
+    }
+}
+
+/// A histogram for latencies in microseconds (1 µs .. 1 h, 3 significant digits).
+pub fn latency_histogram() -> hdrhistogram::Histogram<u64> {
+    hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3)
+        .expect("static histogram bounds are valid")
+}
+
+/// One row of a scenario table: a path (ticketgate, lua, mysql-only, ...)
+/// and its measured values, keyed by column key.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Row {
+    pub path: String,
+    pub metrics: BTreeMap<String, f64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub latency: Option<Latency>,
+}
+
+impl Row {
+    pub fn new(path: &str) -> Row {
+        Row {
+            path: path.to_string(),
+            ..Row::default()
+        }
+    }
+
+    /// Sets a metric (builder style).
+    pub fn with(mut self, key: &str, value: f64) -> Row {
+        self.metrics.insert(key.to_string(), value);
+        self
+    }
+
+    pub fn set(&mut self, key: &str, value: f64) {
+        self.metrics.insert(key.to_string(), value);
+    }
+
+    pub fn get(&self, key: &str) -> Option<f64> {
+        self.metrics.get(key).copied()
+    }
+
+    /// Adds the latency percentiles as metrics `p50_ms` .. `max_ms` too.
+    pub fn with_latency(mut self, lat: Option<Latency>) -> Row {
+        if let Some(l) = &lat {
+            self.set("p50_ms", l.p50_us / 1000.0);
+            self.set("p95_ms", l.p95_us / 1000.0);
+            self.set("p99_ms", l.p99_us / 1000.0);
+            self.set("max_ms", l.max_us / 1000.0);
+        }
+        self.latency = lat;
+        self
+    }
+}
+
+/// A table column: metric key, header text, decimals shown.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Column {
+    pub key: String,
+    pub header: String,
+    pub decimals: usize,
+}
+
+pub fn col(key: &str, header: &str, decimals: usize) -> Column {
+    Column {
+        key: key.to_string(),
+        header: header.to_string(),
+        decimals,
+    }
+}
+
+/// `a / b`, or `None` when either is missing or `b` is not positive.
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 && a.is_finite() && b.is_finite() => Some(a / b),
+        _ => None,
+    }
+}
+
+/// Median of the finite values (mean of the middle two for an even count).
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct NamedRatio {
+    pub name: String,
+    pub value: Option<f64>,
+}
+
+/// Direction of a target.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Goal {
+    /// measured >= threshold
+    AtLeast,
+    /// measured < threshold
+    Below,
+}
+
+/// A target from the issue, evaluated against a measurement.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TargetResult {
+    pub name: String,
+    pub goal: Goal,
+    pub threshold: f64,
+    pub unit: String,
+    pub measured: Option<f64>,
+    pub pass: bool,
+}
+
+/// Evaluates a target; a missing measurement is a miss.
+pub fn target(
+    name: &str,
+    goal: Goal,
+    threshold: f64,
+    unit: &str,
+    measured: Option<f64>,
+) -> TargetResult {
+    let pass = match (goal, measured) {
+        (Goal::AtLeast, Some(m)) => m >= threshold,
+        (Goal::Below, Some(m)) => m < threshold,
+        (_, None) => false,
+    };
+    TargetResult {
+        name: name.to_string(),
+        goal,
+        threshold,
+        unit: unit.to_string(),
+        measured,
+        pass,
+    }
+}
+
+/// Everything one scenario measured.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct ScenarioReport {
+    pub scenario: String,
+    pub description: String,
+    pub columns: Vec<Column>,
+    pub rows: Vec<Row>,
+    pub ratios: Vec<NamedRatio>,
+    pub targets: Vec<TargetResult>,
+    /// Correctness violations (oversell, duplicates, Redis/MySQL mismatch...).
+    pub violations: Vec<String>,
+    /// What was checked for correctness (shown when there is no violation).
+    pub checks: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+impl ScenarioReport {
+    pub fn new(scenario: &str, description: &str, columns: Vec<Column>) -> ScenarioReport {
+        ScenarioReport {
+            scenario: scenario.to_string(),
+            description: description.to_string(),
+            columns,
+            ..ScenarioReport::default()
+        }
+    }
+
+    pub fn row(&self, path: &str) -> Option<&Row> {
+        self.rows.iter().find(|r| r.path == path)
+    }
+
+    /// A metric of a row, if both exist.
+    pub fn metric(&self, path: &str, key: &str) -> Option<f64> {
+        self.row(path).and_then(|r| r.get(key))
+    }
+
+    pub fn add_ratio(&mut self, name: &str, value: Option<f64>) {
+        self.ratios.push(NamedRatio {
+            name: name.to_string(),
+            value,
+        });
+    }
+
+    /// Adds violations, each prefixed with the path they concern.
+    pub fn add_violations(&mut self, path: &str, found: Vec<String>) {
+        self.violations
+            .extend(found.into_iter().map(|v| format!("{path}: {v}")));
+    }
+}
+
+/// The whole run, as printed with `--json`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct BenchOutput {
+    pub run: RunInfo,
+    pub scenarios: Vec<ScenarioReport>,
+    pub violations: usize,
+    pub targets_passed: usize,
+    pub targets_missed: usize,
+}
+
+impl BenchOutput {
+    pub fn new(run: RunInfo, scenarios: Vec<ScenarioReport>) -> BenchOutput {
+        let violations = scenarios.iter().map(|s| s.violations.len()).sum();
+        let all: Vec<&TargetResult> = scenarios.iter().flat_map(|s| &s.targets).collect();
+        let passed = all.iter().filter(|t| t.pass).count();
+        BenchOutput {
+            run,
+            violations,
+            targets_passed: passed,
+            targets_missed: all.len() - passed,
+            scenarios,
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct RunInfo {
+    pub started_unix_ms: u64,
+    pub quick: bool,
+    pub redis_version: String,
+    pub mysql_version: String,
+    pub cpus: usize,
+    pub private_redis: bool,
+    pub private_mysql: bool,
+}
+
+/// Correctness of one run of claims: `tickets` handed out to the winners
+/// (one entry per winning user), out of `total`, by `users` distinct users.
+/// Returns the violations found (empty = correct).
+pub fn check_claims(total: u64, users: u64, winners: &HashMap<String, i64>) -> Vec<String> {
+    let mut out = Vec::new();
+    let expected = total.min(users);
+    let n = winners.len() as u64;
+    if n > total {
+        out.push(format!(
+            "OVERSELL: {n} winners for {total} tickets ({} too many)",
+            n - total
+        ));
+    } else if n != expected {
+        out.push(format!(
+            "wrong winner count: {n} winners, expected min({total} tickets, {users} users) = {expected}"
+        ));
+    }
+    let mut seen: HashSet<i64> = HashSet::with_capacity(winners.len());
+    let mut dups: Vec<i64> = Vec::new();
+    let mut out_of_range: Vec<i64> = Vec::new();
+    for &t in winners.values() {
+        if !seen.insert(t) {
+            dups.push(t);
+        }
+        if t < 1 || t as u64 > total {
+            out_of_range.push(t);
+        }
+    }
+    if !dups.is_empty() {
+        dups.sort_unstable();
+        out.push(format!(
+            "DUPLICATE ticket numbers: {} duplicates, e.g. {:?}",
+            dups.len(),
+            &dups[..dups.len().min(5)]
+        ));
+    }
+    if !out_of_range.is_empty() {
+        out_of_range.sort_unstable();
+        out.push(format!(
+            "ticket numbers outside 1..={total}: {:?}",
+            &out_of_range[..out_of_range.len().min(5)]
+        ));
+    }
+    out
+}
+
+/// Differences between two user -> ticket maps (`left` named `a`, `right` `b`),
+/// at most a few examples per kind. Empty = equal.
+pub fn diff_holders(
+    a: &str,
+    left: &HashMap<String, i64>,
+    b: &str,
+    right: &HashMap<String, i64>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut only_left: Vec<&String> = left.keys().filter(|k| !right.contains_key(*k)).collect();
+    let mut only_right: Vec<&String> = right.keys().filter(|k| !left.contains_key(*k)).collect();
+    let mut differ: Vec<&String> = left
+        .iter()
+        .filter(|(k, v)| right.get(*k).is_some_and(|w| w != *v))
+        .map(|(k, _)| k)
+        .collect();
+    only_left.sort();
+    only_right.sort();
+    differ.sort();
+    if !only_left.is_empty() {
+        out.push(format!(
+            "{} users hold a ticket in {a} but not in {b}, e.g. {:?}",
+            only_left.len(),
+            &only_left[..only_left.len().min(3)]
+        ));
+    }
+    if !only_right.is_empty() {
+        out.push(format!(
+            "{} users hold a ticket in {b} but not in {a}, e.g. {:?}",
+            only_right.len(),
+            &only_right[..only_right.len().min(3)]
+        ));
+    }
+    if !differ.is_empty() {
+        let k = differ[0];
+        out.push(format!(
+            "{} users have different tickets in {a} and {b}, e.g. {k:?}: {} vs {}",
+            differ.len(),
+            left[k],
+            right[k]
+        ));
+    }
+    out
+}
+
+/// A number with `decimals` decimals and thousands separators (`12,345.6`).
+pub fn fmt_num(v: f64, decimals: usize) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    let s = format!("{:.*}", decimals, v.abs());
+    let (int, frac) = match s.find('.') {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s.as_str(), ""),
+    };
+    let mut grouped = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    let neg = v < 0.0 && s.chars().any(|c| c.is_ascii_digit() && c != '0');
+    format!("{}{grouped}{frac}", if neg { "-" } else { "" })
+}
+
+/// A plain-text table with right-aligned numeric columns.
+pub fn format_table(headers: &[String], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, cell) in r.iter().enumerate() {
+            if i < widths.len() {
+                widths[i] = widths[i].max(cell.chars().count());
+            }
+        }
+    }
+    let mut out = String::new();
+    let line = |out: &mut String, cells: &[String]| {
+        let mut l = String::new();
+        for (i, w) in widths.iter().enumerate() {
+            let cell = cells.get(i).map(String::as_str).unwrap_or("");
+            if i == 0 {
+                let _ = write!(l, "{cell:<w$}");
+            } else {
+                let _ = write!(l, "  {cell:>w$}");
+            }
+        }
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(&mut out, headers);
+    let sep: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    line(&mut out, &sep);
+    for r in rows {
+        line(&mut out, r);
+    }
+    out
+}
+
+fn goal_text(t: &TargetResult) -> String {
+    let op = match t.goal {
+        Goal::AtLeast => ">=",
+        Goal::Below => "<",
+    };
+    format!("{op} {}{}", fmt_threshold(t.threshold), t.unit)
+}
+
+fn fmt_threshold(v: f64) -> String {
+    if v.fract() == 0.0 {
+        fmt_num(v, 0)
+    } else {
+        format!("{v}")
+    }
+}
+
+fn fmt_measured(v: Option<f64>, unit: &str) -> String {
+    match v {
+        None => "n/a".to_string(),
+        Some(v) => {
+            let d = if v.abs() >= 100.0 {
+                0
+            } else if v.abs() >= 10.0 {
+                1
+            } else {
+                2
+            };
+            format!("{}{unit}", fmt_num(v, d))
+        }
+    }
+}
+
+/// The human-readable report of one scenario: table, ratios, targets, violations.
+pub fn render(report: &ScenarioReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "== {} — {}", report.scenario, report.description);
+    let mut headers = vec!["path".to_string()];
+    headers.extend(report.columns.iter().map(|c| c.header.clone()));
+    let rows: Vec<Vec<String>> = report
+        .rows
+        .iter()
+        .map(|r| {
+            let mut cells = vec![r.path.clone()];
+            cells.extend(report.columns.iter().map(|c| match r.get(&c.key) {
+                Some(v) => fmt_num(v, c.decimals),
+                None => "-".to_string(),
+            }));
+            cells
+        })
+        .collect();
+    out.push_str(&format_table(&headers, &rows));
+    if !report.ratios.is_empty() {
+        let parts: Vec<String> = report
+            .ratios
+            .iter()
+            .map(|r| match r.value {
+                Some(v) => format!("{} = {}x", r.name, fmt_num(v, 2)),
+                None => format!("{} = n/a", r.name),
+            })
+            .collect();
+        let _ = writeln!(out, "ratios: {}", parts.join(", "));
+    }
+    if !report.targets.is_empty() {
+        let headers: Vec<String> = ["target", "goal", "measured", "result"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let rows: Vec<Vec<String>> = report
+            .targets
+            .iter()
+            .map(|t| {
+                vec![
+                    t.name.clone(),
+                    goal_text(t),
+                    fmt_measured(t.measured, &t.unit),
+                    if t.pass { "PASS" } else { "MISS" }.to_string(),
+                ]
+            })
+            .collect();
+        out.push_str(&format_table(&headers, &rows));
+    }
+    for n in &report.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    if report.violations.is_empty() {
+        if report.checks.is_empty() {
+            let _ = writeln!(out, "correctness: OK");
+        } else {
+            let _ = writeln!(out, "correctness: OK — {}", report.checks.join("; "));
+        }
+    } else {
+        for v in &report.violations {
+            let _ = writeln!(out, "VIOLATION: {v}");
+        }
+    }
+    out
+}
+
+/// One line per target over all scenarios, for the end of a run.
+pub fn render_summary(output: &BenchOutput) -> String {
+    let mut out = String::new();
+    let headers: Vec<String> = ["scenario", "target", "goal", "measured", "result"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let rows: Vec<Vec<String>> = output
+        .scenarios
+        .iter()
+        .flat_map(|s| {
+            s.targets.iter().map(move |t| {
+                vec![
+                    s.scenario.clone(),
+                    t.name.clone(),
+                    goal_text(t),
+                    fmt_measured(t.measured, &t.unit),
+                    if t.pass { "PASS" } else { "MISS" }.to_string(),
+                ]
+            })
+        })
+        .collect();
+    let _ = writeln!(out, "== targets");
+    out.push_str(&format_table(&headers, &rows));
+    let _ = writeln!(
+        out,
+        "{} passed, {} missed; correctness violations: {}",
+        output.targets_passed, output.targets_missed, output.violations
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn winners(pairs: &[(&str, i64)]) -> HashMap<String, i64> {
+        pairs.iter().map(|(u, t)| (u.to_string(), *t)).collect()
+    }
+
+    #[test]
+    fn latency_percentiles_from_histogram() {
+        let mut h = latency_histogram();
+        for v in 1..=1000u64 {
+            h.record(v).unwrap();
+        }
+        let l = Latency::from_histogram(&h).unwrap();
+        assert_eq!(l.count, 1000);
+        assert!((l.p50_us - 500.0).abs() <= 1.0, "{l:?}");
+        assert!((l.p95_us - 950.0).abs() <= 1.0, "{l:?}");
+        assert!((l.p99_us - 990.0).abs() <= 1.0, "{l:?}");
+        assert!((l.max_us - 1000.0).abs() <= 1.0, "{l:?}");
+        assert!((l.mean_us - 500.5).abs() < 1.0, "{l:?}");
+        assert!(Latency::from_histogram(&latency_histogram()).is_none());
+    }
+
+    #[test]
+    fn row_with_latency_adds_ms_metrics() {
+        let mut h = latency_histogram();
+        h.record(2000).unwrap();
+        let r = Row::new("x").with_latency(Latency::from_histogram(&h));
+        assert!((r.get("p99_ms").unwrap() - 2.0).abs() < 0.01);
+        assert!((r.get("max_ms").unwrap() - 2.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn ratio_handles_missing_and_zero() {
+        assert_eq!(ratio(Some(4.0), Some(2.0)), Some(2.0));
+        assert_eq!(ratio(Some(4.0), Some(0.0)), None);
+        assert_eq!(ratio(None, Some(2.0)), None);
+        assert_eq!(ratio(Some(1.0), None), None);
+        assert_eq!(ratio(Some(f64::NAN), Some(1.0)), None);
+    }
+
+    #[test]
+    fn median_odd_even_and_empty() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[f64::NAN, 5.0]), Some(5.0));
+    }
+
+    #[test]
+    fn targets_pass_and_miss() {
+        assert!(target("r", Goal::AtLeast, 2.0, "x", Some(2.0)).pass);
+        assert!(!target("r", Goal::AtLeast, 2.0, "x", Some(1.99)).pass);
+        assert!(target("p99", Goal::Below, 10.0, " ms", Some(9.9)).pass);
+        assert!(!target("p99", Goal::Below, 10.0, " ms", Some(10.0)).pass);
+        assert!(!target("p99", Goal::Below, 10.0, " ms", None).pass);
+    }
+
+    #[test]
+    fn check_claims_accepts_a_correct_run() {
+        let w = winners(&[("a", 1), ("b", 2), ("c", 3)]);
+        assert!(check_claims(3, 10, &w).is_empty());
+        assert!(check_claims(5, 3, &w).is_empty());
+    }
+
+    #[test]
+    fn check_claims_finds_oversell_duplicates_range_and_undersell() {
+        let w = winners(&[("a", 1), ("b", 1), ("c", 3)]);
+        let v = check_claims(2, 10, &w);
+        assert!(v.iter().any(|s| s.starts_with("OVERSELL")), "{v:?}");
+        assert!(v.iter().any(|s| s.starts_with("DUPLICATE")), "{v:?}");
+        assert!(v.iter().any(|s| s.contains("outside 1..=2")), "{v:?}");
+        let v = check_claims(10, 10, &winners(&[("a", 1)]));
+        assert!(v[0].starts_with("wrong winner count"), "{v:?}");
+        let v = check_claims(10, 10, &winners(&[("a", 0)]));
+        assert!(v.iter().any(|s| s.contains("outside")), "{v:?}");
+    }
+
+    #[test]
+    fn diff_holders_reports_each_kind() {
+        let a = winners(&[("a", 1), ("b", 2), ("c", 3)]);
+        assert!(diff_holders("redis", &a, "mysql", &a.clone()).is_empty());
+        let b = winners(&[("a", 1), ("b", 5), ("d", 4)]);
+        let v = diff_holders("redis", &a, "mysql", &b);
+        assert_eq!(v.len(), 3, "{v:?}");
+        assert!(
+            v[0].contains("\"c\"") && v[0].contains("not in mysql"),
+            "{v:?}"
+        );
+        assert!(
+            v[1].contains("\"d\"") && v[1].contains("not in redis"),
+            "{v:?}"
+        );
+        assert!(v[2].contains("\"b\": 2 vs 5"), "{v:?}");
+    }
+
+    #[test]
+    fn numbers_get_thousands_separators() {
+        assert_eq!(fmt_num(1234567.891, 1), "1,234,567.9");
+        assert_eq!(fmt_num(999.0, 0), "999");
+        assert_eq!(fmt_num(1000.0, 0), "1,000");
+        assert_eq!(fmt_num(-1234.5, 1), "-1,234.5");
+        assert_eq!(fmt_num(-0.0001, 1), "0.0");
+        assert_eq!(fmt_num(0.25, 2), "0.25");
+    }
+
+    #[test]
+    fn table_aligns_columns() {
+        let t = format_table(
+            &["path".into(), "claims/s".into()],
+            &[
+                vec!["module".into(), "1,000".into()],
+                vec!["lua".into(), "10".into()],
+            ],
+        );
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "path    claims/s");
+        assert_eq!(lines[1], "------  --------");
+        assert_eq!(lines[2], "module     1,000");
+        assert_eq!(lines[3], "lua           10");
+    }
+
+    #[test]
+    fn render_shows_rows_ratios_targets_and_violations() {
+        let mut r = ScenarioReport::new("throughput", "pipelined", vec![col("cps", "claims/s", 0)]);
+        r.rows.push(Row::new("ticketgate").with("cps", 200000.0));
+        r.rows.push(Row::new("lua"));
+        r.add_ratio("module/lua", Some(2.5));
+        r.targets
+            .push(target("module/lua", Goal::AtLeast, 2.0, "x", Some(2.5)));
+        r.targets
+            .push(target("p99", Goal::Below, 10.0, " ms", Some(12.0)));
+        let text = render(&r);
+        assert!(text.contains("ticketgate   200,000"), "{text}");
+        assert!(text.contains("lua                -"), "{text}");
+        assert!(text.contains("module/lua = 2.50x"), "{text}");
+        assert!(text.contains("PASS") && text.contains("MISS"), "{text}");
+        assert!(text.contains("correctness: OK\n"), "{text}");
+        r.checks.push("no oversell".into());
+        assert!(render(&r).contains("correctness: OK — no oversell"));
+        r.add_violations("lua", vec!["OVERSELL: 3".into()]);
+        assert!(render(&r).contains("VIOLATION: lua: OVERSELL: 3"));
+    }
+
+    #[test]
+    fn output_counts_targets_and_violations_and_roundtrips_json() {
+        let mut a = ScenarioReport::new("a", "", vec![]);
+        a.targets
+            .push(target("t1", Goal::AtLeast, 1.0, "x", Some(2.0)));
+        a.targets
+            .push(target("t2", Goal::AtLeast, 1.0, "x", Some(0.5)));
+        let mut b = ScenarioReport::new("b", "", vec![]);
+        b.violations.push("x".into());
+        let out = BenchOutput::new(RunInfo::default(), vec![a, b]);
+        assert_eq!(
+            (out.targets_passed, out.targets_missed, out.violations),
+            (1, 1, 1)
+        );
+        let json = serde_json::to_string(&out).unwrap();
+        let back: BenchOutput = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, out);
+        assert!(render_summary(&out).contains("1 passed, 1 missed"));
+    }
+}
