@@ -348,6 +348,26 @@ fn reader(
             rescan.store(false, Ordering::Relaxed);
             match redisio::scan_all(&cfg.redis_url, c, "log", "stream") {
                 Ok(found) => {
+                    let found: std::collections::BTreeSet<String> = found.into_iter().collect();
+                    // Forget logs that are gone (TICKET.DROP). EXISTS guards
+                    // against a log created while the SCAN was running.
+                    let missing: Vec<String> = cursors
+                        .keys()
+                        .filter(|e| !found.contains(*e))
+                        .cloned()
+                        .collect();
+                    for event in missing {
+                        let exists: redis::RedisResult<bool> = redis::cmd("EXISTS")
+                            .arg(redisio::log_key(&event))
+                            .query(c.as_dyn());
+                        if let Ok(false) = exists {
+                            log::info!(
+                                "event {event}: log is gone (dropped), no longer draining it"
+                            );
+                            cursors.remove(&event);
+                            metrics.forget(&event);
+                        }
+                    }
                     for event in found {
                         if let std::collections::btree_map::Entry::Vacant(slot) =
                             cursors.entry(event)
@@ -448,7 +468,7 @@ fn publish_known(
     metrics: &Metrics,
 ) {
     if let Ok(mut k) = known.lock() {
-        if k.len() != cursors.len() {
+        if k.len() != cursors.len() || !k.iter().eq(cursors.keys()) {
             *k = cursors.keys().cloned().collect();
             metrics.set_events(k.len() as u64);
         }

@@ -121,6 +121,16 @@ impl Metrics {
         }
     }
 
+    /// Drops the lag of an event that no longer exists.
+    pub fn forget(&self, event: &str) {
+        if let Ok(mut m) = self.lag_entries.lock() {
+            m.remove(event);
+        }
+        if let Ok(mut m) = self.lag_ms.lock() {
+            m.remove(event);
+        }
+    }
+
     /// Sum of the lag in entries over all events.
     pub fn lag_entries(&self) -> u64 {
         self.lag_entries
@@ -309,6 +319,8 @@ mod tests {
         m.error("mysql");
         m.set_lag("e1", 5, 1500);
         m.set_lag("e2", 2, 100);
+        m.set_lag("gone", 9, 99_000);
+        m.forget("gone");
         let text = m.render();
         for want in [
             "ticketgate_applied_records_total{op=\"claim\"} 3",

@@ -280,3 +280,82 @@ fn missing_or_unreachable_urls_are_reported_clearly() {
     assert_eq!(st.code(), Some(2));
     assert!(out.contains("cannot reach MySQL"), "{out}");
 }
+
+#[test]
+fn ticket_collision_in_mysql_is_dead_lettered() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_collision");
+    migrate(&db);
+    let _: () = redis::cmd("TICKET.INIT")
+        .arg("col")
+        .arg(10)
+        .query(&mut r)
+        .unwrap();
+    claim(&mut r, "col", "a").unwrap(); // ticket 1
+    let mut sc = Sidecar::start(&redis.url(), &db, &[]);
+    wait_synced(&mut r, &db, "col", Duration::from_secs(30), &|| sc.log());
+    assert_eq!(
+        sc.terminate(Duration::from_secs(15)).map(|s| s.code()),
+        Some(Some(0))
+    );
+    // Someone hands ticket 2 out in MySQL behind Redis's back.
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+    my.query_drop(
+        "INSERT INTO ticket_participation (event_id, user_id, ticket_number, status, claimed_at, stream_id) \
+         VALUES ('col', 'intruder', 2, 'active', NOW(3), '0-1')",
+    )
+    .unwrap();
+    assert_eq!(claim(&mut r, "col", "b").unwrap(), 2);
+    assert_eq!(claim(&mut r, "col", "c").unwrap(), 3);
+    let sc = Sidecar::start(&redis.url(), &db, &[]);
+    wait_until(Duration::from_secs(30), "log drained", || {
+        redis_view(&mut r, "col").unsynced == 0
+    });
+    let view = mysql_view(&db, "col").unwrap();
+    let reasons: Vec<&str> = view.conflicts.iter().map(|(_, r)| r.as_str()).collect();
+    assert_eq!(reasons, ["collision"], "{}", sc.log());
+    assert_eq!(view.active.get("intruder"), Some(&2));
+    assert_eq!(view.active.get("c"), Some(&3));
+    assert_eq!(view.active.get("b"), None);
+    // the refused claim did not take stock: 10 - a - c
+    assert_eq!(view.remaining, Some(8));
+}
+
+#[test]
+fn dropped_event_is_forgotten() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_drop");
+    migrate(&db);
+    let port = free_port();
+    let sc = Sidecar::start(
+        &redis.url(),
+        &db,
+        &[
+            "--rescan-interval",
+            "1",
+            "--metrics-addr",
+            &format!("127.0.0.1:{port}"),
+        ],
+    );
+    let _: () = redis::cmd("TICKET.INIT")
+        .arg("gone")
+        .arg(5)
+        .query(&mut r)
+        .unwrap();
+    claim(&mut r, "gone", "a").unwrap();
+    wait_synced(&mut r, &db, "gone", Duration::from_secs(30), &|| sc.log());
+    wait_until(Duration::from_secs(10), "events gauge at 1", || {
+        metric(port, "ticketgate_events") == 1
+    });
+    let _: i64 = redis::cmd("TICKET.DROP").arg("gone").query(&mut r).unwrap();
+    wait_until(
+        Duration::from_secs(30),
+        "sidecar forgets the dropped log",
+        || sc.log().contains("event gone: log is gone"),
+    );
+    assert_eq!(metric(port, "ticketgate_events"), 0);
+    // MySQL keeps the history
+    assert_eq!(mysql_view(&db, "gone").unwrap().active.len(), 1);
+}
