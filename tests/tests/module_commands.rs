@@ -393,6 +393,13 @@ fn close_and_open_gate_new_claims_are_idempotent_and_logged_once() {
 fn drop_refuses_unsynced_logs_unless_forced_and_counts_keys() {
     let server = RedisServer::start();
     let mut c = server.conn();
+    // Mint ahead so that a claim leaves a pool key behind (whatever the default).
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("ticket.pool-chunk")
+        .arg(1024)
+        .query(&mut c)
+        .unwrap();
     ok(&mut c, &["TICKET.INIT", "d1", "10"]);
     claim(&mut c, "d1", "a");
     let msg = expect_error(&mut c, &["TICKET.DROP", "d1"], "UNSYNCED");
