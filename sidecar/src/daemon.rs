@@ -205,10 +205,22 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), String> {
 
     while !stop.load(Ordering::Relaxed) {
         thread::sleep(Duration::from_millis(50));
-        if reader_handle.is_finished() && !stop.load(Ordering::Relaxed) {
-            stop.store(true, Ordering::Relaxed);
-            let _ = reader_handle.join();
-            return Err("reader thread ended unexpectedly".into());
+        // A thread that ends on its own is a bug (a panic): stop everything
+        // and exit non-zero so the supervisor restarts a whole process.
+        let dead = if reader_handle.is_finished() {
+            Some("reader")
+        } else if trimmer_handle.is_finished() {
+            Some("trimmer")
+        } else if writer_handles.iter().any(JoinHandle::is_finished) {
+            Some("writer")
+        } else {
+            None
+        };
+        if let Some(name) = dead {
+            if !stop.swap(true, Ordering::Relaxed) {
+                metrics_stop.store(true, Ordering::Relaxed);
+                return Err(format!("{name} thread ended unexpectedly; exiting so the supervisor restarts the sidecar"));
+            }
         }
     }
     log::info!("stopping: finishing batches in flight");
