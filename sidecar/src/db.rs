@@ -31,7 +31,7 @@ mod embedded {
     refinery::embed_migrations!("../migrations");
 }
 
-/// Rows per multi-row INSERT statement.
+/// Rows per multi-row statement (keeps placeholders far below 65,535).
 const INSERT_CHUNK: usize = 1000;
 
 /// Server error codes that describe the data of one record rather than the
@@ -232,18 +232,18 @@ fn fast(
             return Ok(Err(format!("init stock: {e}")));
         }
     }
-    if !fp.cancels.is_empty() {
+    for cancels in fp.cancels.chunks(INSERT_CHUNK) {
         let mut sql = String::from(
             "UPDATE ticket_participation SET status = 'canceled', canceled_at = CASE user_id",
         );
-        let mut params: Vec<Value> = Vec::new();
-        for c in &fp.cancels {
+        let mut params: Vec<Value> = Vec::with_capacity(cancels.len() * 6 + 1);
+        for c in cancels {
             sql.push_str(" WHEN ? THEN ?");
             params.push(c.user.clone().into());
             params.push(datetime(c.at).into());
         }
         sql.push_str(" END, stream_id = CASE user_id");
-        for c in &fp.cancels {
+        for c in cancels {
             sql.push_str(" WHEN ? THEN ?");
             params.push(c.user.clone().into());
             params.push(c.id.to_string().into());
@@ -252,18 +252,18 @@ fn fast(
             " END WHERE event_id = ? AND status = 'active' AND (user_id, ticket_number) IN (",
         );
         params.push(event.into());
-        for (i, c) in fp.cancels.iter().enumerate() {
+        for (i, c) in cancels.iter().enumerate() {
             sql.push_str(if i == 0 { "(?, ?)" } else { ", (?, ?)" });
             params.push(c.user.clone().into());
             params.push(c.ticket.into());
         }
         sql.push(')');
         match try_exec(tx, &sql, params)? {
-            Ok(n) if n == fp.cancels.len() as u64 => {}
+            Ok(n) if n == cancels.len() as u64 => {}
             Ok(n) => {
                 return Ok(Err(format!(
                     "{} cancels matched {n} active rows",
-                    fp.cancels.len()
+                    cancels.len()
                 )))
             }
             Err(e) => return Ok(Err(e)),

@@ -359,3 +359,70 @@ fn dropped_event_is_forgotten() {
     // MySQL keeps the history
     assert_eq!(mysql_view(&db, "gone").unwrap().active.len(), 1);
 }
+
+#[test]
+fn large_batches_of_cancels_and_reclaims_take_the_fast_path() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_fast");
+    migrate(&db);
+    let _: () = redis::cmd("TICKET.INIT")
+        .arg("f")
+        .arg(5000)
+        .query(&mut r)
+        .unwrap();
+    let pipe_all = |r: &mut redis::Connection, cmd: &str, users: std::ops::Range<usize>| {
+        let mut p = redis::pipe();
+        for i in users {
+            p.cmd(cmd).arg("f").arg(format!("user{i}"));
+        }
+        let _: Vec<redis::Value> = p.query(r).unwrap();
+    };
+    pipe_all(&mut r, "TICKET.CLAIM", 0..3000);
+    let port = free_port();
+    let args = ["--batch-size", "5000", "--metrics-addr"];
+    let addr = format!("127.0.0.1:{port}");
+    let mut sc = Sidecar::start(&redis.url(), &db, &[args[0], args[1], args[2], &addr]);
+    wait_synced(&mut r, &db, "f", Duration::from_secs(60), &|| sc.log());
+    assert_eq!(
+        sc.terminate(Duration::from_secs(15)).map(|s| s.code()),
+        Some(Some(0))
+    );
+    // one batch of 1,500 cancels (more than one multi-row statement)
+    pipe_all(&mut r, "TICKET.CANCEL", 0..1500);
+    let mut sc = Sidecar::start(&redis.url(), &db, &[args[0], args[1], args[2], &addr]);
+    wait_synced(&mut r, &db, "f", Duration::from_secs(60), &|| sc.log());
+    assert_eq!(
+        metric(port, "ticketgate_applied_records_total{op=\"cancel\"}"),
+        1500
+    );
+    assert_eq!(
+        metric(port, "ticketgate_batches_total{path=\"slow\"}"),
+        0,
+        "{}",
+        sc.log()
+    );
+    assert_eq!(
+        sc.terminate(Duration::from_secs(15)).map(|s| s.code()),
+        Some(Some(0))
+    );
+    // one batch of re-claims (their rows exist as 'canceled') and new users
+    pipe_all(&mut r, "TICKET.CLAIM", 0..700);
+    pipe_all(&mut r, "TICKET.CLAIM", 3000..3300);
+    let sc = Sidecar::start(&redis.url(), &db, &[args[0], args[1], args[2], &addr]);
+    wait_synced(&mut r, &db, "f", Duration::from_secs(60), &|| sc.log());
+    assert!(metric(port, "ticketgate_batches_total{path=\"fast\"}") >= 1);
+    assert_eq!(
+        metric(port, "ticketgate_batches_total{path=\"slow\"}"),
+        0,
+        "{}",
+        sc.log()
+    );
+    assert_eq!(
+        metric(port, "ticketgate_applied_records_total{op=\"claim\"}"),
+        1000
+    );
+    let view = mysql_view(&db, "f").unwrap();
+    assert!(view.conflicts.is_empty());
+    assert_eq!(view.active.len(), 3000 - 1500 + 700 + 300);
+}
