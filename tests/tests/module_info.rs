@@ -298,3 +298,71 @@ fn init_is_announced_on_the_events_channel() {
     let msg = pubsub.get_message().expect("a message within 5 s");
     assert_eq!(msg.get_payload::<String>().unwrap(), "e2:x-y.z_1");
 }
+
+#[test]
+fn a_claim_that_changes_state_aborts_a_watching_transaction() {
+    let server = RedisServer::start();
+    let mut c = server.conn();
+    let mut watcher = server.conn();
+    ok(&mut c, &["TICKET.INIT", "e", "5"]);
+    for watched in ["holders", "log"] {
+        let _: () = redis::cmd("WATCH")
+            .arg(key("e", watched))
+            .query(&mut watcher)
+            .unwrap();
+        claim(&mut c, "e", &format!("u-{watched}"));
+        let mut tx = redis::pipe();
+        tx.atomic().cmd("PING");
+        let result: Option<Vec<String>> = tx.query(&mut watcher).unwrap();
+        assert_eq!(result, None, "EXEC must abort: {watched} was modified");
+    }
+    // Without an intervening change, the transaction goes through.
+    let _: () = redis::cmd("WATCH")
+        .arg(key("e", "holders"))
+        .query(&mut watcher)
+        .unwrap();
+    let mut tx = redis::pipe();
+    tx.atomic().cmd("PING");
+    let result: Option<Vec<String>> = tx.query(&mut watcher).unwrap();
+    assert_eq!(result, Some(vec!["PONG".to_string()]));
+}
+
+#[test]
+fn deny_oom_refuses_writes_but_not_reads_when_memory_is_full() {
+    let server = RedisServer::start();
+    let mut c = server.conn();
+    ok(&mut c, &["TICKET.INIT", "e", "5"]);
+    claim(&mut c, "e", "a");
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg("noeviction")
+        .query(&mut c)
+        .unwrap();
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg(1)
+        .query(&mut c)
+        .unwrap();
+    for parts in [
+        &["TICKET.CLAIM", "e", "b"][..],
+        &["TICKET.CLAIM", "e", "a"],
+        &["TICKET.INIT", "f", "5"],
+        &["TICKET.CANCEL", "e", "a"],
+        &["TICKET.CLOSE", "e"],
+        &["TICKET.OPEN", "e"],
+        &["TICKET.DROP", "e", "FORCE"],
+    ] {
+        expect_error(&mut c, parts, "OOM");
+    }
+    assert_eq!(int_or_nil(&mut c, &["TICKET.HOLDER", "e", "a"]), Some(1));
+    assert_eq!(status_int(&mut c, "e", "claimed"), 1);
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory")
+        .arg(0)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(claim(&mut c, "e", "b"), 2);
+}

@@ -79,6 +79,36 @@ fn workload(c: &mut Connection) {
     assert_eq!(int(c, &["TICKET.DROP", "gone"]), 4);
     // The sidecar's trim of a drained prefix.
     xtrim(c, "win", 3);
+    // Claims from a script and inside a transaction replicate as effects too.
+    let from_script: Vec<i64> = redis::cmd("EVAL")
+        .arg(
+            "return {redis.call('TICKET.CLAIM', KEYS[1], ARGV[1]), \
+             redis.call('TICKET.CLAIM', KEYS[1], ARGV[2]), \
+             redis.call('TICKET.CANCEL', KEYS[1], ARGV[1])}",
+        )
+        .arg(1)
+        .arg("win")
+        .arg("s1")
+        .arg("s2")
+        .query(c)
+        .unwrap();
+    assert_eq!(from_script, [5, 6, 5]);
+    let mut tx = redis::pipe();
+    tx.atomic()
+        .cmd("TICKET.CLAIM")
+        .arg("win")
+        .arg("t1")
+        .cmd("TICKET.CLAIM")
+        .arg("win")
+        .arg("t2")
+        .cmd("TICKET.CLOSE")
+        .arg("win")
+        .ignore()
+        .cmd("TICKET.OPEN")
+        .arg("win")
+        .ignore();
+    let in_tx: Vec<i64> = tx.query(c).unwrap();
+    assert_eq!(in_tx, [5, 7]);
 }
 
 /// A second batch of writes (after the first one was already replicated).
