@@ -142,7 +142,7 @@ fn kill_9_at_random_moments_while_claims_arrive() {
 }
 
 #[test]
-fn mariadb_stopped_and_restarted_mid_drain() {
+fn mariadb_stopped_killed_and_restarted_mid_drain() {
     let redis = RedisServer::start();
     let mut r = redis.conn();
     let mut maria = MariaDb::start();
@@ -172,6 +172,11 @@ fn mariadb_stopped_and_restarted_mid_drain() {
     assert!(metric(port, "ticketgate_lag_entries") > 0);
     assert_eq!(metric(port, "ticketgate_up{component=\"mysql\"}"), 0);
     assert!(http_get(port, "/healthz").starts_with("HTTP/1.1 503"));
+    maria.start_again();
+    // and once more, as a crash: SIGKILL, then restart (InnoDB recovery)
+    thread::sleep(Duration::from_millis(700));
+    maria.kill();
+    thread::sleep(Duration::from_secs(1));
     maria.start_again();
     load.join().unwrap();
     assert_exact(&mut r, &db, "m", &|| sc.log());

@@ -46,7 +46,13 @@ fn drains_claims_repeats_cancels_and_reclaims() {
 
     let mport = free_port();
     let maddr = format!("127.0.0.1:{mport}");
-    let sc = Sidecar::start(&redis.url(), &db, &["--metrics-addr", &maddr]);
+    // No periodic rescan during the test: an event created from now on can
+    // only be found through the ticket:events notification.
+    let sc = Sidecar::start(
+        &redis.url(),
+        &db,
+        &["--metrics-addr", &maddr, "--rescan-interval", "3600"],
+    );
     wait_synced(&mut r, &db, "early", Duration::from_secs(30), &|| sc.log());
 
     // An event created while it runs: found via the ticket:events channel.
@@ -425,4 +431,18 @@ fn large_batches_of_cancels_and_reclaims_take_the_fast_path() {
     let view = mysql_view(&db, "f").unwrap();
     assert!(view.conflicts.is_empty());
     assert_eq!(view.active.len(), 3000 - 1500 + 700 + 300);
+}
+
+#[test]
+fn sigint_also_stops_cleanly() {
+    let redis = RedisServer::start();
+    let db = fresh_database("sc_sigint");
+    migrate(&db);
+    let mut sc = Sidecar::start(&redis.url(), &db, &[]);
+    wait_until(Duration::from_secs(10), "sidecar running", || {
+        sc.log().contains("draining")
+    });
+    sc.signal(libc::SIGINT);
+    let st = sc.wait_exit(Duration::from_secs(15));
+    assert_eq!(st.map(|s| s.code()), Some(Some(0)), "{}", sc.log());
 }

@@ -105,10 +105,20 @@ impl Sidecar {
 
     /// SIGTERM; waits up to `timeout` for the exit status.
     pub fn terminate(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        self.signal(libc::SIGTERM);
+        self.wait_exit(timeout)
+    }
+
+    /// Sends `sig` to the sidecar.
+    pub fn signal(&self, sig: libc::c_int) {
         // SAFETY: kill(2) on our own unreaped child.
         unsafe {
-            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+            libc::kill(self.child.id() as libc::pid_t, sig);
         }
+    }
+
+    /// Waits up to `timeout` for the process to exit by itself.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
         let end = Instant::now() + timeout;
         while Instant::now() < end {
             if let Ok(Some(st)) = self.child.try_wait() {
