@@ -230,3 +230,14 @@ fn lowest_free_first_across_chunks_and_returns_matches_a_model() {
         assert_eq!(replay(&log(&mut c, &event)), h);
     }
 }
+
+#[test]
+fn pool_chunk_can_be_set_at_startup() {
+    let server = RedisServer::start_with(&["--ticket.pool-chunk", "5"]);
+    let mut c = server.conn();
+    assert_eq!(chunk(&mut c), 5);
+    ok(&mut c, &["TICKET.INIT", "e", "100"]);
+    assert_eq!(claim(&mut c, "e", "a"), 1);
+    assert_eq!(zcard(&mut c, "e"), 4);
+    assert_eq!(minted(&mut c, "e"), 5);
+}

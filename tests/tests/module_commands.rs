@@ -183,13 +183,20 @@ fn claim_hands_out_lowest_first_and_repeats_change_nothing() {
 fn user_ids_are_any_utf8_up_to_64_bytes() {
     let server = RedisServer::start();
     let mut c = server.conn();
-    ok(&mut c, &["TICKET.INIT", "e1", "10"]);
+    ok(&mut c, &["TICKET.INIT", "e1", "20"]);
     let users = [
         "jöe 42".to_string(),
         "用户-αβγ ✓".to_string(),
         "é".repeat(32), // 64 bytes
         "u".repeat(64),
         "a:b{c}d e'\"".to_string(),
+        // Users named like the event, the log's field names and op values.
+        "e1".to_string(),
+        "op".to_string(),
+        "claim".to_string(),
+        "ticket".to_string(),
+        "init".to_string(),
+        "at".to_string(),
     ];
     for (i, u) in users.iter().enumerate() {
         assert_eq!(claim(&mut c, "e1", u), i as i64 + 1, "user {u:?}");
