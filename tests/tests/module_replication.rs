@@ -283,3 +283,62 @@ fn aof_reload_reaches_the_same_state_after_stop_crash_and_rewrite() {
         "state differs after rewrite + reload"
     );
 }
+
+#[test]
+fn replica_switching_primaries_and_promotion_see_the_new_data() {
+    let first = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
+    let second = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
+    let mut p1 = first.conn();
+    let mut p2 = second.conn();
+    ok(&mut p1, &["TICKET.INIT", "ev", "20"]);
+    claim(&mut p1, "ev", "a");
+    ok(&mut p2, &["TICKET.INIT", "ev", "3"]);
+    claim(&mut p2, "ev", "x");
+    claim(&mut p2, "ev", "y");
+    ok(&mut p2, &["TICKET.CLOSE", "ev"]);
+
+    let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &first.port().to_string()]);
+    wait_for_link(&replica);
+    wait_replicated(&mut p1, 1);
+    let mut r = replica.conn();
+    // Reads on the replica (which may keep copies of the meta hash).
+    assert_eq!(status_int(&mut r, "ev", "total"), 20);
+    assert_eq!(int_or_nil(&mut r, &["TICKET.HOLDER", "ev", "a"]), Some(1));
+
+    // Follow another primary: a full sync replaces the whole dataset.
+    let _: () = redis::cmd("REPLICAOF")
+        .arg("127.0.0.1")
+        .arg(second.port())
+        .query(&mut r)
+        .unwrap();
+    wait_until(
+        Duration::from_secs(20),
+        "the replica synced from the second primary",
+        || {
+            info_field(&mut r, "replication", "master_port").as_deref()
+                == Some(second.port().to_string().as_str())
+                && info_field(&mut r, "replication", "master_link_status").as_deref() == Some("up")
+        },
+    );
+    wait_replicated(&mut p2, 1);
+    assert_eq!(digest(&mut r), digest(&mut p2));
+    let st = status(&mut r, "ev");
+    assert_eq!(st["total"], Value::Int(3));
+    assert_eq!(st["status"], Value::BulkString(b"closed".to_vec()));
+    assert_eq!(int_or_nil(&mut r, &["TICKET.HOLDER", "ev", "a"]), None);
+    assert_eq!(int_or_nil(&mut r, &["TICKET.HOLDER", "ev", "y"]), Some(2));
+
+    // Promotion: the former replica carries on exactly like its primary.
+    ok(&mut p2, &["TICKET.OPEN", "ev"]);
+    wait_replicated(&mut p2, 1);
+    let _: () = redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .query(&mut r)
+        .unwrap();
+    assert_eq!(claim(&mut r, "ev", "z"), 3);
+    assert_eq!(claim(&mut p2, "ev", "z"), 3);
+    expect_error(&mut r, &["TICKET.CLAIM", "ev", "w"], "SOLDOUT");
+    assert_eq!(status(&mut r, "ev"), status(&mut p2, "ev"));
+    assert_eq!(holders(&mut r, "ev"), holders(&mut p2, "ev"));
+}
