@@ -270,7 +270,9 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
                 let m = (remaining.is_some() || !holders.is_empty())
                     .then_some(reconcile::MysqlEvent { holders, remaining });
                 let lines = reconcile::diff(e, r.as_ref(), m.as_ref());
-                if lines.is_empty() {
+                if r.is_none() && m.is_some() {
+                    println!("{e}: only in MySQL (dropped in Redis), not compared");
+                } else if lines.is_empty() {
                     let n = r.as_ref().map(|r| r.holders.len()).unwrap_or(0);
                     println!(
                         "{e}: ok ({n} holders, remaining {})",

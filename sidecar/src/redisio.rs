@@ -408,9 +408,14 @@ pub struct RedisEvent {
     pub unsynced: i64,
 }
 
-/// Reads holders and `TICKET.STATUS` of `event`; `None` if it has no meta.
+/// Reads holders and `TICKET.STATUS` of `event`; `None` if it does not
+/// exist (`-NOEVENT`).
 pub fn read_event(conn: &mut dyn ConnectionLike, event: &str) -> RedisResult<Option<RedisEvent>> {
-    let status: Value = redis::cmd("TICKET.STATUS").arg(event).query(conn)?;
+    let status: Value = match redis::cmd("TICKET.STATUS").arg(event).query(conn) {
+        Ok(v) => v,
+        Err(e) if e.code() == Some("NOEVENT") => return Ok(None),
+        Err(e) => return Err(e),
+    };
     let fields: HashMap<String, String> = pairs(&status)
         .iter()
         .filter_map(|(k, v)| Some((text(k)?, text(v)?)))

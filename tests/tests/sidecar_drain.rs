@@ -362,6 +362,9 @@ fn dropped_event_is_forgotten() {
         || sc.log().contains("event gone: log is gone"),
     );
     assert_eq!(metric(port, "ticketgate_events"), 0);
+    let (st, out) = sidecar_cmd(&redis.url(), &db, &["reconcile"]);
+    assert!(st.success(), "a dropped, synced event is not drift: {out}");
+    assert!(out.contains("gone: only in MySQL"), "{out}");
     // MySQL keeps the history
     assert_eq!(mysql_view(&db, "gone").unwrap().active.len(), 1);
 }
