@@ -449,3 +449,52 @@ fn sigint_also_stops_cleanly() {
     let st = sc.wait_exit(Duration::from_secs(15));
     assert_eq!(st.map(|s| s.code()), Some(Some(0)), "{}", sc.log());
 }
+
+#[test]
+fn many_events_at_once_more_than_one_xread_chunk() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_many");
+    migrate(&db);
+    let events: Vec<String> = (0..300).map(|i| format!("many.{i}")).collect();
+    let burst = |r: &mut redis::Connection, evs: &[String]| {
+        let mut p = redis::pipe();
+        for e in evs {
+            p.cmd("TICKET.INIT").arg(e).arg(20).ignore();
+            for u in 0..10 {
+                p.cmd("TICKET.CLAIM").arg(e).arg(format!("u{u}")).ignore();
+            }
+            p.cmd("TICKET.CANCEL").arg(e).arg("u0").ignore();
+        }
+        let _: () = p.query(r).unwrap();
+    };
+    burst(&mut r, &events[..150]);
+    let sc = Sidecar::start(&redis.url(), &db, &["--writers", "3"]);
+    burst(&mut r, &events[150..]);
+    wait_until(Duration::from_secs(60), "all 300 logs drained", || {
+        let mut p = redis::pipe();
+        for e in &events {
+            p.cmd("XLEN").arg(format!("ticket:{{{e}}}:log"));
+        }
+        let lens: Vec<i64> = p.query(&mut r).unwrap();
+        lens.iter().all(|n| *n == 0)
+    });
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+    let (events_n, active, stock): (i64, i64, i64) = my
+        .query_first(
+            "SELECT (SELECT COUNT(*) FROM ticket_event), \
+             (SELECT COUNT(*) FROM ticket_participation WHERE status = 'active'), \
+             (SELECT SUM(remaining_stock) FROM ticket_stock)",
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (events_n, active, stock),
+        (300, 300 * 9, 300 * 11),
+        "{}",
+        sc.log()
+    );
+    let (st, out) = sidecar_cmd(&redis.url(), &db, &["reconcile"]);
+    assert!(st.success(), "{}", tail(&out, 20));
+    assert!(out.contains("300 event(s)"), "{}", tail(&out, 5));
+}
