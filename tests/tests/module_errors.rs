@@ -151,7 +151,10 @@ fn bad_user_ids_are_refused() {
     let _ = &server;
     let long = "u".repeat(65);
     let long_multibyte = "\u{e9}".repeat(33); // 66 bytes, 33 characters
-    let bad: [&[u8]; 10] = [
+    let bad: [&[u8]; 13] = [
+        b"\xed\xa0\x80",     // a UTF-16 surrogate, encoded
+        b"\xc0\xaf",         // overlong '/'
+        b"\xf4\x90\x80\x80", // beyond U+10FFFF
         b"a\nb",
         b"a\0b",
         b"\tx",
