@@ -4,10 +4,11 @@
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
-use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
 use crate::report::{fmt_num, ScenarioReport};
+
+const TARGET_P99_MS: f64 = 10.0;
 
 const COLORS: [RGBColor; 4] = [
     RGBColor(0x1f, 0x77, 0xb4),
@@ -90,16 +91,20 @@ fn draw_bars<DB: DrawingBackend>(
         .margin(15)
         .x_label_area_size(40)
         .y_label_area_size(70)
-        .build_cartesian_2d((0..n).into_segmented(), 0.0..max * 1.18)
+        .build_cartesian_2d(0.0..n as f64, 0.0..max * 1.18)
         .map_err(err)?;
     let labels: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(n)
-        .x_label_formatter(&|x| match x {
-            SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
-            _ => String::new(),
+        .x_labels(n * 2 + 1)
+        .x_label_formatter(&|x| {
+            let i = (x - 0.5).round();
+            if (x - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
+                labels.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
         })
         .y_label_formatter(&|y| fmt_num(*y, 0))
         .y_desc("claims/s")
@@ -108,22 +113,14 @@ fn draw_bars<DB: DrawingBackend>(
     chart
         .draw_series(bars.iter().enumerate().map(|(i, (_, v))| {
             let c = COLORS[i % COLORS.len()];
-            let mut r = Rectangle::new(
-                [
-                    (SegmentValue::Exact(i), 0.0),
-                    (SegmentValue::Exact(i + 1), *v),
-                ],
-                c.filled(),
-            );
-            r.set_margin(0, 0, 18, 18);
-            r
+            Rectangle::new([(i as f64 + 0.15, 0.0), (i as f64 + 0.85, *v)], c.filled())
         }))
         .map_err(err)?;
     chart
         .draw_series(bars.iter().enumerate().map(|(i, (_, v))| {
             Text::new(
                 fmt_num(*v, 0),
-                (SegmentValue::CenterOf(i), *v + max * 0.06),
+                (i as f64 + 0.3, *v + max * 0.06),
                 ("sans-serif", 15).into_font(),
             )
         }))
@@ -147,7 +144,7 @@ fn draw_latency<DB: DrawingBackend>(
         .margin(15)
         .x_label_area_size(40)
         .y_label_area_size(70)
-        .build_cartesian_2d(0usize..3usize, (min * 0.5..max * 2.0).log_scale())
+        .build_cartesian_2d(0usize..3usize, (min * 0.5..max * 8.0).log_scale())
         .map_err(err)?;
     chart
         .configure_mesh()
@@ -175,9 +172,25 @@ fn draw_latency<DB: DrawingBackend>(
             )
             .map_err(err)?;
     }
+    // The target for the claim p99.
+    if (min * 0.5..max * 8.0).contains(&TARGET_P99_MS) {
+        let grey = RGBColor(0x60, 0x60, 0x60);
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(0usize, TARGET_P99_MS), (3usize, TARGET_P99_MS)],
+                6,
+                4,
+                grey.stroke_width(1),
+            ))
+            .map_err(err)?
+            .label("target: claim p99 < 10 ms")
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], grey.stroke_width(1))
+            });
+    }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()

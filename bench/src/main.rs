@@ -5,6 +5,7 @@
 mod chart;
 mod demo;
 mod env;
+mod info;
 mod load;
 mod lua;
 mod mysqlpath;
@@ -17,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -72,6 +73,9 @@ pub struct Opts {
     /// Write an SVG chart (throughput bars, burst latency percentiles)
     #[arg(long, global = true, value_name = "PATH")]
     chart: Option<PathBuf>,
+    /// Do not run anything: re-render the tables (and --chart) from a saved --json output
+    #[arg(long, global = true, value_name = "PATH")]
+    from_json: Option<PathBuf>,
     /// Tiny sizes everywhere (smoke test); explicit size options still win
     #[arg(long, global = true)]
     quick: bool,
@@ -229,7 +233,40 @@ fn main() -> ExitCode {
     }
 }
 
+fn finish(output: &BenchOutput, opts: &Opts, ui: Ui) -> Result<ExitCode> {
+    ui.print(&format!("\n{}", render_summary(output)));
+    if let Some(path) = &opts.chart {
+        chart::write(path, &output.scenarios)?;
+        ui.say(&format!("chart written to {}", path.display()));
+    }
+    if opts.json {
+        println!("{}", serde_json::to_string_pretty(output)?);
+    }
+    Ok(if output.violations > 0 {
+        eprintln!(
+            "ticketgate-bench: {} correctness violation(s) — see VIOLATION lines",
+            output.violations
+        );
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn rerender(path: &std::path::Path, opts: &Opts, ui: Ui) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("read {}", path.display()))?;
+    let output: BenchOutput = serde_json::from_str(&text)
+        .with_context(|| format!("parse {} as ticketgate-bench --json output", path.display()))?;
+    for r in &output.scenarios {
+        ui.print(&format!("\n{}", render(r)));
+    }
+    finish(&output, opts, ui)
+}
+
 fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
+    if let Some(path) = &opts.from_json {
+        return rerender(path, opts, ui);
+    }
     let sizes = Sizes::resolve(opts);
     ui.say(
         "setting up servers (private redis-server with the module, private MariaDB, migrations)...",
@@ -296,23 +333,7 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
         reports.push(r);
     }
     let output = BenchOutput::new(run, reports);
-    ui.print(&format!("\n{}", render_summary(&output)));
-    if let Some(path) = &opts.chart {
-        chart::write(path, &output.scenarios)?;
-        ui.say(&format!("chart written to {}", path.display()));
-    }
-    if opts.json {
-        println!("{}", serde_json::to_string_pretty(&output)?);
-    }
-    Ok(if output.violations > 0 {
-        eprintln!(
-            "ticketgate-bench: {} correctness violation(s) — see VIOLATION lines",
-            output.violations
-        );
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    finish(&output, opts, ui)
 }
 
 #[cfg(test)]

@@ -109,8 +109,14 @@ pub fn run_mysql_only(
     // Connect all first, in parallel (connecting is not measured).
     let n = users.len();
     let barrier = Barrier::new(n + 1);
-    type Out = Result<(Vec<(String, Claim)>, hdrhistogram::Histogram<u64>, Instant)>;
-    let (outs, start) = thread::scope(|s| -> Result<(Vec<Out>, Instant)> {
+    /// Claims, latencies, first request sent, last reply.
+    type Out = Result<(
+        Vec<(String, Claim)>,
+        hdrhistogram::Histogram<u64>,
+        Instant,
+        Instant,
+    )>;
+    let outs = thread::scope(|s| -> Result<Vec<Out>> {
         let mut handles = Vec::with_capacity(n);
         for list in users {
             let barrier = &barrier;
@@ -122,7 +128,8 @@ pub fn run_mysql_only(
                     let mut c = conn?;
                     let mut hist = latency_histogram();
                     let mut res = Vec::with_capacity(list.len());
-                    let mut last = Instant::now();
+                    let first = Instant::now();
+                    let mut last = first;
                     for u in list {
                         let t0 = Instant::now();
                         let claim = mysql_only_claim(&mut c, event, &u, total)?;
@@ -132,35 +139,37 @@ pub fn run_mysql_only(
                         res.push((u, claim));
                         progress.inc(1);
                     }
-                    Ok((res, hist, last))
+                    Ok((res, hist, first, last))
                 })
                 .context("spawn a MySQL client thread")?;
             handles.push(h);
         }
         barrier.wait();
-        let start = Instant::now();
-        let outs = handles
+        Ok(handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(anyhow!("MySQL client thread panicked")))
             })
-            .collect();
-        Ok((outs, start))
+            .collect())
     })?;
+    let now = Instant::now();
     let mut hist = latency_histogram();
     let mut run = MysqlRun {
         winners: HashMap::new(),
         sold_out: 0,
         duplicates: 0,
         latency: None,
-        start,
-        end: start,
+        start: now,
+        end: now,
     };
+    let mut first_end = true;
     for o in outs {
-        let (res, h, last) = o?;
+        let (res, h, first, last) = o?;
         hist.add(&h)?;
-        run.end = run.end.max(last);
+        run.start = run.start.min(first);
+        run.end = if first_end { last } else { run.end.max(last) };
+        first_end = false;
         for (u, c) in res {
             match c {
                 Claim::Won(t) => {

@@ -515,6 +515,56 @@ fn check_pipelined(res: &load::PipelinedResult, total: u64) -> Vec<String> {
     v
 }
 
+/// What Redis itself spent during a run: µs per call of the measured
+/// command (from `INFO commandstats` deltas) and the main thread's busy
+/// fraction (CPU seconds / wall seconds).
+#[derive(Clone, Copy, Debug, Default)]
+struct ServerStats {
+    usec_per_call: Option<f64>,
+    busy: Option<f64>,
+}
+
+fn info_all(c: &mut redis::Connection) -> Result<String> {
+    redis::cmd("INFO")
+        .arg("everything")
+        .query(c)
+        .context("INFO everything")
+}
+
+/// Runs `f` and returns its result with the server's stats for `command`.
+fn with_server_stats<T>(
+    c: &mut redis::Connection,
+    command: &str,
+    f: impl FnOnce() -> Result<T>,
+) -> Result<(T, ServerStats)> {
+    let before = info_all(c)?;
+    let t0 = Instant::now();
+    let out = f()?;
+    let wall = t0.elapsed().as_secs_f64();
+    let after = info_all(c)?;
+    let usec_per_call = match (
+        crate::info::cmdstat(&before, command).unwrap_or((0, 0)),
+        crate::info::cmdstat(&after, command),
+    ) {
+        ((c0, u0), Some((c1, u1))) if c1 > c0 => Some((u1 - u0) as f64 / (c1 - c0) as f64),
+        _ => None,
+    };
+    let busy = match (
+        crate::info::main_thread_cpu(&before),
+        crate::info::main_thread_cpu(&after),
+    ) {
+        (Some(a), Some(b)) if wall > 0.0 => Some((b - a) / wall),
+        _ => None,
+    };
+    Ok((
+        out,
+        ServerStats {
+            usec_per_call,
+            busy,
+        },
+    ))
+}
+
 /// Pipelined claims/s: module vs Lua vs raw ZPOPMIN, interleaved rounds.
 pub fn throughput(ctx: &Ctx) -> Result<ScenarioReport> {
     let z = ctx.sizes;
@@ -528,6 +578,18 @@ pub fn throughput(ctx: &Ctx) -> Result<ScenarioReport> {
     let mut r = s.redis()?;
     let mut raw = RawConn::connect(&s.redis_addr)?;
     let mut rates: HashMap<&str, Vec<f64>> = HashMap::new();
+    let mut usecs: HashMap<&str, Vec<f64>> = HashMap::new();
+    let mut busy: HashMap<&str, Vec<f64>> = HashMap::new();
+    let mut stats_conn = s.redis()?;
+    let mut record = |path: &'static str, rate: f64, st: ServerStats| {
+        rates.entry(path).or_default().push(rate);
+        if let Some(u) = st.usec_per_call {
+            usecs.entry(path).or_default().push(u);
+        }
+        if let Some(b) = st.busy {
+            busy.entry(path).or_default().push(b * 100.0);
+        }
+    };
     let mut violations: Vec<(String, Vec<String>)> = Vec::new();
     let total_work = n * 3 * z.rounds as u64;
     let pb = ctx.ui.bar(total_work, "throughput");
@@ -535,22 +597,24 @@ pub fn throughput(ctx: &Ctx) -> Result<ScenarioReport> {
         // module
         let event = ctx.event("tp", &format!("tg{round}"));
         tg_init(&mut r, &event, n)?;
-        let res = load::pipelined(
-            &s.redis_addr,
-            z.throughput_conns,
-            z.client_threads,
-            z.pipeline,
-            n,
-            &|buf, k| {
-                let mut ub = [0u8; 24];
-                encode(
-                    buf,
-                    &[b"TICKET.CLAIM", event.as_bytes(), user_id(k, &mut ub)],
-                );
-            },
-            &pb,
-        )?;
-        rates.entry(TG).or_default().push(res.per_sec());
+        let (res, st) = with_server_stats(&mut stats_conn, "ticket.claim", || {
+            load::pipelined(
+                &s.redis_addr,
+                z.throughput_conns,
+                z.client_threads,
+                z.pipeline,
+                n,
+                &|buf, k| {
+                    let mut ub = [0u8; 24];
+                    encode(
+                        buf,
+                        &[b"TICKET.CLAIM", event.as_bytes(), user_id(k, &mut ub)],
+                    );
+                },
+                &pb,
+            )
+        })?;
+        record(TG, res.per_sec(), st);
         violations.push((
             format!("{TG} round {}", round + 1),
             check_pipelined(&res, n),
@@ -561,35 +625,39 @@ pub fn throughput(ctx: &Ctx) -> Result<ScenarioReport> {
         let event = ctx.event("tp", &format!("lua{round}"));
         let keys = LuaKeys::new(&event);
         lua::fill_pool(&mut raw, &keys.pool, n, &indicatif::ProgressBar::hidden())?;
-        let res = load::pipelined(
-            &s.redis_addr,
-            z.throughput_conns,
-            z.client_threads,
-            z.pipeline,
-            n,
-            &|buf, k| {
-                let mut ub = [0u8; 24];
-                keys.encode_claim(buf, &sha, user_id(k, &mut ub));
-            },
-            &pb,
-        )?;
-        rates.entry("lua").or_default().push(res.per_sec());
+        let (res, st) = with_server_stats(&mut stats_conn, "evalsha", || {
+            load::pipelined(
+                &s.redis_addr,
+                z.throughput_conns,
+                z.client_threads,
+                z.pipeline,
+                n,
+                &|buf, k| {
+                    let mut ub = [0u8; 24];
+                    keys.encode_claim(buf, &sha, user_id(k, &mut ub));
+                },
+                &pb,
+            )
+        })?;
+        record("lua", res.per_sec(), st);
         violations.push((format!("lua round {}", round + 1), check_pipelined(&res, n)));
         keys.delete(&mut raw)?;
 
         // raw ZPOPMIN
         let key = format!("tgbench:{{{}}}:zpop", ctx.event("tp", &format!("z{round}")));
         lua::fill_pool(&mut raw, &key, n, &indicatif::ProgressBar::hidden())?;
-        let res = load::pipelined(
-            &s.redis_addr,
-            z.throughput_conns,
-            z.client_threads,
-            z.pipeline,
-            n,
-            &|buf, _| encode(buf, &[b"ZPOPMIN", key.as_bytes()]),
-            &pb,
-        )?;
-        rates.entry("zpopmin").or_default().push(res.per_sec());
+        let (res, st) = with_server_stats(&mut stats_conn, "zpopmin", || {
+            load::pipelined(
+                &s.redis_addr,
+                z.throughput_conns,
+                z.client_threads,
+                z.pipeline,
+                n,
+                &|buf, _| encode(buf, &[b"ZPOPMIN", key.as_bytes()]),
+                &pb,
+            )
+        })?;
+        record("zpopmin", res.per_sec(), st);
         violations.push((
             format!("zpopmin round {}", round + 1),
             check_pipelined(&res, n),
@@ -607,6 +675,8 @@ pub fn throughput(ctx: &Ctx) -> Result<ScenarioReport> {
             col("claims_per_s", "claims/s (median)", 0),
             col("min", "min", 0),
             col("max", "max", 0),
+            col("usec_per_call", "server us/call", 2),
+            col("busy_pct", "server busy %", 0),
         ],
     );
     for (path, label) in [
@@ -628,6 +698,12 @@ pub fn throughput(ctx: &Ctx) -> Result<ScenarioReport> {
         for (i, x) in v.iter().enumerate() {
             row.set(&format!("round{}", i + 1), *x);
         }
+        if let Some(u) = usecs.get(path).and_then(|v| median(v)) {
+            row.set("usec_per_call", u);
+        }
+        if let Some(b) = busy.get(path).and_then(|v| median(v)) {
+            row.set("busy_pct", b);
+        }
         rep.rows.push(row);
     }
     for (what, v) in violations {
@@ -642,6 +718,25 @@ pub fn throughput(ctx: &Ctx) -> Result<ScenarioReport> {
     let module_zpop = ratio(m, rep.rows[2].get("claims_per_s"));
     rep.add_ratio("module/lua", module_lua);
     rep.add_ratio("module/zpopmin", module_zpop);
+    rep.add_ratio(
+        "server time per call lua/module",
+        ratio(
+            rep.rows[1].get("usec_per_call"),
+            rep.rows[0].get("usec_per_call"),
+        ),
+    );
+    rep.add_ratio(
+        "server time per call zpopmin/module",
+        ratio(
+            rep.rows[2].get("usec_per_call"),
+            rep.rows[0].get("usec_per_call"),
+        ),
+    );
+    rep.notes.push(
+        "server us/call = INFO commandstats usec delta / calls (time inside the command, without networking); \
+         server busy % = Redis main-thread CPU time / wall time of the round (near 100% = the server is the bottleneck)"
+            .into(),
+    );
     rep.targets
         .push(target("module/lua", Goal::AtLeast, 2.0, "x", module_lua));
     rep.targets.push(target(
@@ -874,7 +969,8 @@ pub fn big_event(ctx: &Ctx) -> Result<ScenarioReport> {
         Some(bytes as f64 / 1024.0),
     ));
     rep.checks.push(
-        "checked: first claim got ticket 1, remaining == N - 1; the ZSet pops 1 and keeps N - 1".into(),
+        "checked: first claim got ticket 1, remaining == N - 1; the ZSet pops 1 and keeps N - 1"
+            .into(),
     );
     rep.notes.push(
         "init ms = client round trip of TICKET.INIT (ZSet: all ZADD batches); bytes = MEMORY USAGE ... SAMPLES 0 summed over the event's keys".into(),

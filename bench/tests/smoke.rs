@@ -9,7 +9,10 @@ use serde_json::Value;
 
 fn bench() -> Command {
     let root = ticketgate_tests::workspace_root();
-    for p in ["target/release/libticketgate.so", "target/release/ticketgate-sidecar"] {
+    for p in [
+        "target/release/libticketgate.so",
+        "target/release/ticketgate-sidecar",
+    ] {
         assert!(
             root.join(p).is_file(),
             "{p} missing: run `cargo build --release --workspace` first"
@@ -46,8 +49,14 @@ fn all_quick_reports_every_scenario_without_violations() {
     for s in scenarios {
         let name = s["scenario"].as_str().unwrap_or("");
         assert_eq!(s["violations"], Value::Array(vec![]), "{name}: {stderr}");
-        assert!(!s["rows"].as_array().unwrap().is_empty(), "{name} has no rows");
-        assert!(!s["targets"].as_array().unwrap().is_empty(), "{name} has no targets");
+        assert!(
+            !s["rows"].as_array().unwrap().is_empty(),
+            "{name} has no rows"
+        );
+        assert!(
+            !s["targets"].as_array().unwrap().is_empty(),
+            "{name} has no targets"
+        );
     }
     // Every path of burst and coupon sold exactly min(tickets, users), no oversell.
     for s in &scenarios[..2] {
@@ -72,14 +81,31 @@ fn all_quick_reports_every_scenario_without_violations() {
 #[test]
 fn demo_agrees_between_redis_and_mysql() {
     let out = bench()
-        .args(["demo", "--no-progress", "--burst-users", "300", "--burst-tickets", "30"])
+        .args([
+            "demo",
+            "--no-progress",
+            "--burst-users",
+            "300",
+            "--burst-tickets",
+            "30",
+        ])
         .output()
         .expect("run ticketgate-bench demo");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "exit {}:\n{stdout}\n{stderr}", out.status);
+    assert!(
+        out.status.success(),
+        "exit {}:\n{stdout}\n{stderr}",
+        out.status
+    );
     assert!(stdout.contains("result: OK"), "{stdout}");
-    assert!(stdout.contains("winners                  30  OK"), "{stdout}");
-    assert!(stdout.contains("sold-out replies         270  OK"), "{stdout}");
+    assert!(
+        stdout.contains("winners                  30  OK"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("sold-out replies         270  OK"),
+        "{stdout}"
+    );
     assert!(!stdout.contains("FAIL"), "{stdout}");
 }
