@@ -193,6 +193,10 @@ pub fn run(opts: &Opts, ui: Ui) -> Result<ExitCode> {
         .collect();
     let t = Instant::now();
     let clean = sidecar.stop();
+    let _: redis::RedisResult<i64> = redis::cmd("TICKET.DROP")
+        .arg(&event)
+        .arg("FORCE")
+        .query(&mut r);
     out.push_str(&line(
         "sidecar stop (SIGTERM)",
         &format!(

@@ -187,9 +187,15 @@ impl Ui {
         }
         let pb = ProgressBar::new(len);
         let style = ProgressStyle::with_template(
-            "{msg:28} [{bar:32.cyan/blue}] {human_pos}/{human_len} {per_sec:>12} eta {eta}",
+            "{msg:28} [{bar:32.cyan/blue}] {human_pos}/{human_len} {rate:>10} eta {eta}",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key(
+            "rate",
+            |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{}/s", report::fmt_num(s.per_sec(), 0));
+            },
+        )
         .progress_chars("=> ");
         pb.set_style(style);
         pb.set_message(msg.to_string());

@@ -222,6 +222,7 @@ fn run_tg_closed(
     if !sidecar.stop() {
         violations.push("the sidecar did not stop cleanly on SIGTERM".into());
     }
+    tg_drop(&mut r, &event)?;
     let mut row = Row::new(TG).with_latency(res.latency.clone());
     outcome_metrics(&mut row, &t.winners, t.sold_out, total);
     row.set("issued_s", secs(res.end - res.start));
@@ -812,6 +813,7 @@ pub fn drain(ctx: &Ctx) -> Result<ScenarioReport> {
             vec!["the sidecar did not stop cleanly on SIGTERM".into()],
         );
     }
+    tg_drop(&mut r, &event)?;
     rep.rows.push(
         Row::new("ticketgate sidecar")
             .with("rows", n as f64)
