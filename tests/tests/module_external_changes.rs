@@ -273,3 +273,46 @@ fn more_events_than_any_cache_holds() {
             .all(|e| field(e, "event") == Some(name(i).as_str())));
     }
 }
+
+/// Known module bug (reported, not fixed here: the fix belongs in `lib.rs`
+/// / `meta_cache.rs`): the shared object is not really unmapped by
+/// `MODULE UNLOAD`, so its meta cache survives into the next `MODULE LOAD`
+/// of the same path, while the changes made in between raised no
+/// notification the unloaded module could see. A stale `minted` there can
+/// hand out numbers that are already held. Fix: clear the cache on load.
+#[test]
+#[ignore = "module bug: meta cache survives MODULE UNLOAD/LOAD (clear it in OnLoad)"]
+fn changes_while_the_module_is_unloaded_are_seen_after_reload() {
+    let server = RedisServer::start_with(&["--enable-module-command", "yes"]);
+    let mut c = server.conn();
+    let path = ticketgate_tests::module_path();
+    let path = path.to_str().unwrap();
+    run(&mut c, &["CONFIG", "SET", "ticket.pool-chunk", "1"]);
+    warm(&mut c, "e", 10);
+    warm(&mut c, "gone", 10);
+    ok(&mut c, &["MODULE", "UNLOAD", "ticket"]);
+    // While unloaded: another writer (a restore, a replication stream on a
+    // replica) moves the event on.
+    run(
+        &mut c,
+        &["HSET", &key("e", "meta"), "minted", "5", "status", "closed"],
+    );
+    for (i, u) in ["b", "c", "d", "e"].iter().enumerate() {
+        run(
+            &mut c,
+            &["HSET", &key("e", "holders"), u, &(i + 2).to_string()],
+        );
+    }
+    run(&mut c, &["DEL", &key("gone", "meta")]);
+    ok(&mut c, &["MODULE", "LOAD", path]);
+
+    assert_eq!(status_text(&mut c, "e"), "closed");
+    expect_error(&mut c, &["TICKET.CLAIM", "e", "x"], "CLOSED");
+    expect_error(&mut c, &["TICKET.STATUS", "gone"], "NOEVENT");
+    ok(&mut c, &["TICKET.OPEN", "e"]);
+    assert_eq!(claim(&mut c, "e", "x"), 6, "numbers 1..=5 are held");
+    let h = holders(&mut c, "e");
+    let mut numbers: Vec<i64> = h.values().copied().collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, [1, 2, 3, 4, 5, 6]);
+}
