@@ -55,6 +55,9 @@ mod registration {
     }
 
     fn on_load(ctx: &Context, _args: &[RedisString]) -> Status {
+        // After MODULE UNLOAD + LOAD the library may stay mapped with its
+        // thread-locals, and nothing told us about changes in between.
+        crate::meta_cache::clear();
         if let Err(why) = crate::meta_cache::subscribe(ctx) {
             ctx.log_warning(why);
             return Status::Err;

@@ -278,10 +278,9 @@ fn more_events_than_any_cache_holds() {
 /// / `meta_cache.rs`): the shared object is not really unmapped by
 /// `MODULE UNLOAD`, so its meta cache survives into the next `MODULE LOAD`
 /// of the same path, while the changes made in between raised no
-/// notification the unloaded module could see. A stale `minted` there can
-/// hand out numbers that are already held. Fix: clear the cache on load.
+/// notification the unloaded module could see. A stale `minted` there would
+/// hand out numbers that are already held, so the cache is cleared on load.
 #[test]
-#[ignore = "module bug: meta cache survives MODULE UNLOAD/LOAD (clear it in OnLoad)"]
 fn changes_while_the_module_is_unloaded_are_seen_after_reload() {
     let server = RedisServer::start_with(&["--enable-module-command", "yes"]);
     let mut c = server.conn();
