@@ -274,11 +274,10 @@ fn more_events_than_any_cache_holds() {
     }
 }
 
-/// Known module bug (reported, not fixed here: the fix belongs in `lib.rs`
-/// / `meta_cache.rs`): the shared object is not really unmapped by
-/// `MODULE UNLOAD`, so its meta cache survives into the next `MODULE LOAD`
-/// of the same path, while the changes made in between raised no
-/// notification the unloaded module could see. A stale `minted` there would
+/// The shared object is not really unmapped by `MODULE UNLOAD`, so its
+/// thread-local meta cache survives into the next `MODULE LOAD` of the same
+/// path, while the changes made in between raised no notification the
+/// unloaded module could see. A stale `minted` there would
 /// hand out numbers that are already held, so the cache is cleared on load.
 #[test]
 fn changes_while_the_module_is_unloaded_are_seen_after_reload() {
