@@ -90,6 +90,8 @@ fn check_burst(c: &mut Connection, event: &str, users: &[String], outcomes: &[Ou
 #[test]
 fn burst_of_1000_connections_on_100_tickets() {
     const CONNECTIONS: usize = 1000;
+    // Our 1,000 sockets and the server's (it inherits the limit).
+    raise_fd_limit(4096);
     let server = RedisServer::start();
     let mut c = server.conn();
     ok(&mut c, &["TICKET.INIT", "burst", "100"]);

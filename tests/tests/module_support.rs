@@ -340,3 +340,26 @@ impl Rng {
         self.next_u64() % n
     }
 }
+
+/// Raises this process's soft limit of open files to at least `want` (up to
+/// the hard limit), so a test can hold many connections; servers started
+/// afterwards inherit it. Panics if the hard limit is too low.
+pub fn raise_fd_limit(want: u64) {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain getrlimit/setrlimit on a valid struct.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim), 0);
+        if lim.rlim_cur < want {
+            assert!(
+                lim.rlim_max >= want,
+                "the hard limit of open files ({}) is below {want}",
+                lim.rlim_max
+            );
+            lim.rlim_cur = want;
+            assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
+        }
+    }
+}
