@@ -31,6 +31,7 @@ pub fn run(opts: &Opts, ui: Ui) -> Result<ExitCode> {
         opts.redis_url.as_deref(),
         opts.mysql_url.as_deref(),
         opts.sidecar.as_deref(),
+        &opts.redis_arg,
     )?;
     ui.say("demo: schema migrated (ticketgate-sidecar migrate); starting the sidecar...");
     let event = format!("demo-{}", env::run_id());

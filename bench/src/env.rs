@@ -95,6 +95,7 @@ impl Servers {
         redis_url: Option<&str>,
         mysql_url: Option<&str>,
         sidecar: Option<&Path>,
+        redis_args: &[String],
     ) -> Result<Servers> {
         let sidecar_bin = sidecar_bin(sidecar)?;
         let (redis, redis_url) = match redis_url {
@@ -103,8 +104,10 @@ impl Servers {
                 harness("checking the module build", || {
                     ticketgate_tests::module_path()
                 })?;
+                let mut args: Vec<&str> = vec!["--maxclients", "20000"];
+                args.extend(redis_args.iter().map(String::as_str));
                 let r = harness("starting a private redis-server", || {
-                    ticketgate_tests::RedisServer::start_with(&["--maxclients", "20000"])
+                    ticketgate_tests::RedisServer::start_with(&args)
                 })?;
                 let url = r.url();
                 (Some(r), url)

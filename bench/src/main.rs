@@ -64,6 +64,10 @@ pub struct Opts {
     /// Use this MySQL/MariaDB server instead of a private one (two new databases are created on it)
     #[arg(long, global = true, env = "TICKETGATE_BENCH_MYSQL_URL")]
     mysql_url: Option<String>,
+    /// Extra argument for the private redis-server (repeat it), e.g.
+    /// `--redis-arg=--appendonly --redis-arg=yes` to measure with AOF
+    #[arg(long, global = true, allow_hyphen_values = true, value_name = "ARG")]
+    redis_arg: Vec<String>,
     /// The sidecar binary [default: <workspace>/target/release/ticketgate-sidecar]
     #[arg(long, global = true)]
     sidecar: Option<PathBuf>,
@@ -281,6 +285,7 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
         opts.redis_url.as_deref(),
         opts.mysql_url.as_deref(),
         opts.sidecar.as_deref(),
+        &opts.redis_arg,
     )?;
     let run = RunInfo {
         started_unix_ms: env::unix_ms(),
@@ -372,6 +377,14 @@ mod tests {
         assert_eq!(s.burst_users, 77);
         assert_eq!(s.burst_tickets, 20);
         assert_eq!(s.rounds, 1);
+        let cli = Cli::parse_from([
+            "b",
+            "throughput",
+            "--redis-arg=--appendonly",
+            "--redis-arg",
+            "yes",
+        ]);
+        assert_eq!(cli.opts.redis_arg, ["--appendonly", "yes"]);
     }
 
     #[test]
