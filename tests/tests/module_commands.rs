@@ -332,6 +332,36 @@ fn status_is_a_flat_array_in_resp2_and_a_map_in_resp3() {
         .map(|kv| (kv[0].clone(), kv[1].clone()))
         .collect();
     assert_eq!(map, expected, "RESP3 map: same names, values and order");
+
+    // The other replies in RESP3: integers, nulls, OK, errors with codes.
+    let q = |c: &mut redis::Connection, parts: &[&str]| cmd(parts).query::<Value>(c);
+    assert_eq!(
+        q(&mut c3, &["TICKET.HOLDER", "s1", "a"]).unwrap(),
+        Value::Int(1)
+    );
+    assert_eq!(
+        q(&mut c3, &["TICKET.HOLDER", "s1", "zz"]).unwrap(),
+        Value::Nil
+    );
+    assert_eq!(
+        q(&mut c3, &["TICKET.CANCEL", "s1", "zz"]).unwrap(),
+        Value::Nil
+    );
+    assert_eq!(
+        q(&mut c3, &["TICKET.CANCEL", "s1", "b"]).unwrap(),
+        Value::Int(2)
+    );
+    assert_eq!(
+        q(&mut c3, &["TICKET.CLAIM", "s1", "a"]).unwrap(),
+        Value::Int(1)
+    );
+    assert_eq!(q(&mut c3, &["TICKET.OPEN", "s1"]).unwrap(), Value::Okay);
+    assert_eq!(
+        q(&mut c3, &["TICKET.CLAIM", "s1", "c"]).unwrap(),
+        Value::Int(2)
+    );
+    let err = q(&mut c3, &["TICKET.CLAIM", "nope", "c"]).unwrap_err();
+    assert_eq!(error_line(&err), "NOEVENT event 'nope' does not exist");
 }
 
 #[test]
