@@ -1010,6 +1010,42 @@ mod tests {
     }
 
     #[test]
+    fn pipelined_check_finds_errors_nils_and_duplicates() {
+        let ok = load::PipelinedResult {
+            elapsed: Duration::from_secs(1),
+            tickets: vec![3, 1, 2],
+            nils: 0,
+            error_count: 0,
+            errors: vec![],
+        };
+        assert!(check_pipelined(&ok, 3).is_empty());
+        assert_eq!(ok.per_sec(), 3.0);
+        let bad = load::PipelinedResult {
+            tickets: vec![1, 1],
+            nils: 1,
+            error_count: 2,
+            errors: vec!["SOLDOUT".into()],
+            ..ok
+        };
+        let v = check_pipelined(&bad, 3);
+        assert!(v.iter().any(|s| s.starts_with("2 error replies")), "{v:?}");
+        assert!(v.iter().any(|s| s == "1 nil replies"), "{v:?}");
+        assert!(v.iter().any(|s| s.starts_with("DUPLICATE")), "{v:?}");
+        assert!(v.iter().any(|s| s.starts_with("wrong winner count")), "{v:?}");
+    }
+
+    #[test]
+    fn outcome_metrics_count_oversell() {
+        let w: HashMap<String, i64> = (1..=5).map(|t| (format!("u{t}"), t)).collect();
+        let mut row = Row::new("x");
+        outcome_metrics(&mut row, &w, 7, 3);
+        assert_eq!(row.get("winners"), Some(5.0));
+        assert_eq!(row.get("oversell"), Some(2.0));
+        assert_eq!(row.get("sold_out"), Some(7.0));
+        assert_eq!(row.get("duplicates"), Some(0.0));
+    }
+
+    #[test]
     fn tally_separates_winners_soldout_and_errors() {
         let now = Instant::now();
         let o = |u: &str, r: Result<Option<i64>, String>| load::Outcome {
