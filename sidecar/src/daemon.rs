@@ -9,9 +9,10 @@
 //!   publishes at `TICKET.INIT`; the reader SCANs for `ticket:{*}:log` once
 //!   the subscription is live (so nothing falls in between) and then every
 //!   `--rescan-interval` seconds as a safety net — never every second.
-//! - **Reading** starts each log at `0-0`: everything still in a log is at
-//!   most "applied but not yet trimmed", which the writer skips using the
-//!   offset row. MySQL, not the reader's cursor, is the truth for progress.
+//! - **Reading** starts each log found by SCAN after its committed offset in
+//!   `ticket_sync_offset` (a log announced by `TICKET.INIT` starts at `0-0`).
+//!   The cursor is only a read position: the writer re-checks every entry
+//!   against the locked offset row, so MySQL stays the truth for progress.
 //! - **Writers**: an event always hashes to the same writer, so its batches
 //!   are applied in order; a writer retries a batch (backoff + jitter) until
 //!   it commits, so the reader's cursor never runs past an unapplied entry.
@@ -380,12 +381,21 @@ fn reader(
                             metrics.forget(&event);
                         }
                     }
+                    // Start new logs at their committed offset (one query for
+                    // all of them); 0-0 when MySQL cannot say, which is
+                    // merely slower: the writer skips what is applied.
+                    let offsets = if found.iter().any(|e| !cursors.contains_key(e)) {
+                        committed_offsets(&cfg.mysql_url)
+                    } else {
+                        HashMap::new()
+                    };
                     for event in found {
                         if let std::collections::btree_map::Entry::Vacant(slot) =
                             cursors.entry(event)
                         {
-                            log::info!("now draining event {}", slot.key());
-                            slot.insert(StreamId::ZERO);
+                            let from = offsets.get(slot.key()).copied().unwrap_or(StreamId::ZERO);
+                            log::info!("now draining event {} after {from}", slot.key());
+                            slot.insert(from);
                         }
                     }
                     last_scan = Some(Instant::now());
@@ -469,6 +479,18 @@ fn reader(
             sleep_unless(&stop, backoff.next_delay());
         } else if !got_any && block.is_none() {
             sleep_unless(&stop, Duration::from_millis(cfg.block_ms.min(100)));
+        }
+    }
+}
+
+/// Every event's committed offset from `ticket_sync_offset`; empty (and a
+/// warning) when MySQL is unreachable.
+fn committed_offsets(mysql_url: &str) -> HashMap<String, StreamId> {
+    match db::connect(mysql_url).and_then(|mut c| db::offsets(&mut c)) {
+        Ok(m) => m,
+        Err(e) => {
+            log::warn!("reader: cannot read offsets from MySQL ({e}); reading new logs from 0-0");
+            HashMap::new()
         }
     }
 }

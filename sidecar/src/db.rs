@@ -541,6 +541,16 @@ fn one(
     Ok(Ok(()))
 }
 
+/// Every event's committed offset (rows that do not parse are left out).
+pub fn offsets(conn: &mut Conn) -> Result<HashMap<String, StreamId>, mysql::Error> {
+    let rows: Vec<(String, String)> =
+        conn.query("SELECT event_id, last_stream_id FROM ticket_sync_offset")?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(e, id)| StreamId::parse(&id).map(|id| (e, id)))
+        .collect())
+}
+
 /// Active participations of `event`: user -> ticket.
 pub fn active_holders(conn: &mut Conn, event: &str) -> Result<HashMap<String, i64>, mysql::Error> {
     let rows: Vec<(String, i64)> = conn.exec(

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mysql::prelude::Queryable;
 use support::*;
-use ticketgate_tests::{free_port, fresh_database, MariaDb, RedisServer};
+use ticketgate_tests::{fresh_database, MariaDb, RedisServer};
 
 /// Tiny deterministic PRNG (xorshift64*), seeded and printed per test.
 struct Rng(u64);
@@ -157,12 +157,8 @@ fn mariadb_stopped_killed_and_restarted_mid_drain() {
         .arg(50_000)
         .query(&mut r)
         .unwrap();
-    let port = free_port();
-    let sc = Sidecar::start(
-        &redis.url(),
-        &db,
-        &["--metrics-addr", &format!("127.0.0.1:{port}")],
-    );
+    let sc = Sidecar::start(&redis.url(), &db, &["--metrics-addr", "127.0.0.1:0"]);
+    let port = sc.metrics_port();
     let load = claimer(redis.url(), "m", 100, Duration::from_millis(20));
     thread::sleep(Duration::from_millis(500));
     maria.stop();
@@ -202,27 +198,17 @@ fn two_sidecars_at_once_apply_each_entry_exactly_once() {
         .arg(50_000)
         .query(&mut r)
         .unwrap();
-    let (p1, p2) = (free_port(), free_port());
     let a = Sidecar::start(
         &redis.url(),
         &db,
-        &[
-            "--metrics-addr",
-            &format!("127.0.0.1:{p1}"),
-            "--batch-size",
-            "50",
-        ],
+        &["--metrics-addr", "127.0.0.1:0", "--batch-size", "50"],
     );
     let b = Sidecar::start(
         &redis.url(),
         &db,
-        &[
-            "--metrics-addr",
-            &format!("127.0.0.1:{p2}"),
-            "--batch-size",
-            "70",
-        ],
+        &["--metrics-addr", "127.0.0.1:0", "--batch-size", "70"],
     );
+    let (p1, p2) = (a.metrics_port(), b.metrics_port());
     let (claims, cancels) = claimer(redis.url(), "two", 80, Duration::from_millis(10))
         .join()
         .unwrap();

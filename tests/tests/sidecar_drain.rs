@@ -44,15 +44,14 @@ fn drains_claims_repeats_cancels_and_reclaims() {
         claim(&mut r, "early", &format!("e{i}")).unwrap();
     }
 
-    let mport = free_port();
-    let maddr = format!("127.0.0.1:{mport}");
     // No periodic rescan during the test: an event created from now on can
     // only be found through the ticket:events notification.
     let sc = Sidecar::start(
         &redis.url(),
         &db,
-        &["--metrics-addr", &maddr, "--rescan-interval", "3600"],
+        &["--metrics-addr", "127.0.0.1:0", "--rescan-interval", "3600"],
     );
+    let mport = sc.metrics_port();
     wait_synced(&mut r, &db, "early", Duration::from_secs(30), &|| sc.log());
 
     // An event created while it runs: found via the ticket:events channel.
@@ -261,6 +260,13 @@ fn sigterm_finishes_in_flight_work_and_exits_zero() {
     // Whatever was committed is whole: a fresh sidecar finishes exactly.
     let sc2 = Sidecar::start(&redis.url(), &db, &[]);
     wait_synced(&mut r, &db, "t", Duration::from_secs(60), &|| sc2.log());
+    // it resumed reading after the offset the first one committed
+    let resumed = sc2.log();
+    assert!(resumed.contains("now draining event t after "), "{resumed}");
+    assert!(
+        !resumed.contains("now draining event t after 0-0"),
+        "{resumed}"
+    );
     let view = mysql_view(&db, "t").unwrap();
     assert!(view.conflicts.is_empty(), "{:?}", view.conflicts);
     assert_eq!(view.active.len(), 4000);
@@ -334,17 +340,12 @@ fn dropped_event_is_forgotten() {
     let mut r = redis.conn();
     let db = fresh_database("sc_drop");
     migrate(&db);
-    let port = free_port();
     let sc = Sidecar::start(
         &redis.url(),
         &db,
-        &[
-            "--rescan-interval",
-            "1",
-            "--metrics-addr",
-            &format!("127.0.0.1:{port}"),
-        ],
+        &["--rescan-interval", "1", "--metrics-addr", "127.0.0.1:0"],
     );
+    let port = sc.metrics_port();
     let _: () = redis::cmd("TICKET.INIT")
         .arg("gone")
         .arg(5)
@@ -388,10 +389,8 @@ fn large_batches_of_cancels_and_reclaims_take_the_fast_path() {
         let _: Vec<redis::Value> = p.query(r).unwrap();
     };
     pipe_all(&mut r, "TICKET.CLAIM", 0..3000);
-    let port = free_port();
-    let args = ["--batch-size", "5000", "--metrics-addr"];
-    let addr = format!("127.0.0.1:{port}");
-    let mut sc = Sidecar::start(&redis.url(), &db, &[args[0], args[1], args[2], &addr]);
+    let args = ["--batch-size", "5000", "--metrics-addr", "127.0.0.1:0"];
+    let mut sc = Sidecar::start(&redis.url(), &db, &args);
     wait_synced(&mut r, &db, "f", Duration::from_secs(60), &|| sc.log());
     assert_eq!(
         sc.terminate(Duration::from_secs(15)).map(|s| s.code()),
@@ -399,7 +398,8 @@ fn large_batches_of_cancels_and_reclaims_take_the_fast_path() {
     );
     // one batch of 1,500 cancels (more than one multi-row statement)
     pipe_all(&mut r, "TICKET.CANCEL", 0..1500);
-    let mut sc = Sidecar::start(&redis.url(), &db, &[args[0], args[1], args[2], &addr]);
+    let mut sc = Sidecar::start(&redis.url(), &db, &args);
+    let port = sc.metrics_port();
     wait_synced(&mut r, &db, "f", Duration::from_secs(60), &|| sc.log());
     assert_eq!(
         metric(port, "ticketgate_applied_records_total{op=\"cancel\"}"),
@@ -418,7 +418,8 @@ fn large_batches_of_cancels_and_reclaims_take_the_fast_path() {
     // one batch of re-claims (their rows exist as 'canceled') and new users
     pipe_all(&mut r, "TICKET.CLAIM", 0..700);
     pipe_all(&mut r, "TICKET.CLAIM", 3000..3300);
-    let sc = Sidecar::start(&redis.url(), &db, &[args[0], args[1], args[2], &addr]);
+    let sc = Sidecar::start(&redis.url(), &db, &args);
+    let port = sc.metrics_port();
     wait_synced(&mut r, &db, "f", Duration::from_secs(60), &|| sc.log());
     assert!(metric(port, "ticketgate_batches_total{path=\"fast\"}") >= 1);
     assert_eq!(

@@ -92,6 +92,24 @@ impl Sidecar {
         fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The port of `--metrics-addr 127.0.0.1:0`, read from the startup log
+    /// line (port 0 lets the kernel pick: no race with other test processes).
+    pub fn metrics_port(&self) -> u16 {
+        let mut port = None;
+        wait_until(
+            Duration::from_secs(15),
+            "sidecar logs its metrics address",
+            || {
+                port = self.log().lines().find_map(|l| {
+                    let rest = l.split("metrics on http://127.0.0.1:").nth(1)?;
+                    rest.split('/').next()?.parse().ok()
+                });
+                port.is_some()
+            },
+        );
+        port.unwrap_or_else(|| panic!("no metrics address in the log:\n{}", self.log()))
+    }
+
     /// True while the process has not exited.
     pub fn running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
