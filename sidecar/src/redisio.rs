@@ -517,6 +517,36 @@ e7d1 127.0.0.1:30001@40001 myself,master - 0 0 1 connected 0-5460";
         assert!(parse_xread(&Value::Nil).is_empty());
     }
 
+    fn arb_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Nil),
+            any::<i64>().prop_map(Value::Int),
+            "[a-z0-9{}:-]{0,12}".prop_map(|s| Value::BulkString(s.into_bytes())),
+            Just(Value::BulkString(b"ticket:{e1}:log".to_vec())),
+            Just(Value::BulkString(b"1-1".to_vec())),
+            Just(Value::Okay),
+        ];
+        leaf.prop_recursive(4, 64, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::vec((inner.clone(), inner), 0..4).prop_map(Value::Map),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Whatever a server (or a proxy) answers, parsing never panics.
+        #[test]
+        fn xread_parsing_never_panics(v in arb_value()) {
+            for (key, streams) in parse_xread(&v) {
+                let _ = event_of_key(&key, "log");
+                let _ = parse_entries("e1", &streams);
+            }
+            let _ = parse_entries("e1", &v);
+        }
+    }
+
     #[test]
     fn parses_resp3_map() {
         let reply = Value::Map(vec![(
