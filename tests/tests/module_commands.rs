@@ -489,4 +489,18 @@ fn drop_refuses_unsynced_logs_unless_forced_and_counts_keys() {
     };
     assert_eq!(not_d3(&other), not_d3(&after));
     assert_eq!(claim(&mut c, "d1", "b"), 2);
+
+    // Only an undrained log left (the rest deleted by hand): still refused
+    // without FORCE, and FORCE deletes just that one key.
+    ok(&mut c, &["TICKET.INIT", "d4", "10"]);
+    claim(&mut c, "d4", "a");
+    for part in ["meta", "pool", "holders"] {
+        let _: i64 = redis::cmd("DEL")
+            .arg(key("d4", part))
+            .query(&mut c)
+            .unwrap();
+    }
+    expect_error(&mut c, &["TICKET.DROP", "d4"], "UNSYNCED");
+    assert_eq!(int(&mut c, &["TICKET.DROP", "d4", "FORCE"]), 1);
+    assert!(!exists(&mut c, &key("d4", "log")));
 }
