@@ -438,17 +438,22 @@ fn large_batches_of_cancels_and_reclaims_take_the_fast_path() {
 }
 
 #[test]
-fn sigint_also_stops_cleanly() {
+fn run_migrate_flag_and_sigint_stops_cleanly() {
     let redis = RedisServer::start();
     let db = fresh_database("sc_sigint");
-    migrate(&db);
-    let mut sc = Sidecar::start(&redis.url(), &db, &[]);
+    // no `migrate` first: `run --migrate` applies the schema itself
+    let mut sc = Sidecar::start(&redis.url(), &db, &["--migrate"]);
     wait_until(Duration::from_secs(10), "sidecar running", || {
         sc.log().contains("draining")
     });
     sc.signal(libc::SIGINT);
     let st = sc.wait_exit(Duration::from_secs(15));
     assert_eq!(st.map(|s| s.code()), Some(Some(0)), "{}", sc.log());
+    assert!(
+        sc.log().contains("applied migration V1__initial_schema"),
+        "{}",
+        sc.log()
+    );
 }
 
 #[test]
