@@ -1031,7 +1031,10 @@ mod tests {
         assert!(v.iter().any(|s| s.starts_with("2 error replies")), "{v:?}");
         assert!(v.iter().any(|s| s == "1 nil replies"), "{v:?}");
         assert!(v.iter().any(|s| s.starts_with("DUPLICATE")), "{v:?}");
-        assert!(v.iter().any(|s| s.starts_with("wrong winner count")), "{v:?}");
+        assert!(
+            v.iter().any(|s| s.starts_with("wrong winner count")),
+            "{v:?}"
+        );
     }
 
     #[test]
