@@ -504,3 +504,50 @@ fn many_events_at_once_more_than_one_xread_chunk() {
     assert!(st.success(), "{}", tail(&out, 20));
     assert!(out.contains("300 event(s)"), "{}", tail(&out, 5));
 }
+
+#[test]
+fn daemon_runs_with_only_select_insert_update_grants() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_grants");
+    migrate(&db);
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+    let dbname: String = my.query_first("SELECT DATABASE()").unwrap().unwrap();
+    let user = format!("tg_{}", std::process::id());
+    my.query_drop(format!(
+        "CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY 'pw'"
+    ))
+    .unwrap();
+    for t in [
+        "ticket_event",
+        "ticket_stock",
+        "ticket_participation",
+        "ticket_sync_offset",
+        "ticket_conflict",
+    ] {
+        my.query_drop(format!(
+            "GRANT SELECT, INSERT, UPDATE ON `{dbname}`.`{t}` TO '{user}'@'127.0.0.1'"
+        ))
+        .unwrap();
+    }
+    let port: u16 = my.query_first("SELECT @@port").unwrap().unwrap();
+    let url = format!("mysql://{user}:pw@127.0.0.1:{port}/{dbname}");
+    let _: () = redis::cmd("TICKET.INIT")
+        .arg("g")
+        .arg(10)
+        .query(&mut r)
+        .unwrap();
+    for u in ["a", "b", "c"] {
+        claim(&mut r, "g", u).unwrap();
+    }
+    cancel(&mut r, "g", "b");
+    let sc = Sidecar::start(&redis.url(), &url, &[]);
+    wait_synced(&mut r, &db, "g", Duration::from_secs(30), &|| sc.log());
+    let log = sc.log();
+    assert!(
+        !log.contains(":pw@") && log.contains(":***@"),
+        "password must be redacted: {log}"
+    );
+    let (st, out) = sidecar_cmd(&redis.url(), &url, &["reconcile"]);
+    assert!(st.success(), "{out}");
+}
