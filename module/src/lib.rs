@@ -58,6 +58,17 @@ mod registration {
         // After MODULE UNLOAD + LOAD the library may stay mapped with its
         // thread-locals, and nothing told us about changes in between.
         crate::meta_cache::clear();
+        // Keys are signalled as modified only when a command really wrote
+        // them (see redis_store), so no-op commands don't abort WATCH.
+        // SAFETY: the API table is filled; called with the load context.
+        unsafe {
+            if let Some(set_options) = raw::RedisModule_SetModuleOptions {
+                set_options(
+                    ctx.ctx,
+                    raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as c_int,
+                );
+            }
+        }
         if let Err(why) = crate::meta_cache::subscribe(ctx) {
             ctx.log_warning(why);
             return Status::Err;

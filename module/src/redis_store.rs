@@ -68,6 +68,10 @@ pub struct RedisStore<'a> {
     user: Option<(&'a str, &'a RedisString)>,
     /// The last ticket number made into a string, reused by the next write.
     number: Option<(i64, RedisString)>,
+    /// Keys written by this command, signalled as modified (for WATCH and
+    /// client tracking) when the command ends; the module turns Redis's
+    /// implicit signal off so that no-op commands signal nothing.
+    written: [bool; 4],
 }
 
 impl<'a> RedisStore<'a> {
@@ -98,6 +102,7 @@ impl<'a> RedisStore<'a> {
             keys,
             user,
             number: None,
+            written: [false; 4],
         }
     }
 
@@ -174,7 +179,8 @@ impl<'a> RedisStore<'a> {
     }
 
     /// Sets hash fields (field/value string pairs) and replicates one `HSET`.
-    fn hash_set(&self, part: Part, pairs: &[*mut RedisModuleString]) {
+    fn hash_set(&mut self, part: Part, pairs: &[*mut RedisModuleString]) {
+        self.written[part as usize] = true;
         for pair in pairs.chunks_exact(2) {
             // SAFETY: one (field, value) pair, NULL-terminated.
             unsafe {
@@ -244,6 +250,10 @@ impl<'a> RedisStore<'a> {
 
 impl Drop for RedisStore<'_> {
     fn drop(&mut self) {
+        for part in PARTS.into_iter().filter(|p| self.written[*p as usize]) {
+            // SAFETY: the live command context and a live key name.
+            unsafe { raw::RedisModule_SignalModifiedKey.unwrap()(self.ctx, self.names.key(part)) };
+        }
         for key in self.keys {
             if !key.is_null() {
                 // SAFETY: each handle was opened once and is closed once.
@@ -380,6 +390,7 @@ impl Store for RedisStore<'_> {
     }
 
     fn take_free(&mut self, ticket: i64) {
+        self.written[Part::Pool as usize] = true;
         let member = self.number_string(ticket);
         let mut deleted: c_int = 0;
         // SAFETY: an open, type-checked zset handle.
@@ -388,6 +399,7 @@ impl Store for RedisStore<'_> {
     }
 
     fn add_free(&mut self, tickets: RangeInclusive<i64>) {
+        self.written[Part::Pool as usize] = true;
         let members: Vec<RedisString> = tickets.clone().map(rnum).collect();
         let mut args = Vec::with_capacity(1 + 2 * members.len());
         args.push(self.names.key(Part::Pool));
@@ -416,6 +428,7 @@ impl Store for RedisStore<'_> {
     }
 
     fn remove_holder(&mut self, user: &str) {
+        self.written[Part::Holders as usize] = true;
         let mut made = Vec::new();
         let field_ptr = self.user_string(user, &mut made);
         // SAFETY: REDISMODULE_HASH_DELETE as the value deletes the field.
@@ -432,6 +445,7 @@ impl Store for RedisStore<'_> {
     }
 
     fn append(&mut self, record: &Record) {
+        self.written[Part::Log as usize] = true;
         let c = strings::constants();
         // Strings made here live until the end of this function.
         let mut made: Vec<RedisString> = Vec::with_capacity(4);
@@ -479,6 +493,7 @@ impl Store for RedisStore<'_> {
             if let Ok(Some(key)) = self.existing(part) {
                 // SAFETY: an open handle opened for writing.
                 unsafe { raw::RedisModule_DeleteKey.unwrap()(key) };
+                self.written[part as usize] = true;
                 deleted.push(self.names.key(part));
             }
         }

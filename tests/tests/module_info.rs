@@ -367,16 +367,12 @@ fn deny_oom_refuses_writes_but_not_reads_when_memory_is_full() {
     assert_eq!(claim(&mut c, "e", "b"), 2);
 }
 
-/// Known module defect (reported; the fix belongs in `lib.rs` and
-/// `redis_store.rs`): every key opened for writing is signalled as modified
-/// when it is closed, so a command that changes nothing (a repeat claim, a
-/// sold-out loser, a nil cancel, a no-op CLOSE, an error) still aborts
-/// transactions that WATCH the event's keys and sends client-tracking
-/// invalidations, unlike Redis's own commands. Fix:
-/// `REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED` at load, and
-/// `RedisModule_SignalModifiedKey` for each key actually written.
+/// Like Redis's own commands, a command that changes nothing (a repeat
+/// claim, a sold-out loser, a nil cancel, a no-op CLOSE, an error) must not
+/// abort transactions that WATCH the event's keys: the module turns off
+/// Redis's implicit "modified on close" signal and signals only the keys it
+/// wrote.
 #[test]
-#[ignore = "module defect: no-op TICKET.* commands signal their keys as modified (spurious WATCH aborts)"]
 fn a_command_that_changes_nothing_does_not_abort_a_watching_transaction() {
     let server = RedisServer::start();
     let mut c = server.conn();
