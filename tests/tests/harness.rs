@@ -149,31 +149,9 @@ fn redis_start_panics_with_log_when_the_server_cannot_start() {
     let _ = RedisServer::start_with(&["--no-such-directive", "1"]);
 }
 
-/// Helper for `servers_die_with_the_test_process`: starts a server, reports
-/// its pid and dir, and exits the process without running any destructor.
-#[test]
-#[ignore = "run as a child process by servers_die_with_the_test_process"]
-fn child_process_leaking_a_redis_server() {
-    let server = RedisServer::start();
-    println!(
-        "LEAKED pid={} dir={}",
-        server.pid().expect("pid"),
-        server.dir().display()
-    );
-    std::process::exit(0);
-}
-
 #[test]
 fn servers_die_with_the_test_process() {
-    let exe = std::env::current_exe().expect("current test executable");
-    let out = Command::new(exe)
-        .args([
-            "--exact",
-            "child_process_leaking_a_redis_server",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let out = Command::new(env!("CARGO_BIN_EXE_leak-redis-server"))
         .stdin(Stdio::null())
         .output()
         .expect("run child test process");
