@@ -243,6 +243,10 @@ fn main() -> ExitCode {
     }
 }
 
+fn loadavg() -> Option<f64> {
+    report::parse_loadavg(&std::fs::read_to_string("/proc/loadavg").ok()?)
+}
+
 fn finish(output: &BenchOutput, opts: &Opts, ui: Ui) -> Result<ExitCode> {
     ui.print(&format!("\n{}", render_summary(output)));
     if let Some(path) = &opts.chart {
@@ -297,7 +301,11 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
             .unwrap_or(1),
         private_redis: servers.private_redis,
         private_mysql: servers.private_mysql,
+        load_start: loadavg(),
+        load_end: None,
+        duration_s: 0.0,
     };
+    let t0 = std::time::Instant::now();
     ui.say(&format!(
         "redis {} ({}), mysql {} ({}), {} cpus",
         run.redis_version,
@@ -343,6 +351,9 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
         ui.print(&format!("\n{}", render(&r)));
         reports.push(r);
     }
+    let mut run = run;
+    run.load_end = loadavg();
+    run.duration_s = t0.elapsed().as_secs_f64();
     let output = BenchOutput::new(run, reports);
     finish(&output, opts, ui)
 }

@@ -186,6 +186,7 @@ pub struct ScenarioReport {
     /// Correctness violations (oversell, duplicates, Redis/MySQL mismatch...).
     pub violations: Vec<String>,
     /// What was checked for correctness (shown when there is no violation).
+    #[serde(default)]
     pub checks: Vec<String>,
     pub notes: Vec<String>,
 }
@@ -257,6 +258,19 @@ pub struct RunInfo {
     pub cpus: usize,
     pub private_redis: bool,
     pub private_mysql: bool,
+    /// 1-minute load average when the run started and ended (the machine
+    /// may be shared: a load above the CPU count means noisy numbers).
+    #[serde(default)]
+    pub load_start: Option<f64>,
+    #[serde(default)]
+    pub load_end: Option<f64>,
+    #[serde(default)]
+    pub duration_s: f64,
+}
+
+/// The 1-minute load average from the text of `/proc/loadavg`.
+pub fn parse_loadavg(text: &str) -> Option<f64> {
+    text.split_whitespace().next()?.parse().ok()
 }
 
 /// Correctness of one run of claims: `tickets` handed out to the winners
@@ -525,6 +539,15 @@ pub fn render_summary(output: &BenchOutput) -> String {
         })
         .collect();
     let _ = writeln!(out, "== targets");
+    let load = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.2}"));
+    let _ = writeln!(
+        out,
+        "run took {:.0} s; load average {} at the start, {} at the end, {} CPUs",
+        output.run.duration_s,
+        load(output.run.load_start),
+        load(output.run.load_end),
+        output.run.cpus
+    );
     out.push_str(&format_table(&headers, &rows));
     let _ = writeln!(
         out,
@@ -565,6 +588,12 @@ mod tests {
         let r = Row::new("x").with_latency(Latency::from_histogram(&h));
         assert!((r.get("p99_ms").unwrap() - 2.0).abs() < 0.01);
         assert!((r.get("max_ms").unwrap() - 2.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn loadavg_parses_first_field() {
+        assert_eq!(parse_loadavg("3.47 2.77 1.92 3/612 12345\n"), Some(3.47));
+        assert_eq!(parse_loadavg(""), None);
     }
 
     #[test]
