@@ -77,6 +77,9 @@ pub struct Opts {
     /// Write an SVG chart (throughput bars, burst latency percentiles)
     #[arg(long, global = true, value_name = "PATH")]
     chart: Option<PathBuf>,
+    /// Print the tables as Markdown (for the README) instead of plain text
+    #[arg(long, global = true)]
+    markdown: bool,
     /// Do not run anything: re-render the tables (and --chart) from a saved --json output
     #[arg(long, global = true, value_name = "PATH")]
     from_json: Option<PathBuf>,
@@ -248,7 +251,11 @@ fn loadavg() -> Option<f64> {
 }
 
 fn finish(output: &BenchOutput, opts: &Opts, ui: Ui) -> Result<ExitCode> {
-    ui.print(&format!("\n{}", render_summary(output)));
+    if opts.markdown {
+        ui.print(&report::render_markdown(output));
+    } else {
+        ui.print(&format!("\n{}", render_summary(output)));
+    }
     if let Some(path) = &opts.chart {
         chart::write(path, &output.scenarios)?;
         ui.say(&format!("chart written to {}", path.display()));
@@ -271,8 +278,10 @@ fn rerender(path: &std::path::Path, opts: &Opts, ui: Ui) -> Result<ExitCode> {
     let text = std::fs::read_to_string(path).with_context(|| format!("read {}", path.display()))?;
     let output: BenchOutput = serde_json::from_str(&text)
         .with_context(|| format!("parse {} as ticketgate-bench --json output", path.display()))?;
-    for r in &output.scenarios {
-        ui.print(&format!("\n{}", render(r)));
+    if !opts.markdown {
+        for r in &output.scenarios {
+            ui.print(&format!("\n{}", render(r)));
+        }
     }
     finish(&output, opts, ui)
 }
@@ -348,7 +357,11 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
             Cmd::BigEvent => scenarios::big_event(&ctx),
             Cmd::All | Cmd::Demo => continue,
         }?;
-        ui.print(&format!("\n{}", render(&r)));
+        if opts.markdown {
+            eprint!("\n{}", render(&r));
+        } else {
+            ui.print(&format!("\n{}", render(&r)));
+        }
         reports.push(r);
     }
     let mut run = run;

@@ -557,6 +557,70 @@ pub fn render_summary(output: &BenchOutput) -> String {
     out
 }
 
+/// The whole run as Markdown (README "Performance" tables): one table per
+/// scenario with its ratios, then the targets.
+pub fn render_markdown(output: &BenchOutput) -> String {
+    let mut out = String::new();
+    for s in &output.scenarios {
+        let _ = writeln!(out, "**{}** — {}\n", s.scenario, s.description);
+        let mut head = String::from("| path |");
+        let mut rule = String::from("|---|");
+        for c in &s.columns {
+            let _ = write!(head, " {} |", c.header);
+            rule.push_str("---:|");
+        }
+        let _ = writeln!(out, "{head}\n{rule}");
+        for r in &s.rows {
+            let mut line = format!("| {} |", r.path);
+            for c in &s.columns {
+                let cell = r
+                    .get(&c.key)
+                    .map_or("-".to_string(), |v| fmt_num(v, c.decimals));
+                let _ = write!(line, " {cell} |");
+            }
+            let _ = writeln!(out, "{line}");
+        }
+        let ratios: Vec<String> = s
+            .ratios
+            .iter()
+            .filter_map(|r| Some(format!("{} = **{}x**", r.name, fmt_num(r.value?, 2))))
+            .collect();
+        if !ratios.is_empty() {
+            let _ = writeln!(out, "\nRatios: {}.", ratios.join(", "));
+        }
+        let _ = writeln!(
+            out,
+            "\nCorrectness: {}\n",
+            if s.violations.is_empty() {
+                "OK".to_string()
+            } else {
+                s.violations.join("; ")
+            }
+        );
+    }
+    let _ = writeln!(out, "| scenario | target | goal | measured | result |");
+    let _ = writeln!(out, "|---|---|---|---:|---|");
+    for s in &output.scenarios {
+        for t in &s.targets {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                s.scenario,
+                t.name,
+                goal_text(t),
+                fmt_measured(t.measured, &t.unit),
+                if t.pass { "PASS" } else { "**MISS**" }
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n{} passed, {} missed; correctness violations: {}.",
+        output.targets_passed, output.targets_missed, output.violations
+    );
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -706,6 +770,35 @@ mod tests {
         assert!(render(&r).contains("correctness: OK — no oversell"));
         r.add_violations("lua", vec!["OVERSELL: 3".into()]);
         assert!(render(&r).contains("VIOLATION: lua: OVERSELL: 3"));
+    }
+
+    #[test]
+    fn markdown_has_tables_ratios_and_targets() {
+        let mut r = ScenarioReport::new("throughput", "pipelined", vec![col("cps", "claims/s", 0)]);
+        r.rows.push(Row::new("ticketgate").with("cps", 200000.0));
+        r.rows.push(Row::new("lua"));
+        r.add_ratio("module/lua", Some(2.5));
+        r.add_ratio("none", None);
+        r.targets
+            .push(target("module/lua", Goal::AtLeast, 2.0, "x", Some(2.5)));
+        r.targets
+            .push(target("p99", Goal::Below, 10.0, " ms", Some(12.0)));
+        let md = render_markdown(&BenchOutput::new(RunInfo::default(), vec![r]));
+        assert!(md.contains("| path | claims/s |\n|---|---:|\n"), "{md}");
+        assert!(md.contains("| ticketgate | 200,000 |\n| lua | - |"), "{md}");
+        assert!(md.contains("Ratios: module/lua = **2.50x**."), "{md}");
+        assert!(
+            md.contains("| throughput | module/lua | >= 2x | 2.50x | PASS |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| throughput | p99 | < 10 ms | 12.0 ms | **MISS** |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("1 passed, 1 missed; correctness violations: 0."),
+            "{md}"
+        );
     }
 
     #[test]
