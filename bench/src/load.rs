@@ -270,27 +270,30 @@ fn pipelined_thread(
     let mut errors = Vec::new();
     let mut buf = Vec::with_capacity(4096);
     let mut in_flight = vec![0u64; conns.len()];
-    loop {
-        let mut any = false;
-        for (i, c) in conns.iter_mut().enumerate() {
-            let from = counter.fetch_add(pipeline, Ordering::Relaxed);
-            if from >= total {
-                continue;
-            }
-            let to = (from + pipeline).min(total);
-            buf.clear();
-            for k in from..to {
-                encode(&mut buf, k);
-            }
-            c.send(&buf)?;
-            in_flight[i] = to - from;
-            any = true;
+    // Sends the next chunk of commands on one connection; 0 when none are left.
+    let mut refill = |c: &mut RawConn| -> Result<u64> {
+        let from = counter.fetch_add(pipeline, Ordering::Relaxed);
+        if from >= total {
+            return Ok(0);
         }
-        if !any {
-            break;
+        let to = (from + pipeline).min(total);
+        buf.clear();
+        for k in from..to {
+            encode(&mut buf, k);
         }
+        c.send(&buf)?;
+        Ok(to - from)
+    };
+    for (i, c) in conns.iter_mut().enumerate() {
+        in_flight[i] = refill(c)?;
+    }
+    // Round robin: read a connection's replies, refill it at once, next.
+    while in_flight.iter().any(|&n| n > 0) {
         let mut done = 0;
         for (i, c) in conns.iter_mut().enumerate() {
+            if in_flight[i] == 0 {
+                continue;
+            }
             for _ in 0..in_flight[i] {
                 match c.read_reply()?.ticket() {
                     Ok(Some(t)) => tickets.push(t),
@@ -304,7 +307,7 @@ fn pipelined_thread(
                 }
             }
             done += in_flight[i];
-            in_flight[i] = 0;
+            in_flight[i] = refill(c)?;
         }
         progress.inc(done);
     }
