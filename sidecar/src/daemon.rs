@@ -469,6 +469,27 @@ fn reader(
                 Err(e) => {
                     log::warn!("reader: XREAD failed: {e}");
                     metrics.error("redis");
+                    // A log key that is not a stream (WRONGTYPE) would fail
+                    // every XREAD of its chunk forever: stop reading it.
+                    if e.code() == Some("WRONGTYPE") {
+                        for (event, _) in &chunk {
+                            let t: redis::RedisResult<String> = redis::cmd("TYPE")
+                                .arg(redisio::log_key(event))
+                                .query(c.as_dyn());
+                            if let Ok(t) = t {
+                                if t != "stream" && t != "none" {
+                                    log::error!(
+                                        "event {event}: {} is a {t}, not a stream; not draining it",
+                                        redisio::log_key(event)
+                                    );
+                                    cursors.remove(event);
+                                    metrics.forget(event);
+                                }
+                            }
+                        }
+                        publish_known(&known, &cursors, &metrics);
+                        continue;
+                    }
                     failed = true;
                     break;
                 }

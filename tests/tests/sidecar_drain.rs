@@ -164,6 +164,8 @@ fn malformed_entry_is_dead_lettered_and_later_entries_apply() {
         .query(&mut r)
         .unwrap();
     claim(&mut r, "m", "a").unwrap();
+    // (synced once: the sidecar is subscribed to ticket:events from here on)
+    wait_synced(&mut r, &db, "m", Duration::from_secs(30), &|| sc.log());
     // A broken record (claim without user), appended behind the module's back.
     let bad: String = redis::cmd("XADD")
         .arg("ticket:{m}:log")
@@ -178,6 +180,23 @@ fn malformed_entry_is_dead_lettered_and_later_entries_apply() {
         .arg("1")
         .query(&mut r)
         .unwrap();
+    // A poisoned log key (not a stream), announced like a new event.
+    let _: () = redis::cmd("SET")
+        .arg("ticket:{bogus}:log")
+        .arg("x")
+        .query(&mut r)
+        .unwrap();
+    let receivers: i64 = redis::cmd("PUBLISH")
+        .arg("ticket:events")
+        .arg("bogus")
+        .query(&mut r)
+        .unwrap();
+    assert_eq!(receivers, 1);
+    wait_until(
+        Duration::from_secs(10),
+        "the sidecar refuses the bogus log",
+        || sc.log().contains("is a string, not a stream"),
+    );
     claim(&mut r, "m", "b").unwrap();
     claim(&mut r, "m", "c").unwrap();
     wait_synced(&mut r, &db, "m", Duration::from_secs(30), &|| sc.log());

@@ -74,7 +74,10 @@ impl Sidecar {
             .env("TICKETGATE_BATCH_SIZE", "200")
             .env("TICKETGATE_REDIS_URL", redis_url)
             .env("TICKETGATE_MYSQL_URL", mysql_url)
-            .env("RUST_LOG", "info")
+            .env(
+                "RUST_LOG",
+                std::env::var("TG_SIDECAR_LOG").unwrap_or_else(|_| "info".into()),
+            )
             .stdin(Stdio::null())
             .stdout(f.try_clone().expect("dup log"))
             .stderr(f)
