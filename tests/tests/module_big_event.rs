@@ -2,7 +2,7 @@
 //! handed out lowest first across chunk boundaries and returns, and the
 //! `ticket.pool-chunk` config decides how many numbers a claim mints.
 
-#[path = "module_support.rs"]
+#[path = "support/module.rs"]
 mod support;
 
 use std::collections::BTreeSet;

@@ -2,7 +2,7 @@
 //! slot of all four keys), a node that does not own the event answers MOVED,
 //! and the owner runs the command with all keys in one slot.
 
-#[path = "module_support.rs"]
+#[path = "support/module.rs"]
 mod support;
 
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! module loaded: replies and their shapes (RESP2 and RESP3), the keys they
 //! write, and the log records they append (or do not append).
 
-#[path = "module_support.rs"]
+#[path = "support/module.rs"]
 mod support;
 
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 //! after the fact: exact winner counts, distinct numbers, the holders hash,
 //! the pool partition, and that replaying the log reproduces the holders.
 
-#[path = "module_support.rs"]
+#[path = "support/module.rs"]
 mod support;
 
 use std::collections::{BTreeSet, HashMap};

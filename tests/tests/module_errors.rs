@@ -3,7 +3,7 @@
 //! After every single error the dataset is checked to be exactly as before
 //! (`DEBUG DIGEST`, plus every key's type and length, hence every log length).
 
-#[path = "module_support.rs"]
+#[path = "support/module.rs"]
 mod support;
 
 use redis::Connection;

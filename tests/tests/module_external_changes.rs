@@ -4,7 +4,7 @@
 //! switches and reloads, and check that every `TICKET.*` command sees the
 //! change at once. Also many more events than any cache holds.
 
-#[path = "module_support.rs"]
+#[path = "support/module.rs"]
 mod support;
 
 use std::thread::sleep;

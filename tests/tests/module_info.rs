@@ -3,7 +3,7 @@
 //! counters, blocking `XREAD` on a log waking on a claim, and the
 //! `ticket:events` channel announcing `TICKET.INIT`.
 
-#[path = "module_support.rs"]
+#[path = "support/module.rs"]
 mod support;
 
 use std::thread;

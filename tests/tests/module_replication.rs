@@ -3,7 +3,7 @@
 //! primary's state byte for byte (`DEBUG DIGEST`, per-key
 //! `DEBUG DIGEST-VALUE`, stream ids).
 
-#[path = "module_support.rs"]
+#[path = "support/module.rs"]
 mod support;
 
 use std::time::Duration;

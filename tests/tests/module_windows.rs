@@ -2,7 +2,7 @@
 //! `NOTOPEN`, claims after it `CLOSED`; repeat claims are always answered;
 //! `TICKET.OPEN`/`TICKET.CLOSE` apply on top of the window.
 
-#[path = "module_support.rs"]
+#[path = "support/module.rs"]
 mod support;
 
 use std::thread::sleep;
