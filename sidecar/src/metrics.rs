@@ -286,9 +286,19 @@ pub fn route(path: &str, metrics: &Metrics) -> (&'static str, &'static str, Stri
 fn handle(mut stream: TcpStream, metrics: &Metrics) {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    let mut buf = [0u8; 2048];
-    let n = stream.read(&mut buf).unwrap_or(0);
-    let head = String::from_utf8_lossy(&buf[..n]);
+    // Read the whole request head: a client may send it in several pieces.
+    let mut buf: Vec<u8> = Vec::with_capacity(512);
+    let mut chunk = [0u8; 1024];
+    while !buf.windows(4).any(|w| w == b"\r\n\r\n")
+        && !buf.windows(2).any(|w| w == b"\n\n")
+        && buf.len() < 8192
+    {
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let head = String::from_utf8_lossy(&buf);
     let path = head
         .lines()
         .next()
@@ -336,6 +346,31 @@ mod tests {
         ] {
             assert!(text.contains(want), "missing {want}\n{text}");
         }
+    }
+
+    #[test]
+    fn serves_a_request_sent_in_pieces() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let m = Metrics::new();
+        m.applied("claim", 7);
+        let stop = Arc::new(AtomicBool::new(false));
+        let (m2, s2) = (m.clone(), stop.clone());
+        let server = std::thread::spawn(move || serve(listener, m2, s2));
+        let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        for piece in ["GET ", "/metrics", " HTTP/1.1\r\n", "Host: x\r\n", "\r\n"] {
+            c.write_all(piece.as_bytes()).unwrap();
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        let mut out = String::new();
+        c.read_to_string(&mut out).unwrap();
+        stop.store(true, Ordering::Relaxed);
+        server.join().unwrap();
+        assert!(out.starts_with("HTTP/1.1 200 OK"), "{out}");
+        assert!(
+            out.contains("ticketgate_applied_records_total{op=\"claim\"} 7"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -217,7 +217,13 @@ fn two_sidecars_at_once_apply_each_entry_exactly_once() {
     });
     let series = "ticketgate_applied_records_total{op=\"claim\"}";
     let (ca, cb) = (metric(p1, series), metric(p2, series));
-    assert_eq!(ca + cb, claims, "claims applied by a={ca} b={cb}");
+    assert_eq!(
+        ca + cb,
+        claims,
+        "claims applied by a={ca} b={cb}\n--- a ---\n{}\n--- b ---\n{}",
+        tail(&a.log(), 30),
+        tail(&b.log(), 30)
+    );
     let series = "ticketgate_applied_records_total{op=\"cancel\"}";
     assert_eq!(metric(p1, series) + metric(p2, series), cancels);
 }
