@@ -447,8 +447,9 @@ fn one(
                 (event, total, opt_time(*opens_at), opt_time(*closes_at), at.clone(), at),
             )?;
             tx.exec_drop(
-                "INSERT INTO ticket_stock (event_id, remaining_stock) VALUES (?, ?) ON DUPLICATE KEY UPDATE remaining_stock = VALUES(remaining_stock)",
-                (event, total),
+                // (no VALUES() here: deprecated in MySQL 8)
+                "INSERT INTO ticket_stock (event_id, remaining_stock) VALUES (?, ?) ON DUPLICATE KEY UPDATE remaining_stock = ?",
+                (event, total, total),
             )?;
         }
         Op::Claim { user, ticket } => {
