@@ -106,6 +106,10 @@ enum Command {
         /// Only this event (default: every event known to Redis or MySQL)
         #[arg(long)]
         event: Option<String>,
+        /// First wait up to SECS for the sidecar to apply what is still in
+        /// the logs (unsynced = 0), then compare
+        #[arg(long, value_name = "SECS", default_value_t = 0)]
+        wait: u64,
     },
 }
 
@@ -236,7 +240,7 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
             daemon::run(cfg, stop)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Reconcile { event } => {
+        Command::Reconcile { event, wait } => {
             let redis_url = need(cli.redis_url, "--redis-url", "TICKETGATE_REDIS_URL")?;
             let mysql_url = need(cli.mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
             let mut my = connect_retry("MySQL", &mysql_url, timeout, &stop, || {
@@ -259,6 +263,21 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
                     v
                 }
             };
+            let deadline = Instant::now() + Duration::from_secs(wait);
+            while wait > 0 && Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+                let mut pending = 0i64;
+                for e in &events {
+                    if let Some(r) = redisio::read_event(rc.as_dyn(), e)
+                        .map_err(|err| format!("Redis, event {e}: {err}"))?
+                    {
+                        pending += r.unsynced;
+                    }
+                }
+                if pending == 0 {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
             let mut drift = 0usize;
             for e in &events {
                 let r = redisio::read_event(rc.as_dyn(), e)
