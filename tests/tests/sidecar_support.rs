@@ -16,9 +16,16 @@ use std::time::{Duration, Instant};
 use mysql::prelude::Queryable;
 use ticketgate_tests::{wait_until, workspace_root};
 
-/// Path of the release sidecar binary (panics with how to build it).
+/// Path of the release sidecar binary, next to this test executable
+/// (`<target>/release/deps/<test>` -> `<target>/release/`), so a custom
+/// `CARGO_TARGET_DIR` works; else `<workspace>/target/release/`. Panics
+/// with how to build it.
 pub fn sidecar_bin() -> PathBuf {
-    let p = workspace_root().join("target/release/ticketgate-sidecar");
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join("ticketgate-sidecar")))
+        .filter(|p| p.is_file());
+    let p = beside.unwrap_or_else(|| workspace_root().join("target/release/ticketgate-sidecar"));
     assert!(
         p.is_file(),
         "{} missing: run `cargo build --release -p ticketgate-sidecar` first",
