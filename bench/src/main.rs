@@ -99,6 +99,9 @@ pub struct Opts {
     /// burst: tickets
     #[arg(long, global = true)]
     burst_tickets: Option<u64>,
+    /// burst: bursts per path (interleaved; medians are reported)
+    #[arg(long, global = true)]
+    burst_repeats: Option<usize>,
     /// coupon: claims (= tickets)
     #[arg(long, global = true)]
     coupon_claims: Option<u64>,
@@ -140,6 +143,7 @@ pub struct Sizes {
     pub client_threads: usize,
     pub burst_users: u64,
     pub burst_tickets: u64,
+    pub burst_repeats: usize,
     pub coupon_claims: u64,
     pub coupon_conns: u64,
     pub throughput_claims: u64,
@@ -164,6 +168,7 @@ impl Sizes {
             client_threads: picku(o.client_threads, 4, 2).max(1),
             burst_users: pick(o.burst_users, 1000, 200).max(1),
             burst_tickets: pick(o.burst_tickets, 100, 20).max(1),
+            burst_repeats: picku(o.burst_repeats, 5, 1).max(1),
             coupon_claims: pick(o.coupon_claims, 30_000, 2_000).max(1),
             coupon_conns: pick(o.coupon_conns, 300, 40).max(1),
             throughput_claims: pick(o.throughput_claims, 400_000, 20_000).max(1),

@@ -85,6 +85,34 @@ impl Row {
     }
 }
 
+/// Combines the rows of one path over repeated rounds: every metric becomes
+/// its median over the rounds, except `oversell` and `duplicates` (the worst
+/// round) and `p99_ms_worst` (the highest `p99_ms`). The latency
+/// percentiles of the individual rounds are not kept. `None` if no rows.
+pub fn combine_rounds(rows: &[Row]) -> Option<Row> {
+    let first = rows.first()?;
+    let mut out = Row::new(&first.path);
+    let keys: std::collections::BTreeSet<&String> =
+        rows.iter().flat_map(|r| r.metrics.keys()).collect();
+    for k in keys {
+        let vals: Vec<f64> = rows.iter().filter_map(|r| r.get(k)).collect();
+        let v = match k.as_str() {
+            "oversell" | "duplicates" => vals.iter().copied().reduce(f64::max),
+            _ => median(&vals),
+        };
+        if let Some(v) = v {
+            out.set(k, v);
+        }
+    }
+    if let Some(w) = rows.iter().filter_map(|r| r.get("p99_ms")).reduce(f64::max) {
+        out.set("p99_ms_worst", w);
+    }
+    if rows.len() == 1 {
+        out.latency = first.latency.clone();
+    }
+    Some(out)
+}
+
 /// A table column: metric key, header text, decimals shown.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Column {
@@ -658,6 +686,34 @@ mod tests {
     fn loadavg_parses_first_field() {
         assert_eq!(parse_loadavg("3.47 2.77 1.92 3/612 12345\n"), Some(3.47));
         assert_eq!(parse_loadavg(""), None);
+    }
+
+    #[test]
+    fn combine_rounds_takes_medians_and_worst_cases() {
+        let rows = vec![
+            Row::new("tg")
+                .with("p99_ms", 30.0)
+                .with("oversell", 0.0)
+                .with("winners", 100.0),
+            Row::new("tg")
+                .with("p99_ms", 10.0)
+                .with("oversell", 2.0)
+                .with("winners", 102.0),
+            Row::new("tg")
+                .with("p99_ms", 20.0)
+                .with("oversell", 0.0)
+                .with("winners", 100.0),
+        ];
+        let c = combine_rounds(&rows).unwrap();
+        assert_eq!(c.path, "tg");
+        assert_eq!(c.get("p99_ms"), Some(20.0));
+        assert_eq!(c.get("p99_ms_worst"), Some(30.0));
+        assert_eq!(c.get("oversell"), Some(2.0));
+        assert_eq!(c.get("winners"), Some(100.0));
+        assert!(c.latency.is_none());
+        assert!(combine_rounds(&[]).is_none());
+        let one = combine_rounds(&rows[..1]).unwrap();
+        assert_eq!(one.get("p99_ms_worst"), Some(30.0));
     }
 
     #[test]
