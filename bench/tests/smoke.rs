@@ -109,3 +109,48 @@ fn demo_agrees_between_redis_and_mysql() {
     );
     assert!(!stdout.contains("FAIL"), "{stdout}");
 }
+
+/// A sidecar wrapper that runs the real sidecar but also slips an intruder
+/// row into MySQL for every event: the bench must report the mismatch as a
+/// violation and exit 1.
+#[test]
+fn mysql_tampered_behind_the_sidecar_is_a_violation() {
+    let real = ticketgate_tests::workspace_root().join("target/release/ticketgate-sidecar");
+    let dir = tempfile::tempdir().unwrap();
+    let wrapper = dir.path().join("tampering-sidecar");
+    let script = r#"#!/bin/sh
+real="$REAL_SIDECAR"
+if [ "$1" != run ]; then exec "$real" "$@"; fi
+url="$TICKETGATE_MYSQL_URL"
+port=${url##*:}; port=${port%%/*}
+db=${url##*/}
+me=$$
+( while kill -0 "$me" 2>/dev/null; do
+    mariadb -h 127.0.0.1 -P "$port" -u root "$db" -e "INSERT IGNORE INTO ticket_participation (event_id, user_id, ticket_number, status, claimed_at, stream_id) SELECT event_id, 'intruder', 1000000, 'active', NOW(3), '' FROM ticket_stock" 2>/dev/null
+    sleep 0.01
+  done ) &
+"$real" "$@" &
+pid=$!
+trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
+wait "$pid"
+wait "$pid"
+exit $?
+"#;
+    std::fs::write(&wrapper, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = bench()
+        .args(["coupon", "--quick", "--no-progress", "--sidecar"])
+        .arg(&wrapper)
+        .env("REAL_SIDECAR", &real)
+        .output()
+        .expect("run ticketgate-bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("VIOLATION: ticketgate: 1 users hold a ticket in MySQL but not in Redis"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(stderr.contains("correctness violation"), "{stderr}");
+}
