@@ -36,6 +36,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tempfile::TempDir;
 
+pub mod cluster;
+
 /// Environment variable overriding the path of the module shared object.
 pub const MODULE_ENV: &str = "TICKETGATE_MODULE";
 /// Environment variable naming an external MySQL/MariaDB server for [`fresh_database`].
