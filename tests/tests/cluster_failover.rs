@@ -1,0 +1,315 @@
+//! End-to-end: a master failover of a real Redis Cluster (three masters,
+//! one replica each) while claims arrive from several threads and the
+//! sidecar drains.
+//!
+//! Every claim a client sees answered is followed by `WAIT 1 1000` on the
+//! same node (the same connection of the cluster client, routed by the
+//! event's slot); a claim is "acknowledged" when `WAIT` reports at least one
+//! replica. Mid-run, `CLUSTER FAILOVER` on the replica of a master that owns
+//! events swaps the two; the cluster client follows `MOVED`, claims continue
+//! on the new master, and the sidecar (seeded with the demoted master's URL)
+//! follows the topology change. At the end every acknowledged claim is in
+//! the new master's holders hash and in MySQL, no ticket number is held
+//! twice (Redis or MySQL), MySQL equals Redis, and `reconcile` exits 0.
+//! The coordinated manual failover is lossless, so every answered claim
+//! (acknowledged or not) must survive too.
+
+#[path = "cluster_support.rs"]
+mod csupport;
+#[path = "sidecar_support.rs"]
+mod support;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use csupport::*;
+use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+use redis::{ConnectionLike, Value};
+use support::{migrate, sidecar_cmd, Sidecar};
+use ticketgate_tests::cluster::Cluster;
+use ticketgate_tests::{fresh_database, wait_until};
+
+const THREADS: usize = 6;
+/// Upper bound of claims per thread (the run normally stops much earlier).
+const MAX_CLAIMS_PER_THREAD: usize = 5000;
+const TOTAL: i64 = 100_000;
+
+/// One answered claim.
+#[derive(Debug, Clone)]
+struct Claimed {
+    event: String,
+    user: String,
+    ticket: i64,
+    /// `WAIT 1 1000` after it reported at least one replica.
+    acked: bool,
+}
+
+#[derive(Default)]
+struct Progress {
+    acked: AtomicUsize,
+    /// Acknowledged claims on the failed-over master's events after the failover.
+    acked_target_after: AtomicUsize,
+    failed_over: AtomicBool,
+    stop: AtomicBool,
+}
+
+fn claim(conn: &mut dyn ConnectionLike, event: &str, user: &str) -> redis::RedisResult<i64> {
+    redis::cmd("TICKET.CLAIM").arg(event).arg(user).query(conn)
+}
+
+/// Claims from one thread until told to stop; returns every answered claim
+/// and the number of error replies it retried.
+fn claimer(
+    t: usize,
+    cluster_client: redis::cluster::ClusterClient,
+    events: Arc<Vec<(String, u16, bool)>>,
+    progress: Arc<Progress>,
+) -> (Vec<Claimed>, usize) {
+    let mut c = cluster_client
+        .get_connection()
+        .unwrap_or_else(|e| panic!("thread {t}: cluster connection: {e}"));
+    let mut out = Vec::new();
+    let mut errors = 0;
+    for n in 0..MAX_CLAIMS_PER_THREAD {
+        if progress.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let (event, slot, on_target) = &events[(n + t) % events.len()];
+        let user = format!("t{t}-u{n}");
+        let mut attempts = 0;
+        let ticket = loop {
+            match claim(&mut c, event, &user) {
+                Ok(ticket) => break ticket,
+                Err(e) => {
+                    // MOVED is followed by the client itself; what reaches
+                    // us is a timeout, TRYAGAIN, CLUSTERDOWN or a dropped
+                    // connection while the roles swap. Retry the same user:
+                    // a repeat claim returns the ticket it may already hold.
+                    errors += 1;
+                    attempts += 1;
+                    assert!(
+                        attempts < 200,
+                        "thread {t}: claim {event} {user} keeps failing: {e}"
+                    );
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        };
+        // WAIT on the node that answered: the slot's master in this
+        // connection's slot map, which the claim itself just refreshed.
+        let route = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(Route::new(
+            *slot,
+            SlotAddr::Master,
+        )));
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(1).arg(1000);
+        let acked = matches!(c.route_command(&wait, route), Ok(Value::Int(r)) if r >= 1);
+        if acked {
+            progress.acked.fetch_add(1, Ordering::Relaxed);
+            if *on_target && progress.failed_over.load(Ordering::Relaxed) {
+                progress.acked_target_after.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        out.push(Claimed {
+            event: event.clone(),
+            user,
+            ticket,
+            acked,
+        });
+    }
+    (out, errors)
+}
+
+#[test]
+fn failover_during_claims_and_drain_keeps_every_acknowledged_claim() {
+    let started = Instant::now();
+    let cluster = Cluster::start(3, 1);
+    let db = fresh_database("cl_failover");
+    migrate(&db);
+    let masters = cluster.masters();
+    assert_eq!(masters.len(), 3, "three masters");
+    assert_eq!(cluster.replicas().len(), 3, "one replica each");
+
+    let mut cc = cluster.cluster_conn();
+    let names: Vec<String> = (0..9).map(|i| format!("fo-{i}")).collect();
+    for e in &names {
+        let _: () = redis::cmd("TICKET.INIT")
+            .arg(e)
+            .arg(TOTAL)
+            .query(&mut cc)
+            .unwrap_or_else(|err| panic!("TICKET.INIT {e}: {err}"));
+    }
+    let owners: Vec<usize> = names.iter().map(|e| cluster.owner_of_event(e)).collect();
+    let target = owners[0];
+    let replicas = cluster.replicas_of(target);
+    assert_eq!(replicas.len(), 1, "master {target} has one replica");
+    let promoted = replicas[0];
+    let events: Arc<Vec<(String, u16, bool)>> = Arc::new(
+        names
+            .iter()
+            .zip(&owners)
+            .map(|(e, &o)| (e.clone(), cluster.event_slot(e), o == target))
+            .collect(),
+    );
+    let target_events: Vec<&String> = events
+        .iter()
+        .filter(|(_, _, t)| *t)
+        .map(|(e, _, _)| e)
+        .collect();
+    eprintln!(
+        "owners {owners:?}; failing over master {target} (events {target_events:?}) to replica {promoted}"
+    );
+
+    // The sidecar knows only the master that is about to be demoted.
+    let sidecar = Sidecar::start(&cluster.node(target).url(), &db, &[]);
+
+    let progress = Arc::new(Progress::default());
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (client, events, progress) = (cluster.client(), events.clone(), progress.clone());
+            std::thread::spawn(move || claimer(t, client, events, progress))
+        })
+        .collect();
+    let stop_all = |progress: &Progress| progress.stop.store(true, Ordering::Relaxed);
+
+    wait_until(
+        Duration::from_secs(60),
+        "300 acknowledged claims before the failover",
+        || progress.acked.load(Ordering::Relaxed) >= 300 || handles.iter().all(|h| h.is_finished()),
+    );
+    let acked_before = progress.acked.load(Ordering::Relaxed);
+    let t_failover = Instant::now();
+    cluster.failover(promoted, Duration::from_secs(60));
+    progress.failed_over.store(true, Ordering::Relaxed);
+    eprintln!(
+        "failover done in {:?} ({acked_before} acknowledged claims before it)",
+        t_failover.elapsed()
+    );
+    assert_eq!(cluster.role(promoted), "master");
+    assert_eq!(cluster.role(target), "slave");
+    for e in &target_events {
+        assert_eq!(
+            cluster.owner_of_event(e),
+            promoted,
+            "{e} moved with the failover"
+        );
+    }
+
+    // A new event on the new master, announced while the sidecar's seed is
+    // now a replica.
+    let late = (0..)
+        .map(|i| format!("fo-late-{i}"))
+        .find(|e| cluster.owner_of_event(e) == promoted)
+        .unwrap_or_else(|| panic!("an event id on node {promoted}"));
+    let _: () = redis::cmd("TICKET.INIT")
+        .arg(&late)
+        .arg(10)
+        .query(&mut cc)
+        .unwrap_or_else(|err| panic!("TICKET.INIT {late} after the failover: {err}"));
+    for u in 0..5 {
+        let t = claim(&mut cc, &late, &format!("late{u}")).unwrap();
+        assert_eq!(t, u + 1);
+    }
+
+    // Claims continue, re-routed to the new master.
+    wait_until(
+        Duration::from_secs(60),
+        "200 acknowledged claims on the moved events after the failover",
+        || {
+            progress.acked_target_after.load(Ordering::Relaxed) >= 200
+                || handles.iter().all(|h| h.is_finished())
+        },
+    );
+    stop_all(&progress);
+    let mut claimed: Vec<Claimed> = Vec::new();
+    let mut errors = 0;
+    for h in handles {
+        let (c, e) = h.join().expect("a claim thread panicked");
+        claimed.extend(c);
+        errors += e;
+    }
+    let acked: Vec<&Claimed> = claimed.iter().filter(|c| c.acked).collect();
+    let after = progress.acked_target_after.load(Ordering::Relaxed);
+    eprintln!(
+        "{} claims answered, {} acknowledged by WAIT, {after} acknowledged on moved events after \
+         the failover, {errors} retried errors; claims took {:?} in all",
+        claimed.len(),
+        acked.len(),
+        started.elapsed()
+    );
+    assert!(
+        after > 0,
+        "no acknowledged claim on the moved events after the failover"
+    );
+
+    let mut all_events: Vec<String> = events.iter().map(|(e, _, _)| e.clone()).collect();
+    all_events.push(late.clone());
+    wait_drained(&mut cc, &db, &all_events, Duration::from_secs(90), &|| {
+        sidecar.log()
+    });
+
+    // Redis, read straight from each event's (new) master.
+    let mut redis_holders: HashMap<String, HashMap<String, i64>> = HashMap::new();
+    for e in &all_events {
+        let owner = cluster.owner_of_event(e);
+        let h = holders(&mut cluster.conn(owner), e);
+        let doubled = doubled_tickets(&h);
+        assert!(
+            doubled.is_empty(),
+            "{e}: tickets held twice in Redis: {doubled:?}"
+        );
+        redis_holders.insert(e.clone(), h);
+    }
+    let mut mysql: HashMap<String, HashMap<String, i64>> = HashMap::new();
+    for e in &all_events {
+        mysql.insert(e.clone(), mysql_active(&db, e).unwrap());
+    }
+    let mut lost_acked: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut lost_answered = 0;
+    for c in &claimed {
+        let in_redis = redis_holders[&c.event].get(&c.user) == Some(&c.ticket);
+        let in_mysql = mysql[&c.event].get(&c.user) == Some(&c.ticket);
+        if !(in_redis && in_mysql) {
+            lost_answered += 1;
+            if c.acked {
+                lost_acked.entry(c.event.clone()).or_default().push(format!(
+                    "{}={} (redis {:?}, mysql {:?})",
+                    c.user,
+                    c.ticket,
+                    redis_holders[&c.event].get(&c.user),
+                    mysql[&c.event].get(&c.user)
+                ));
+            }
+        }
+    }
+    assert!(
+        lost_acked.is_empty(),
+        "acknowledged claims missing after the failover: {lost_acked:?}"
+    );
+    assert_eq!(
+        lost_answered, 0,
+        "answered (unacknowledged) claims lost by a manual, coordinated failover"
+    );
+    assert_eq!(
+        mysql_doubled_tickets(&db),
+        vec![],
+        "tickets held twice in MySQL"
+    );
+    assert_eq!(conflicts(&db), vec![], "no conflicts");
+    let (st, out) = sidecar_cmd(
+        &cluster.node(target).url(),
+        &db,
+        &["reconcile", "--wait", "60"],
+    );
+    assert!(st.success(), "reconcile after the failover:\n{out}");
+    let log = sidecar.log();
+    let warnings: Vec<&str> = log.lines().filter(|l| l.contains("WARN")).collect();
+    eprintln!(
+        "sidecar: {} warnings while following the failover (first ones: {:#?})",
+        warnings.len(),
+        &warnings[..warnings.len().min(5)]
+    );
+    eprintln!("failover test took {:?}", started.elapsed());
+}
