@@ -480,6 +480,74 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// SIGSTOPs node `i` (it keeps its sockets but answers nothing: to
+    /// other nodes it looks like a network partition of that node).
+    pub fn pause(&self, i: usize) {
+        self.signal(i, libc::SIGSTOP);
+    }
+
+    /// SIGCONTs node `i` after [`Cluster::pause`].
+    pub fn resume(&self, i: usize) {
+        self.signal(i, libc::SIGCONT);
+    }
+
+    fn signal(&self, i: usize, sig: libc::c_int) {
+        let pid = self.nodes[i]
+            .pid()
+            .unwrap_or_else(|| panic!("node {i} is not running"));
+        let pid = libc::pid_t::try_from(pid).unwrap_or_else(|e| panic!("pid {pid}: {e}"));
+        // SAFETY: kill(2) on the pid of a child we have not reaped (the
+        // RedisServer still owns it), so the pid cannot have been reused.
+        unsafe {
+            libc::kill(pid, sig);
+        }
+    }
+
+    /// Waits until every node that answers reports `cluster_state:ok` with
+    /// all 16384 slots served (nodes that are down are skipped, unlike
+    /// [`Cluster::wait_healthy`]); panics after `timeout`.
+    pub fn wait_serving(&self, timeout: Duration) {
+        let mut last = Vec::new();
+        let deadline = Instant::now() + timeout;
+        loop {
+            last.clear();
+            for (i, n) in self.nodes.iter().enumerate() {
+                if n.pid().is_none() {
+                    continue;
+                }
+                let Ok(mut c) = n
+                    .client()
+                    .get_connection_with_timeout(Duration::from_secs(2))
+                else {
+                    last.push(format!("node {i} unreachable"));
+                    continue;
+                };
+                let info = redis::cmd("CLUSTER")
+                    .arg("INFO")
+                    .query::<String>(&mut c)
+                    .map(|t| info_fields(&t))
+                    .unwrap_or_default();
+                let state = info.get("cluster_state").map(String::as_str);
+                let ok = info.get("cluster_slots_ok").map(String::as_str);
+                if state != Some("ok") || ok != Some("16384") {
+                    last.push(format!("node {i}: state {state:?}, slots ok {ok:?}"));
+                }
+            }
+            if last.is_empty() {
+                return;
+            }
+            if Instant::now() >= deadline {
+                panic!(
+                    "cluster not serving all slots after {timeout:?}:\n{}",
+                    last.join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

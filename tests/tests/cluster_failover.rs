@@ -313,3 +313,174 @@ fn failover_during_claims_and_drain_keeps_every_acknowledged_claim() {
     );
     eprintln!("failover test took {:?}", started.elapsed());
 }
+
+/// Reconcile's "has active ticket N in MySQL, not in Redis" lines: the users.
+fn mysql_only_users(reconcile_output: &str) -> Vec<String> {
+    let mut users: Vec<String> = reconcile_output
+        .lines()
+        .filter(|l| l.contains("in MySQL, not in Redis"))
+        .filter_map(|l| Some(l.split('"').nth(1)?.to_string()))
+        .collect();
+    users.sort();
+    users
+}
+
+/// What failover can lose, and how it shows: claims that the old master
+/// answered but never replicated (its replica was cut off; `WAIT 1` said 0)
+/// and that the sidecar had already applied vanish from Redis when the
+/// replica takes over. `reconcile` reports them as drift, a later claim on
+/// the new master wins their ticket numbers (a `collision` conflict), and the
+/// documented repair (docs/cluster.md) makes reconcile clean again.
+#[test]
+fn unreplicated_claims_lost_in_a_failover_show_up_as_reconcile_drift() {
+    let started = Instant::now();
+    let cluster = Cluster::start(3, 1);
+    let db = fresh_database("cl_lost");
+    migrate(&db);
+    let event = "lost-ev";
+    let master = cluster.owner_of_event(event);
+    let replica = cluster.replicas_of(master)[0];
+    let seed = cluster
+        .masters()
+        .into_iter()
+        .find(|&m| m != master)
+        .unwrap_or_else(|| panic!("another master"));
+    let sidecar = Sidecar::start(&cluster.node(seed).url(), &db, &[]);
+    let events = vec![event.to_string()];
+
+    // Replicated claims: WAIT 1 confirms each.
+    let mut m = cluster.conn(master);
+    let _: () = redis::cmd("TICKET.INIT")
+        .arg(event)
+        .arg(20)
+        .query(&mut m)
+        .unwrap();
+    for u in 0..5 {
+        let t = claim(&mut m, event, &format!("kept{u}")).unwrap();
+        assert_eq!(t, u + 1);
+        let acks: i64 = redis::cmd("WAIT").arg(1).arg(2000).query(&mut m).unwrap();
+        assert_eq!(acks, 1, "kept{u} replicated");
+    }
+    wait_drained(&mut m, &db, &events, Duration::from_secs(60), &|| {
+        sidecar.log()
+    });
+
+    // Cut the replica off: freeze it, then drop its replication link on the
+    // master (frozen, it cannot reconnect). Claims now live on the master only.
+    cluster.pause(replica);
+    let killed: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("replica")
+        .query(&mut m)
+        .unwrap();
+    assert_eq!(killed, 1, "the replica's link was dropped");
+    for u in 0..3 {
+        let t = claim(&mut m, event, &format!("lost{u}")).unwrap();
+        assert_eq!(t, u + 6);
+        let acks: i64 = redis::cmd("WAIT").arg(1).arg(200).query(&mut m).unwrap();
+        assert_eq!(acks, 0, "lost{u} is not on any replica");
+    }
+    // ... and the sidecar has already put them into MySQL.
+    wait_drained(&mut m, &db, &events, Duration::from_secs(60), &|| {
+        sidecar.log()
+    });
+    assert_eq!(mysql_active(&db, event).unwrap().len(), 8);
+
+    // The master dies; its (stale) replica takes over.
+    drop(m);
+    let mut cluster = cluster;
+    cluster.node_mut(master).kill();
+    cluster.resume(replica);
+    let mut r = cluster.conn(replica);
+    let _: () = redis::cmd("CLUSTER")
+        .arg("FAILOVER")
+        .arg("TAKEOVER")
+        .query(&mut r)
+        .unwrap_or_else(|e| panic!("CLUSTER FAILOVER TAKEOVER: {e}"));
+    wait_until(Duration::from_secs(30), "the replica is master", || {
+        cluster.role(replica) == "master"
+    });
+    cluster.wait_serving(Duration::from_secs(60));
+    assert_eq!(cluster.owner_of_event(event), replica);
+
+    let h = holders(&mut r, event);
+    assert_eq!(
+        h.len(),
+        5,
+        "the unreplicated claims are gone from Redis: {h:?}"
+    );
+    assert!(h.keys().all(|u| u.starts_with("kept")), "{h:?}");
+
+    // reconcile sees the drift (given the surviving replica-turned-master).
+    let (st, out) = sidecar_cmd(&cluster.node(replica).url(), &db, &["reconcile"]);
+    assert_eq!(st.code(), Some(1), "reconcile must report drift:\n{out}");
+    assert_eq!(mysql_only_users(&out), ["lost0", "lost1", "lost2"], "{out}");
+    assert!(
+        out.contains("remaining differs: Redis 15 MySQL 12"),
+        "{out}"
+    );
+
+    // Later claims on the new master get the lost numbers; MySQL refuses
+    // them as collisions (its unique active-ticket index).
+    let mut cc = cluster.cluster_conn();
+    for u in 0..3 {
+        assert_eq!(claim(&mut cc, event, &format!("new{u}")).unwrap(), u + 6);
+    }
+    wait_until(
+        Duration::from_secs(60),
+        "the sidecar follows the new master and records 3 collisions",
+        || {
+            status_num(&mut cc, event, "unsynced") == 0
+                && conflicts(&db).iter().filter(|c| c.2 == "collision").count() == 3
+        },
+    );
+    let (st, out) = sidecar_cmd(&cluster.node(replica).url(), &db, &["reconcile"]);
+    assert_eq!(st.code(), Some(1), "{out}");
+
+    // The repair of docs/cluster.md: Redis is the truth after a failover.
+    {
+        use mysql::prelude::Queryable;
+        let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+        let mut tx = my.start_transaction(mysql::TxOpts::default()).unwrap();
+        for u in mysql_only_users(&out) {
+            tx.exec_drop(
+                "UPDATE ticket_participation SET status = 'canceled', canceled_at = NOW(3) \
+                 WHERE event_id = ? AND user_id = ? AND status = 'active'",
+                (event, &u),
+            )
+            .unwrap();
+        }
+        tx.exec_drop(
+            "INSERT INTO ticket_participation (event_id, user_id, ticket_number, status, claimed_at, stream_id) \
+             SELECT event_id, user_id, ticket_number, 'active', created_at, stream_id \
+             FROM ticket_conflict WHERE event_id = ? AND reason = 'collision'",
+            (event,),
+        )
+        .unwrap();
+        tx.exec_drop(
+            "DELETE FROM ticket_conflict WHERE event_id = ? AND reason = 'collision'",
+            (event,),
+        )
+        .unwrap();
+        let remaining = status_num(&mut cc, event, "remaining");
+        tx.exec_drop(
+            "UPDATE ticket_stock SET remaining_stock = ? WHERE event_id = ?",
+            (remaining, event),
+        )
+        .unwrap();
+        tx.commit().unwrap();
+    }
+    let (st, out) = sidecar_cmd(&cluster.node(replica).url(), &db, &["reconcile"]);
+    assert!(st.success(), "reconcile after the repair:\n{out}");
+
+    // A lost user who claims again gets a new number, applied normally.
+    assert_eq!(claim(&mut cc, event, "lost0").unwrap(), 9);
+    wait_drained(&mut cc, &db, &events, Duration::from_secs(60), &|| {
+        sidecar.log()
+    });
+    assert_eq!(conflicts(&db), vec![]);
+    let (st, out) = sidecar_cmd(&cluster.node(seed).url(), &db, &["reconcile"]);
+    assert!(st.success(), "{out}");
+    eprintln!("lost-claims test took {:?}", started.elapsed());
+}
