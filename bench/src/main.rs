@@ -296,9 +296,19 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
         return rerender(path, opts, ui);
     }
     let sizes = Sizes::resolve(opts);
-    ui.say(
-        "setting up servers (private redis-server with the module, private MariaDB, migrations)...",
-    );
+    ui.say(&format!(
+        "setting up: {}, {}, two databases migrated by ticketgate-sidecar migrate...",
+        if opts.redis_url.is_some() {
+            "the given Redis"
+        } else {
+            "a private redis-server with the module"
+        },
+        if opts.mysql_url.is_some() {
+            "the given MySQL"
+        } else {
+            "a private MariaDB"
+        },
+    ));
     let servers = env::Servers::setup(
         opts.redis_url.as_deref(),
         opts.mysql_url.as_deref(),

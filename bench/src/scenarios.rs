@@ -41,6 +41,11 @@ const CLOSED_CHECKS: &str = "checked: winners == min(tickets, users), no oversel
      replies == Redis holders == MySQL active rows, remaining stock equal, 0 conflicts (ticketgate); \
      MySQL rows == replies and stock == total - winners (baselines)";
 
+/// A count with thousands separators.
+fn n0(v: u64) -> String {
+    crate::report::fmt_num(v as f64, 0)
+}
+
 fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
 }
@@ -377,7 +382,9 @@ pub fn burst(ctx: &Ctx) -> Result<ScenarioReport> {
     let mut rep = ScenarioReport::new(
         "burst",
         &format!(
-            "{users} connections x 1 claim at the same instant on {tickets} tickets, {} bursts per path",
+            "{} connections x 1 claim at the same instant on {} tickets, {} bursts per path",
+            n0(users),
+            n0(tickets),
             ctx.sizes.burst_repeats
         ),
         vec![
@@ -467,7 +474,12 @@ pub fn coupon(ctx: &Ctx) -> Result<ScenarioReport> {
     ));
     let mut rep = ScenarioReport::new(
         "coupon",
-        &format!("{claims} claims from {conns} connections on {claims} tickets"),
+        &format!(
+            "{} claims from {} connections on {} tickets",
+            n0(claims),
+            n0(conns),
+            n0(claims)
+        ),
         vec![
             col("winners", "winners", 0),
             col("oversell", "oversell", 0),
@@ -694,7 +706,10 @@ pub fn throughput(ctx: &Ctx) -> Result<ScenarioReport> {
         "throughput",
         &format!(
             "pipelined claims/s, {} connections x pipeline {}, {} claims per path and round, median of {} interleaved rounds",
-            z.throughput_conns, z.pipeline, n, z.rounds
+            z.throughput_conns,
+            z.pipeline,
+            n0(n),
+            z.rounds
         ),
         vec![
             col("claims_per_s", "claims/s (median)", 0),
@@ -786,8 +801,10 @@ pub fn drain(ctx: &Ctx) -> Result<ScenarioReport> {
     let mut rep = ScenarioReport::new(
         "drain",
         &format!(
-            "sidecar draining {n} winners into MySQL vs MySQL-only path ({} claims, {} connections)",
-            z.mysql_claims, z.mysql_conns
+            "sidecar draining {} winners into MySQL vs MySQL-only path ({} claims, {} connections)",
+            n0(n),
+            n0(z.mysql_claims),
+            z.mysql_conns
         ),
         vec![
             col("rows", "rows", 0),
@@ -909,7 +926,10 @@ pub fn big_event(ctx: &Ctx) -> Result<ScenarioReport> {
     ));
     let mut rep = ScenarioReport::new(
         "big-event",
-        &format!("an event of {n} tickets: lazy pool vs materialised ZSet"),
+        &format!(
+            "an event of {} tickets: lazy pool vs materialised ZSet",
+            n0(n)
+        ),
         vec![
             col("init_ms", "init ms", 3),
             col("bytes", "bytes (after 1st claim)", 0),
