@@ -14,11 +14,14 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use indicatif::ProgressBar;
 
 use crate::report::{latency_histogram, Latency};
 use crate::resp::{poll_readable, RawConn, RedisAddr, Reply};
+
+/// A closed loop fails when no reply at all arrives for this long.
+const STALL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// One request: who sends it, and the encoded command.
 pub struct Request {
@@ -130,8 +133,14 @@ fn closed_loop_thread(
     let mut done_since_tick = 0u64;
     while !active.is_empty() {
         let fds: Vec<_> = active.iter().map(|&i| conns[i].0.fd()).collect();
-        let ready = poll_readable(&fds, 30_000)?;
+        let ready = poll_readable(&fds, 10_000)?;
         if ready.is_empty() {
+            if end.max(start).elapsed() > STALL_TIMEOUT {
+                bail!(
+                    "no reply from Redis for {STALL_TIMEOUT:?} ({} connections still waiting)",
+                    active.len()
+                );
+            }
             continue;
         }
         let mut finished = Vec::new();
