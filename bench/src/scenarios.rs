@@ -38,7 +38,7 @@ pub const MYSQL: &str = "mysql-only";
 pub const PING: &str = "redis PING (floor)";
 
 const CLOSED_CHECKS: &str = "checked: winners == min(tickets, users), no oversell, no duplicate or out-of-range ticket, \
-     replies == Redis holders == MySQL active rows, remaining stock equal, 0 conflicts (ticketgate); \
+     replies == Redis holders == MySQL active rows, remaining stock equal, 0 conflicts, INFO ticket counters == replies on a private server (ticketgate); \
      MySQL rows == replies and stock == total - winners (baselines)";
 
 /// A count with thousands separators.
@@ -88,6 +88,35 @@ fn tg_drop(c: &mut redis::Connection, event: &str) -> Result<()> {
         .query(c)
         .with_context(|| format!("TICKET.DROP {event} FORCE"))?;
     Ok(())
+}
+
+/// The module's `INFO ticket` counters.
+fn ticket_counters(c: &mut redis::Connection) -> Result<HashMap<String, u64>> {
+    let text: String = redis::cmd("INFO")
+        .arg("ticket")
+        .query(c)
+        .context("INFO ticket")?;
+    Ok(crate::info::fields(&text)
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+        .collect())
+}
+
+/// Counter deltas that differ from the expected ones.
+fn check_counters(
+    before: &HashMap<String, u64>,
+    after: &HashMap<String, u64>,
+    expected: &[(&str, u64)],
+) -> Vec<String> {
+    expected
+        .iter()
+        .filter_map(|&(k, want)| {
+            let got = after
+                .get(k)?
+                .checked_sub(before.get(k).copied().unwrap_or(0))?;
+            (got != want).then(|| format!("INFO ticket {k} grew by {got}, the replies say {want}"))
+        })
+        .collect()
 }
 
 /// Waits until the sidecar has applied the `init` of `event` (stock row in MySQL).
@@ -203,6 +232,7 @@ fn run_tg_closed(
         })
         .collect();
     let pb = ctx.ui.bar(users, &format!("{scenario}: ticketgate"));
+    let counters_before = ticket_counters(&mut r)?;
     let res = load::closed_loop(
         &s.redis_addr,
         per_conn,
@@ -211,6 +241,7 @@ fn run_tg_closed(
         &pb,
     )?;
     pb.finish_and_clear();
+    let counters_after = ticket_counters(&mut r)?;
     let t = tally(&res);
     let synced = env::wait_drained(
         s,
@@ -222,6 +253,19 @@ fn run_tg_closed(
     )?;
     let mut violations = t.violations;
     violations.extend(check_claims(total, users, &t.winners));
+    if s.private_redis {
+        // Nobody else uses a private server: the module's INFO counters
+        // must have moved exactly as the replies say.
+        violations.extend(check_counters(
+            &counters_before,
+            &counters_after,
+            &[
+                ("ticket_claims", t.winners.len() as u64),
+                ("ticket_soldout_replies", t.sold_out),
+                ("ticket_repeat_claims", 0),
+            ],
+        ));
+    }
     let holders = env::redis_holders(&mut r, &env::holders_key(&event))?;
     violations.extend(diff_holders("replies", &t.winners, "Redis", &holders));
     violations.extend(env::compare_event(s, &event)?);
@@ -1042,6 +1086,30 @@ mod tests {
         let mut b = [0u8; 24];
         assert_eq!(user_id(12345, &mut b), b"u12345");
         assert_eq!(user_id(u64::MAX, &mut b), b"u18446744073709551615");
+    }
+
+    #[test]
+    fn counter_deltas_are_checked() {
+        let m = |v: &[(&str, u64)]| -> HashMap<String, u64> {
+            v.iter().map(|(k, n)| (k.to_string(), *n)).collect()
+        };
+        let before = m(&[("ticket_claims", 10), ("ticket_soldout_replies", 5)]);
+        let after = m(&[("ticket_claims", 110), ("ticket_soldout_replies", 905)]);
+        assert!(check_counters(
+            &before,
+            &after,
+            &[
+                ("ticket_claims", 100),
+                ("ticket_soldout_replies", 900),
+                ("absent", 1)
+            ]
+        )
+        .is_empty());
+        let v = check_counters(&before, &after, &[("ticket_claims", 99)]);
+        assert_eq!(
+            v,
+            ["INFO ticket ticket_claims grew by 100, the replies say 99"]
+        );
     }
 
     #[test]
