@@ -802,6 +802,23 @@ pub fn throughput(ctx: &Ctx) -> Result<ScenarioReport> {
     let module_zpop = ratio(m, rep.rows[2].get("claims_per_s"));
     rep.add_ratio("module/lua", module_lua);
     rep.add_ratio("module/zpopmin", module_zpop);
+    if z.rounds > 1 {
+        let per_round = |other: &str| {
+            let a = rates.get(TG).cloned().unwrap_or_default();
+            let b = rates.get(other).cloned().unwrap_or_default();
+            let r: Vec<f64> = a
+                .iter()
+                .zip(&b)
+                .filter_map(|(x, y)| ratio(Some(*x), Some(*y)))
+                .collect();
+            median(&r)
+        };
+        rep.add_ratio("module/lua (median of per-round ratios)", per_round("lua"));
+        rep.add_ratio(
+            "module/zpopmin (median of per-round ratios)",
+            per_round("zpopmin"),
+        );
+    }
     rep.add_ratio(
         "server time per call lua/module",
         ratio(
