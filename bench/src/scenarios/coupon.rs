@@ -1,0 +1,66 @@
+//! `coupon`: 30,000 claims from 300 connections on 30,000 tickets.
+
+use super::*;
+
+/// 30,000 claims from 300 connections on 30,000 tickets.
+pub fn coupon(ctx: &Ctx) -> Result<ScenarioReport> {
+    let (claims, conns) = (ctx.sizes.coupon_claims, ctx.sizes.coupon_conns);
+    ctx.ui.say(&format!(
+        "coupon: {claims} claims from {conns} connections on {claims} tickets"
+    ));
+    let mut rep = ScenarioReport::new(
+        "coupon",
+        &format!(
+            "{} claims from {} connections on {} tickets",
+            n0(claims),
+            n0(conns),
+            n0(claims)
+        ),
+        vec![
+            col("winners", "winners", 0),
+            col("oversell", "oversell", 0),
+            col("duplicates", "dups", 0),
+            col("issued_s", "all issued s", 3),
+            col("mysql_s", "all in MySQL s", 3),
+            col("claims_per_s", "claims/s", 0),
+            col("p99_ms", "p99 ms", 2),
+        ],
+    );
+    let (row, v) = run_tg_closed(ctx, "coupon", claims, user_lists(conns, claims))?;
+    rep.rows.push(row);
+    rep.add_violations(TG, v);
+    let (row, v) = run_lua_closed(ctx, "coupon", claims, user_lists(conns, claims))?;
+    rep.rows.push(row);
+    rep.add_violations(LUA, v);
+    let (row, v) = run_mysql_closed(ctx, "coupon", claims, user_lists(conns, claims))?;
+    rep.rows.push(row);
+    rep.add_violations(MYSQL, v);
+    rep.add_ratio(
+        "all-in-MySQL time lua/ticketgate",
+        ratio(rep.metric(LUA, "mysql_s"), rep.metric(TG, "mysql_s")),
+    );
+    rep.add_ratio(
+        "all-in-MySQL time mysql-only/ticketgate",
+        ratio(rep.metric(MYSQL, "mysql_s"), rep.metric(TG, "mysql_s")),
+    );
+    rep.checks.push(CLOSED_CHECKS.into());
+    rep.targets.push(target(
+        "ticketgate all issued",
+        Goal::Below,
+        1.0,
+        " s",
+        rep.metric(TG, "issued_s"),
+    ));
+    rep.targets.push(target(
+        "ticketgate all in MySQL",
+        Goal::Below,
+        2.0,
+        " s",
+        rep.metric(TG, "mysql_s"),
+    ));
+    rep.notes.push(format!(
+        "each connection sends its claims one after another (no pipelining); lua+mysql writes winners with {} writer threads",
+        ctx.sizes.lua_writers
+    ));
+    Ok(rep)
+}

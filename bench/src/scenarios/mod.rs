@@ -1,0 +1,549 @@
+//! The five scenarios, one file each. Each runs ticketgate and the
+//! baselines against the same servers and returns a [`ScenarioReport`]
+//! (rows, ratios, targets and correctness violations). This file holds the
+//! paths they share: ticketgate, Lua and MySQL-only closed loops, and the
+//! correctness helpers.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::env::{self, Servers};
+use crate::load::{self, ClosedLoopResult, Request};
+use crate::lua::{self, LuaKeys};
+use crate::mysqlpath::{self, Writers};
+use crate::report::{
+    check_claims, col, combine_rounds, diff_holders, median, ratio, target, Goal, Row,
+    ScenarioReport,
+};
+use crate::resp::{encode, RawConn, Reply};
+use crate::{Sizes, Ui};
+
+mod big_event;
+mod burst;
+mod coupon;
+mod drain;
+mod throughput;
+
+pub use big_event::big_event;
+pub use burst::burst;
+pub use coupon::coupon;
+pub use drain::drain;
+pub use throughput::throughput;
+
+pub struct Ctx<'a> {
+    pub servers: &'a Servers,
+    pub sizes: &'a Sizes,
+    pub ui: Ui,
+    pub run_id: String,
+}
+
+impl Ctx<'_> {
+    /// A unique event id for one scenario and path.
+    fn event(&self, scenario: &str, path: &str) -> String {
+        format!("{scenario}-{path}-{}", self.run_id)
+    }
+}
+
+pub const TG: &str = "ticketgate";
+pub const LUA: &str = "lua+mysql";
+pub const MYSQL: &str = "mysql-only";
+pub const PING: &str = "redis PING (floor)";
+
+const CLOSED_CHECKS: &str = "checked: winners == min(tickets, users), no oversell, no duplicate or out-of-range ticket, \
+     replies == Redis holders == MySQL active rows, remaining stock equal, 0 conflicts, INFO ticket counters == replies on a private server (ticketgate); \
+     MySQL rows == replies and stock == total - winners (baselines)";
+
+/// A count with thousands separators.
+fn n0(v: u64) -> String {
+    crate::report::fmt_num(v as f64, 0)
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// `u<k>` as bytes, without allocating.
+fn user_id(k: u64, buf: &mut [u8; 24]) -> &[u8] {
+    use std::io::Write;
+    let mut cur = std::io::Cursor::new(&mut buf[..]);
+    let _ = write!(cur, "u{k}");
+    let n = cur.position() as usize;
+    &buf[..n]
+}
+
+fn claim_cmd(event: &str, user: &str) -> Vec<u8> {
+    let mut b = Vec::with_capacity(64);
+    encode(
+        &mut b,
+        &[b"TICKET.CLAIM", event.as_bytes(), user.as_bytes()],
+    );
+    b
+}
+
+fn tg_init(c: &mut redis::Connection, event: &str, total: u64) -> Result<()> {
+    let () = redis::cmd("TICKET.INIT")
+        .arg(event)
+        .arg(total)
+        .query(c)
+        .with_context(|| format!("TICKET.INIT {event} {total}"))?;
+    Ok(())
+}
+
+fn tg_drop(c: &mut redis::Connection, event: &str) -> Result<()> {
+    let _: i64 = redis::cmd("TICKET.DROP")
+        .arg(event)
+        .arg("FORCE")
+        .query(c)
+        .with_context(|| format!("TICKET.DROP {event} FORCE"))?;
+    Ok(())
+}
+
+/// The module's `INFO ticket` counters.
+fn ticket_counters(c: &mut redis::Connection) -> Result<HashMap<String, u64>> {
+    let text: String = redis::cmd("INFO")
+        .arg("ticket")
+        .query(c)
+        .context("INFO ticket")?;
+    Ok(crate::info::fields(&text)
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+        .collect())
+}
+
+/// Counter deltas that differ from the expected ones.
+fn check_counters(
+    before: &HashMap<String, u64>,
+    after: &HashMap<String, u64>,
+    expected: &[(&str, u64)],
+) -> Vec<String> {
+    expected
+        .iter()
+        .filter_map(|&(k, want)| {
+            let got = after
+                .get(k)?
+                .checked_sub(before.get(k).copied().unwrap_or(0))?;
+            (got != want).then(|| format!("INFO ticket {k} grew by {got}, the replies say {want}"))
+        })
+        .collect()
+}
+
+/// Waits until the sidecar has applied the `init` of `event` (stock row in MySQL).
+fn wait_event_in_mysql(servers: &Servers, event: &str, sidecar: &mut env::Sidecar) -> Result<()> {
+    let mut m = env::mysql_conn(&servers.tg_db)?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while env::mysql_stock(&mut m, event)?.is_none() {
+        if !sidecar.running() {
+            bail!("the sidecar exited; log:\n{}", sidecar.log_tail());
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "the sidecar did not apply the init of {event} within 60 s; log:\n{}",
+                sidecar.log_tail()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(())
+}
+
+/// Users `u<first>..` split into `conns` sequential request lists.
+fn user_lists(conns: u64, claims: u64) -> Vec<Vec<String>> {
+    let conns = conns.clamp(1, claims.max(1));
+    let mut lists: Vec<Vec<String>> = (0..conns).map(|_| Vec::new()).collect();
+    for k in 0..claims {
+        lists[(k % conns) as usize].push(format!("u{k}"));
+    }
+    lists
+}
+
+/// Winners (user -> ticket), sold-out replies and other errors of a closed loop.
+struct Tally {
+    winners: HashMap<String, i64>,
+    sold_out: u64,
+    violations: Vec<String>,
+}
+
+fn tally(res: &ClosedLoopResult) -> Tally {
+    let mut t = Tally {
+        winners: HashMap::new(),
+        sold_out: 0,
+        violations: Vec::new(),
+    };
+    let mut other = Vec::new();
+    for o in &res.outcomes {
+        match &o.reply {
+            Ok(Some(n)) => {
+                if let Some(prev) = t.winners.insert(o.user.clone(), *n) {
+                    if prev != *n {
+                        t.violations.push(format!(
+                            "user {} got two different tickets: {prev} and {n}",
+                            o.user
+                        ));
+                    }
+                }
+            }
+            Err(e) if e.starts_with("SOLDOUT") => t.sold_out += 1,
+            Ok(None) => other.push("nil reply".to_string()),
+            Err(e) => other.push(e.clone()),
+        }
+    }
+    if !other.is_empty() {
+        t.violations.push(format!(
+            "{} unexpected replies, e.g. {:?}",
+            other.len(),
+            &other[..other.len().min(3)]
+        ));
+    }
+    t
+}
+
+fn duplicates(winners: &HashMap<String, i64>) -> usize {
+    let mut v: Vec<i64> = winners.values().copied().collect();
+    v.sort_unstable();
+    let n = v.len();
+    v.dedup();
+    n - v.len()
+}
+
+/// Winners / oversell / duplicates metrics of a row.
+fn outcome_metrics(row: &mut Row, winners: &HashMap<String, i64>, sold_out: u64, total: u64) {
+    row.set("winners", winners.len() as f64);
+    row.set("sold_out", sold_out as f64);
+    row.set("oversell", (winners.len() as f64 - total as f64).max(0.0));
+    row.set("duplicates", duplicates(winners) as f64);
+}
+
+/// One closed-loop run of ticketgate with the sidecar running; returns the
+/// row and the violations. Used by burst and coupon.
+fn run_tg_closed(
+    ctx: &Ctx,
+    scenario: &str,
+    total: u64,
+    lists: Vec<Vec<String>>,
+) -> Result<(Row, Vec<String>)> {
+    let s = ctx.servers;
+    let event = ctx.event(scenario, "tg");
+    let users: u64 = lists.iter().map(|l| l.len() as u64).sum();
+    let mut r = s.redis()?;
+    tg_init(&mut r, &event, total)?;
+    let mut sidecar = s.start_sidecar(&event)?;
+    wait_event_in_mysql(s, &event, &mut sidecar)?;
+    let per_conn: Vec<Vec<Request>> = lists
+        .into_iter()
+        .map(|l| {
+            l.into_iter()
+                .map(|u| Request {
+                    bytes: claim_cmd(&event, &u),
+                    user: u,
+                })
+                .collect()
+        })
+        .collect();
+    let pb = ctx.ui.bar(users, &format!("{scenario}: ticketgate"));
+    let counters_before = ticket_counters(&mut r)?;
+    let res = load::closed_loop(
+        &s.redis_addr,
+        per_conn,
+        ctx.sizes.client_threads,
+        &|_, _| {},
+        &pb,
+    )?;
+    pb.finish_and_clear();
+    let counters_after = ticket_counters(&mut r)?;
+    let t = tally(&res);
+    let synced = env::wait_drained(
+        s,
+        &event,
+        t.winners.len() as i64,
+        Duration::from_secs(300),
+        Duration::from_millis(2),
+        &mut sidecar,
+    )?;
+    let mut violations = t.violations;
+    violations.extend(check_claims(total, users, &t.winners));
+    if s.private_redis {
+        // Nobody else uses a private server: the module's INFO counters
+        // must have moved exactly as the replies say.
+        violations.extend(check_counters(
+            &counters_before,
+            &counters_after,
+            &[
+                ("ticket_claims", t.winners.len() as u64),
+                ("ticket_soldout_replies", t.sold_out),
+                ("ticket_repeat_claims", 0),
+            ],
+        ));
+    }
+    let holders = env::redis_holders(&mut r, &env::holders_key(&event))?;
+    violations.extend(diff_holders("replies", &t.winners, "Redis", &holders));
+    violations.extend(env::compare_event(s, &event)?);
+    if !sidecar.stop() {
+        violations.push("the sidecar did not stop cleanly on SIGTERM".into());
+    }
+    tg_drop(&mut r, &event)?;
+    let mut row = Row::new(TG).with_latency(res.latency.clone());
+    outcome_metrics(&mut row, &t.winners, t.sold_out, total);
+    row.set("issued_s", secs(res.end - res.start));
+    row.set("issued_ms", ms(res.end - res.start));
+    row.set("mysql_s", secs(synced.max(res.end) - res.start));
+    row.set("mysql_ms", ms(synced.max(res.end) - res.start));
+    row.set(
+        "claims_per_s",
+        users as f64 / secs(res.end - res.start).max(1e-9),
+    );
+    Ok((row, violations))
+}
+
+/// The Lua path: EVALSHA claims, winners written to MySQL by a writer pool.
+fn run_lua_closed(
+    ctx: &Ctx,
+    scenario: &str,
+    total: u64,
+    lists: Vec<Vec<String>>,
+) -> Result<(Row, Vec<String>)> {
+    let s = ctx.servers;
+    let event = ctx.event(scenario, "lua");
+    let keys = LuaKeys::new(&event);
+    let users: u64 = lists.iter().map(|l| l.len() as u64).sum();
+    let sha = lua::load(&s.redis_addr)?;
+    let mut raw = RawConn::connect(&s.redis_addr)?;
+    lua::fill_pool(
+        &mut raw,
+        &keys.pool,
+        total,
+        &indicatif::ProgressBar::hidden(),
+    )?;
+    env::baseline_init(&mut env::mysql_conn(&s.baseline_db)?, &event, total)?;
+    let writers = Writers::start(&s.baseline_db, &event, ctx.sizes.lua_writers)?;
+    let per_conn: Vec<Vec<Request>> = lists
+        .into_iter()
+        .map(|l| {
+            l.into_iter()
+                .map(|u| {
+                    let mut bytes = Vec::with_capacity(128);
+                    keys.encode_claim(&mut bytes, &sha, u.as_bytes());
+                    Request { bytes, user: u }
+                })
+                .collect()
+        })
+        .collect();
+    let tx = writers.sender();
+    let on_reply = move |user: &str, reply: &Reply| {
+        if let Reply::Int(t) = reply {
+            let _ = tx.send((user.to_string(), *t));
+        }
+    };
+    let pb = ctx.ui.bar(users, &format!("{scenario}: lua"));
+    let res = load::closed_loop(
+        &s.redis_addr,
+        per_conn,
+        ctx.sizes.client_threads,
+        &on_reply,
+        &pb,
+    );
+    drop(on_reply);
+    pb.finish_and_clear();
+    let last_write = writers.finish()?;
+    let res = res?;
+    let t = tally(&res);
+    let mut violations = t.violations;
+    violations.extend(check_claims(total, users, &t.winners));
+    let mut r = s.redis()?;
+    let holders = env::redis_holders(&mut r, &keys.holders)?;
+    violations.extend(diff_holders("replies", &t.winners, "Redis", &holders));
+    violations.extend(env::compare_baseline(s, &event, total, &t.winners)?);
+    keys.delete(&mut raw)?;
+    let mysql_done = last_write.unwrap_or(res.end).max(res.end);
+    let mut row = Row::new(LUA).with_latency(res.latency.clone());
+    outcome_metrics(&mut row, &t.winners, t.sold_out, total);
+    row.set("issued_s", secs(res.end - res.start));
+    row.set("issued_ms", ms(res.end - res.start));
+    row.set("mysql_s", secs(mysql_done - res.start));
+    row.set("mysql_ms", ms(mysql_done - res.start));
+    row.set(
+        "claims_per_s",
+        users as f64 / secs(res.end - res.start).max(1e-9),
+    );
+    Ok((row, violations))
+}
+
+/// The MySQL-only path: one transaction per request.
+fn run_mysql_closed(
+    ctx: &Ctx,
+    scenario: &str,
+    total: u64,
+    lists: Vec<Vec<String>>,
+) -> Result<(Row, Vec<String>)> {
+    let s = ctx.servers;
+    let event = ctx.event(scenario, "mysql");
+    let users: u64 = lists.iter().map(|l| l.len() as u64).sum();
+    env::baseline_init(&mut env::mysql_conn(&s.baseline_db)?, &event, total)?;
+    let pb = ctx.ui.bar(users, &format!("{scenario}: mysql-only"));
+    let run = mysqlpath::run_mysql_only(&s.baseline_db, &event, total, lists, &pb)?;
+    pb.finish_and_clear();
+    let mut violations = Vec::new();
+    if run.duplicates > 0 {
+        violations.push(format!(
+            "{} claims refused as duplicate users (every user claims once)",
+            run.duplicates
+        ));
+    }
+    violations.extend(check_claims(total, users, &run.winners));
+    violations.extend(env::compare_baseline(s, &event, total, &run.winners)?);
+    let d = run.end - run.start;
+    let mut row = Row::new(MYSQL).with_latency(run.latency.clone());
+    outcome_metrics(&mut row, &run.winners, run.sold_out, total);
+    row.set("issued_s", secs(d));
+    row.set("issued_ms", ms(d));
+    row.set("mysql_s", secs(d));
+    row.set("mysql_ms", ms(d));
+    row.set("claims_per_s", users as f64 / secs(d).max(1e-9));
+    Ok((row, violations))
+}
+
+/// Correctness of a pipelined run where every claim must win a distinct
+/// ticket in `1..=total`.
+fn check_pipelined(res: &load::PipelinedResult, total: u64) -> Vec<String> {
+    let mut v = Vec::new();
+    if res.error_count > 0 {
+        v.push(format!(
+            "{} error replies, e.g. {:?}",
+            res.error_count, res.errors
+        ));
+    }
+    if res.nils > 0 {
+        v.push(format!("{} nil replies", res.nils));
+    }
+    let winners: HashMap<String, i64> = res
+        .tickets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (i.to_string(), *t))
+        .collect();
+    v.extend(check_claims(total, total, &winners));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_lists_split_round_robin() {
+        let l = user_lists(3, 7);
+        assert_eq!(l.len(), 3);
+        assert_eq!(l[0], vec!["u0", "u3", "u6"]);
+        assert_eq!(l[2], vec!["u2", "u5"]);
+        assert_eq!(user_lists(10, 2).len(), 2);
+    }
+
+    #[test]
+    fn user_id_formats_without_allocating() {
+        let mut b = [0u8; 24];
+        assert_eq!(user_id(12345, &mut b), b"u12345");
+        assert_eq!(user_id(u64::MAX, &mut b), b"u18446744073709551615");
+    }
+
+    #[test]
+    fn counter_deltas_are_checked() {
+        let m = |v: &[(&str, u64)]| -> HashMap<String, u64> {
+            v.iter().map(|(k, n)| (k.to_string(), *n)).collect()
+        };
+        let before = m(&[("ticket_claims", 10), ("ticket_soldout_replies", 5)]);
+        let after = m(&[("ticket_claims", 110), ("ticket_soldout_replies", 905)]);
+        assert!(check_counters(
+            &before,
+            &after,
+            &[
+                ("ticket_claims", 100),
+                ("ticket_soldout_replies", 900),
+                ("absent", 1)
+            ]
+        )
+        .is_empty());
+        let v = check_counters(&before, &after, &[("ticket_claims", 99)]);
+        assert_eq!(
+            v,
+            ["INFO ticket ticket_claims grew by 100, the replies say 99"]
+        );
+    }
+
+    #[test]
+    fn duplicates_counts_repeated_tickets() {
+        let w: HashMap<String, i64> = [("a", 1), ("b", 1), ("c", 2), ("d", 1)]
+            .iter()
+            .map(|(u, t)| (u.to_string(), *t))
+            .collect();
+        assert_eq!(duplicates(&w), 2);
+    }
+
+    #[test]
+    fn pipelined_check_finds_errors_nils_and_duplicates() {
+        let ok = load::PipelinedResult {
+            elapsed: Duration::from_secs(1),
+            tickets: vec![3, 1, 2],
+            nils: 0,
+            error_count: 0,
+            errors: vec![],
+        };
+        assert!(check_pipelined(&ok, 3).is_empty());
+        assert_eq!(ok.per_sec(), 3.0);
+        let bad = load::PipelinedResult {
+            tickets: vec![1, 1],
+            nils: 1,
+            error_count: 2,
+            errors: vec!["SOLDOUT".into()],
+            ..ok
+        };
+        let v = check_pipelined(&bad, 3);
+        assert!(v.iter().any(|s| s.starts_with("2 error replies")), "{v:?}");
+        assert!(v.iter().any(|s| s == "1 nil replies"), "{v:?}");
+        assert!(v.iter().any(|s| s.starts_with("DUPLICATE")), "{v:?}");
+        assert!(
+            v.iter().any(|s| s.starts_with("wrong winner count")),
+            "{v:?}"
+        );
+    }
+
+    #[test]
+    fn outcome_metrics_count_oversell() {
+        let w: HashMap<String, i64> = (1..=5).map(|t| (format!("u{t}"), t)).collect();
+        let mut row = Row::new("x");
+        outcome_metrics(&mut row, &w, 7, 3);
+        assert_eq!(row.get("winners"), Some(5.0));
+        assert_eq!(row.get("oversell"), Some(2.0));
+        assert_eq!(row.get("sold_out"), Some(7.0));
+        assert_eq!(row.get("duplicates"), Some(0.0));
+    }
+
+    #[test]
+    fn tally_separates_winners_soldout_and_errors() {
+        let now = Instant::now();
+        let o = |u: &str, r: Result<Option<i64>, String>| load::Outcome {
+            user: u.into(),
+            reply: r,
+        };
+        let res = ClosedLoopResult {
+            outcomes: vec![
+                o("a", Ok(Some(1))),
+                o("b", Err("SOLDOUT event 'e' is sold out".into())),
+                o("c", Err("ERR boom".into())),
+                o("d", Ok(None)),
+            ],
+            latency: None,
+            start: now,
+            end: now,
+        };
+        let t = tally(&res);
+        assert_eq!(t.winners.len(), 1);
+        assert_eq!(t.sold_out, 1);
+        assert_eq!(t.violations.len(), 1);
+        assert!(t.violations[0].starts_with("2 unexpected replies"));
+    }
+}
