@@ -62,15 +62,26 @@ pub enum Conn {
 
 impl Conn {
     /// Connects to `url`, as a cluster client when `cluster` is set.
+    ///
+    /// A cluster connection is seeded with `url` and with every node seen
+    /// in `CLUSTER NODES` since the process started, so it can be opened
+    /// again after the node of `url` died (a master killed and failed over).
     pub fn open(url: &str, io_timeout: Duration, cluster: bool) -> RedisResult<Conn> {
         if !cluster {
             return connect(url, io_timeout).map(Conn::Single);
         }
-        let client = ClusterClient::builder(vec![url])
+        let client = ClusterClient::builder(cluster_seeds(url))
             .connection_timeout(Duration::from_secs(5))
             .response_timeout(io_timeout)
             .build()?;
-        Ok(Conn::Cluster(Box::new(client.get_connection()?)))
+        let mut conn = client.get_connection()?;
+        if let Ok(nodes) = redis::cmd("CLUSTER")
+            .arg("NODES")
+            .query::<String>(&mut conn)
+        {
+            remember_cluster_nodes(&nodes);
+        }
+        Ok(Conn::Cluster(Box::new(conn)))
     }
 
     /// The connection for `Cmd::query`.
@@ -115,6 +126,60 @@ pub fn parse_cluster_masters(nodes: &str) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// Addresses (`host:port`) of every node, master or replica, in the output
+/// of `CLUSTER NODES` that is not failing, without an address, or in a
+/// handshake.
+pub fn parse_cluster_addrs(nodes: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in nodes.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 8 {
+            continue;
+        }
+        let flags = f[2];
+        if flags.contains("fail") || flags.contains("noaddr") || flags.contains("handshake") {
+            continue;
+        }
+        let addr = f[1].split(['@', ',']).next().unwrap_or("");
+        if addr.is_empty() || addr.starts_with(':') {
+            continue;
+        }
+        out.push(addr.to_owned());
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Cluster nodes seen so far (see [`Conn::open`]).
+fn known_nodes() -> &'static std::sync::Mutex<Vec<String>> {
+    static KNOWN: std::sync::OnceLock<std::sync::Mutex<Vec<String>>> = std::sync::OnceLock::new();
+    KNOWN.get_or_init(|| std::sync::Mutex::new(Vec::new()))
+}
+
+/// Adds the nodes of a `CLUSTER NODES` reply to the known nodes (a node
+/// is never forgotten: a dead one merely costs a refused connection).
+pub fn remember_cluster_nodes(nodes: &str) {
+    let mut known = known_nodes().lock().unwrap_or_else(|e| e.into_inner());
+    known.extend(parse_cluster_addrs(nodes));
+    known.sort();
+    known.dedup();
+}
+
+/// Seed URLs of a cluster connection: `url` first, then every known node
+/// (with the scheme, credentials and database of `url`).
+pub fn cluster_seeds(url: &str) -> Vec<String> {
+    let known = known_nodes().lock().unwrap_or_else(|e| e.into_inner());
+    let mut seeds = vec![url.to_owned()];
+    for addr in known.iter() {
+        let u = node_url(url, addr);
+        if !seeds.contains(&u) {
+            seeds.push(u);
+        }
+    }
+    seeds
 }
 
 /// `url` with its `host:port` replaced by `hostport` (scheme, credentials,
@@ -166,6 +231,7 @@ pub fn scan_all(
         Conn::Single(c) => scan_events(c, suffix, type_),
         Conn::Cluster(c) => {
             let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(c.as_mut())?;
+            remember_cluster_nodes(&nodes);
             let mut out = Vec::new();
             for m in parse_cluster_masters(&nodes) {
                 let mut node = connect(&node_url(seed_url, &m), Duration::from_secs(10))?;
@@ -485,6 +551,35 @@ e7d1 127.0.0.1:30001@40001 myself,master - 0 0 1 connected 0-5460";
             node_url("rediss://u:p@h:1/?x=1", "n:2"),
             "rediss://u:p@n:2/?x=1"
         );
+    }
+
+    #[test]
+    fn cluster_seeds_include_every_known_node() {
+        let nodes = "\
+07c3 10.0.0.4:30004@40004 slave e7d1 0 1426238317239 4 connected
+67ed 10.0.0.2:30002@40002,host-b master - 0 1426238316232 2 connected 5461-10922
+6ec2 10.0.0.5:30005@40005 master,fail - 0 1426238316232 5 connected
+1a2b :0@0 master,noaddr - 0 0 0 disconnected
+e7d1 10.0.0.1:30001@40001 myself,master - 0 0 1 connected 0-5460";
+        assert_eq!(
+            parse_cluster_addrs(nodes),
+            ["10.0.0.1:30001", "10.0.0.2:30002", "10.0.0.4:30004"]
+        );
+        remember_cluster_nodes(nodes);
+        let seeds = cluster_seeds("redis://:pw@10.0.0.1:30001/");
+        assert_eq!(seeds[0], "redis://:pw@10.0.0.1:30001/");
+        for n in ["10.0.0.2:30002", "10.0.0.4:30004"] {
+            assert!(seeds.contains(&format!("redis://:pw@{n}/")), "{seeds:?}");
+        }
+        assert_eq!(
+            seeds
+                .iter()
+                .filter(|s| s.contains("10.0.0.1:30001"))
+                .count(),
+            1,
+            "{seeds:?}"
+        );
+        assert!(!seeds.iter().any(|s| s.contains("30005")), "{seeds:?}");
     }
 
     #[test]
