@@ -208,11 +208,16 @@ impl Cluster {
     }
 
     /// A cluster client seeded with every node (routes by key, follows
-    /// `MOVED`/`ASK` and topology changes), with short timeouts.
+    /// `MOVED`/`ASK` and topology changes), with short timeouts and short
+    /// retry waits (the defaults wait from 1.28 s up to minutes between
+    /// retries), so that a test notices a failover quickly.
     pub fn client(&self) -> ClusterClient {
         ClusterClient::builder(self.urls())
             .connection_timeout(Duration::from_secs(2))
             .response_timeout(Duration::from_secs(5))
+            .retries(6)
+            .min_retry_wait(20)
+            .max_retry_wait(500)
             .build()
             .unwrap_or_else(|e| panic!("build a cluster client for {:?}: {e}", self.urls()))
     }
