@@ -256,3 +256,162 @@ fn bursts_on_many_events_drain_exactly_into_mysql() {
     assert!(out.contains(&format!("{EVENTS} event(s)")), "{out}");
     eprintln!("burst + drain test took {:?}", started.elapsed());
 }
+
+/// `redis-cli --cluster reshard` moves every slot of one master to another
+/// while claims run on its events from several threads (cluster clients
+/// follow `ASK`/`MOVED`; a claim that lands on the target before the keys
+/// do gets `-NOEVENT` and is retried) and the sidecar drains. Every slot's
+/// keys move in one `MIGRATE` (at most 10 keys per slot here, the default
+/// `--cluster-pipeline`). Afterwards every answered claim is in Redis and
+/// MySQL, no number is held twice, and reconcile exits 0.
+#[test]
+fn resharding_a_master_away_during_claims_loses_nothing() {
+    let started = Instant::now();
+    let cluster = Cluster::start(3, 0);
+    let db = fresh_database("cl_reshard");
+    migrate(&db);
+    let mut cc = cluster.cluster_conn();
+    let events: Vec<String> = (0..9).map(|i| format!("move-{i}")).collect();
+    for e in &events {
+        let _: () = redis::cmd("TICKET.INIT")
+            .arg(e)
+            .arg(1_000_000)
+            .query(&mut cc)
+            .unwrap_or_else(|err| panic!("TICKET.INIT {e}: {err}"));
+    }
+    let src = cluster.owner_of_event(&events[0]);
+    let dst = cluster
+        .masters()
+        .into_iter()
+        .find(|&m| m != src)
+        .unwrap_or_else(|| panic!("a second master"));
+    let moving: Vec<String> = events
+        .iter()
+        .filter(|e| cluster.owner_of_event(e) == src)
+        .cloned()
+        .collect();
+    let sidecar = Sidecar::start(&cluster.node(src).url(), &db, &[]);
+
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let events = Arc::new(events);
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let (client, events, stop, answered) = (
+                cluster.client(),
+                events.clone(),
+                stop.clone(),
+                answered.clone(),
+            );
+            std::thread::spawn(move || {
+                use std::sync::atomic::Ordering::Relaxed;
+                let mut c = client
+                    .get_connection()
+                    .unwrap_or_else(|e| panic!("thread {t}: cluster connection: {e}"));
+                let mut got: Vec<(String, String, i64)> = Vec::new();
+                let mut errors: HashMap<String, usize> = HashMap::new();
+                let mut n = 0;
+                while !stop.load(Relaxed) && n < 50_000 {
+                    let e = &events[(n + t) % events.len()];
+                    let user = format!("t{t}-u{n}");
+                    let deadline = Instant::now() + Duration::from_secs(30);
+                    loop {
+                        match claim(&mut c, e, &user) {
+                            Ok(ticket) => {
+                                got.push((e.clone(), user, ticket));
+                                answered.fetch_add(1, Relaxed);
+                                break;
+                            }
+                            Err(err) => {
+                                *errors
+                                    .entry(err.code().unwrap_or("io").to_string())
+                                    .or_default() += 1;
+                                assert!(
+                                    Instant::now() < deadline,
+                                    "thread {t}: claim {e} {user} keeps failing: {err}"
+                                );
+                                std::thread::sleep(Duration::from_millis(5));
+                            }
+                        }
+                    }
+                    n += 1;
+                    // paced, so that claims run before, during and after
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                (got, errors)
+            })
+        })
+        .collect();
+
+    ticketgate_tests::wait_until(Duration::from_secs(60), "300 claims", || {
+        answered.load(std::sync::atomic::Ordering::Relaxed) >= 300
+    });
+    let id = |i: usize| -> String {
+        redis::cmd("CLUSTER")
+            .arg("MYID")
+            .query(&mut cluster.conn(i))
+            .unwrap()
+    };
+    let t_reshard = Instant::now();
+    let out = std::process::Command::new("redis-cli")
+        .arg("--cluster")
+        .arg("reshard")
+        .arg(format!("127.0.0.1:{}", cluster.node(src).port()))
+        .args(["--cluster-from", &id(src), "--cluster-to", &id(dst)])
+        .args(["--cluster-slots", "16384", "--cluster-yes"])
+        .output()
+        .expect("run redis-cli --cluster reshard");
+    assert!(
+        out.status.success(),
+        "reshard failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reshard_time = t_reshard.elapsed();
+    for e in &moving {
+        assert_eq!(cluster.owner_of_event(e), dst, "{e} moved");
+    }
+    let before = answered.load(std::sync::atomic::Ordering::Relaxed);
+    ticketgate_tests::wait_until(Duration::from_secs(60), "200 more claims", || {
+        answered.load(std::sync::atomic::Ordering::Relaxed) >= before + 200
+            || handles.iter().all(|h| h.is_finished())
+    });
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut got = Vec::new();
+    let mut errors: HashMap<String, usize> = HashMap::new();
+    for h in handles {
+        let (g, e) = h.join().expect("a claim thread panicked");
+        got.extend(g);
+        for (k, v) in e {
+            *errors.entry(k).or_default() += v;
+        }
+    }
+    eprintln!(
+        "reshard of {} events' master took {reshard_time:?}; {} claims answered, retried errors {errors:?}",
+        moving.len(),
+        got.len()
+    );
+
+    let mut cc = cluster.cluster_conn();
+    wait_drained(&mut cc, &db, &events, Duration::from_secs(90), &|| {
+        sidecar.log()
+    });
+    let mut by_event: HashMap<String, HashMap<String, i64>> = HashMap::new();
+    for e in events.iter() {
+        let h = holders(&mut cc, e);
+        assert!(doubled_tickets(&h).is_empty(), "{e}");
+        by_event.insert(e.clone(), h);
+    }
+    for (e, u, t) in &got {
+        assert_eq!(
+            by_event[e].get(u),
+            Some(t),
+            "{e} {u}: answered claim in Redis"
+        );
+    }
+    assert!(mysql_doubled_tickets(&db).is_empty());
+    assert_eq!(conflicts(&db), vec![], "no conflicts");
+    let (st, out) = sidecar_cmd(&cluster.node(dst).url(), &db, &["reconcile"]);
+    assert!(st.success(), "reconcile after the reshard:\n{out}");
+    eprintln!("reshard test took {:?}", started.elapsed());
+}
