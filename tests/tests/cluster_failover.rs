@@ -42,7 +42,8 @@ struct Claimed {
     event: String,
     user: String,
     ticket: i64,
-    /// `WAIT 1 1000` after it reported at least one replica.
+    /// Answered at the first attempt, and `WAIT 1 1000` after it reported
+    /// at least one replica.
     acked: bool,
 }
 
@@ -116,7 +117,11 @@ fn claimer(
         )));
         let mut wait = redis::cmd("WAIT");
         wait.arg(1).arg(1000);
-        let acked = matches!(c.route_command(&wait, route), Ok(Value::Int(r)) if r >= 1);
+        // After a retry the answer may be a repeat claim, which writes
+        // nothing: WAIT would then prove nothing about the original write,
+        // so only first-attempt answers can be acknowledged.
+        let acked =
+            attempts == 0 && matches!(c.route_command(&wait, route), Ok(Value::Int(r)) if r >= 1);
         if *on_target && progress.failed_over.load(Ordering::Relaxed) {
             progress
                 .answered_target_after
