@@ -361,11 +361,13 @@ fn unreplicated_claims_lost_in_a_failover_show_up_as_reconcile_drift() {
     let event = "lost-ev";
     let master = cluster.owner_of_event(event);
     let replica = cluster.replicas_of(master)[0];
-    let seed = cluster
+    // The sidecar is given a replica (of another master): any node will do.
+    let other = cluster
         .masters()
         .into_iter()
         .find(|&m| m != master)
         .unwrap_or_else(|| panic!("another master"));
+    let seed = cluster.replicas_of(other)[0];
     let sidecar = Sidecar::start(&cluster.node(seed).url(), &db, &[]);
     let events = vec![event.to_string()];
 
