@@ -26,6 +26,9 @@ pub enum TicketError {
     Unsynced { event: String, entries: i64 },
     /// `WRONGTYPE`: one of the event's keys holds another Redis type.
     WrongType { key: String, expected: &'static str },
+    /// `TRYAGAIN`: the event's keys disagree with each other (a cluster slot
+    /// migration in progress, or hand edits); nothing was changed.
+    TryAgain(String),
     /// `CORRUPT`: the event's keys hold values the module never writes.
     Corrupt(String),
     /// `INTERNAL`: a bug caught at the command boundary (a panic).
@@ -44,6 +47,7 @@ impl TicketError {
             TicketError::SoldOut(_) => "SOLDOUT",
             TicketError::Unsynced { .. } => "UNSYNCED",
             TicketError::WrongType { .. } => "WRONGTYPE",
+            TicketError::TryAgain(_) => "TRYAGAIN",
             TicketError::Corrupt(_) => "CORRUPT",
             TicketError::Internal(_) => "INTERNAL",
         }
@@ -65,6 +69,11 @@ impl fmt::Display for TicketError {
                 quote(event.as_bytes())
             ),
             TicketError::Closed(e) => write!(f, "event {} is closed", quote(e.as_bytes())),
+            TicketError::TryAgain(e) => write!(
+                f,
+                "the keys of event {} disagree (a slot migration in progress?); nothing changed, retry",
+                quote(e.as_bytes())
+            ),
             TicketError::SoldOut(e) => write!(f, "event {} is sold out", quote(e.as_bytes())),
             TicketError::Unsynced { event, entries } => write!(
                 f,

@@ -48,45 +48,19 @@ pub struct Meta {
     pub closes_at: i64,
 }
 
-impl Meta {
-    pub fn gate(&self) -> Gate {
-        Gate {
-            status: self.status,
-            opens_at: self.opens_at,
-            closes_at: self.closes_at,
-        }
-    }
-}
-
-/// The part of the meta hash that decides whether a claim may proceed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Gate {
-    pub status: Status,
-    pub opens_at: i64,
-    pub closes_at: i64,
-}
-
 /// Storage of one event. Reads may fail (wrong types, corrupt values); writes
 /// happen only after every read succeeded and cannot fail.
 pub trait Store {
     fn meta(&mut self) -> Result<Option<Meta>, TicketError>;
-    /// Only the gate fields of the meta hash (the claim hot path reads these
-    /// always and `total`/`minted` only when the pool is empty).
-    fn gate(&mut self) -> Result<Option<Gate>, TicketError> {
-        Ok(self.meta()?.map(|m| m.gate()))
-    }
-    /// `(total, minted)` of an existing event.
-    fn mint_state(&mut self) -> Result<(i64, i64), TicketError> {
-        self.meta()?
-            .map(|m| (m.total, m.minted))
-            .ok_or_else(|| TicketError::Corrupt("the meta hash vanished mid-command".into()))
-    }
     fn holder(&mut self, user: &str) -> Result<Option<i64>, TicketError>;
     /// The smallest number in the pool, without removing it.
     fn lowest_free(&mut self) -> Result<Option<i64>, TicketError>;
     fn free_count(&mut self) -> Result<i64, TicketError>;
     fn holder_count(&mut self) -> Result<i64, TicketError>;
     fn log_len(&mut self) -> Result<i64, TicketError>;
+    /// Whether the log key exists (it does from `TICKET.INIT` on: trimming
+    /// empties a stream but keeps it).
+    fn log_exists(&mut self) -> Result<bool, TicketError>;
     /// Whether any of the event's keys besides the log exists.
     fn any_state(&mut self) -> Result<bool, TicketError>;
 
@@ -172,19 +146,18 @@ pub fn claim(
     now: i64,
     chunk: i64,
 ) -> Result<Claim, TicketError> {
-    let gate = store
-        .gate()?
-        .ok_or_else(|| TicketError::NoEvent(event.to_owned()))?;
+    let meta = existing_meta(store, event)?;
+    check_consistent(store, event, &meta)?;
     if let Some(ticket) = store.holder(user)? {
         return Ok(Claim::Repeat(ticket));
     }
-    if gate.status == Status::Closed || (gate.closes_at > 0 && now >= gate.closes_at) {
+    if meta.status == Status::Closed || (meta.closes_at > 0 && now >= meta.closes_at) {
         return Err(TicketError::Closed(event.to_owned()));
     }
-    if now < gate.opens_at {
+    if now < meta.opens_at {
         return Err(TicketError::NotOpen {
             event: event.to_owned(),
-            opens_at: gate.opens_at,
+            opens_at: meta.opens_at,
         });
     }
     let lowest = store.lowest_free()?;
@@ -195,17 +168,26 @@ pub fn claim(
             store.take_free(ticket);
             ticket
         }
-        None => {
-            let (total, minted) = store.mint_state()?;
-            if minted >= total {
-                return Err(TicketError::SoldOut(event.to_owned()));
-            }
-            mint_chunk(store, total, minted, chunk)
-        }
+        None if meta.minted < meta.total => mint_chunk(store, meta.total, meta.minted, chunk),
+        None => return Err(TicketError::SoldOut(event.to_owned())),
     };
     store.set_holder(user, ticket);
     store.append(&Record::ticket(Op::Claim, event, user, ticket, now));
     Ok(Claim::New(ticket))
+}
+
+/// Every number up to `minted` is either held or in the pool, and the log
+/// exists. The keys disagree only while a cluster slot migration has moved
+/// some of an event's keys and not yet the others (the command is redirected
+/// to the importing node by its event argument, which is not itself a key),
+/// or after hand edits. Writing then could hand out a number twice, so the
+/// command answers `TRYAGAIN` (cluster clients retry it) and changes nothing.
+fn check_consistent(store: &mut impl Store, event: &str, meta: &Meta) -> Result<(), TicketError> {
+    let accounted = store.holder_count()? + store.free_count()?;
+    if accounted != meta.minted || !store.log_exists()? {
+        return Err(TicketError::TryAgain(event.to_owned()));
+    }
+    Ok(())
 }
 
 /// Mints the next chunk of numbers and hands out its first one directly
@@ -227,7 +209,8 @@ pub fn cancel(
     user: &str,
     now: i64,
 ) -> Result<Option<i64>, TicketError> {
-    existing_meta(store, event)?;
+    let meta = existing_meta(store, event)?;
+    check_consistent(store, event, &meta)?;
     let Some(ticket) = store.holder(user)? else {
         return Ok(None);
     };
@@ -344,6 +327,9 @@ impl Store for MemoryStore {
     }
     fn log_len(&mut self) -> Result<i64, TicketError> {
         Ok(self.log.len() as i64)
+    }
+    fn log_exists(&mut self) -> Result<bool, TicketError> {
+        Ok(self.meta.is_some() || !self.log.is_empty())
     }
     fn any_state(&mut self) -> Result<bool, TicketError> {
         Ok(self.meta.is_some() || !self.pool.is_empty() || !self.holders.is_empty())
@@ -480,6 +466,21 @@ mod tests {
     }
 
     #[test]
+    fn keys_that_disagree_refuse_writes_and_change_nothing() {
+        let mut s = event(10);
+        for u in ["a", "b", "c"] {
+            claim(&mut s, "e", u, 2, 1).unwrap();
+        }
+        // As if a slot migration had moved the meta hash but not the holders.
+        s.holders.remove("b");
+        let before = format!("{s:?}");
+        let again = Err(TicketError::TryAgain("e".into()));
+        assert_eq!(claim(&mut s, "e", "d", 3, 1), again.clone().map(Claim::New));
+        assert_eq!(cancel(&mut s, "e", "a", 3), again.map(Some));
+        assert_eq!(before, format!("{s:?}"));
+    }
+
+    #[test]
     fn unknown_event() {
         let mut s = MemoryStore::default();
         let no = Err(TicketError::NoEvent("e".into()));
@@ -557,6 +558,9 @@ mod tests {
         }
         fn log_len(&mut self) -> Result<i64, TicketError> {
             self.inner.log_len()
+        }
+        fn log_exists(&mut self) -> Result<bool, TicketError> {
+            self.inner.log_exists()
         }
         fn any_state(&mut self) -> Result<bool, TicketError> {
             // Like the Redis store: stops at the meta hash when it exists.

@@ -345,6 +345,10 @@ impl Store for RedisStore<'_> {
         self.len(Part::Log)
     }
 
+    fn log_exists(&mut self) -> Result<bool, TicketError> {
+        Ok(self.existing(Part::Log)?.is_some())
+    }
+
     fn any_state(&mut self) -> Result<bool, TicketError> {
         Ok(self.existing(Part::Meta)?.is_some()
             || self.existing(Part::Pool)?.is_some()
