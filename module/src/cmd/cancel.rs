@@ -6,7 +6,8 @@
 //! if the event reopens.
 //!
 //! Reply: integer, the returned ticket number; nil if the user held none.
-//! Errors: `NOEVENT`, `ERR` (invalid event or user id), `WRONGTYPE`/`CORRUPT`.
+//! Errors: `NOEVENT`, `ERR` (invalid event or user id), `TRYAGAIN` (the
+//! event's keys disagree, see `claim`), `WRONGTYPE`/`CORRUPT`.
 
 use redis_module::{Context, RedisResult, RedisString};
 

@@ -8,7 +8,9 @@
 //! Reply: integer, the ticket number (`1..=total`).
 //! Errors: `NOEVENT` (no such event), `NOTOPEN` (before `opens_at`),
 //! `CLOSED` (closed, or past `closes_at`), `SOLDOUT`, `ERR` (invalid event or
-//! user id), `WRONGTYPE`/`CORRUPT` (the event's keys were tampered with).
+//! user id), `TRYAGAIN` (the event's keys disagree: a cluster slot migration
+//! in progress; nothing changed), `WRONGTYPE`/`CORRUPT` (the event's keys
+//! were tampered with).
 
 use std::sync::atomic::Ordering;
 
