@@ -10,7 +10,8 @@
 //! thread-local map needs no lock.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 
 use crate::pool::Meta;
 
@@ -19,10 +20,10 @@ const CAPACITY: usize = 10_000;
 
 /// Database id -> event id -> meta (nested so a lookup by `&str` allocates
 /// nothing).
-type Entries = HashMap<i32, HashMap<String, Meta>>;
+type Entries = FxHashMap<i32, FxHashMap<String, Meta>>;
 
 thread_local! {
-    static ENTRIES: RefCell<Entries> = RefCell::new(HashMap::new());
+    static ENTRIES: RefCell<Entries> = RefCell::new(FxHashMap::default());
 }
 
 /// The cached meta of `event` in database `db`.
@@ -34,7 +35,7 @@ pub fn get(db: i32, event: &str) -> Option<Meta> {
 pub fn put(db: i32, event: &str, meta: Meta) {
     ENTRIES.with(|m| {
         let mut m = m.borrow_mut();
-        if m.values().map(HashMap::len).sum::<usize>() >= CAPACITY {
+        if m.values().map(FxHashMap::len).sum::<usize>() >= CAPACITY {
             m.clear();
         }
         m.entry(db).or_default().insert(event.to_owned(), meta);

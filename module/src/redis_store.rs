@@ -150,9 +150,9 @@ impl<'a> RedisStore<'a> {
     }
 
     /// A string for `user`: the argument's own, or a new one kept in `made`.
-    fn user_string(&self, user: &str, made: &mut Vec<RedisString>) -> *mut RedisModuleString {
+    fn user_string(&self, user: &str, made: &mut Made) -> *mut RedisModuleString {
         self.known_user(user)
-            .unwrap_or_else(|| made.push_get(rstr(user.as_bytes())))
+            .unwrap_or_else(|| made.keep(rstr(user.as_bytes())))
     }
 
     /// A string for ticket number `n`, made at most once per command.
@@ -193,10 +193,11 @@ impl<'a> RedisStore<'a> {
                 );
             }
         }
-        let mut args = Vec::with_capacity(1 + pairs.len());
-        args.push(self.names.key(part));
-        args.extend_from_slice(pairs);
-        self.replicate(c"HSET", &args);
+        // The largest HSET is the meta hash's six pairs.
+        let mut args = [ptr::null_mut::<RedisModuleString>(); 13];
+        args[0] = self.names.key(part);
+        args[1..=pairs.len()].copy_from_slice(pairs);
+        self.replicate(c"HSET", &args[..=pairs.len()]);
     }
 
     /// Reads meta fields; `None` for fields that are missing.
@@ -280,7 +281,7 @@ impl Store for RedisStore<'_> {
         let Some(key) = self.existing(Part::Holders)? else {
             return Ok(None);
         };
-        let mut made = Vec::new();
+        let mut made = Made::default();
         let field_ptr = self.user_string(user, &mut made);
         let mut value: *mut RedisModuleString = ptr::null_mut();
         // SAFETY: one (field, out-pointer) pair, NULL-terminated.
@@ -389,8 +390,9 @@ impl Store for RedisStore<'_> {
 
     fn set_minted(&mut self, minted: i64) {
         meta_cache::update(self.db, self.event, |m| m.minted = minted);
-        let value = rnum(minted);
-        self.hash_set(Part::Meta, &[strings::constants().minted, value.inner]);
+        // With a chunk of 1 this is also the ticket: one string for both.
+        let value = self.number_string(minted);
+        self.hash_set(Part::Meta, &[strings::constants().minted, value]);
     }
 
     fn take_free(&mut self, ticket: i64) {
@@ -426,14 +428,14 @@ impl Store for RedisStore<'_> {
 
     fn set_holder(&mut self, user: &str, ticket: i64) {
         let value = self.number_string(ticket);
-        let mut made = Vec::new();
+        let mut made = Made::default();
         let field_ptr = self.user_string(user, &mut made);
         self.hash_set(Part::Holders, &[field_ptr, value]);
     }
 
     fn remove_holder(&mut self, user: &str) {
         self.written[Part::Holders as usize] = true;
-        let mut made = Vec::new();
+        let mut made = Made::default();
         let field_ptr = self.user_string(user, &mut made);
         // SAFETY: REDISMODULE_HASH_DELETE as the value deletes the field.
         unsafe {
@@ -452,7 +454,7 @@ impl Store for RedisStore<'_> {
         self.written[Part::Log as usize] = true;
         let c = strings::constants();
         // Strings made here live until the end of this function.
-        let mut made: Vec<RedisString> = Vec::with_capacity(4);
+        let mut made = Made::default();
         let mut argv = [ptr::null_mut::<RedisModuleString>(); 12];
         let mut n = 0;
         for (name, value) in record.fields() {
@@ -463,11 +465,11 @@ impl Store for RedisStore<'_> {
                     None => self.user_string(s, &mut made),
                 },
                 Value::Number(v) if name == "ticket" => self.number_string(v),
-                Value::Number(v) => made.push_get(rnum(v)),
+                Value::Number(v) => made.keep(rnum(v)),
             };
             argv[n] = c
                 .named(name)
-                .unwrap_or_else(|| made.push_get(rstr(name.as_bytes())));
+                .unwrap_or_else(|| made.keep(rstr(name.as_bytes())));
             argv[n + 1] = value_ptr;
             n += 2;
         }
@@ -551,16 +553,27 @@ fn stream_id_string(id: raw::RedisModuleStreamID) -> RedisString {
     rstr(&buf[..ms.len() + 1 + seq.len()])
 }
 
-/// Pushes a string and returns its pointer, which stays valid while the Vec
-/// keeps the string (the pointer is to Redis memory, not into the Vec).
-trait PushGet {
-    fn push_get(&mut self, s: RedisString) -> *mut RedisModuleString;
+/// Strings made during one call and freed when it returns, kept without a
+/// heap allocation for the usual handful.
+#[derive(Default)]
+struct Made {
+    few: [Option<RedisString>; 6],
+    len: usize,
+    more: Vec<RedisString>,
 }
 
-impl PushGet for Vec<RedisString> {
-    fn push_get(&mut self, s: RedisString) -> *mut RedisModuleString {
+impl Made {
+    /// Keeps `s` alive and returns its pointer (to Redis memory, so it stays
+    /// valid wherever `s` is kept).
+    fn keep(&mut self, s: RedisString) -> *mut RedisModuleString {
         let p = s.inner;
-        self.push(s);
+        match self.few.get_mut(self.len) {
+            Some(slot) => {
+                *slot = Some(s);
+                self.len += 1;
+            }
+            None => self.more.push(s),
+        }
         p
     }
 }
