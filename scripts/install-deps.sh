@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs, from Debian's packages, whatever building and testing ticketgate
 # needs and this machine lacks: redis-server (7.0+), MariaDB, libclang (for
-# the redis-module crate's bindgen), a C compiler, bc. Needs root or sudo
+# the redis-module crate's bindgen) and a C compiler. Needs root or sudo
 # only when something is missing. Rust itself comes from rustup (1.80+).
 set -euo pipefail
 
@@ -12,9 +12,14 @@ have redis-cli || missing+=(redis-tools)
 { have mariadbd || [ -x /usr/sbin/mariadbd ]; } || missing+=(mariadb-server)
 have mariadb-install-db || missing+=(mariadb-server)
 have mariadb || missing+=(mariadb-client)
-compgen -G '/usr/lib/llvm-*/lib/libclang*.so*' >/dev/null || missing+=(libclang-dev)
+# bindgen needs libclang.so itself; libclang-cpp, which some images ship,
+# does not do.
+if have dpkg; then
+  dpkg -s libclang-dev >/dev/null 2>&1 || missing+=(libclang-dev)
+else
+  compgen -G '/usr/lib/llvm-*/lib/libclang.so' >/dev/null || missing+=(libclang-dev)
+fi
 have cc || missing+=(gcc libc6-dev)
-have bc || missing+=(bc)
 
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
