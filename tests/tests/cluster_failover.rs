@@ -14,9 +14,9 @@
 //! The coordinated manual failover is lossless, so every answered claim
 //! (acknowledged or not) must survive too.
 
-#[path = "cluster_support.rs"]
+#[path = "support/cluster.rs"]
 mod csupport;
-#[path = "sidecar_support.rs"]
+#[path = "support/sidecar.rs"]
 mod support;
 
 use std::collections::{BTreeMap, HashMap};

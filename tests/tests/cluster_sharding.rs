@@ -7,9 +7,9 @@
 //!   cluster connection), drained by one sidecar that was given a single
 //!   node's URL: MySQL equals Redis exactly, no conflicts, `reconcile` exits 0.
 
-#[path = "cluster_support.rs"]
+#[path = "support/cluster.rs"]
 mod csupport;
-#[path = "sidecar_support.rs"]
+#[path = "support/sidecar.rs"]
 mod support;
 
 use std::collections::{BTreeSet, HashMap};

@@ -3,7 +3,7 @@
 //! and by the cluster-wide `ticket:events` channel), and follows a slot
 //! migration of an event to another master while claims continue.
 
-#[path = "sidecar_support.rs"]
+#[path = "support/sidecar.rs"]
 mod support;
 
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! state equals Redis exactly and `ticket_conflict` stays empty (an entry
 //! applied twice would land there as a duplicate claim or a cancel mismatch).
 
-#[path = "sidecar_support.rs"]
+#[path = "support/sidecar.rs"]
 mod support;
 
 use std::thread::{self, JoinHandle};

@@ -3,7 +3,7 @@
 //! `ticket_conflict` without stalling the stream; `reconcile` detects drift;
 //! SIGTERM stops it cleanly; `/metrics` and `/healthz` answer.
 
-#[path = "sidecar_support.rs"]
+#[path = "support/sidecar.rs"]
 mod support;
 
 use std::collections::HashMap;

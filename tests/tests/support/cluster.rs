@@ -1,5 +1,5 @@
 //! Shared helpers of the `cluster_*` end-to-end tests (included with
-//! `#[path]`; compiled on its own it is an empty test crate). They work over
+//! `#[path]` from tests/tests/*.rs; a subdirectory, so not a test crate of its own). They work over
 //! any connection (a cluster connection routes each command by the event).
 #![allow(dead_code)]
 

@@ -1,5 +1,5 @@
 //! Shared helpers of the `sidecar_*` end-to-end tests (included with
-//! `#[path]`; compiled on its own it is an empty test crate).
+//! `#[path]` from tests/tests/*.rs; a subdirectory, so not a test crate of its own).
 //!
 //! The sidecar always runs as a real child process
 //! (`target/release/ticketgate-sidecar`), against the harness's private
