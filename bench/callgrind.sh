@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Instructions redis-server executes per TICKET.CLAIM and per EVALSHA of the
+# equivalent Lua script (the one bench/redis-benchmark.sh uses), counted by
+# callgrind over N pipelined claims after a warm-up. Instruction counts do
+# not depend on what else the machine is doing, so this is the steadiest
+# comparison on a shared machine. Needs valgrind (callgrind_control).
+#
+#   bash bench/callgrind.sh [claims]        (default 20000; ~1 min)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-20000}
+SO="$PWD/target/release/libticketgate.so"
+[ -f "$SO" ] || { echo "build first: cargo build --release -p ticketgate" >&2; exit 2; }
+LUA=$(sed -n "/^LUA='/,/'$/p" bench/redis-benchmark.sh | sed "1s/^LUA='//; \$s/'$//")
+
+count() {
+  local label=$1; shift
+  local dir; dir=$(mktemp -d)
+  valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --instr-atstart=no \
+    redis-server --port 0 --unixsocket "$dir/s" --unixsocketperm 700 --dir "$dir" --save "" \
+    --appendonly no --loadmodule "$SO" --logfile "$dir/log" >/dev/null 2>&1 &
+  local vg=$!
+  local cli="redis-cli -s $dir/s"
+  for _ in $(seq 100); do $cli PING >/dev/null 2>&1 && break; sleep 0.2; done
+  $cli TICKET.INIT M 2000000000 >/dev/null
+  local sha; sha=$($cli SCRIPT LOAD "$LUA")
+  $cli EVAL "for i=1,$((N + 3000)),1000 do local a={} for j=i,i+999 do a[#a+1]=j a[#a+1]=j end redis.call('ZADD', KEYS[1], unpack(a)) end return 1" 1 'ticket:{L}:pool' >/dev/null
+  local bench=(redis-benchmark -s "$dir/s" -P 16 -c 10 -r 1000000000 -q)
+  "${bench[@]}" -n 2000 "${@//@SHA@/$sha}" >/dev/null 2>&1   # warm-up
+  callgrind_control -i on "$vg" >/dev/null 2>&1
+  "${bench[@]}" -n "$N" "${@//@SHA@/$sha}" >/dev/null 2>&1
+  callgrind_control -i off "$vg" >/dev/null 2>&1
+  callgrind_control -d "$vg" >/dev/null 2>&1
+  $cli SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+  wait "$vg" || true
+  local total; total=$(grep -h '^totals:' "$dir"/cg.out* | awk '{ s += $2 } END { print s }')
+  printf '%-8s %8d instructions per claim\n' "$label" "$((total / N))"
+  eval "${label}_ir=$((total / N))"
+  rm -rf "$dir"
+}
+
+count module TICKET.CLAIM M u__rand_int__
+count lua EVALSHA @SHA@ 3 'ticket:{L}:pool' 'ticket:{L}:holders' 'ticket:{L}:log' u__rand_int__ L 1796050527425
+awk -v m="$module_ir" -v l="$lua_ir" 'BEGIN { printf "lua/module = %.2fx fewer instructions per claim\n", l / m }'
