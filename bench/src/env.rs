@@ -13,6 +13,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use mysql::prelude::Queryable;
 
 use crate::resp::RedisAddr;
+use ticketgate_tests::with_database;
 
 /// The Redis and MySQL servers of a run, plus the two databases on MySQL:
 /// `tg_db` (sidecar schema, drained by the sidecar) and `baseline_db` (same
@@ -57,20 +58,6 @@ pub fn unix_ms() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
-}
-
-/// Replaces the database (path) of a `mysql://` URL, keeping the query string.
-pub fn with_database(url: &str, db: &str) -> String {
-    let scheme_end = url.find("://").map(|i| i + 3).unwrap_or(0);
-    let (head, query) = match url[scheme_end..].find('?') {
-        Some(q) => url.split_at(scheme_end + q),
-        None => (url, ""),
-    };
-    let authority_end = head[scheme_end..]
-        .find('/')
-        .map(|i| scheme_end + i)
-        .unwrap_or(head.len());
-    format!("{}/{db}{query}", &head[..authority_end])
 }
 
 /// The sidecar binary: `--sidecar`, else `<workspace>/target/release/ticketgate-sidecar`.
@@ -456,22 +443,4 @@ pub fn compare_baseline(
         )),
     }
     Ok(v)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn with_database_replaces_the_path() {
-        assert_eq!(
-            with_database("mysql://root@h:1/", "x"),
-            "mysql://root@h:1/x"
-        );
-        assert_eq!(
-            with_database("mysql://u:p@h:1/a?x=1", "b"),
-            "mysql://u:p@h:1/b?x=1"
-        );
-        assert_eq!(with_database("mysql://u@h", ""), "mysql://u@h/");
-    }
 }

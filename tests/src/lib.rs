@@ -825,7 +825,7 @@ fn unique_db_name(prefix: &str) -> String {
 }
 
 /// Replaces the path (database) of a `mysql://` URL, keeping any query string.
-fn with_database(url: &str, db: &str) -> String {
+pub fn with_database(url: &str, db: &str) -> String {
     let scheme_end = url.find("://").map(|i| i + 3).unwrap_or(0);
     let (head, query) = match url[scheme_end..].find('?') {
         Some(q) => url.split_at(scheme_end + q),
@@ -876,6 +876,7 @@ mod tests {
             "mysql://u:p@h:1/new?ssl-mode=disabled"
         );
         assert_eq!(with_database("mysql://u@h/old", ""), "mysql://u@h/");
+        assert_eq!(with_database("mysql://u@h", ""), "mysql://u@h/");
     }
 
     #[test]
