@@ -103,51 +103,38 @@ pub fn detect_cluster(url: &str) -> RedisResult<bool> {
 /// Masters (`host:port`) in the output of `CLUSTER NODES` that serve slots
 /// and are not failing.
 pub fn parse_cluster_masters(nodes: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for line in nodes.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 9 {
-            continue; // serves no slots
-        }
-        let flags = f[2];
-        if !flags.split(',').any(|x| x == "master")
-            || flags.contains("fail")
-            || flags.contains("noaddr")
-        {
-            continue;
-        }
-        // ip:port@cport[,hostname]
-        let addr = f[1].split(['@', ',']).next().unwrap_or("");
-        if addr.is_empty() || addr.starts_with(':') {
-            continue;
-        }
-        out.push(addr.to_owned());
-    }
-    out.sort();
-    out.dedup();
-    out
+    // Fewer than 9 fields: the master serves no slots.
+    node_addrs(nodes, 9, |flags| {
+        flags.split(',').any(|x| x == "master")
+            && !flags.contains("fail")
+            && !flags.contains("noaddr")
+    })
 }
 
 /// Addresses (`host:port`) of every node, master or replica, in the output
 /// of `CLUSTER NODES` that is not failing, without an address, or in a
 /// handshake.
 pub fn parse_cluster_addrs(nodes: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for line in nodes.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 8 {
-            continue;
-        }
-        let flags = f[2];
-        if flags.contains("fail") || flags.contains("noaddr") || flags.contains("handshake") {
-            continue;
-        }
-        let addr = f[1].split(['@', ',']).next().unwrap_or("");
-        if addr.is_empty() || addr.starts_with(':') {
-            continue;
-        }
-        out.push(addr.to_owned());
-    }
+    node_addrs(nodes, 8, |flags| {
+        !flags.contains("fail") && !flags.contains("noaddr") && !flags.contains("handshake")
+    })
+}
+
+/// The sorted, distinct `host:port` of the `CLUSTER NODES` lines that have
+/// at least `min_fields` fields and whose flags (third field) are `wanted`.
+fn node_addrs(nodes: &str, min_fields: usize, wanted: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut out: Vec<String> = nodes
+        .lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() < min_fields || !wanted(f[2]) {
+                return None;
+            }
+            // ip:port@cport[,hostname]
+            let addr = f[1].split(['@', ',']).next().unwrap_or("");
+            (!addr.is_empty() && !addr.starts_with(':')).then(|| addr.to_owned())
+        })
+        .collect();
     out.sort();
     out.dedup();
     out
