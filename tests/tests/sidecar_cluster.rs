@@ -6,67 +6,11 @@
 #[path = "support/sidecar.rs"]
 mod support;
 
-use std::process::Command;
 use std::time::Duration;
 
 use support::*;
-use ticketgate_tests::{fresh_database, wait_until, RedisServer};
-
-fn cluster_nodes() -> Vec<RedisServer> {
-    let nodes: Vec<RedisServer> = (0..3)
-        .map(|_| {
-            RedisServer::start_with(&[
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                "nodes.conf",
-                "--cluster-node-timeout",
-                "5000",
-            ])
-        })
-        .collect();
-    let addrs: Vec<String> = nodes
-        .iter()
-        .map(|n| format!("127.0.0.1:{}", n.port()))
-        .collect();
-    let out = Command::new("redis-cli")
-        .arg("--cluster")
-        .arg("create")
-        .args(&addrs)
-        .args(["--cluster-replicas", "0", "--cluster-yes"])
-        .output()
-        .expect("run redis-cli --cluster create");
-    assert!(
-        out.status.success(),
-        "cluster create: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    for n in &nodes {
-        let mut c = n.conn();
-        wait_until(Duration::from_secs(30), "cluster_state:ok", || {
-            let info: String = redis::cmd("CLUSTER")
-                .arg("INFO")
-                .query(&mut c)
-                .unwrap_or_default();
-            info.contains("cluster_state:ok")
-        });
-    }
-    nodes
-}
-
-/// Index of the node serving the event's slot.
-fn owner(nodes: &[RedisServer], event: &str) -> usize {
-    for (i, n) in nodes.iter().enumerate() {
-        let mut c = n.conn();
-        let r: redis::RedisResult<redis::Value> = redis::cmd("HLEN")
-            .arg(format!("ticket:{{{event}}}:holders"))
-            .query(&mut c);
-        if r.is_ok() {
-            return i;
-        }
-    }
-    panic!("no node serves event {event}");
-}
+use ticketgate_tests::cluster::Cluster;
+use ticketgate_tests::fresh_database;
 
 fn claims(c: &mut redis::Connection, event: &str, prefix: &str, n: usize) {
     let mut p = redis::pipe();
@@ -78,11 +22,12 @@ fn claims(c: &mut redis::Connection, event: &str, prefix: &str, n: usize) {
 
 #[test]
 fn drains_every_master_and_follows_a_slot_migration() {
-    let nodes = cluster_nodes();
+    let cluster = Cluster::start(3, 0);
+    let nodes = cluster.nodes();
     let db = fresh_database("sc_cluster");
     migrate(&db);
     let events: Vec<String> = (0..6).map(|i| format!("c{i}")).collect();
-    let owners: Vec<usize> = events.iter().map(|e| owner(&nodes, e)).collect();
+    let owners: Vec<usize> = events.iter().map(|e| cluster.owner_of_event(e)).collect();
     let mut distinct = owners.clone();
     distinct.sort();
     distinct.dedup();
@@ -170,7 +115,7 @@ fn drains_every_master_and_follows_a_slot_migration() {
         .arg(&keys)
         .query(&mut s)
         .unwrap();
-    for n in &nodes {
+    for n in nodes {
         let mut c = n.conn();
         let _: () = redis::cmd("CLUSTER")
             .arg("SETSLOT")
@@ -180,7 +125,7 @@ fn drains_every_master_and_follows_a_slot_migration() {
             .query(&mut c)
             .unwrap();
     }
-    assert_eq!(owner(&nodes, e), dst);
+    assert_eq!(cluster.owner_of_event(e), dst);
     claims(&mut d, e, "moved", 25);
     wait_synced(&mut d, &db, e, Duration::from_secs(60), &|| sc.log());
     let view = mysql_view(&db, e).unwrap();
