@@ -107,6 +107,23 @@ pub fn info_fields(text: &str) -> HashMap<String, String> {
         .collect()
 }
 
+/// A connection to `node`, or `None` if none can be made within 2 s.
+fn quick_conn(node: &RedisServer) -> Option<redis::Connection> {
+    node.client()
+        .get_connection_with_timeout(Duration::from_secs(2))
+        .ok()
+}
+
+/// The `field:value` lines of an `INFO`-style reply to `command` (empty if
+/// the command fails).
+fn info_of(c: &mut redis::Connection, command: &[&str]) -> HashMap<String, String> {
+    let mut cmd = redis::cmd(command[0]);
+    cmd.arg(&command[1..]);
+    cmd.query::<String>(c)
+        .map(|t| info_fields(&t))
+        .unwrap_or_default()
+}
+
 impl Cluster {
     /// Starts and joins a cluster of `masters` masters (at least 3, as
     /// `redis-cli --cluster create` requires) with `replicas_per_master`
@@ -231,10 +248,7 @@ impl Cluster {
 
     /// `ROLE` of node `i`: `"master"` or `"slave"` (or the error text).
     pub fn role(&self, i: usize) -> String {
-        let Ok(mut c) = self.nodes[i]
-            .client()
-            .get_connection_with_timeout(Duration::from_secs(2))
-        else {
+        let Some(mut c) = quick_conn(&self.nodes[i]) else {
             return "unreachable".to_string();
         };
         match redis::cmd("ROLE").query::<Value>(&mut c) {
@@ -280,10 +294,7 @@ impl Cluster {
 
     /// `CLUSTER NODES` as node `i` sees it (empty if it cannot be asked).
     pub fn cluster_nodes(&self, i: usize) -> Vec<NodeLine> {
-        let Ok(mut c) = self.nodes[i]
-            .client()
-            .get_connection_with_timeout(Duration::from_secs(2))
-        else {
+        let Some(mut c) = quick_conn(&self.nodes[i]) else {
             return Vec::new();
         };
         redis::cmd("CLUSTER")
@@ -296,10 +307,7 @@ impl Cluster {
     /// Hash slot of `key` (`CLUSTER KEYSLOT`, asked of a live node).
     pub fn keyslot(&self, key: &str) -> u16 {
         for n in &self.nodes {
-            let Ok(mut c) = n
-                .client()
-                .get_connection_with_timeout(Duration::from_secs(2))
-            else {
+            let Some(mut c) = quick_conn(n) else {
                 continue;
             };
             if let Ok(slot) = redis::cmd("CLUSTER")
@@ -363,18 +371,11 @@ impl Cluster {
         let want_replicas = self.masters * self.replicas_per_master;
         let mut problems = Vec::new();
         for (i, n) in self.nodes.iter().enumerate() {
-            let Ok(mut c) = n
-                .client()
-                .get_connection_with_timeout(Duration::from_secs(2))
-            else {
+            let Some(mut c) = quick_conn(n) else {
                 problems.push(format!("node {i} (:{}) unreachable", n.port()));
                 continue;
             };
-            let info = redis::cmd("CLUSTER")
-                .arg("INFO")
-                .query::<String>(&mut c)
-                .map(|t| info_fields(&t))
-                .unwrap_or_default();
+            let info = info_of(&mut c, &["CLUSTER", "INFO"]);
             for (field, want) in [
                 ("cluster_state", "ok".to_string()),
                 ("cluster_slots_ok", "16384".to_string()),
@@ -404,11 +405,7 @@ impl Cluster {
             {
                 problems.push(format!("node {i} sees :{} as {:?}", l.port, l.flags));
             }
-            let repl = redis::cmd("INFO")
-                .arg("replication")
-                .query::<String>(&mut c)
-                .map(|t| info_fields(&t))
-                .unwrap_or_default();
+            let repl = info_of(&mut c, &["INFO", "replication"]);
             match repl.get("role").map(String::as_str) {
                 Some("slave") => {
                     let link = repl.get("master_link_status").map(String::as_str);
@@ -521,18 +518,11 @@ impl Cluster {
                 if n.pid().is_none() {
                     continue;
                 }
-                let Ok(mut c) = n
-                    .client()
-                    .get_connection_with_timeout(Duration::from_secs(2))
-                else {
+                let Some(mut c) = quick_conn(n) else {
                     last.push(format!("node {i} unreachable"));
                     continue;
                 };
-                let info = redis::cmd("CLUSTER")
-                    .arg("INFO")
-                    .query::<String>(&mut c)
-                    .map(|t| info_fields(&t))
-                    .unwrap_or_default();
+                let info = info_of(&mut c, &["CLUSTER", "INFO"]);
                 let state = info.get("cluster_state").map(String::as_str);
                 let ok = info.get("cluster_slots_ok").map(String::as_str);
                 if state != Some("ok") || ok != Some("16384") {
