@@ -25,8 +25,6 @@ use crate::record::{Record, Value};
 use crate::strings::{self, EventStrings, Part, PARTS};
 use crate::{meta_cache, stats};
 
-pub use crate::strings::key_name;
-
 /// How a command opens the event's keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
