@@ -31,15 +31,6 @@ fn try_claim(c: &mut Connection, event: &str, user: &str) -> Outcome {
     }
 }
 
-fn set_chunk(c: &mut Connection, n: i64) {
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("ticket.pool-chunk")
-        .arg(n)
-        .query(c)
-        .unwrap();
-}
-
 /// Checks one burst: `users[i]` got `outcomes[i]`.
 fn check_burst(c: &mut Connection, event: &str, users: &[String], outcomes: &[Outcome]) {
     let mut winners: HashMap<String, i64> = HashMap::new();

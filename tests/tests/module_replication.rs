@@ -14,15 +14,6 @@ use ticketgate_tests::{wait_until, RedisServer};
 
 const PARTS: [&str; 4] = ["meta", "pool", "holders", "log"];
 
-fn set_chunk(c: &mut Connection, n: i64) {
-    let _: () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("ticket.pool-chunk")
-        .arg(n)
-        .query(c)
-        .unwrap();
-}
-
 fn xtrim(c: &mut Connection, event: &str, maxlen: i64) {
     let _: i64 = redis::cmd("XTRIM")
         .arg(key(event, "log"))

@@ -59,6 +59,14 @@ pub fn ok(conn: &mut Connection, parts: &[&str]) {
 }
 
 /// `TICKET.CLAIM event user`, expecting a ticket number.
+/// `CONFIG SET ticket.pool-chunk n`, which must succeed.
+pub fn set_chunk(conn: &mut Connection, n: i64) {
+    ok(
+        conn,
+        &["CONFIG", "SET", "ticket.pool-chunk", &n.to_string()],
+    );
+}
+
 pub fn claim(conn: &mut Connection, event: &str, user: &str) -> i64 {
     int(conn, &["TICKET.CLAIM", event, user])
 }
