@@ -110,6 +110,7 @@ fn the_application_claims_cancels_and_reads_and_is_refused_the_rest() {
             &["TICKET.CANCEL", "ev", "alice"],
             &["TICKET.HOLDER", "ev", "bob"],
             &["TICKET.STATUS", "ev"],
+            &["WAIT", "0", "0"],
             &["PING"],
         ],
     );
