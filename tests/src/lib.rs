@@ -494,8 +494,8 @@ impl RedisServer {
     }
 
     fn client_at(&self, url: String) -> redis::Client {
-        match &self.tls {
-            Some((_, client)) => redis::Client::build_with_tls(url, client.redis_certificates()),
+        match self.tls_certificates() {
+            Some(certs) => redis::Client::build_with_tls(url, certs),
             None => redis::Client::open(url),
         }
         .expect("valid redis URL and certificates")
@@ -543,6 +543,13 @@ impl RedisServer {
                     tail(&self.log(), 20)
                 )
             })
+    }
+
+    /// The CA and client certificate of a TLS server, for other clients.
+    pub fn tls_certificates(&self) -> Option<redis::TlsCertificates> {
+        self.tls
+            .as_ref()
+            .map(|(_, client)| client.redis_certificates())
     }
 
     /// A new connection logged in as the ACL user `user` (panics if refused).

@@ -1,7 +1,8 @@
 //! Throw-away certificates for TLS tests, made with `rcgen`.
 //!
 //! [`TestPki::generate`] writes, into a private temporary directory, a CA,
-//! a server certificate for `127.0.0.1` and `localhost` signed by it, a
+//! a server certificate for `127.0.0.1` and `localhost` signed by it (also
+//! good as a client certificate, as a cluster node's must be), a
 //! client certificate signed by it, and a second, unrelated CA (the "wrong
 //! CA" of refusal tests). Everything is PEM; keys are ECDSA P-256. The
 //! directory is removed when the value is dropped.
@@ -46,7 +47,7 @@ fn ca_params(name: &str) -> CertificateParams {
     params
 }
 
-fn leaf_params(name: &str, sans: &[&str], usage: ExtendedKeyUsagePurpose) -> CertificateParams {
+fn leaf_params(name: &str, sans: &[&str], usages: &[ExtendedKeyUsagePurpose]) -> CertificateParams {
     let sans: Vec<String> = sans.iter().map(|s| s.to_string()).collect();
     let mut params = CertificateParams::new(sans).expect("leaf params");
     params.distinguished_name.push(DnType::CommonName, name);
@@ -54,7 +55,7 @@ fn leaf_params(name: &str, sans: &[&str], usage: ExtendedKeyUsagePurpose) -> Cer
         KeyUsagePurpose::DigitalSignature,
         KeyUsagePurpose::KeyEncipherment,
     ];
-    params.extended_key_usages = vec![usage];
+    params.extended_key_usages = usages.to_vec();
     params
 }
 
@@ -92,10 +93,14 @@ impl TestPki {
         let server = leaf_params(
             "ticketgate test server",
             &["127.0.0.1", "localhost"],
-            ExtendedKeyUsagePurpose::ServerAuth,
+            // Cluster nodes show their server certificate as a client on the bus.
+            &[
+                ExtendedKeyUsagePurpose::ServerAuth,
+                ExtendedKeyUsagePurpose::ClientAuth,
+            ],
         );
         write_leaf(path, "server", server, &ca);
-        let client = leaf_params("tg-sidecar", &[], ExtendedKeyUsagePurpose::ClientAuth);
+        let client = leaf_params("tg-sidecar", &[], &[ExtendedKeyUsagePurpose::ClientAuth]);
         write_leaf(path, "client", client, &ca);
         write_ca(path, "other-ca");
         TestPki { dir }

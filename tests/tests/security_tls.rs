@@ -1,5 +1,6 @@
 //! End-to-end TLS: the sidecar drains a TLS-only Redis (client certificate
-//! required) into a TLS-only MariaDB, with certificates made by the test;
+//! required), and a TLS-only Redis Cluster, into a TLS-only MariaDB, with
+//! certificates made by the test;
 //! a wrong CA, a plain client to a TLS-only server and a TLS client to a
 //! plain server are refused at once, with an error naming what to check.
 
@@ -10,6 +11,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use support::*;
+use ticketgate_tests::cluster::Cluster;
 use ticketgate_tests::tls::TestPki;
 use ticketgate_tests::{fresh_database, fresh_database_on, MariaDb, RedisServer};
 
@@ -122,6 +124,26 @@ fn sidecar_drains_over_tls_on_redis_and_mysql() {
     let (st, out) = sidecar_cmd(&redis.url(), &db, &strs(&args));
     assert!(st.success(), "reconcile over TLS: {out}");
     assert!(out.contains("consistent: 2 event(s) checked"), "{out}");
+}
+
+#[test]
+fn sidecar_drains_a_tls_cluster() {
+    let cluster = Cluster::start_tls(3, 0, pki());
+    let (db, db_verified) = tls_database("tls_cluster");
+    let mut c = cluster.cluster_conn();
+    let events = ["a", "b", "c", "d", "e", "f"];
+    for e in events {
+        init_event(&mut c, e, 5);
+        claim_users(&mut c, e, 0..3);
+    }
+    let sc = Sidecar::start(&cluster.urls()[0], &db, &strs(&tls_flags(&pki().ca())));
+    for e in events {
+        let mut node = cluster.conn(cluster.owner_of_event(e));
+        wait_synced(&mut node, &db_verified, e, Duration::from_secs(40), &|| {
+            sc.log()
+        });
+    }
+    assert!(sc.log().contains("(Redis Cluster)"), "{}", sc.log());
 }
 
 #[test]
