@@ -23,9 +23,9 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Transaction, TxOpts, Value};
 
 use crate::plan::{plan, Entry, FastPlan, Plan};
-use crate::record::Op;
-use crate::streamid::StreamId;
 use crate::timefmt::datetime;
+use protocol::record::Op;
+use protocol::StreamId;
 
 mod embedded {
     refinery::embed_migrations!("../migrations");
@@ -88,7 +88,7 @@ pub struct Conflict {
     /// User id, when known.
     pub user: Option<String>,
     /// Ticket number, when known.
-    pub ticket: Option<i32>,
+    pub ticket: Option<i64>,
     /// Human-readable detail.
     pub detail: String,
 }
@@ -201,7 +201,7 @@ fn try_exec<P: Into<mysql::Params>>(
     }
 }
 
-fn opt_time(ms: u64) -> Value {
+fn opt_time(ms: i64) -> Value {
     if ms == 0 {
         Value::NULL
     } else {
@@ -423,7 +423,7 @@ fn one(
     event: &str,
     id: StreamId,
     op: &Op,
-    at: u64,
+    at: i64,
 ) -> Result<Verdict, mysql::Error> {
     match op {
         Op::Init {
