@@ -8,7 +8,7 @@
 //! record, so the two sides cannot diverge.
 
 use protocol::effect::Effect;
-use protocol::record::{Op, Record};
+use protocol::record::{Op, Record, Tickets};
 use protocol::StreamId;
 
 use crate::pool::{Meta, Status, Store};
@@ -50,7 +50,10 @@ pub fn append(
             };
             store.create_meta(&meta, record.at);
         }
-        Op::Claim { user, ticket } => {
+        Op::Claim {
+            user,
+            tickets: Tickets::One(ticket),
+        } => {
             match minted {
                 Some(minted) => {
                     if minted > ticket {
@@ -62,12 +65,39 @@ pub fn append(
             }
             store.set_holder(user, ticket);
         }
-        Op::Cancel { user, ticket } => {
+        Op::Cancel {
+            user,
+            tickets: Tickets::One(ticket),
+        } => {
             store.remove_holder(user);
             store.add_free(ticket..=ticket);
         }
         Op::Open => store.set_status(Status::Open),
         Op::Close => store.set_status(Status::Closed),
+        // Never decided by this build, and refused by `supported` first.
+        _ => {}
     }
     store.append(record, id)
+}
+
+/// Whether this build applies `effect` (orders of several tickets, holds
+/// and offers are not implemented yet).
+pub fn supported(effect: &Effect<&str>) -> bool {
+    match effect {
+        Effect::Drop => true,
+        Effect::Append { record, .. } => matches!(
+            record.op,
+            Op::Init { .. }
+                | Op::Open
+                | Op::Close
+                | Op::Claim {
+                    tickets: Tickets::One(_),
+                    ..
+                }
+                | Op::Cancel {
+                    tickets: Tickets::One(_),
+                    ..
+                }
+        ),
+    }
 }

@@ -15,7 +15,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::ops::RangeInclusive;
 
 use protocol::effect::Effect;
-use protocol::record::{Op, Record};
+use protocol::record::{Op, Record, Tickets};
 use protocol::StreamId;
 
 use crate::apply;
@@ -180,7 +180,10 @@ pub fn claim(
         None if meta.minted < meta.total => mint_chunk(meta.total, meta.minted, chunk),
         None => return Err(TicketError::SoldOut(event.to_owned())),
     };
-    let op = Op::Claim { user, ticket };
+    let op = Op::Claim {
+        user,
+        tickets: Tickets::One(ticket),
+    };
     commit(store, Record { op, at: now }, minted);
     Ok(Claim::New(ticket))
 }
@@ -220,7 +223,10 @@ pub fn cancel(
         return Ok(None);
     };
     // check_consistent has type-checked every key, so no write fails.
-    let op = Op::Cancel { user, ticket };
+    let op = Op::Cancel {
+        user,
+        tickets: Tickets::One(ticket),
+    };
     commit(store, Record { op, at: now }, None);
     Ok(Some(ticket))
 }
@@ -690,8 +696,8 @@ mod tests {
             let mut replay: HashMap<String, i64> = HashMap::new();
             for (_, r) in &s.log {
                 match &r.op {
-                    Op::Claim { user, ticket } => { prop_assert!(replay.insert(user.clone(), *ticket).is_none()); }
-                    Op::Cancel { user, ticket } => { prop_assert_eq!(replay.remove(user), Some(*ticket)); }
+                    Op::Claim { user, tickets: Tickets::One(ticket) } => { prop_assert!(replay.insert(user.clone(), *ticket).is_none()); }
+                    Op::Cancel { user, tickets: Tickets::One(ticket) } => { prop_assert_eq!(replay.remove(user), Some(*ticket)); }
                     _ => {}
                 }
             }

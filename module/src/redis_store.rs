@@ -244,6 +244,7 @@ impl<'a> RedisStore<'a> {
             Value::Number(n) if n == protocol::effect::VERSION => strings::constants().version,
             Value::Number(n) => self.number_string(n),
             Value::Id(id) => made.keep(stream_id_string(id)),
+            Value::List(_) => made.keep(rstr(value.to_string().as_bytes())),
         }
     }
 

@@ -8,24 +8,29 @@
 //! nothing left to decide:
 //!
 //! ```text
-//! TICKET._APPLY <version> <E> init   <id> <at> <total> <opens_at> <closes_at>
-//! TICKET._APPLY <version> <E> claim  <id> <at> <user> <ticket> <minted>
-//! TICKET._APPLY <version> <E> cancel <id> <at> <user> <ticket>
-//! TICKET._APPLY <version> <E> open   <id> <at>
-//! TICKET._APPLY <version> <E> close  <id> <at>
+//! TICKET._APPLY <version> <E> init    <id> <at> <total> <opens_at> <closes_at>
+//! TICKET._APPLY <version> <E> claim   <id> <at> <user> <tickets> <minted>
+//! TICKET._APPLY <version> <E> hold    <id> <at> <user> <tickets> <minted> <until>
+//! TICKET._APPLY <version> <E> offer   <id> <at> <user> <tickets> <minted> <until>
+//! TICKET._APPLY <version> <E> confirm <id> <at> <user> <tickets>
+//! TICKET._APPLY <version> <E> expire  <id> <at> <user> <tickets>
+//! TICKET._APPLY <version> <E> cancel  <id> <at> <user> <tickets>
+//! TICKET._APPLY <version> <E> open    <id> <at>
+//! TICKET._APPLY <version> <E> close   <id> <at>
 //! TICKET._APPLY <version> <E> drop
 //! ```
 //!
-//! `id` is the log entry's stream id, `at` its `at` field. A claim's
-//! `minted` is the event's `minted` after the claim when the claim minted
-//! new numbers (the claimed ticket is then the first of them, and the rest
-//! of them up to `minted` go into the pool), or `0` when the ticket came
-//! from the pool. `version` lets a newer replica apply an older primary's
+//! `id` is the log entry's stream id, `at` its `at` field, `tickets` one
+//! number or several, ascending, comma-separated (as in the record). A
+//! claim's, hold's or offer's `minted` is the event's `minted` after the
+//! change when it minted new numbers (the tickets above the old `minted` are
+//! new ones, and the other new numbers up to `minted` go into the pool), or
+//! `0` when every ticket came from the pool. `version` lets a newer replica apply an older primary's
 //! stream: replicas are upgraded first, and a version this build does not
 //! know is refused with an error naming both versions.
 
 use crate::keys::valid_event;
-use crate::record::{parse_number, parse_time, Op, Record, Value};
+use crate::record::{parse_number, parse_tickets, parse_time, Op, Record, Value};
 use crate::StreamId;
 
 /// The command name.
@@ -49,7 +54,7 @@ pub enum Effect<U = String> {
 }
 
 /// Most arguments an effect has after the command name.
-pub const MAX_ARGS: usize = 8;
+pub const MAX_ARGS: usize = 9;
 
 /// The arguments of one `TICKET._APPLY`, without a heap allocation.
 #[derive(Debug, Clone, Copy)]
@@ -111,27 +116,33 @@ impl<U: AsRef<str>> Effect<U> {
         args.push(Value::Text(record.op.name()));
         args.push(Value::Id(*id));
         args.push(Value::Number(record.at));
-        match &record.op {
-            Op::Init {
-                total,
-                opens_at,
-                closes_at,
-            } => [*total, *opens_at, *closes_at].map(|n| args.push(Value::Number(n))),
-            Op::Claim { user, ticket } => {
-                args.push(Value::Text(user.as_ref()));
-                args.push(Value::Number(*ticket));
+        if let Op::Init {
+            total,
+            opens_at,
+            closes_at,
+        } = &record.op
+        {
+            for n in [*total, *opens_at, *closes_at] {
+                args.push(Value::Number(n));
+            }
+        }
+        if let Some((user, tickets, until)) = record.op.order() {
+            args.push(Value::Text(user.as_ref()));
+            args.push(tickets.value());
+            if takes_tickets(record.op.name()) {
                 args.push(Value::Number(minted.unwrap_or(0)));
-                [(); 3]
             }
-            Op::Cancel { user, ticket } => {
-                args.push(Value::Text(user.as_ref()));
-                args.push(Value::Number(*ticket));
-                [(); 3]
+            if until > 0 {
+                args.push(Value::Number(until));
             }
-            Op::Open | Op::Close => [(); 3],
-        };
+        }
         args
     }
+}
+
+/// Whether an op takes free tickets (and so may mint numbers).
+fn takes_tickets(op: &str) -> bool {
+    matches!(op, "claim" | "hold" | "offer")
 }
 
 /// Why an effect was refused.
@@ -202,6 +213,18 @@ fn append<'a>(
             .ok_or_else(|| bad("invalid user id"))
     };
     let at = time(at, "time")?;
+    let tickets =
+        |raw: &'a [u8]| parse_tickets(text(raw, "tickets")?).ok_or_else(|| bad("invalid tickets"));
+    let minted_after = |raw: &'a [u8]| match time(raw, "minted")? {
+        0 => Ok(None),
+        m => Ok(Some(m)),
+    };
+    let until = |raw: &'a [u8]| {
+        time(raw, "until").and_then(|u| match u {
+            0 => Err(bad("invalid until")),
+            u => Ok(u),
+        })
+    };
     let mut minted = None;
     let op = match (op, fields) {
         ("init", [total, opens, closes]) => Op::Init {
@@ -209,25 +232,48 @@ fn append<'a>(
             opens_at: time(opens, "opens_at")?,
             closes_at: time(closes, "closes_at")?,
         },
-        ("claim", [u, ticket, new_minted]) => {
-            minted = match time(new_minted, "minted")? {
-                0 => None,
-                m => Some(m),
-            };
+        ("claim", [u, t, m]) => {
+            minted = minted_after(m)?;
             Op::Claim {
                 user: user(u)?,
-                ticket: number(ticket, "ticket")?,
+                tickets: tickets(t)?,
             }
         }
-        ("cancel", [u, ticket]) => Op::Cancel {
+        ("hold", [u, t, m, d]) => {
+            minted = minted_after(m)?;
+            Op::Hold {
+                user: user(u)?,
+                tickets: tickets(t)?,
+                until: until(d)?,
+            }
+        }
+        ("offer", [u, t, m, d]) => {
+            minted = minted_after(m)?;
+            Op::Offer {
+                user: user(u)?,
+                tickets: tickets(t)?,
+                until: until(d)?,
+            }
+        }
+        ("confirm", [u, t]) => Op::Confirm {
             user: user(u)?,
-            ticket: number(ticket, "ticket")?,
+            tickets: tickets(t)?,
+        },
+        ("expire", [u, t]) => Op::Expire {
+            user: user(u)?,
+            tickets: tickets(t)?,
+        },
+        ("cancel", [u, t]) => Op::Cancel {
+            user: user(u)?,
+            tickets: tickets(t)?,
         },
         ("open", []) => Op::Open,
         ("close", []) => Op::Close,
-        ("init" | "claim" | "cancel" | "open" | "close", _) => {
-            return Err(bad(format!("wrong number of arguments for {op}")))
-        }
+        (
+            "init" | "claim" | "hold" | "offer" | "confirm" | "expire" | "cancel" | "open"
+            | "close",
+            _,
+        ) => return Err(bad(format!("wrong number of arguments for {op}"))),
         _ => {
             return Err(bad(format!(
                 "unknown op '{}'",
@@ -269,7 +315,7 @@ mod tests {
             record: Record {
                 op: Op::Claim {
                     user: "u1",
-                    ticket: 7,
+                    tickets: crate::record::Tickets::One(7),
                 },
                 at: 1699,
             },
@@ -332,7 +378,7 @@ mod tests {
             proptest::option::of(n),
         )
             .prop_map(|(record, (ms, seq), minted)| {
-                let minted = minted.filter(|_| matches!(record.op, Op::Claim { .. }));
+                let minted = minted.filter(|_| takes_tickets(record.op.name()));
                 Effect::Append {
                     id: StreamId::new(ms, seq),
                     record,

@@ -2,7 +2,13 @@
 //! (DESIGN.md "Stream record"), encoded by the module and decoded by the
 //! sidecar:
 //!
-//! `op <op> event <E> [user <u> ticket <n>] [total <n> opens_at <ms> closes_at <ms>] at <unix-ms>`
+//! `op <op> event <E> [user <u> (ticket <n> | tickets <n>,<n>,...) [until <ms>]] [total <n> opens_at <ms> closes_at <ms>] at <unix-ms>`
+//!
+//! Ops: `init`, `open`, `close`; and, with a user and tickets: `claim`
+//! (sold at once), `hold` and `offer` (held until `until`), `confirm` (a
+//! held order became sold), `expire` (a hold ran out), `cancel`. One ticket
+//! is written as `ticket <n>` (all that release 0.1 wrote), several as
+//! `tickets` with the numbers ascending and comma-separated.
 //!
 //! The field order is part of the contract. Decoding never panics: anything
 //! that does not decode becomes a [`Malformed`] value carrying a reason and a
@@ -16,6 +22,56 @@ use std::collections::HashMap;
 use crate::keys::{valid_user, MAX_TOTAL};
 use crate::StreamId;
 
+/// Most tickets one record carries (a user's `LIMIT` is at most this).
+pub const MAX_TICKETS: usize = 1000;
+
+/// The ticket numbers of one change: ascending, distinct, `1..=MAX_TICKETS`
+/// of them. One ticket, the common case, needs no allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tickets {
+    One(i64),
+    /// Two or more.
+    Many(Vec<i64>),
+}
+
+impl Tickets {
+    /// From ascending numbers (one number becomes [`Tickets::One`]).
+    pub fn from_sorted(mut numbers: Vec<i64>) -> Tickets {
+        match numbers.len() {
+            1 => Tickets::One(numbers.remove(0)),
+            _ => Tickets::Many(numbers),
+        }
+    }
+
+    pub fn as_slice(&self) -> &[i64] {
+        match self {
+            Tickets::One(n) => std::slice::from_ref(n),
+            Tickets::Many(v) => v,
+        }
+    }
+
+    /// The lowest number (what a single-ticket reply shows).
+    pub fn lowest(&self) -> i64 {
+        self.as_slice().first().copied().unwrap_or(0)
+    }
+
+    /// The stream field and value: `ticket <n>` or `tickets <n>,<n>,...`.
+    fn field(&self) -> (&'static str, Value<'_>) {
+        match self {
+            Tickets::One(_) => ("ticket", self.value()),
+            Tickets::Many(_) => ("tickets", self.value()),
+        }
+    }
+
+    /// The numbers as one value: `<n>` or `<n>,<n>,...`.
+    pub fn value(&self) -> Value<'_> {
+        match self {
+            Tickets::One(n) => Value::Number(*n),
+            Tickets::Many(v) => Value::List(v),
+        }
+    }
+}
+
 /// What happened. `U` is the user id: `&str` when encoding, `String` decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op<U = String> {
@@ -25,10 +81,27 @@ pub enum Op<U = String> {
         opens_at: i64,
         closes_at: i64,
     },
-    /// `user` won ticket `ticket`.
-    Claim { user: U, ticket: i64 },
-    /// `user` gave ticket `ticket` back.
-    Cancel { user: U, ticket: i64 },
+    /// `user` won `tickets`, sold at once.
+    Claim { user: U, tickets: Tickets },
+    /// `user` holds `tickets` until `until` (unix ms) while paying.
+    Hold {
+        user: U,
+        tickets: Tickets,
+        until: i64,
+    },
+    /// Returned `tickets` were offered to `user`, the head of the waiting
+    /// list, held until `until`.
+    Offer {
+        user: U,
+        tickets: Tickets,
+        until: i64,
+    },
+    /// `user`'s held `tickets` are sold.
+    Confirm { user: U, tickets: Tickets },
+    /// `user`'s hold on `tickets` ran out; they are free again.
+    Expire { user: U, tickets: Tickets },
+    /// `user` gave `tickets` back (held or sold).
+    Cancel { user: U, tickets: Tickets },
     /// Event (re)opened.
     Open,
     /// Event closed.
@@ -41,9 +114,35 @@ impl<U> Op<U> {
         match self {
             Op::Init { .. } => "init",
             Op::Claim { .. } => "claim",
+            Op::Hold { .. } => "hold",
+            Op::Offer { .. } => "offer",
+            Op::Confirm { .. } => "confirm",
+            Op::Expire { .. } => "expire",
             Op::Cancel { .. } => "cancel",
             Op::Open => "open",
             Op::Close => "close",
+        }
+    }
+
+    /// The user, tickets and deadline (0 = none) of an op about a user's
+    /// tickets.
+    pub fn order(&self) -> Option<(&U, &Tickets, i64)> {
+        match self {
+            Op::Claim { user, tickets }
+            | Op::Confirm { user, tickets }
+            | Op::Expire { user, tickets }
+            | Op::Cancel { user, tickets } => Some((user, tickets, 0)),
+            Op::Hold {
+                user,
+                tickets,
+                until,
+            }
+            | Op::Offer {
+                user,
+                tickets,
+                until,
+            } => Some((user, tickets, *until)),
+            Op::Init { .. } | Op::Open | Op::Close => None,
         }
     }
 }
@@ -62,6 +161,8 @@ pub enum Value<'a> {
     Text(&'a str),
     Number(i64),
     Id(StreamId),
+    /// Numbers, written comma-separated.
+    List(&'a [i64]),
 }
 
 impl std::fmt::Display for Value<'_> {
@@ -70,6 +171,15 @@ impl std::fmt::Display for Value<'_> {
             Value::Text(s) => f.write_str(s),
             Value::Number(n) => write!(f, "{n}"),
             Value::Id(id) => write!(f, "{id}"),
+            Value::List(numbers) => {
+                for (i, n) in numbers.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{n}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -87,13 +197,39 @@ impl<U> Op<U> {
                 opens_at: *opens_at,
                 closes_at: *closes_at,
             },
-            Op::Claim { user, ticket } => Op::Claim {
+            Op::Claim { user, tickets } => Op::Claim {
                 user: f(user),
-                ticket: *ticket,
+                tickets: tickets.clone(),
             },
-            Op::Cancel { user, ticket } => Op::Cancel {
+            Op::Hold {
+                user,
+                tickets,
+                until,
+            } => Op::Hold {
                 user: f(user),
-                ticket: *ticket,
+                tickets: tickets.clone(),
+                until: *until,
+            },
+            Op::Offer {
+                user,
+                tickets,
+                until,
+            } => Op::Offer {
+                user: f(user),
+                tickets: tickets.clone(),
+                until: *until,
+            },
+            Op::Confirm { user, tickets } => Op::Confirm {
+                user: f(user),
+                tickets: tickets.clone(),
+            },
+            Op::Expire { user, tickets } => Op::Expire {
+                user: f(user),
+                tickets: tickets.clone(),
+            },
+            Op::Cancel { user, tickets } => Op::Cancel {
+                user: f(user),
+                tickets: tickets.clone(),
             },
             Op::Open => Op::Open,
             Op::Close => Op::Close,
@@ -139,12 +275,15 @@ impl<U: AsRef<str>> Record<U> {
                 Some(("opens_at", Value::Number(*opens_at))),
                 Some(("closes_at", Value::Number(*closes_at))),
             ],
-            Op::Claim { user, ticket } | Op::Cancel { user, ticket } => [
-                Some(("user", Value::Text(user.as_ref()))),
-                Some(("ticket", Value::Number(*ticket))),
-                None,
-            ],
             Op::Open | Op::Close => [None, None, None],
+            op => match op.order() {
+                Some((user, tickets, until)) => [
+                    Some(("user", Value::Text(user.as_ref()))),
+                    Some(tickets.field()),
+                    (until > 0).then_some(("until", Value::Number(until))),
+                ],
+                None => [None, None, None],
+            },
         };
         head.into_iter()
             .chain(detail.into_iter().flatten())
@@ -210,7 +349,13 @@ impl<'f> Fields<'f> {
             .text("user")
             .filter(|u| valid_user(u))
             .map(str::to_owned);
-        fields.ticket = fields.text("ticket").and_then(parse_number);
+        fields.ticket = match fields.text("ticket") {
+            Some(t) => parse_number(t),
+            None => fields
+                .text("tickets")
+                .and_then(parse_tickets)
+                .map(|t| t.lowest()),
+        };
         match duplicate {
             Some(name) => Err(fields.fail(format!("duplicate field '{name}'"))),
             None => Ok(fields),
@@ -245,18 +390,34 @@ impl<'f> Fields<'f> {
         }
     }
 
-    /// The `user` and `ticket` of a claim or cancel.
-    fn user_ticket(&self, what: &str) -> Result<(String, i64), Malformed> {
+    /// The `user` and `ticket`/`tickets` of an op about a user's tickets.
+    fn user_tickets(&self, what: &str) -> Result<(String, Tickets), Malformed> {
         let user = match (self.has("user"), &self.user) {
             (false, _) => return Err(self.fail(format!("{what}: missing field 'user'"))),
             (true, None) => return Err(self.fail(format!("{what}: invalid user id"))),
             (true, Some(u)) => u.clone(),
         };
-        match (self.has("ticket"), self.ticket) {
-            (false, _) => Err(self.fail(format!("{what}: missing field 'ticket'"))),
-            (true, None) => Err(self.fail(format!("{what}: invalid ticket number"))),
-            (true, Some(t)) => Ok((user, t)),
+        let tickets = match (self.has("ticket"), self.has("tickets")) {
+            (true, true) => return Err(self.fail(format!("{what}: both 'ticket' and 'tickets'"))),
+            (false, false) => return Err(self.fail(format!("{what}: missing field 'ticket'"))),
+            (true, false) => self.ticket.map(Tickets::One),
+            (false, true) => self.text("tickets").and_then(parse_tickets),
+        };
+        match tickets {
+            Some(tickets) => Ok((user, tickets)),
+            None => Err(self.fail(format!("{what}: invalid ticket number"))),
         }
+    }
+
+    /// The user, tickets and `until` of a hold or an offer.
+    fn held(&self, what: &str) -> Result<(String, Tickets, i64), Malformed> {
+        let (user, tickets) = self.user_tickets(what)?;
+        let until = self
+            .text("until")
+            .and_then(parse_time)
+            .filter(|until| *until > 0)
+            .ok_or_else(|| self.fail(format!("{what}: missing or invalid 'until'")))?;
+        Ok((user, tickets, until))
     }
 
     fn init(&self) -> Result<Op, Malformed> {
@@ -294,12 +455,36 @@ pub fn decode(event: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<Record, Malform
     let at = fields.time("at")?;
     let op = match op {
         b"claim" => {
-            let (user, ticket) = fields.user_ticket("claim")?;
-            Op::Claim { user, ticket }
+            let (user, tickets) = fields.user_tickets("claim")?;
+            Op::Claim { user, tickets }
+        }
+        b"hold" => {
+            let (user, tickets, until) = fields.held("hold")?;
+            Op::Hold {
+                user,
+                tickets,
+                until,
+            }
+        }
+        b"offer" => {
+            let (user, tickets, until) = fields.held("offer")?;
+            Op::Offer {
+                user,
+                tickets,
+                until,
+            }
+        }
+        b"confirm" => {
+            let (user, tickets) = fields.user_tickets("confirm")?;
+            Op::Confirm { user, tickets }
+        }
+        b"expire" => {
+            let (user, tickets) = fields.user_tickets("expire")?;
+            Op::Expire { user, tickets }
         }
         b"cancel" => {
-            let (user, ticket) = fields.user_ticket("cancel")?;
-            Op::Cancel { user, ticket }
+            let (user, tickets) = fields.user_tickets("cancel")?;
+            Op::Cancel { user, tickets }
         }
         b"init" => fields.init()?,
         b"open" => Op::Open,
@@ -323,6 +508,19 @@ pub fn parse_time(text: &str) -> Option<i64> {
 /// A ticket number or total: decimal `1..=2147483647`.
 pub fn parse_number(text: &str) -> Option<i64> {
     parse_time(text).filter(|n| (1..=MAX_TOTAL).contains(n))
+}
+
+/// `<n>` or `<n>,<n>,...`: 1 to [`MAX_TICKETS`] ticket numbers, ascending.
+pub fn parse_tickets(text: &str) -> Option<Tickets> {
+    let mut numbers = Vec::new();
+    for part in text.split(',') {
+        let n = parse_number(part)?;
+        if numbers.last().is_some_and(|last| *last >= n) || numbers.len() == MAX_TICKETS {
+            return None;
+        }
+        numbers.push(n);
+    }
+    Some(Tickets::from_sorted(numbers))
 }
 
 #[cfg(test)]
@@ -354,7 +552,7 @@ pub(crate) mod tests {
         let claim = Record {
             op: Op::Claim {
                 user: "u1",
-                ticket: 7,
+                tickets: Tickets::One(7),
             },
             at: 1000,
         };
@@ -406,7 +604,7 @@ pub(crate) mod tests {
         ]);
         let want = Op::Claim {
             user: "u1".into(),
-            ticket: 3,
+            tickets: Tickets::One(3),
         };
         assert_eq!(decode("e1", &claim).unwrap(), Record { op: want, at: 17 });
         let init = f(&[
@@ -516,6 +714,48 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn several_tickets_and_deadlines() {
+        let hold = f(&[
+            ("op", "hold"),
+            ("event", "e1"),
+            ("user", "u1"),
+            ("tickets", "3,4,9"),
+            ("until", "5000"),
+            ("at", "17"),
+        ]);
+        let want = Op::Hold {
+            user: "u1".to_string(),
+            tickets: Tickets::Many(vec![3, 4, 9]),
+            until: 5000,
+        };
+        assert_eq!(decode("e1", &hold).unwrap().op, want);
+        let bad = |tickets: &str| {
+            let raw = f(&[
+                ("op", "confirm"),
+                ("event", "e1"),
+                ("user", "u1"),
+                ("tickets", tickets),
+                ("at", "1"),
+            ]);
+            decode("e1", &raw).unwrap_err().reason
+        };
+        for tickets in ["4,3", "3,3", "3,,4", "0,1", "", "1,x"] {
+            assert!(bad(tickets).contains("invalid ticket"), "{tickets}");
+        }
+        let no_until = f(&[
+            ("op", "offer"),
+            ("event", "e1"),
+            ("user", "u1"),
+            ("ticket", "3"),
+            ("at", "1"),
+        ]);
+        assert!(decode("e1", &no_until)
+            .unwrap_err()
+            .reason
+            .contains("until"));
+    }
+
+    #[test]
     fn malformed_keeps_what_it_can() {
         let raw = f(&[
             ("op", "claim"),
@@ -531,20 +771,44 @@ pub(crate) mod tests {
         assert_eq!(decode("e1", &long).unwrap_err().raw.chars().count(), 1000);
     }
 
+    /// Any set of tickets a record can carry.
+    pub(crate) fn any_tickets() -> impl Strategy<Value = Tickets> {
+        prop_oneof![
+            (1..=MAX_TOTAL).prop_map(Tickets::One),
+            proptest::collection::btree_set(1..=MAX_TOTAL, 2..20)
+                .prop_map(|set| Tickets::Many(set.into_iter().collect())),
+        ]
+    }
+
     /// Any record the module can write (shared with the effect tests).
     pub(crate) fn any_record() -> impl Strategy<Value = Record> {
-        let user = "[^\\p{Cc}]{1,16}".prop_filter("fits 64 bytes", |u| u.len() <= 64);
         let ticket = 1..=MAX_TOTAL;
+        let order = || {
+            let user = "[^\\p{Cc}]{1,16}".prop_filter("fits 64 bytes", |u| u.len() <= 64);
+            (user, any_tickets(), 1..i64::MAX)
+        };
         let op = prop_oneof![
-            (ticket.clone(), 0..i64::MAX, 0..i64::MAX).prop_map(|(total, opens_at, closes_at)| {
+            (ticket, 0..i64::MAX, 0..i64::MAX).prop_map(|(total, opens_at, closes_at)| {
                 Op::Init {
                     total,
                     opens_at,
                     closes_at,
                 }
             }),
-            (user.clone(), ticket.clone()).prop_map(|(user, ticket)| Op::Claim { user, ticket }),
-            (user, ticket).prop_map(|(user, ticket)| Op::Cancel { user, ticket }),
+            order().prop_map(|(user, tickets, _)| Op::Claim { user, tickets }),
+            order().prop_map(|(user, tickets, until)| Op::Hold {
+                user,
+                tickets,
+                until
+            }),
+            order().prop_map(|(user, tickets, until)| Op::Offer {
+                user,
+                tickets,
+                until
+            }),
+            order().prop_map(|(user, tickets, _)| Op::Confirm { user, tickets }),
+            order().prop_map(|(user, tickets, _)| Op::Expire { user, tickets }),
+            order().prop_map(|(user, tickets, _)| Op::Cancel { user, tickets }),
             Just(Op::Open),
             Just(Op::Close),
         ];

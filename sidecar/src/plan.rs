@@ -19,7 +19,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use protocol::record::{Malformed, Op, Record};
+use protocol::record::{Malformed, Op, Record, Tickets};
 use protocol::StreamId;
 
 /// One stream entry, decoded or not.
@@ -126,7 +126,14 @@ fn fast_plan(todo: &[Entry]) -> Plan {
                     at: rec.at,
                 });
             }
-            Op::Claim { user, ticket } | Op::Cancel { user, ticket } => {
+            Op::Claim {
+                user,
+                tickets: Tickets::One(ticket),
+            }
+            | Op::Cancel {
+                user,
+                tickets: Tickets::One(ticket),
+            } => {
                 if !users.insert(user) {
                     return Plan::Slow(format!("user {user:?} twice in batch"));
                 }
@@ -153,6 +160,7 @@ fn fast_plan(todo: &[Entry]) -> Plan {
             }
             Op::Open => fp.status = Some(("open", rec.at)),
             Op::Close => fp.status = Some(("close", rec.at)),
+            other => return Plan::Slow(format!("{} {} has no fast path", other.name(), e.id)),
         }
     }
     fp.stock_delta = running;
@@ -211,7 +219,10 @@ mod tests {
                     self.event = true;
                     self.stock = *total;
                 }
-                Op::Claim { user, ticket } => {
+                Op::Claim {
+                    user,
+                    tickets: Tickets::One(ticket),
+                } => {
                     if !self.event {
                         return self.conflicts.push((e.id, "unknown_event"));
                     }
@@ -227,7 +238,10 @@ mod tests {
                     self.stock -= 1;
                     self.rows.insert(user.clone(), (*ticket, true));
                 }
-                Op::Cancel { user, ticket } => match self.rows.get_mut(user) {
+                Op::Cancel {
+                    user,
+                    tickets: Tickets::One(ticket),
+                } => match self.rows.get_mut(user) {
                     Some((t, a)) if *a && t == ticket => {
                         *a = false;
                         self.stock += 1;
@@ -239,6 +253,7 @@ mod tests {
                         self.conflicts.push((e.id, "unknown_event"));
                     }
                 }
+                _ => self.conflicts.push((e.id, "unsupported_op")),
             }
         }
 
@@ -281,8 +296,8 @@ mod tests {
 
     fn arb_entries() -> impl Strategy<Value = Vec<Entry>> {
         let op = prop_oneof![
-            6 => (0..6usize, 1..6i64).prop_map(|(u, t)| Ok(Op::Claim { user: format!("u{u}"), ticket: t })),
-            3 => (0..6usize, 1..6i64).prop_map(|(u, t)| Ok(Op::Cancel { user: format!("u{u}"), ticket: t })),
+            6 => (0..6usize, 1..6i64).prop_map(|(u, t)| Ok(Op::Claim { user: format!("u{u}"), tickets: Tickets::One(t) })),
+            3 => (0..6usize, 1..6i64).prop_map(|(u, t)| Ok(Op::Cancel { user: format!("u{u}"), tickets: Tickets::One(t) })),
             1 => (1..6i64).prop_map(|t| Ok(Op::Init { total: t, opens_at: 0, closes_at: 0 })),
             1 => Just(Ok(Op::Open)),
             1 => Just(Ok(Op::Close)),
@@ -375,28 +390,28 @@ mod tests {
                 1,
                 Op::Claim {
                     user: "a".into(),
-                    ticket: 1,
+                    tickets: Tickets::One(1),
                 },
             ),
             mk(
                 2,
                 Op::Claim {
                     user: "b".into(),
-                    ticket: 2,
+                    tickets: Tickets::One(2),
                 },
             ),
             mk(
                 3,
                 Op::Cancel {
                     user: "c".into(),
-                    ticket: 3,
+                    tickets: Tickets::One(3),
                 },
             ),
             mk(
                 4,
                 Op::Claim {
                     user: "d".into(),
-                    ticket: 3,
+                    tickets: Tickets::One(3),
                 },
             ),
         ];
@@ -415,14 +430,14 @@ mod tests {
                 1,
                 Op::Claim {
                     user: "d".into(),
-                    ticket: 3,
+                    tickets: Tickets::One(3),
                 },
             ),
             mk(
                 2,
                 Op::Cancel {
                     user: "c".into(),
-                    ticket: 3,
+                    tickets: Tickets::One(3),
                 },
             ),
         ];

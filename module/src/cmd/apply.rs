@@ -35,6 +35,13 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
         let args: Vec<&[u8]> = argv.iter().skip(1).map(|a| a.as_slice()).collect();
         let (event, effect) = protocol::effect::decode(&args)
             .map_err(|e| TicketError::Invalid(format!("TICKET._APPLY: {e}")))?;
+        if !apply::supported(&effect) {
+            return Err(TicketError::Invalid(
+                "TICKET._APPLY: this module does not apply that effect yet: upgrade replicas first"
+                    .into(),
+            )
+            .into());
+        }
         let user = argv
             .get(USER_ARG)
             .and_then(|s| Some((std::str::from_utf8(s.as_slice()).ok()?, s.inner)));
