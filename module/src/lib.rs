@@ -9,6 +9,7 @@
 pub mod apply;
 pub mod args;
 pub mod cmd;
+pub mod docs;
 pub mod error;
 pub mod meta_cache;
 pub mod pool;
@@ -39,7 +40,7 @@ mod registration {
 
     redis_module! {
         name: "ticket",
-        version: 1,
+        version: 2,
         allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
         data_types: [],
         init: on_load,
@@ -75,6 +76,10 @@ mod registration {
         }
         if let Err(why) = register_claim(ctx).and_then(|()| register_apply(ctx)) {
             ctx.log_warning(why);
+            return Status::Err;
+        }
+        if let Err(why) = crate::docs::register(ctx) {
+            ctx.log_warning(&why);
             return Status::Err;
         }
         register_config(ctx)
