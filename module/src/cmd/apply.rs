@@ -21,7 +21,8 @@ use crate::error::TicketError;
 use crate::redis_store::{Access, RedisStore};
 use crate::{apply, stats};
 
-/// Where the user id sits in `TICKET._APPLY 1 E claim|cancel id at user ...`.
+/// Where the user id sits in `TICKET._APPLY 1 E <op> id at user ...` for
+/// every op about a user's tickets.
 const USER_ARG: usize = 6;
 
 pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
@@ -35,13 +36,6 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
         let args: Vec<&[u8]> = argv.iter().skip(1).map(|a| a.as_slice()).collect();
         let (event, effect) = protocol::effect::decode(&args)
             .map_err(|e| TicketError::Invalid(format!("TICKET._APPLY: {e}")))?;
-        if !apply::supported(&effect) {
-            return Err(TicketError::Invalid(
-                "TICKET._APPLY: this module does not apply that effect yet: upgrade replicas first"
-                    .into(),
-            )
-            .into());
-        }
         let user = argv
             .get(USER_ARG)
             .and_then(|s| Some((std::str::from_utf8(s.as_slice()).ok()?, s.inner)));

@@ -277,7 +277,12 @@ pub fn status(conn: &mut Connection, event: &str) -> BTreeMap<String, Value> {
         Value::Array(items) => items,
         other => panic!("TICKET.STATUS {event}: expected an array, got {other:?}"),
     };
-    assert_eq!(flat.len(), 14, "STATUS has 7 name/value pairs: {flat:?}");
+    assert_eq!(
+        flat.len(),
+        2 * STATUS_FIELDS.len(),
+        "STATUS has {} name/value pairs: {flat:?}",
+        STATUS_FIELDS.len()
+    );
     let names: Vec<String> = flat
         .iter()
         .step_by(2)
@@ -301,7 +306,7 @@ pub fn status_int(conn: &mut Connection, event: &str, name: &str) -> i64 {
     }
 }
 
-pub const STATUS_FIELDS: [&str; 7] = [
+pub const STATUS_FIELDS: [&str; 9] = [
     "total",
     "remaining",
     "claimed",
@@ -309,6 +314,8 @@ pub const STATUS_FIELDS: [&str; 7] = [
     "opens_at",
     "closes_at",
     "unsynced",
+    "held",
+    "waiting",
 ];
 
 /// Redis's clock (`TIME`) in unix milliseconds.
