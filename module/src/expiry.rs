@@ -20,10 +20,13 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
+use rustc_hash::FxHashMap;
+
 thread_local! {
     static INDEX: RefCell<Index> = const {
         RefCell::new(Index {
             deadlines: BTreeSet::new(),
+            earliest: None,
             stale: true,
         })
     };
@@ -32,6 +35,9 @@ thread_local! {
 struct Index {
     /// `(deadline, db, event)`, earliest first.
     deadlines: BTreeSet<(i64, i32, String)>,
+    /// Database id -> event -> the earliest deadline noted for it (nested so
+    /// a lookup by `&str` allocates nothing); made on first use.
+    earliest: Option<FxHashMap<i32, FxHashMap<String, i64>>>,
     /// The keyspace may hold holds the index does not know (after a load,
     /// a flush, a role change, or at module load): rebuild before trusting it.
     stale: bool,
@@ -50,15 +56,30 @@ pub fn note(db: i32, event: &str, until: i64) {
         if !known {
             index.deadlines.insert((until, db, event.to_owned()));
         }
+        let events = index.earliest.get_or_insert_with(FxHashMap::default);
+        let earliest = events
+            .entry(db)
+            .or_default()
+            .entry(event.to_owned())
+            .or_insert(until);
+        *earliest = (*earliest).min(until);
     })
 }
 
-/// Whether some hold may be due at `now` (a cheap check for the claim path:
-/// one comparison with the earliest deadline of any event).
-pub fn maybe_due(_db: i32, _event: &str, now: i64) -> bool {
+/// Whether some hold of `event` may be due at `now`. Cheap for the claim
+/// path: one comparison with the earliest deadline of any event, and only
+/// when that is due a lookup of the event's own.
+pub fn maybe_due(db: i32, event: &str, now: i64) -> bool {
     INDEX.with(|index| {
         let index = index.borrow();
-        index.stale || index.deadlines.first().is_some_and(|(d, _, _)| *d <= now)
+        if index.stale {
+            return true;
+        }
+        if index.deadlines.first().is_none_or(|(d, _, _)| *d > now) {
+            return false;
+        }
+        let earliest = index.earliest.as_ref().and_then(|m| m.get(&db)?.get(event));
+        earliest.is_some_and(|d| *d <= now)
     })
 }
 
@@ -75,6 +96,7 @@ fn take_stale() -> bool {
         let stale = std::mem::take(&mut index.stale);
         if stale {
             index.deadlines.clear();
+            index.earliest = None;
         }
         stale
     })
@@ -90,10 +112,15 @@ fn take_due(now: i64, max: usize) -> Vec<(i32, String)> {
                 Some((d, _, _)) if *d <= now => {}
                 _ => break,
             }
-            if let Some((_, db, event)) = index.deadlines.pop_first() {
-                if !taken.iter().any(|(b, e)| *b == db && *e == event) {
-                    taken.push((db, event));
-                }
+            let Some((_, db, event)) = index.deadlines.pop_first() else {
+                break;
+            };
+            // The sweep notes the event's next deadline again.
+            if let Some(events) = index.earliest.as_mut().and_then(|m| m.get_mut(&db)) {
+                events.remove(&event);
+            }
+            if !taken.iter().any(|(b, e)| *b == db && *e == event) {
+                taken.push((db, event));
             }
         }
         taken
@@ -113,7 +140,9 @@ mod tests {
         note(0, "a", 7);
         note(1, "a", 20);
         assert!(!maybe_due(0, "a", 4));
-        assert!(maybe_due(0, "a", 5));
+        assert!(maybe_due(0, "b", 5));
+        assert!(!maybe_due(0, "a", 5), "only b is due at 5");
+        assert!(maybe_due(0, "a", 7));
         assert_eq!(take_due(10, 10), [(0, "b".into()), (0, "a".into())]);
         assert_eq!(take_due(30, 10), [(1, "a".to_string())]);
         invalidate();
@@ -152,6 +181,8 @@ mod sweep {
     /// pending, and a sweep timer is always pending. So the interval's
     /// granularity is the cron's (100 ms at the default `hz 10`).
     pub fn subscribe(ctx: &Context) -> Result<(), &'static str> {
+        // The first sweep comes one interval after load, like every other.
+        LAST_SWEEP.store(crate::cmd::now_ms(), Ordering::Relaxed);
         let event = raw::RedisModuleEvent {
             id: raw::REDISMODULE_EVENT_CRON_LOOP,
             dataver: 1,
