@@ -152,25 +152,6 @@ fn state(c: &mut Connection) -> State {
     }
 }
 
-fn wait_for_link(replica: &RedisServer) {
-    let mut c = replica.conn();
-    wait_until(Duration::from_secs(20), "the replica is in sync", || {
-        info_field(&mut c, "replication", "master_link_status").as_deref() == Some("up")
-    });
-}
-
-fn wait_replicated(primary: &mut Connection, replicas: i64) {
-    let acked: i64 = redis::cmd("WAIT")
-        .arg(replicas)
-        .arg(1000)
-        .query(primary)
-        .unwrap();
-    assert!(
-        acked >= replicas,
-        "WAIT {replicas} 1000 acknowledged {acked}"
-    );
-}
-
 #[test]
 fn replica_reaches_the_primarys_state_byte_for_byte() {
     // No 5 s wait for more replicas before a full sync starts.

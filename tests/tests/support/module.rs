@@ -378,3 +378,26 @@ pub fn raise_fd_limit(want: u64) {
         }
     }
 }
+
+/// Waits until `replica`'s link to its primary is up.
+pub fn wait_for_link(replica: &ticketgate_tests::RedisServer) {
+    let mut c = replica.conn();
+    ticketgate_tests::wait_until(
+        std::time::Duration::from_secs(20),
+        "the replica is in sync",
+        || info_field(&mut c, "replication", "master_link_status").as_deref() == Some("up"),
+    );
+}
+
+/// `WAIT replicas 2000` on the primary, asserting that enough acknowledged.
+pub fn wait_replicated(primary: &mut Connection, replicas: i64) {
+    let acked: i64 = redis::cmd("WAIT")
+        .arg(replicas)
+        .arg(2000)
+        .query(primary)
+        .unwrap();
+    assert!(
+        acked >= replicas,
+        "WAIT {replicas} 2000 acknowledged {acked}"
+    );
+}
