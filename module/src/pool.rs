@@ -242,6 +242,11 @@ pub fn claim(
     chunk: i64,
 ) -> Result<Claim, TicketError> {
     let meta = existing_meta(store, event)?;
+    check_consistent(store, event, &meta)?;
+    let meta = expire_due(store, event, meta, now)?;
+    if let Some(tickets) = store.holder(user)? {
+        return Ok(Claim::Repeat(tickets));
+    }
     let count = options.count.unwrap_or(1);
     if count > meta.limit {
         return Err(TicketError::Limit {
@@ -249,11 +254,6 @@ pub fn claim(
             limit: meta.limit,
             asked: count,
         });
-    }
-    check_consistent(store, event, &meta)?;
-    let meta = expire_due(store, event, meta, now)?;
-    if let Some(tickets) = store.holder(user)? {
-        return Ok(Claim::Repeat(tickets));
     }
     if meta.status == Status::Closed || (meta.closes_at > 0 && now >= meta.closes_at) {
         return Err(TicketError::Closed(event.to_owned()));
@@ -1025,6 +1025,11 @@ mod tests {
             })
         );
         claim(&mut s, "e", "a", with(Some(2), None), 2, 1).unwrap();
+        assert_eq!(
+            claim(&mut s, "e", "a", with(Some(3), None), 2, 1),
+            Ok(Claim::Repeat(Tickets::Many(vec![1, 2]))),
+            "a holder gets the tickets back, whatever COUNT says"
+        );
         let before = format!("{s:?}");
         assert_eq!(
             claim(&mut s, "e", "b", with(Some(2), None), 2, 1),
@@ -1118,6 +1123,10 @@ mod tests {
             count: Option<i64>,
             hold: Option<i64>,
         ) -> Result<Claim, TicketError> {
+            self.lapse();
+            if let Some((tickets, _)) = self.orders.get(user) {
+                return Ok(Claim::Repeat(Tickets::from_sorted(tickets.clone())));
+            }
             let n = count.unwrap_or(1);
             if n > self.limit {
                 return Err(TicketError::Limit {
@@ -1125,10 +1134,6 @@ mod tests {
                     limit: self.limit,
                     asked: n,
                 });
-            }
-            self.lapse();
-            if let Some((tickets, _)) = self.orders.get(user) {
-                return Ok(Claim::Repeat(Tickets::from_sorted(tickets.clone())));
             }
             if !self.open {
                 return Err(TicketError::Closed("e".into()));
