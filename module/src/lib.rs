@@ -10,6 +10,7 @@
 pub mod apply;
 pub mod args;
 pub mod cmd;
+pub mod docs;
 pub mod error;
 pub mod expiry;
 pub mod meta_cache;
@@ -42,7 +43,7 @@ mod registration {
 
     redis_module! {
         name: "ticket",
-        version: 1,
+        version: 2,
         allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
         data_types: [],
         init: on_load,
@@ -88,6 +89,10 @@ mod registration {
             ctx.log_warning(why);
             return Status::Err;
         }
+        if let Err(why) = crate::docs::register(ctx) {
+            ctx.log_warning(&why);
+            return Status::Err;
+        }
         register_config(ctx)
     }
 
@@ -111,16 +116,37 @@ mod registration {
         Ok(())
     }
 
+    /// A command handler that reads Redis's argv in place.
+    type RawHandler = fn(&Context, &[*mut raw::RedisModuleString]) -> redis_module::RedisResult;
+
+    /// Runs `handler` on the command's argv and sends its reply.
+    fn dispatch(
+        ctx: *mut raw::RedisModuleCtx,
+        argv: *mut *mut raw::RedisModuleString,
+        argc: c_int,
+        handler: RawHandler,
+    ) -> c_int {
+        let context = Context::new(ctx);
+        // SAFETY: Redis passes argc live strings that outlive the call.
+        let args = unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) };
+        let reply = handler(&context, args);
+        context.reply(reply) as c_int
+    }
+
     extern "C" fn claim_command(
         ctx: *mut raw::RedisModuleCtx,
         argv: *mut *mut raw::RedisModuleString,
         argc: c_int,
     ) -> c_int {
-        let context = Context::new(ctx);
-        // SAFETY: Redis passes argc live strings that outlive the call.
-        let args = unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) };
-        let reply = cmd::claim::command(&context, args);
-        context.reply(reply) as c_int
+        dispatch(ctx, argv, argc, cmd::claim::command)
+    }
+
+    extern "C" fn apply_command(
+        ctx: *mut raw::RedisModuleCtx,
+        argv: *mut *mut raw::RedisModuleString,
+        argc: c_int,
+    ) -> c_int {
+        dispatch(ctx, argv, argc, cmd::apply::command)
     }
 
     /// `RedisModule_CreateCommand` for a hand-registered command whose
@@ -167,17 +193,6 @@ mod registration {
             c"write"
         };
         create_command(ctx, c"ticket._apply", apply_command, flags, 2)
-    }
-
-    extern "C" fn apply_command(
-        ctx: *mut raw::RedisModuleCtx,
-        argv: *mut *mut raw::RedisModuleString,
-        argc: c_int,
-    ) -> c_int {
-        let context = Context::new(ctx);
-        let args = redis_module::decode_args(ctx, argv, argc);
-        let reply = cmd::apply::command(&context, args);
-        context.reply(reply) as c_int
     }
 
     /// Registers `ticket.pool-chunk`, `ticket.sweep-interval` (ms between

@@ -6,10 +6,18 @@
 //! and hands it to [`commit`]: [`crate::apply`] performs its writes (the
 //! same code a replica runs for the replicated effect) and the store
 //! replicates it as one `TICKET._APPLY`. So an error never leaves partial
-//! state behind, and a replica cannot decide differently. The pool is lazy: it holds only the
-//! lowest free numbers; `minted` is the highest number ever put into it, and
-//! every unminted number is greater than every pooled one, so the lowest free
-//! number is always the pool's minimum (or `minted + 1` when it is empty).
+//! state behind, and a replica cannot decide differently. The pool is lazy:
+//! it holds only the lowest free numbers; `minted` is the highest number ever
+//! put into it, and every unminted number is greater than every pooled one,
+//! so the lowest free number is always the pool's minimum (or `minted + 1`
+//! when it is empty).
+//!
+//! Checkout: a user's order is one or more tickets, sold, or held until a
+//! deadline. Time enters only as `now`: every write first expires the
+//! event's holds due at `now` ([`expire_holds`], one `op=expire` each, the
+//! same function the sweep runs), so a hold is free from its deadline on;
+//! reads take an [`ExpiredFrom`] that says whether to count due holds as
+//! free (a primary) or as held (a replica, which waits for its primary).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::RangeInclusive;

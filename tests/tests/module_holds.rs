@@ -228,7 +228,8 @@ fn a_cut_off_replica_shows_the_hold_until_promoted_then_sweeps_it() {
     let port = primary.port().to_string();
     let replica = strict_replica_of(&port);
     let mut p = primary.conn();
-    ok(&mut p, &["TICKET.INIT", "e", "5", "HOLD", "400"]);
+    // Long enough that the primary cannot expire it before it is killed.
+    ok(&mut p, &["TICKET.INIT", "e", "5", "HOLD", "3000"]);
     assert_eq!(claim(&mut p, "e", "a"), 1);
     wait_replicated(&mut p, 1);
     drop(p);
