@@ -3,7 +3,8 @@
 //! hold is free from its deadline on, swept or not), a cut-off replica that
 //! keeps showing a hold until it is promoted, sweeping that resumes after an
 //! AOF reload, a restart and a failover, replicas and the AOF reaching the
-//! primary's digest, and a cluster whose every master sweeps its own events.
+//! primary's digest, a cluster whose every master sweeps its own events, and
+//! a cluster failover after which the new master sweeps the old one's holds.
 //!
 //! Time-based effects are waited for by polling with generous upper bounds;
 //! nothing asserts a tight duration.
@@ -378,4 +379,31 @@ fn every_master_of_a_cluster_sweeps_its_own_events() {
         wait_expired(&mut c, event, "a");
         assert_eq!(status_int(&mut c, event, "held"), 0);
     }
+}
+
+#[test]
+fn a_cluster_failover_hands_the_sweep_to_the_new_master() {
+    let cluster = Cluster::start(3, 1);
+    let event = "failover-gig";
+    let master = cluster.owner_of_event(event);
+    let mut c = cluster.conn(master);
+    // Long enough to outlive the failover as a live hold.
+    ok(&mut c, &["TICKET.INIT", event, "5", "HOLD", "4000"]);
+    assert_eq!(claim(&mut c, event, "a"), 1);
+    let until = order(&mut c, event, "a").expect("a holds").2;
+    wait_replicated(&mut c, 1);
+    let replica = cluster.replicas_of(master)[0];
+    cluster.failover(replica, Duration::from_secs(60));
+    let mut n = cluster.conn(replica);
+    if server_ms(&mut n) < until {
+        assert_eq!(order(&mut n, event, "a").map(|o| o.1), Some("held".into()));
+    }
+    wait_expired(&mut n, event, "a");
+    assert_eq!(expiries_of(&mut n, event, "a"), 1);
+    // The old master, now a replica, got the expiry from the new one.
+    let mut old = cluster.conn(master);
+    ok(&mut old, &["READONLY"]);
+    wait_until(SWEPT_WITHIN, "the old master applied the expiry", || {
+        expiries_of(&mut old, event, "a") == 1
+    });
 }
