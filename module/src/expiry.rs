@@ -6,16 +6,16 @@
 //! one per distinct deadline noted, added by the apply code whenever a hold
 //! is written (on the primary and on replicas alike, so a promoted replica
 //! knows its holds) and rebuilt from the `ticket:{E}:holds` keys after a
-//! load, a role change or a flush (the timer does it on its next tick; until
-//! then every write command checks its event's holds key).
+//! load, a role change or a flush (the sweep does it on its next run; until
+//! then every claim, confirm and cancel checks its event's holds key).
 //!
 //! An entry is a hint: the hold it was made for may be confirmed or
 //! cancelled since. The sweep takes the due entries, expires the event's
 //! due holds through `pool::sweep` (on the primary only; replicas never
 //! expire anything, they apply their primary's `op=expire`), and notes the
-//! event's next deadline again. Each tick visits at most `ticket.sweep-max`
+//! event's next deadline again. Each sweep visits at most `ticket.sweep-max`
 //! events and expires at most that many holds, so a burst of deadlines is
-//! spread over ticks and Redis keeps answering in between.
+//! spread over sweeps and Redis keeps answering in between.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -214,11 +214,11 @@ mod sweep {
         }
         LAST_SWEEP.store(now, Ordering::Relaxed);
         // A panic must not cross into Redis; the next sweep tries again.
-        let _ = std::panic::catch_unwind(|| tick(ctx));
+        let _ = std::panic::catch_unwind(|| sweep_once(ctx));
     }
 
-    fn tick(ctx: *mut RedisModuleCtx) {
-        // SAFETY: a plain getter on the live timer context.
+    fn sweep_once(ctx: *mut RedisModuleCtx) {
+        // SAFETY: a plain getter on the live cron context.
         let flags = unsafe { raw::RedisModule_GetContextFlags.unwrap()(ctx) };
         if flags & raw::REDISMODULE_CTX_FLAGS_LOADING as c_int != 0 {
             return;
@@ -232,7 +232,7 @@ mod sweep {
         let mut budget = max;
         let mut again = Vec::new();
         for (db, event) in super::take_due(now, max) {
-            // SAFETY: the live timer context; `take_due` only holds dbs that
+            // SAFETY: the live cron context; `take_due` only holds dbs that
             // existed when noted.
             unsafe { raw::RedisModule_SelectDb.unwrap()(ctx, db) };
             let context = Context::new(ctx);
@@ -246,7 +246,7 @@ mod sweep {
             }
         }
         // Noted after the loop: on a replica (or with the budget spent) the
-        // next deadline may be due already and must wait for the next tick.
+        // next deadline may be due already and must wait for the next sweep.
         for (db, event, next) in again {
             super::note(db, &event, next);
         }
@@ -257,7 +257,7 @@ mod sweep {
     fn rebuild(ctx: *mut RedisModuleCtx) {
         let mut found: Vec<(i32, String)> = Vec::new();
         let mut db = 0;
-        // SAFETY: the live timer context; SelectDb fails past the last db.
+        // SAFETY: the live cron context; SelectDb fails past the last db.
         while unsafe { raw::RedisModule_SelectDb.unwrap()(ctx, db) } == raw::REDISMODULE_OK as c_int
         {
             for event in holds_keys(ctx) {

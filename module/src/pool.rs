@@ -13,9 +13,10 @@
 //! when it is empty).
 //!
 //! Checkout: a user's order is one or more tickets, sold, or held until a
-//! deadline. Time enters only as `now`: every write first expires the
-//! event's holds due at `now` ([`expire_holds`], one `op=expire` each, the
-//! same function the sweep runs), so a hold is free from its deadline on;
+//! deadline. Time enters only as `now`: a claim, confirm or cancel first
+//! expires the event's holds due at `now` ([`expire_holds`], one
+//! `op=expire` each, the same function the sweep runs), so a hold is free
+//! from its deadline on;
 //! reads take an [`ExpiredFrom`] that says whether to count due holds as
 //! free (a primary) or as held (a replica, which waits for its primary).
 
@@ -354,9 +355,9 @@ fn mint(total: i64, minted: i64, count: i64, chunk: i64) -> (i64, Option<i64>) {
 
 /// Expires up to `max` holds of the event whose deadline is at or before
 /// `now`, each logged and replicated as one `op=expire`; returns how many.
-/// Every write command runs this first (with no bound), so from its
+/// Claims, confirms and cancels run this first (with no bound), so from its
 /// deadline on a hold is free for whatever the command does; the sweep
-/// timer runs it for events nobody writes to.
+/// runs it for events nobody writes to.
 pub fn expire_holds(store: &mut impl Store, now: i64, max: usize) -> Result<usize, TicketError> {
     // Read everything before the first write, so an error changes nothing.
     let mut due = Vec::new();
