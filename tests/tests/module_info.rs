@@ -245,7 +245,7 @@ fn info_ticket_counts_holds_confirms_and_expiries() {
     let mut c = server.conn();
     let all = |c: &mut Connection| ["holds", "confirms", "expired"].map(|n| counter(c, n));
     assert_eq!(all(&mut c), [0, 0, 0]);
-    ok(&mut c, &["TICKET.INIT", "e", "5", "HOLD", "200"]);
+    ok(&mut c, &["TICKET.INIT", "e", "5", "HOLD", "2000"]);
     claim(&mut c, "e", "a");
     claim(&mut c, "e", "b");
     value(&mut c, &["TICKET.CLAIM", "e", "c", "HOLD", "0"]);
