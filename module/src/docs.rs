@@ -65,7 +65,7 @@ const USER: Arg = arg("user", Kind::Text);
 pub const DOCS: &[Doc] = &[
     Doc {
         name: "ticket.init",
-        summary: "Creates an event with `total` tickets, optionally open only between OPENS and CLOSES (unix ms).",
+        summary: "Creates an event with `total` tickets, optionally open only between OPENS and CLOSES (unix ms), with claims held HOLD ms by default and at most LIMIT tickets per user.",
         complexity: "O(1)",
         since: "0.1.0",
         arity: -3,
@@ -76,21 +76,48 @@ pub const DOCS: &[Doc] = &[
             arg("total", Kind::Integer),
             arg("opens", Kind::Option("OPENS")),
             arg("closes", Kind::Option("CLOSES")),
+            arg("hold", Kind::Option("HOLD")),
+            arg("limit", Kind::Option("LIMIT")),
         ],
     },
     Doc {
         name: "ticket.claim",
-        summary: "Hands the user the lowest free ticket, or the ticket the user already holds.",
-        complexity: "O(log N) in the returned tickets",
+        summary: "Hands the user the COUNT lowest free tickets (sold, or held HOLD ms), or the tickets the user already holds.",
+        complexity: "O(log N) per ticket, plus O(log N) per hold that expired",
         since: "0.1.0",
         arity: -3,
+        key: 1,
+        access: Access::Update,
+        args: &[
+            EVENT,
+            USER,
+            arg("count", Kind::Option("COUNT")),
+            arg("hold", Kind::Option("HOLD")),
+        ],
+    },
+    Doc {
+        name: "ticket.confirm",
+        summary: "Makes the user's held order sold; replies with the number of tickets the user holds.",
+        complexity: "O(log N), plus O(log N) per hold that expired",
+        since: "0.2.0",
+        arity: 3,
         key: 1,
         access: Access::Update,
         args: &[EVENT, USER],
     },
     Doc {
+        name: "ticket.order",
+        summary: "The user's tickets, whether they are held or sold, and the hold's deadline; nil if none.",
+        complexity: "O(log N)",
+        since: "0.2.0",
+        arity: 3,
+        key: 1,
+        access: Access::Read,
+        args: &[EVENT, USER],
+    },
+    Doc {
         name: "ticket.cancel",
-        summary: "Returns the user's ticket to the pool.",
+        summary: "Returns all the user's tickets, held or sold, to the pool.",
         complexity: "O(log N)",
         since: "0.1.0",
         arity: 3,
@@ -100,7 +127,7 @@ pub const DOCS: &[Doc] = &[
     },
     Doc {
         name: "ticket.holder",
-        summary: "The ticket the user holds, or nil.",
+        summary: "The lowest ticket the user holds, or nil.",
         complexity: "O(1)",
         since: "0.1.0",
         arity: 3,
@@ -110,7 +137,7 @@ pub const DOCS: &[Doc] = &[
     },
     Doc {
         name: "ticket.status",
-        summary: "Total, remaining, claimed, status, window and unsynced log entries of an event.",
+        summary: "Total, remaining, claimed, status, window, unsynced log entries, held tickets and waiting list of an event.",
         complexity: "O(1)",
         since: "0.1.0",
         arity: 2,
@@ -310,12 +337,12 @@ mod tests {
     }
 
     #[test]
-    fn only_holder_and_status_are_read_only() {
+    fn only_order_holder_and_status_are_read_only() {
         let read: Vec<_> = DOCS
             .iter()
             .filter(|d| d.access == Access::Read)
             .map(|d| d.name)
             .collect();
-        assert_eq!(read, ["ticket.holder", "ticket.status"]);
+        assert_eq!(read, ["ticket.order", "ticket.holder", "ticket.status"]);
     }
 }

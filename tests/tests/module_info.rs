@@ -50,9 +50,11 @@ fn module_list_names_ticket() {
     assert_eq!(ver, Some(Value::Int(2)));
 }
 
-const ALL: [(&str, &[&str]); 8] = [
+const ALL: [(&str, &[&str]); 10] = [
     ("ticket.init", &["e1", "10", "OPENS", "5", "CLOSES", "9"]),
     ("ticket.claim", &["e1", "u"]),
+    ("ticket.confirm", &["e1", "u"]),
+    ("ticket.order", &["e1", "u"]),
     ("ticket.cancel", &["e1", "u"]),
     ("ticket.open", &["e1"]),
     ("ticket.close", &["e1"]),
@@ -102,7 +104,7 @@ fn command_flags_and_key_specs() {
         );
         let has = |f: &str| flags.iter().any(|x| x == f);
         let key_flags = key_spec_flags(&fields[8]);
-        if matches!(name, "ticket.holder" | "ticket.status") {
+        if matches!(name, "ticket.holder" | "ticket.status" | "ticket.order") {
             assert!(has("readonly") && has("fast"), "{name}: {flags:?}");
             assert!(!has("write") && !has("denyoom"), "{name}: {flags:?}");
             assert_eq!(key_flags, ["RO", "access"], "{name}: key spec");
@@ -182,16 +184,18 @@ fn command_docs_for_every_command() {
     );
 }
 
+/// The `ticket_<name>` counter of `INFO ticket`.
+fn counter(c: &mut Connection, name: &str) -> i64 {
+    info_field(c, "ticket", &format!("ticket_{name}"))
+        .unwrap_or_else(|| panic!("INFO ticket has no ticket_{name}"))
+        .parse()
+        .unwrap()
+}
+
 #[test]
 fn info_ticket_counters_move_as_expected() {
     let server = RedisServer::start();
     let mut c = server.conn();
-    let counter = |c: &mut Connection, name: &str| -> i64 {
-        info_field(c, "ticket", &format!("ticket_{name}"))
-            .unwrap_or_else(|| panic!("INFO ticket has no ticket_{name}"))
-            .parse()
-            .unwrap()
-    };
     let names = [
         "claims",
         "repeat_claims",
@@ -233,6 +237,26 @@ fn info_ticket_counters_move_as_expected() {
     let everything: String = redis::cmd("INFO").arg("everything").query(&mut c).unwrap();
     assert!(everything.contains("# ticket_stats"), "no ticket section");
     assert!(everything.contains("ticket_claims:2"));
+}
+
+#[test]
+fn info_ticket_counts_holds_confirms_and_expiries() {
+    let server = RedisServer::start();
+    let mut c = server.conn();
+    let all = |c: &mut Connection| ["holds", "confirms", "expired"].map(|n| counter(c, n));
+    assert_eq!(all(&mut c), [0, 0, 0]);
+    ok(&mut c, &["TICKET.INIT", "e", "5", "HOLD", "2000"]);
+    claim(&mut c, "e", "a");
+    claim(&mut c, "e", "b");
+    value(&mut c, &["TICKET.CLAIM", "e", "c", "HOLD", "0"]);
+    assert_eq!(all(&mut c), [2, 0, 0], "a claim with HOLD 0 is a sale");
+    int(&mut c, &["TICKET.CONFIRM", "e", "a"]);
+    int(&mut c, &["TICKET.CONFIRM", "e", "a"]);
+    assert_eq!(all(&mut c), [2, 1, 0], "a repeat confirm is no confirm");
+    wait_until(Duration::from_secs(20), "b's hold expired", || {
+        counter(&mut c, "expired") == 1
+    });
+    assert_eq!(counter(&mut c, "claims"), 3);
 }
 
 /// Sends `XREAD BLOCK <ms> STREAMS <key> $` on its own connection in a thread,

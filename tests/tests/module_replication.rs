@@ -155,25 +155,6 @@ fn state(c: &mut Connection) -> State {
     }
 }
 
-fn wait_for_link(replica: &RedisServer) {
-    let mut c = replica.conn();
-    wait_until(Duration::from_secs(20), "the replica is in sync", || {
-        info_field(&mut c, "replication", "master_link_status").as_deref() == Some("up")
-    });
-}
-
-fn wait_replicated(primary: &mut Connection, replicas: i64) {
-    let acked: i64 = redis::cmd("WAIT")
-        .arg(replicas)
-        .arg(1000)
-        .query(primary)
-        .unwrap();
-    assert!(
-        acked >= replicas,
-        "WAIT {replicas} 1000 acknowledged {acked}"
-    );
-}
-
 /// A replica of the server on `port` that panics on an effect it cannot
 /// apply, and keeps an AOF of what it applied.
 fn strict_replica(port: u16) -> RedisServer {

@@ -120,6 +120,8 @@ fn the_application_claims_cancels_and_reads_and_is_refused_the_rest() {
         "tg-app",
         &[
             &["TICKET.CLAIM", "ev", "bob"],
+            &["TICKET.CONFIRM", "ev", "bob"],
+            &["TICKET.ORDER", "ev", "bob"],
             &["TICKET.CANCEL", "ev", "alice"],
             &["TICKET.HOLDER", "ev", "bob"],
             &["TICKET.STATUS", "ev"],
@@ -194,13 +196,18 @@ fn the_operator_manages_events_and_writes_no_key_directly() {
             &["TICKET.INIT", "ev", "3"],
             &["TICKET.CLOSE", "ev"],
             &["TICKET.OPEN", "ev"],
+            &["TICKET.ORDER", "ev", "u"],
             &["HGETALL", "ticket:{ev}:meta"],
             &["XRANGE", "ticket:{ev}:log", "-", "+"],
             &["TICKET.DROP", "ev", "FORCE"],
         ],
     );
     assert_all_refused(&mut op, "tg-operator", FORGERIES);
-    assert_all_refused(&mut op, "tg-operator", &[&["TICKET.CLAIM", "ev", "u"]]);
+    assert_all_refused(
+        &mut op,
+        "tg-operator",
+        &[&["TICKET.CLAIM", "ev", "u"], &["TICKET.CONFIRM", "ev", "u"]],
+    );
 }
 
 #[test]

@@ -22,7 +22,8 @@ use crate::error::TicketError;
 use crate::redis_store::{Access, RedisStore};
 use crate::{apply, stats};
 
-/// Where the user id sits in `TICKET._APPLY 1 E claim|cancel id at user ...`.
+/// Where the user id sits in `TICKET._APPLY 1 E <op> id at user ...` for
+/// every op about a user's tickets.
 const USER_ARG: usize = 6;
 
 /// Takes Redis's argv as is (registered by hand in `lib.rs`: a replica runs
@@ -38,13 +39,6 @@ pub fn command(ctx: &Context, argv: &[*mut RedisModuleString]) -> RedisResult {
         let args: Vec<&[u8]> = argv.iter().skip(1).map(|a| bytes_of(*a)).collect();
         let (event, effect) = protocol::effect::decode(&args)
             .map_err(|e| TicketError::Invalid(format!("TICKET._APPLY: {e}")))?;
-        if !apply::supported(&effect) {
-            return Err(TicketError::Invalid(
-                "TICKET._APPLY: this module does not apply that effect yet: upgrade replicas first"
-                    .into(),
-            )
-            .into());
-        }
         let user = argv
             .get(USER_ARG)
             .and_then(|s| Some((std::str::from_utf8(bytes_of(*s)).ok()?, *s)));
