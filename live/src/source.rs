@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_read_routing::RandomReplicaStrategy;
+use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::{AsyncConnectionConfig, RedisError, Value};
 use tokio::sync::Mutex;
 
@@ -36,10 +37,18 @@ enum Conn {
 }
 
 impl Conn {
-    async fn query(&mut self, cmd: &redis::Cmd) -> Result<Value, RedisError> {
-        match self {
-            Conn::Single(c) => c.req_packed_command(cmd).await,
-            Conn::Cluster(c) => c.req_packed_command(cmd).await,
+    /// Runs `cmd`; in a cluster, a command with a `key` goes to a replica of
+    /// the key's shard when it has one (module commands are not on the
+    /// client's list of read-only commands, so it would pick the primary).
+    async fn query(&mut self, cmd: &redis::Cmd, key: Option<&str>) -> Result<Value, RedisError> {
+        match (self, key) {
+            (Conn::Single(c), _) => c.req_packed_command(cmd).await,
+            (Conn::Cluster(c), None) => c.req_packed_command(cmd).await,
+            (Conn::Cluster(c), Some(key)) => {
+                let route = Route::with_key(key, SlotAddr::ReplicaOptional);
+                let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route));
+                c.route_command(cmd.clone(), routing).await
+            }
         }
     }
 }
@@ -80,7 +89,7 @@ impl Source {
         let mut cmd = redis::cmd("TICKET.STATUS");
         cmd.arg(event);
         self.metrics.redis_reads.inc();
-        let result = self.run(&cmd).await;
+        let result = self.run(&cmd, Some(event)).await;
         if !matches!(result, Ok(_) | Err(ReadError::Missing)) {
             self.metrics.redis_errors.inc();
         }
@@ -89,12 +98,12 @@ impl Source {
 
     /// True when Redis answers `PING`.
     pub async fn ping(&self) -> bool {
-        self.run(&redis::cmd("PING")).await.is_ok()
+        self.run(&redis::cmd("PING"), None).await.is_ok()
     }
 
-    async fn run(&self, cmd: &redis::Cmd) -> Result<Value, ReadError> {
+    async fn run(&self, cmd: &redis::Cmd, key: Option<&str>) -> Result<Value, ReadError> {
         let mut conn = self.connection().await?;
-        match conn.query(cmd).await {
+        match conn.query(cmd, key).await {
             Ok(Value::ServerError(e)) if e.code() == "NOEVENT" => Err(ReadError::Missing),
             Ok(Value::ServerError(e)) => Err(ReadError::Unavailable(e.to_string())),
             Ok(v) => Ok(v),
