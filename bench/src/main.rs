@@ -196,7 +196,7 @@ impl Sizes {
             lua_writers: picku(o.lua_writers, 32, 8).max(1),
             live_subscribers: pick(o.live_subscribers, 10_000, 300).max(1),
             live_tickets: pick(o.live_tickets, 1000, 100).max(1),
-            live_rounds: picku(o.live_rounds, 5, 2).max(1),
+            live_rounds: picku(o.live_rounds, 10, 2).max(1),
         }
     }
 }
