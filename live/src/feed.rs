@@ -18,8 +18,13 @@ pub enum Feed {
     Down(String),
     /// Redis answered `-NOEVENT`.
     Missing { id: u64 },
-    /// The stock, with its message id.
-    Stock { id: u64, stock: Arc<Stock> },
+    /// The stock, with its message id and its JSON (serialised once, not
+    /// once per subscriber).
+    Stock {
+        id: u64,
+        stock: Arc<Stock>,
+        json: Arc<str>,
+    },
 }
 
 impl Feed {
@@ -57,11 +62,13 @@ pub fn next_feed(
             if same && !poll.stale {
                 return (None, poll);
             }
+            let json = Arc::from(stock.to_json());
             let stock = Arc::new(stock);
             (
                 Some(Feed::Stock {
                     id: new_id(),
                     stock,
+                    json,
                 }),
                 fresh,
             )
@@ -112,7 +119,9 @@ mod tests {
         assert_eq!(again, None);
         assert_eq!(p2, p);
         let (changed, _) = next_feed(&f, p, Ok(stock(4, 3)), || 8);
-        assert!(matches!(published(changed), Feed::Stock { id: 8, stock } if stock.remaining == 4));
+        assert!(
+            matches!(published(changed), Feed::Stock { id: 8, stock, json } if stock.remaining == 4 && json.contains("\"remaining\":4,"))
+        );
     }
 
     #[test]
@@ -120,6 +129,7 @@ mod tests {
         let current = Feed::Stock {
             id: 3,
             stock: Arc::new(stock(5, 1)),
+            json: Arc::from("{}"),
         };
         let down = Err(ReadError::Unavailable("refused".into()));
         let (f, p) = next_feed(&current, Poll::default(), down, || panic!("no id"));

@@ -172,11 +172,11 @@ impl Drop for Subscriber {
 /// missing` when the event was dropped; nothing for the other states.
 fn message(event: &str, feed: &Feed) -> Option<Event> {
     match feed {
-        Feed::Stock { id, stock } => Some(
+        Feed::Stock { id, json, .. } => Some(
             Event::default()
                 .event("stock")
                 .id(id.to_string())
-                .data(stock.to_json()),
+                .data(&**json),
         ),
         Feed::Missing { id } => Some(
             Event::default()
