@@ -6,23 +6,18 @@
 
 use crate::error::{quote, TicketError};
 
-/// Longest event or user id, in bytes (MySQL `VARCHAR(64)` holds them).
-pub const MAX_ID_LEN: usize = 64;
-/// Largest event size: MySQL `INT` holds every ticket number.
-pub const MAX_TOTAL: i64 = 2_147_483_647;
+pub use protocol::keys::{MAX_ID_LEN, MAX_TOTAL};
 
 /// An event id: 1–64 bytes of `[A-Za-z0-9_.:-]`. Braces are refused so the
 /// argument's hash tag is the key's hash tag and cluster clients route by it.
 pub fn event_id(raw: &[u8]) -> Result<&str, TicketError> {
-    let allowed = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-');
-    if raw.is_empty() || raw.len() > MAX_ID_LEN || !raw.iter().all(allowed) {
-        return Err(TicketError::Invalid(format!(
+    match std::str::from_utf8(raw) {
+        Ok(event) if protocol::keys::valid_event(event) => Ok(event),
+        _ => Err(TicketError::Invalid(format!(
             "invalid event id {}: 1-{MAX_ID_LEN} bytes of [A-Za-z0-9_.:-]",
             quote(raw)
-        )));
+        ))),
     }
-    // All bytes are ASCII, so this cannot fail; map it anyway rather than unwrap.
-    std::str::from_utf8(raw).map_err(|_| TicketError::Invalid("event id is not UTF-8".into()))
 }
 
 /// A user id: 1–64 bytes of valid UTF-8 without control characters, so it
@@ -34,10 +29,10 @@ pub fn user_id(raw: &[u8]) -> Result<&str, TicketError> {
         return Err(invalid("must be 1-64 bytes"));
     }
     let user = std::str::from_utf8(raw).map_err(|_| invalid("not valid UTF-8"))?;
-    if user.chars().any(char::is_control) {
-        return Err(invalid("control characters are not allowed"));
+    match protocol::keys::user_problem(user) {
+        Some(why) => Err(invalid(why)),
+        None => Ok(user),
     }
-    Ok(user)
 }
 
 /// A strict decimal integer: optional `-`, digits, no spaces or `+`.

@@ -33,6 +33,8 @@ pub enum TicketError {
     Corrupt(String),
     /// `INTERNAL`: a bug caught at the command boundary (a panic).
     Internal(String),
+    /// `NOPERM`: a command only the replication link or the AOF may send.
+    NoPerm(String),
 }
 
 impl TicketError {
@@ -50,6 +52,7 @@ impl TicketError {
             TicketError::TryAgain(_) => "TRYAGAIN",
             TicketError::Corrupt(_) => "CORRUPT",
             TicketError::Internal(_) => "INTERNAL",
+            TicketError::NoPerm(_) => "NOPERM",
         }
     }
 }
@@ -58,9 +61,10 @@ impl fmt::Display for TicketError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ", self.code())?;
         match self {
-            TicketError::Invalid(msg) | TicketError::Corrupt(msg) | TicketError::Internal(msg) => {
-                f.write_str(msg)
-            }
+            TicketError::Invalid(msg)
+            | TicketError::Corrupt(msg)
+            | TicketError::Internal(msg)
+            | TicketError::NoPerm(msg) => f.write_str(msg),
             TicketError::NoEvent(e) => write!(f, "event {} does not exist", quote(e.as_bytes())),
             TicketError::Exists(e) => write!(f, "event {} already exists", quote(e.as_bytes())),
             TicketError::NotOpen { event, opens_at } => write!(

@@ -6,12 +6,13 @@
 //! state machine in `pool`, argument rules in `args`, the stream record in
 //! `record`, and the native-key-API glue in `redis_store`.
 
+pub mod apply;
 pub mod args;
 pub mod cmd;
+pub mod docs;
 pub mod error;
 pub mod meta_cache;
 pub mod pool;
-pub mod record;
 pub mod redis_store;
 pub mod stats;
 pub mod strings;
@@ -28,6 +29,7 @@ pub static POOL_CHUNK: AtomicI64 = AtomicI64::new(1);
 
 #[cfg(not(test))]
 mod registration {
+    use std::ffi::CStr;
     use std::os::raw::c_int;
 
     use redis_module::configuration::{register_i64_configuration, ConfigurationFlags};
@@ -38,13 +40,12 @@ mod registration {
 
     redis_module! {
         name: "ticket",
-        version: 1,
+        version: 2,
         allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
         data_types: [],
         init: on_load,
         commands: [
             ["ticket.init", cmd::init::command, "write deny-oom", 1, 1, 1, "", "write"],
-            ["ticket.claim", cmd::claim::command, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.cancel", cmd::cancel::command, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.open", cmd::open_close::open, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.close", cmd::open_close::close, "write deny-oom", 1, 1, 1, "", "write"],
@@ -73,7 +74,104 @@ mod registration {
             ctx.log_warning(why);
             return Status::Err;
         }
+        if let Err(why) = register_claim(ctx).and_then(|()| register_apply(ctx)) {
+            ctx.log_warning(why);
+            return Status::Err;
+        }
+        if let Err(why) = crate::docs::register(ctx) {
+            ctx.log_warning(&why);
+            return Status::Err;
+        }
         register_config(ctx)
+    }
+
+    /// Registers `TICKET.CLAIM` by hand: its handler reads Redis's argv as
+    /// is instead of a copy (the hot path). Same flags, keys and ACL
+    /// category the other commands get from `redis_module!`.
+    fn register_claim(ctx: &Context) -> Result<(), &'static str> {
+        create_command(ctx, c"ticket.claim", claim_command, c"write deny-oom", 1)?;
+        // SAFETY: the load context; categories exist from Redis 7.2 on.
+        unsafe {
+            if let (Some(get), Some(set)) = (
+                raw::RedisModule_GetCommand,
+                raw::RedisModule_SetCommandACLCategories,
+            ) {
+                let command = get(ctx.ctx, c"ticket.claim".as_ptr());
+                if !command.is_null() {
+                    set(command, c"write".as_ptr());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    extern "C" fn claim_command(
+        ctx: *mut raw::RedisModuleCtx,
+        argv: *mut *mut raw::RedisModuleString,
+        argc: c_int,
+    ) -> c_int {
+        let context = Context::new(ctx);
+        // SAFETY: Redis passes argc live strings that outlive the call.
+        let args = unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) };
+        let reply = cmd::claim::command(&context, args);
+        context.reply(reply) as c_int
+    }
+
+    /// `RedisModule_CreateCommand` for a hand-registered command whose
+    /// first and last key is argument `key`.
+    fn create_command(
+        ctx: &Context,
+        name: &'static CStr,
+        handler: extern "C" fn(
+            *mut raw::RedisModuleCtx,
+            *mut *mut raw::RedisModuleString,
+            c_int,
+        ) -> c_int,
+        flags: &'static CStr,
+        key: c_int,
+    ) -> Result<(), &'static str> {
+        // SAFETY: the load context; the name, flags and callback live for
+        // the whole process.
+        let created = unsafe {
+            raw::RedisModule_CreateCommand.ok_or("no command API")?(
+                ctx.ctx,
+                name.as_ptr(),
+                Some(handler),
+                flags.as_ptr(),
+                key,
+                key,
+                1,
+            )
+        };
+        match created == raw::REDISMODULE_OK as c_int {
+            true => Ok(()),
+            false => Err("cannot register a ticket command"),
+        }
+    }
+
+    /// Registers `TICKET._APPLY` by hand: its flags depend on the server
+    /// (`internal` exists from Redis 8.0, and an unknown flag makes
+    /// `RedisModule_CreateCommand` fail). Its key is the event, argument 2.
+    fn register_apply(ctx: &Context) -> Result<(), &'static str> {
+        // SAFETY: plain getter; absent before 6.0.9, then treated as old.
+        let version = unsafe { raw::RedisModule_GetServerVersion.map_or(0, |get| get()) };
+        let flags = if version >= 0x08_00_00 {
+            c"write internal"
+        } else {
+            c"write"
+        };
+        create_command(ctx, c"ticket._apply", apply_command, flags, 2)
+    }
+
+    extern "C" fn apply_command(
+        ctx: *mut raw::RedisModuleCtx,
+        argv: *mut *mut raw::RedisModuleString,
+        argc: c_int,
+    ) -> c_int {
+        let context = Context::new(ctx);
+        let args = redis_module::decode_args(ctx, argv, argc);
+        let reply = cmd::apply::command(&context, args);
+        context.reply(reply) as c_int
     }
 
     /// Registers `ticket.pool-chunk` (the crate's `configurations:` block

@@ -2,8 +2,11 @@
 //! event, written against the [`Store`] trait so it runs unchanged over Redis
 //! keys (`redis_store`) and over [`MemoryStore`] in unit and property tests.
 //!
-//! Every function reads and validates first and writes last, so an error
-//! never leaves partial state behind. The pool is lazy: it holds only the
+//! Every function reads and validates first, then decides one state change
+//! and hands it to [`commit`]: [`crate::apply`] performs its writes (the
+//! same code a replica runs for the replicated effect) and the store
+//! replicates it as one `TICKET._APPLY`. So an error never leaves partial
+//! state behind, and a replica cannot decide differently. The pool is lazy: it holds only the
 //! lowest free numbers; `minted` is the highest number ever put into it, and
 //! every unminted number is greater than every pooled one, so the lowest free
 //! number is always the pool's minimum (or `minted + 1` when it is empty).
@@ -11,8 +14,12 @@
 use std::collections::{BTreeSet, HashMap};
 use std::ops::RangeInclusive;
 
+use protocol::effect::Effect;
+use protocol::record::{Op, Record, Tickets};
+use protocol::StreamId;
+
+use crate::apply;
 use crate::error::TicketError;
-use crate::record::{Detail, Op, Record};
 
 /// Whether an event accepts claims (subject to its `opens_at`/`closes_at`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,9 +78,19 @@ pub trait Store {
     fn add_free(&mut self, tickets: RangeInclusive<i64>);
     fn set_holder(&mut self, user: &str, ticket: i64);
     fn remove_holder(&mut self, user: &str);
-    fn append(&mut self, record: &Record);
+    /// Appends `record` to the log at `id`, or at an id the store picks
+    /// (the primary's auto id) when `None`; returns the id used.
+    fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId;
     /// Deletes every key of the event; returns how many existed.
     fn delete_all(&mut self) -> i64;
+    /// Propagates one state change to replicas and the AOF.
+    fn replicate(&mut self, effect: &Effect<&str>);
+}
+
+/// Performs a decided change and replicates it as one effect.
+fn commit(store: &mut impl Store, record: Record<&str>, minted: Option<i64>) {
+    let id = apply::append(store, &record, minted, None);
+    store.replicate(&Effect::Append { id, record, minted });
 }
 
 /// The answer to a claim.
@@ -126,15 +143,12 @@ pub fn init(
     }
     // Type-check the log before the first write.
     store.log_len()?;
-    let meta = Meta {
+    let op = Op::Init {
         total,
-        minted: 0,
-        status: Status::Open,
         opens_at,
         closes_at,
     };
-    store.create_meta(&meta, now);
-    store.append(&Record::init(event, total, opens_at, closes_at, now));
+    commit(store, Record { op, at: now }, None);
     Ok(())
 }
 
@@ -160,17 +174,17 @@ pub fn claim(
             opens_at: meta.opens_at,
         });
     }
-    // check_consistent has type-checked every key, so no write below fails.
-    let ticket = match store.lowest_free()? {
-        Some(ticket) => {
-            store.take_free(ticket);
-            ticket
-        }
-        None if meta.minted < meta.total => mint_chunk(store, meta.total, meta.minted, chunk),
+    // check_consistent has type-checked every key, so no write fails.
+    let (ticket, minted) = match store.lowest_free()? {
+        Some(ticket) => (ticket, None),
+        None if meta.minted < meta.total => mint_chunk(meta.total, meta.minted, chunk),
         None => return Err(TicketError::SoldOut(event.to_owned())),
     };
-    store.set_holder(user, ticket);
-    store.append(&Record::ticket(Op::Claim, event, user, ticket, now));
+    let op = Op::Claim {
+        user,
+        tickets: Tickets::One(ticket),
+    };
+    commit(store, Record { op, at: now }, minted);
     Ok(Claim::New(ticket))
 }
 
@@ -188,16 +202,12 @@ fn check_consistent(store: &mut impl Store, event: &str, meta: &Meta) -> Result<
     Ok(())
 }
 
-/// Mints the next chunk of numbers and hands out its first one directly
-/// (it would be popped right away, so it never enters the pool).
-fn mint_chunk(store: &mut impl Store, total: i64, minted: i64, chunk: i64) -> i64 {
-    let first = minted + 1;
+/// Mints the next chunk of numbers: its first one goes to the claimant
+/// directly (it would be popped right away, so it never enters the pool).
+/// Returns the ticket and the new `minted`.
+fn mint_chunk(total: i64, minted: i64, chunk: i64) -> (i64, Option<i64>) {
     let last = minted.saturating_add(chunk.max(1)).min(total);
-    if last > first {
-        store.add_free(first + 1..=last);
-    }
-    store.set_minted(last);
-    first
+    (minted + 1, Some(last))
 }
 
 /// `TICKET.CANCEL`: returns the user's ticket to the pool.
@@ -212,10 +222,12 @@ pub fn cancel(
     let Some(ticket) = store.holder(user)? else {
         return Ok(None);
     };
-    // check_consistent has type-checked every key, so no write below fails.
-    store.remove_holder(user);
-    store.add_free(ticket..=ticket);
-    store.append(&Record::ticket(Op::Cancel, event, user, ticket, now));
+    // check_consistent has type-checked every key, so no write fails.
+    let op = Op::Cancel {
+        user,
+        tickets: Tickets::One(ticket),
+    };
+    commit(store, Record { op, at: now }, None);
     Ok(Some(ticket))
 }
 
@@ -237,12 +249,11 @@ pub fn set_status(
         return Ok(());
     }
     store.log_len()?;
-    store.set_status(status);
     let op = match status {
         Status::Open => Op::Open,
         Status::Closed => Op::Close,
     };
-    store.append(&Record::status(op, event, now));
+    commit(store, Record { op, at: now }, None);
     Ok(())
 }
 
@@ -274,27 +285,11 @@ pub fn drop_event(store: &mut impl Store, event: &str, force: bool) -> Result<i6
             entries,
         });
     }
-    Ok(store.delete_all())
-}
-
-/// A log entry as [`MemoryStore`] keeps it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OwnedRecord {
-    pub op: Op,
-    /// `(user, ticket)` of a claim or cancel.
-    pub ticket: Option<(String, i64)>,
-}
-
-impl From<&Record<'_>> for OwnedRecord {
-    fn from(r: &Record<'_>) -> Self {
-        OwnedRecord {
-            op: r.op,
-            ticket: match r.detail {
-                Detail::Ticket { user, ticket } => Some((user.to_owned(), ticket)),
-                _ => None,
-            },
-        }
+    let deleted = store.delete_all();
+    if deleted > 0 {
+        store.replicate(&Effect::Drop);
     }
+    Ok(deleted)
 }
 
 /// An in-memory [`Store`] for tests: one event, plain collections.
@@ -303,7 +298,11 @@ pub struct MemoryStore {
     pub meta: Option<Meta>,
     pub pool: BTreeSet<i64>,
     pub holders: HashMap<String, i64>,
-    pub log: Vec<OwnedRecord>,
+    pub log: Vec<(StreamId, Record)>,
+    /// What [`Store::replicate`] was given, in order.
+    pub effects: Vec<Effect>,
+    /// The next auto id's sequence number.
+    pub next_seq: u64,
 }
 
 impl Store for MemoryStore {
@@ -356,8 +355,13 @@ impl Store for MemoryStore {
     fn remove_holder(&mut self, user: &str) {
         self.holders.remove(user);
     }
-    fn append(&mut self, record: &Record) {
-        self.log.push(OwnedRecord::from(record));
+    fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId {
+        let id = id.unwrap_or_else(|| {
+            self.next_seq += 1;
+            StreamId::new(1, self.next_seq)
+        });
+        self.log.push((id, record.owned()));
+        id
     }
     fn delete_all(&mut self) -> i64 {
         let existed = [
@@ -366,8 +370,15 @@ impl Store for MemoryStore {
             !self.holders.is_empty(),
             !self.log.is_empty(),
         ];
-        *self = MemoryStore::default();
+        let effects = std::mem::take(&mut self.effects);
+        *self = MemoryStore {
+            effects,
+            ..MemoryStore::default()
+        };
         existed.iter().filter(|&&e| e).count() as i64
+    }
+    fn replicate(&mut self, effect: &Effect<&str>) {
+        self.effects.push(effect.owned());
     }
 }
 
@@ -447,8 +458,8 @@ mod tests {
         );
         set_status(&mut s, "e", Status::Open, 4).unwrap();
         assert_eq!(claim(&mut s, "e", "a", 5, 8), Ok(Claim::New(1)));
-        let ops: Vec<_> = s.log.iter().map(|r| r.op).collect();
-        assert_eq!(ops, [Op::Init, Op::Close, Op::Open, Op::Claim]);
+        let ops: Vec<_> = s.log.iter().map(|(_, r)| r.op.name()).collect();
+        assert_eq!(ops, ["init", "close", "open", "claim"]);
     }
 
     #[test]
@@ -587,11 +598,14 @@ mod tests {
         fn remove_holder(&mut self, user: &str) {
             self.inner.remove_holder(user)
         }
-        fn append(&mut self, record: &Record) {
-            self.inner.append(record)
+        fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId {
+            self.inner.append(record, id)
         }
         fn delete_all(&mut self) -> i64 {
             self.inner.delete_all()
+        }
+        fn replicate(&mut self, effect: &Effect<&str>) {
+            self.inner.replicate(effect)
         }
     }
 
@@ -680,16 +694,21 @@ mod tests {
             }
             // The log replays to the holders.
             let mut replay: HashMap<String, i64> = HashMap::new();
-            for r in &s.log {
-                if let Some((user, ticket)) = &r.ticket {
-                    match r.op {
-                        Op::Claim => { prop_assert!(replay.insert(user.clone(), *ticket).is_none()); }
-                        Op::Cancel => { prop_assert_eq!(replay.remove(user), Some(*ticket)); }
-                        _ => prop_assert!(false, "ticket detail on {:?}", r.op),
-                    }
+            for (_, r) in &s.log {
+                match &r.op {
+                    Op::Claim { user, tickets: Tickets::One(ticket) } => { prop_assert!(replay.insert(user.clone(), *ticket).is_none()); }
+                    Op::Cancel { user, tickets: Tickets::One(ticket) } => { prop_assert_eq!(replay.remove(user), Some(*ticket)); }
+                    _ => {}
                 }
             }
             prop_assert_eq!(replay, s.holders.clone());
+            // A replica that applies the effects reaches the same state.
+            let mut replica = MemoryStore::default();
+            for effect in &s.effects {
+                apply::apply(&mut replica, &effect.borrowed());
+            }
+            prop_assert_eq!(format!("{:?}", (&replica.meta, &replica.pool, &replica.log)), format!("{:?}", (&s.meta, &s.pool, &s.log)));
+            prop_assert_eq!(&replica.holders, &s.holders);
         }
     }
 }

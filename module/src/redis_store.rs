@@ -1,16 +1,18 @@
 //! [`Store`] over an event's Redis keys, through the native key API.
 //!
-//! Every write is followed by an explicit `RedisModule_Replicate` of its
-//! effect (`HSET`, `HDEL`, `ZADD`, `ZREM`, `XADD <id>`), so replicas and the
-//! AOF reach byte-identical state, stream ids included; Redis wraps the
-//! effects of one command in `MULTI`/`EXEC`. Reads check each key's type
-//! first, and the pool logic reads everything before its first write, so a
-//! wrong type is an error that changes nothing.
+//! Writes replicate nothing themselves: a command's whole state change goes
+//! to replicas and the AOF as one `TICKET._APPLY` effect ([`Store::replicate`],
+//! one `RedisModule_Replicate` call, so Redis wraps nothing in
+//! `MULTI`/`EXEC`), which the replica applies with the same code at the
+//! primary's stream id. Reads check each key's type first, and the pool
+//! logic reads everything before its first write, so a wrong type is an
+//! error that changes nothing.
 //!
 //! The claim path is dominated by allocation (Redis's own and ours), so this
 //! file avoids it: key names and constant field names are Redis strings made
 //! once and reused (`strings`), the user id is the command's own argument
-//! string, and one ticket-number string serves `ZREM`, `HSET` and `XADD`.
+//! string, and one ticket-number string serves `ZREM`, `HSET`, `XADD` and
+//! the effect.
 
 use std::ops::RangeInclusive;
 use std::os::raw::{c_char, c_int};
@@ -19,17 +21,28 @@ use std::ptr;
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleString};
 use redis_module::{Context, RedisString};
 
+use protocol::effect::Effect;
+use protocol::record::{Record, Value};
+use protocol::StreamId;
+
 use crate::error::TicketError;
 use crate::pool::{Meta, Status, Store};
-use crate::record::{Record, Value};
-use crate::strings::{self, EventStrings, Part, PARTS};
+use crate::strings::{self, expected_type, EventStrings, Part, PARTS};
 use crate::{meta_cache, stats};
+
+/// `TICKET._APPLY` (protocol::effect::APPLY_COMMAND) for `RedisModule_Replicate`.
+const APPLY_C: &std::ffi::CStr = c"TICKET._APPLY";
 
 /// How a command opens the event's keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     Read,
     Write,
+}
+
+/// Whether two strings are the same slice (not merely equal).
+fn same(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b)
 }
 
 /// A Redis string owned by us (created with no context, freed on drop).
@@ -63,9 +76,16 @@ pub struct RedisStore<'a> {
     names: EventStrings,
     keys: [*mut RedisModuleKey; 4],
     /// The user id argument, reused as hash field and stream value.
-    user: Option<(&'a str, &'a RedisString)>,
-    /// The last ticket number made into a string, reused by the next write.
-    number: Option<(i64, RedisString)>,
+    user: Option<(&'a str, *mut RedisModuleString)>,
+    /// The last two numbers made into strings (a ticket number, the log
+    /// entry's time), reused by the next writes and the effect.
+    numbers: [Option<(i64, RedisString)>; 2],
+    /// Which slot of `numbers` the next new number replaces.
+    next_number: usize,
+    /// Strings pushed out of `numbers`, kept alive until the command ends
+    /// because pointers to them may still be in use.
+    retired: Vec<RedisString>,
+
     /// Keys written by this command, signalled as modified (for WATCH and
     /// client tracking) when the command ends; the module turns Redis's
     /// implicit signal off so that no-op commands signal nothing.
@@ -78,7 +98,7 @@ impl<'a> RedisStore<'a> {
         ctx: &Context,
         event: &'a str,
         access: Access,
-        user: Option<(&'a str, &'a RedisString)>,
+        user: Option<(&'a str, *mut RedisModuleString)>,
     ) -> RedisStore<'a> {
         let mode = match access {
             Access::Read => raw::REDISMODULE_READ,
@@ -99,7 +119,9 @@ impl<'a> RedisStore<'a> {
             names,
             keys,
             user,
-            number: None,
+            numbers: [None, None],
+            next_number: 0,
+            retired: Vec::new(),
             written: [false; 4],
         }
     }
@@ -113,7 +135,7 @@ impl<'a> RedisStore<'a> {
         }
         // SAFETY: key is an open handle owned by self.
         let found = raw::KeyType::from(unsafe { raw::RedisModule_KeyType.unwrap()(key) });
-        let (want, expected) = part.expected();
+        let (want, expected) = expected_type(part);
         match found {
             raw::KeyType::Empty => Ok(None),
             t if t == want => Ok(Some(key)),
@@ -142,9 +164,7 @@ impl<'a> RedisStore<'a> {
 
     /// The user argument's own string, when `user` is that argument.
     fn known_user(&self, user: &str) -> Option<*mut RedisModuleString> {
-        self.user
-            .filter(|(arg, _)| *arg == user)
-            .map(|(_, s)| s.inner)
+        self.user.filter(|(arg, _)| *arg == user).map(|(_, s)| s)
     }
 
     /// A string for `user`: the argument's own, or a new one kept in `made`.
@@ -155,14 +175,27 @@ impl<'a> RedisStore<'a> {
 
     /// A string for ticket number `n`, made at most once per command.
     fn number_string(&mut self, n: i64) -> *mut RedisModuleString {
-        match &self.number {
-            Some((cached, s)) if *cached == n => s.inner,
-            _ => self.number.insert((n, rnum(n))).1.inner,
+        let cached = self.numbers.iter().flatten().find(|(c, _)| *c == n);
+        match cached {
+            Some((_, s)) => s.inner,
+            None => self.remember_number(n, rnum(n)),
         }
     }
 
-    /// Propagates one effect to replicas and the AOF.
-    fn replicate(&self, command: &std::ffi::CStr, args: &[*mut RedisModuleString]) {
+    /// Keeps `s`, the string of `n`, for the next writes that need it.
+    fn remember_number(&mut self, n: i64, s: RedisString) -> *mut RedisModuleString {
+        let slot = self.next_number;
+        self.next_number = 1 - slot;
+        if let Some((_, old)) = self.numbers[slot].replace((n, s)) {
+            self.retired.push(old);
+        }
+        self.numbers[slot]
+            .as_ref()
+            .map_or(ptr::null_mut(), |(_, s)| s.inner)
+    }
+
+    /// Propagates one command to replicas and the AOF.
+    fn propagate(&self, command: &std::ffi::CStr, args: &[*mut RedisModuleString]) {
         // SAFETY: "v" takes (RedisModuleString **, size_t); Redis takes its
         // own references to what it keeps.
         unsafe {
@@ -176,7 +209,7 @@ impl<'a> RedisStore<'a> {
         }
     }
 
-    /// Sets hash fields (field/value string pairs) and replicates one `HSET`.
+    /// Sets hash fields (field/value string pairs).
     fn hash_set(&mut self, part: Part, pairs: &[*mut RedisModuleString]) {
         self.written[part as usize] = true;
         for pair in pairs.chunks_exact(2) {
@@ -191,11 +224,28 @@ impl<'a> RedisStore<'a> {
                 );
             }
         }
-        // The largest HSET is the meta hash's six pairs.
-        let mut args = [ptr::null_mut::<RedisModuleString>(); 13];
-        args[0] = self.names.key(part);
-        args[1..=pairs.len()].copy_from_slice(pairs);
-        self.replicate(c"HSET", &args[..=pairs.len()]);
+    }
+
+    /// The string for one value of a log entry or an effect: the event's,
+    /// a constant's, the user argument's, the cached ticket number's, or a
+    /// new one kept in `made`.
+    fn value_string(&mut self, value: Value, made: &mut Made) -> *mut RedisModuleString {
+        match value {
+            // The event and the user are usually the very strings this store
+            // was opened with, so compare addresses before contents.
+            Value::Text(s) if same(s, self.event) || s == self.event => self.names.event(),
+            Value::Text(s) if self.user.is_some_and(|(u, _)| same(s, u)) => {
+                self.user_string(s, made)
+            }
+            Value::Text(s) => match strings::constants().named(s) {
+                Some(p) => p,
+                None => self.user_string(s, made),
+            },
+            Value::Number(n) if n == protocol::effect::VERSION => strings::constants().version,
+            Value::Number(n) => self.number_string(n),
+            Value::Id(id) => made.keep(stream_id_string(id)),
+            Value::List(_) => made.keep(rstr(value.to_string().as_bytes())),
+        }
     }
 
     /// Reads meta fields; `None` for fields that are missing.
@@ -325,7 +375,7 @@ impl Store for RedisStore<'_> {
         match to_i64(&member) {
             Some(n) if n as f64 == score => {
                 // Keep the member: it is the string ZREM, HSET and XADD need.
-                self.number = Some((n, member));
+                self.remember_number(n, member);
                 Ok(Some(n))
             }
             _ => Err(self.corrupt(Part::Pool, "holds a member that is not its own score")),
@@ -399,29 +449,26 @@ impl Store for RedisStore<'_> {
         let mut deleted: c_int = 0;
         // SAFETY: an open, type-checked zset handle.
         unsafe { raw::RedisModule_ZsetRem.unwrap()(self.key(Part::Pool), member, &mut deleted) };
-        self.replicate(c"ZREM", &[self.names.key(Part::Pool), member]);
     }
 
     fn add_free(&mut self, tickets: RangeInclusive<i64>) {
         self.written[Part::Pool as usize] = true;
-        let members: Vec<RedisString> = tickets.clone().map(rnum).collect();
-        let mut args = Vec::with_capacity(1 + 2 * members.len());
-        args.push(self.names.key(Part::Pool));
-        for (n, member) in tickets.zip(&members) {
+        for n in tickets {
+            // Redis copies the member, so one cached string serves each in
+            // turn, and the last (a cancel's ticket, a chunk's new `minted`)
+            // is the string the next write needs.
+            let member = self.number_string(n);
             let mut flags: c_int = 0;
             // SAFETY: an open zset (or empty) handle opened for writing.
             unsafe {
                 raw::RedisModule_ZsetAdd.unwrap()(
                     self.key(Part::Pool),
                     n as f64,
-                    member.inner,
+                    member,
                     &mut flags,
                 )
             };
-            args.push(member.inner);
-            args.push(member.inner);
         }
-        self.replicate(c"ZADD", &args);
     }
 
     fn set_holder(&mut self, user: &str, ticket: i64) {
@@ -445,49 +492,56 @@ impl Store for RedisStore<'_> {
                 ptr::null::<c_char>(),
             );
         }
-        self.replicate(c"HDEL", &[self.names.key(Part::Holders), field_ptr]);
     }
 
-    fn append(&mut self, record: &Record) {
+    fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId {
         self.written[Part::Log as usize] = true;
         let c = strings::constants();
         // Strings made here live until the end of this function.
         let mut made = Made::default();
         let mut argv = [ptr::null_mut::<RedisModuleString>(); 12];
         let mut n = 0;
-        for (name, value) in record.fields() {
-            let value_ptr = match value {
-                Value::Text(s) if s == record.event => self.names.event(),
-                Value::Text(s) => match c.named(s) {
-                    Some(p) => p,
-                    None => self.user_string(s, &mut made),
-                },
-                Value::Number(v) if name == "ticket" => self.number_string(v),
-                Value::Number(v) => made.keep(rnum(v)),
-            };
+        for (name, value) in record.fields(self.event) {
             argv[n] = c
                 .named(name)
                 .unwrap_or_else(|| made.keep(rstr(name.as_bytes())));
-            argv[n + 1] = value_ptr;
+            argv[n + 1] = self.value_string(value, &mut made);
             n += 2;
         }
-        let mut id = raw::RedisModuleStreamID { ms: 0, seq: 0 };
+        let (flags, mut stream_id) = match id {
+            Some(id) => (
+                0,
+                raw::RedisModuleStreamID {
+                    ms: id.ms,
+                    seq: id.seq,
+                },
+            ),
+            None => (
+                raw::REDISMODULE_STREAM_ADD_AUTOID as c_int,
+                raw::RedisModuleStreamID { ms: 0, seq: 0 },
+            ),
+        };
         // SAFETY: argv holds n/2 field/value pairs; the count is pairs.
-        unsafe {
+        let added = unsafe {
             raw::RedisModule_StreamAdd.unwrap()(
                 self.key(Part::Log),
-                raw::REDISMODULE_STREAM_ADD_AUTOID as c_int,
-                &mut id,
+                flags,
+                &mut stream_id,
                 argv.as_mut_ptr(),
                 (n / 2) as i64,
-            );
+            )
+        };
+        if added != raw::REDISMODULE_OK as c_int {
+            // Only an effect whose id is not above the log's last id gets
+            // here: this replica's log differs from its primary's.
+            redis_module::Context::new(self.ctx).log_warning(&format!(
+                "ticket: {} refused entry {}-{}: this replica's log differs from its primary's",
+                self.names.key_string(Part::Log),
+                stream_id.ms,
+                stream_id.seq
+            ));
         }
-        let id_string = stream_id_string(id);
-        let mut args = [ptr::null_mut::<RedisModuleString>(); 14];
-        args[0] = self.names.key(Part::Log);
-        args[1] = id_string.inner;
-        args[2..2 + n].copy_from_slice(&argv[..n]);
-        self.replicate(c"XADD", &args[..2 + n]);
+        StreamId::new(stream_id.ms, stream_id.seq)
     }
 
     fn delete_all(&mut self) -> i64 {
@@ -501,10 +555,17 @@ impl Store for RedisStore<'_> {
                 deleted.push(self.names.key(part));
             }
         }
-        if !deleted.is_empty() {
-            self.replicate(c"DEL", &deleted);
-        }
         deleted.len() as i64
+    }
+
+    fn replicate(&mut self, effect: &Effect<&str>) {
+        let mut made = Made::default();
+        let mut args = [ptr::null_mut::<RedisModuleString>(); protocol::effect::MAX_ARGS];
+        let values = effect.args(self.event);
+        for (slot, value) in args.iter_mut().zip(values.as_slice()) {
+            *slot = self.value_string(*value, &mut made);
+        }
+        self.propagate(APPLY_C, &args[..values.as_slice().len()]);
     }
 }
 
@@ -541,7 +602,7 @@ fn hash_get_up_to_3(
 }
 
 /// `<ms>-<seq>` as a Redis string, formatted without a heap buffer.
-fn stream_id_string(id: raw::RedisModuleStreamID) -> RedisString {
+fn stream_id_string(id: StreamId) -> RedisString {
     let (mut ms, mut seq) = (itoa::Buffer::new(), itoa::Buffer::new());
     let (ms, seq) = (ms.format(id.ms).as_bytes(), seq.format(id.seq).as_bytes());
     let mut buf = [0u8; 41];

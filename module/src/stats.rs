@@ -32,6 +32,8 @@ pub static REJECTED_CLAIMS: Counter = Counter::new();
 pub static CANCELS: Counter = Counter::new();
 pub static INITS: Counter = Counter::new();
 pub static META_CACHE_MISSES: Counter = Counter::new();
+/// `TICKET._APPLY` effects applied (on a replica, or at AOF load).
+pub static APPLIED: Counter = Counter::new();
 
 /// Counts the outcome of one `TICKET.CLAIM`.
 pub fn count_claim(outcome: &Result<Claim, TicketError>) {
@@ -53,6 +55,7 @@ fn ticket_info(ctx: &InfoContext, _for_crash_report: bool) -> RedisResult<()> {
         ("cancels", &CANCELS),
         ("events_created", &INITS),
         ("meta_cache_misses", &META_CACHE_MISSES),
+        ("applied_effects", &APPLIED),
     ];
     let mut section = ctx.builder().add_section("stats");
     for (name, counter) in fields {

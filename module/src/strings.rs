@@ -6,46 +6,23 @@
 //! cache is full and starts over (bounded memory with any number of events).
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use rustc_hash::FxHashMap;
 use std::ptr;
 
 use redis_module::raw::{self, RedisModuleString};
 
-/// The event's four keys, all sharing the hash tag `{E}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
-    Meta = 0,
-    Pool = 1,
-    Holders = 2,
-    Log = 3,
-}
+pub use protocol::keys::{Part, PARTS};
 
-pub const PARTS: [Part; 4] = [Part::Meta, Part::Pool, Part::Holders, Part::Log];
-
-impl Part {
-    pub fn suffix(self) -> &'static str {
-        match self {
-            Part::Meta => "meta",
-            Part::Pool => "pool",
-            Part::Holders => "holders",
-            Part::Log => "log",
-        }
+/// The Redis type one of the event's keys must have, and its name for error
+/// messages.
+pub fn expected_type(part: Part) -> (raw::KeyType, &'static str) {
+    match part {
+        Part::Meta | Part::Holders => (raw::KeyType::Hash, "hash"),
+        Part::Pool => (raw::KeyType::ZSet, "zset"),
+        Part::Log => (raw::KeyType::Stream, "stream"),
     }
-
-    /// The Redis type the key must have, and its name for error messages.
-    pub fn expected(self) -> (raw::KeyType, &'static str) {
-        match self {
-            Part::Meta | Part::Holders => (raw::KeyType::Hash, "hash"),
-            Part::Pool => (raw::KeyType::ZSet, "zset"),
-            Part::Log => (raw::KeyType::Stream, "stream"),
-        }
-    }
-}
-
-/// The name of one of the event's keys, e.g. `ticket:{e1}:pool`.
-pub fn key_name(event: &str, suffix: &str) -> String {
-    format!("ticket:{{{event}}}:{suffix}")
 }
 
 /// A string that lives for the rest of the process.
@@ -96,8 +73,11 @@ const CACHED_EVENTS: usize = 4096;
 
 thread_local! {
     static EVENTS: RefCell<FxHashMap<String, EventStrings>> = RefCell::new(FxHashMap::default());
-    static CONSTANTS: Constants = Constants::new();
 }
+
+/// The constant strings, made on first use and never freed (a pointer, not
+/// a thread-local copy: the hot path reads them a dozen times per command).
+static CONSTANTS: AtomicPtr<Constants> = AtomicPtr::new(ptr::null_mut());
 
 /// The key names of `event`, made on first use. The strings stay valid
 /// until the end of the current command even if the cache starts over.
@@ -115,13 +95,32 @@ pub fn event_strings(event: &str) -> EventStrings {
             }
         }
         let made = EventStrings {
-            keys: PARTS.map(|part| forever(key_name(event, part.suffix()).as_bytes())),
+            keys: PARTS.map(|part| forever(protocol::keys::key(event, part).as_bytes())),
             event: forever(event.as_bytes()),
         };
         cache.insert(event.to_owned(), made);
         made
     })
 }
+
+/// The log's field names and op names, and the effect's op names (the
+/// index of each is its position in [`Constants::named`]'s `match`).
+const NAMED: [&str; 14] = [
+    "op",
+    "event",
+    "user",
+    "ticket",
+    "at",
+    "total",
+    "opens_at",
+    "closes_at",
+    "claim",
+    "cancel",
+    "init",
+    "open",
+    "close",
+    "drop",
+];
 
 /// Constant field names and values.
 #[derive(Clone, Copy)]
@@ -132,25 +131,14 @@ pub struct Constants {
     pub opens_at: *mut RedisModuleString,
     pub closes_at: *mut RedisModuleString,
     pub created_at: *mut RedisModuleString,
-    named: [(&'static str, *mut RedisModuleString); 11],
+    /// The effect version this build writes, as an argument of `TICKET._APPLY`.
+    pub version: *mut RedisModuleString,
+    named: [(&'static str, *mut RedisModuleString); NAMED.len()],
 }
 
 impl Constants {
     fn new() -> Constants {
-        let named = [
-            "op",
-            "event",
-            "user",
-            "ticket",
-            "at",
-            "total",
-            "opens_at",
-            "closes_at",
-            "claim",
-            "cancel",
-            "init",
-        ]
-        .map(|s| (s, forever(s.as_bytes())));
+        let named = NAMED.map(|s| (s, forever(s.as_bytes())));
         let find = |s: &str| {
             named
                 .iter()
@@ -164,6 +152,7 @@ impl Constants {
             opens_at: find("opens_at"),
             closes_at: find("closes_at"),
             created_at: forever(b"created_at"),
+            version: forever(protocol::effect::VERSION.to_string().as_bytes()),
             named,
         }
     }
@@ -183,6 +172,9 @@ impl Constants {
             "claim" => 8,
             "cancel" => 9,
             "init" => 10,
+            "open" => 11,
+            "close" => 12,
+            "drop" => 13,
             _ => return None,
         };
         let (name, string) = self.named[index];
@@ -191,7 +183,14 @@ impl Constants {
     }
 }
 
-/// The constant strings (made on first use).
-pub fn constants() -> Constants {
-    CONSTANTS.with(|c| *c)
+/// The constant strings (made on first use, on Redis's main thread).
+pub fn constants() -> &'static Constants {
+    let mut made = CONSTANTS.load(Ordering::Relaxed);
+    if made.is_null() {
+        made = Box::into_raw(Box::new(Constants::new()));
+        CONSTANTS.store(made, Ordering::Relaxed);
+    }
+    // SAFETY: set once to a leaked Box and never freed or changed again;
+    // commands run on the main thread only, so there is no race to make it.
+    unsafe { &*made }
 }

@@ -46,8 +46,9 @@ use crate::db;
 use crate::metrics::Metrics;
 use crate::plan::Entry;
 use crate::redisio;
-use crate::streamid::StreamId;
 use crate::timefmt::now_ms;
+use protocol::keys::{valid_event, Part, EVENTS_CHANNEL};
+use protocol::StreamId;
 
 /// Settings of `run`.
 #[derive(Debug, Clone)]
@@ -267,7 +268,7 @@ fn subscriber(
         };
         let mut ps = conn.as_pubsub();
         if let Err(e) = ps
-            .subscribe(redisio::EVENTS_CHANNEL)
+            .subscribe(EVENTS_CHANNEL)
             .and_then(|_| ps.set_read_timeout(Some(Duration::from_millis(250))))
         {
             log::warn!("subscriber: SUBSCRIBE failed: {e}");
@@ -275,7 +276,7 @@ fn subscriber(
             sleep_unless(&stop, backoff.next_delay());
             continue;
         }
-        log::debug!("subscribed to {}", redisio::EVENTS_CHANNEL);
+        log::debug!("subscribed to {}", EVENTS_CHANNEL);
         backoff.reset();
         rescan.store(true, Ordering::Relaxed);
         subscribed.store(true, Ordering::Relaxed);
@@ -283,11 +284,8 @@ fn subscriber(
             match ps.get_message() {
                 Ok(msg) => {
                     let event = String::from_utf8_lossy(msg.get_payload_bytes()).into_owned();
-                    if !redisio::valid_event(&event) {
-                        log::warn!(
-                            "ignoring invalid event id {event:?} on {}",
-                            redisio::EVENTS_CHANNEL
-                        );
+                    if !valid_event(&event) {
+                        log::warn!("ignoring invalid event id {event:?} on {}", EVENTS_CHANNEL);
                         continue;
                     }
                     log::debug!("discovered event {event} by notification");
@@ -359,7 +357,7 @@ fn reader(
             || started.elapsed() > Duration::from_secs(2);
         if scan_due && may_scan {
             rescan.store(false, Ordering::Relaxed);
-            match redisio::scan_all(&cfg.redis_url, c, "log", "stream") {
+            match redisio::scan_all(&cfg.redis_url, c, Part::Log, "stream") {
                 Ok(found) => {
                     let found: std::collections::BTreeSet<String> = found.into_iter().collect();
                     // Forget logs that are gone (TICKET.DROP). EXISTS guards

@@ -23,9 +23,9 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Transaction, TxOpts, Value};
 
 use crate::plan::{plan, Entry, FastPlan, Plan};
-use crate::record::Op;
-use crate::streamid::StreamId;
 use crate::timefmt::datetime;
+use protocol::record::{Op, Tickets};
+use protocol::StreamId;
 
 mod embedded {
     refinery::embed_migrations!("../migrations");
@@ -88,7 +88,7 @@ pub struct Conflict {
     /// User id, when known.
     pub user: Option<String>,
     /// Ticket number, when known.
-    pub ticket: Option<i32>,
+    pub ticket: Option<i64>,
     /// Human-readable detail.
     pub detail: String,
 }
@@ -201,7 +201,7 @@ fn try_exec<P: Into<mysql::Params>>(
     }
 }
 
-fn opt_time(ms: u64) -> Value {
+fn opt_time(ms: i64) -> Value {
     if ms == 0 {
         Value::NULL
     } else {
@@ -399,11 +399,9 @@ fn slow(
 }
 
 fn conflict_of(id: StreamId, op: &Op, reason: &'static str, detail: String) -> Conflict {
-    let (user, ticket) = match op {
-        Op::Claim { user, ticket } | Op::Cancel { user, ticket } => {
-            (Some(user.clone()), Some(*ticket))
-        }
-        _ => (None, None),
+    let (user, ticket) = match op.order() {
+        Some((user, tickets, _)) => (Some(user.clone()), Some(tickets.lowest())),
+        None => (None, None),
     };
     Conflict {
         id,
@@ -423,7 +421,7 @@ fn one(
     event: &str,
     id: StreamId,
     op: &Op,
-    at: u64,
+    at: i64,
 ) -> Result<Verdict, mysql::Error> {
     match op {
         Op::Init {
@@ -452,7 +450,10 @@ fn one(
                 (event, total, total),
             )?;
         }
-        Op::Claim { user, ticket } => {
+        Op::Claim {
+            user,
+            tickets: Tickets::One(ticket),
+        } => {
             let stock: Option<i64> = tx.exec_first(
                 "SELECT remaining_stock FROM ticket_stock WHERE event_id = ?",
                 (event,),
@@ -510,7 +511,10 @@ fn one(
                 )?;
             }
         }
-        Op::Cancel { user, ticket } => {
+        Op::Cancel {
+            user,
+            tickets: Tickets::One(ticket),
+        } => {
             tx.exec_drop(
                 "UPDATE ticket_participation SET status = 'canceled', canceled_at = ?, stream_id = ? WHERE event_id = ? AND user_id = ? AND status = 'active' AND ticket_number = ?",
                 (datetime(at), id.to_string(), event, user.as_str(), ticket),
@@ -537,6 +541,13 @@ fn one(
                     format!("{} of an event without a ticket_event row", op.name()),
                 )));
             }
+        }
+        // Orders of several tickets and holds need the V2 schema.
+        other => {
+            return Ok(Err((
+                "unsupported_op",
+                format!("{} is not applied by this sidecar yet", other.name()),
+            )))
         }
     }
     Ok(Ok(()))

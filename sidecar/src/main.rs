@@ -12,9 +12,7 @@ mod db;
 mod metrics;
 mod plan;
 mod reconcile;
-mod record;
 mod redisio;
-mod streamid;
 mod timefmt;
 
 use std::process::ExitCode;
@@ -255,7 +253,7 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
                 None => {
                     let mut all = db::events(&mut my).map_err(|e| format!("MySQL: {e}"))?;
                     all.extend(
-                        redisio::scan_all(&redis_url, &mut rc, "meta", "hash")
+                        redisio::scan_all(&redis_url, &mut rc, protocol::keys::Part::Meta, "hash")
                             .map_err(|e| format!("Redis: {e}"))?,
                     );
                     let mut v: Vec<String> = all.into_iter().collect();

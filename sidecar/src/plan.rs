@@ -19,8 +19,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::record::{Malformed, Op, Record};
-use crate::streamid::StreamId;
+use protocol::record::{Malformed, Op, Record, Tickets};
+use protocol::StreamId;
 
 /// One stream entry, decoded or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,9 +39,9 @@ pub struct Move {
     /// User id.
     pub user: String,
     /// Ticket number.
-    pub ticket: i32,
+    pub ticket: i64,
     /// Unix ms of the entry.
-    pub at: u64,
+    pub at: i64,
 }
 
 /// An `init` in a fast plan.
@@ -50,13 +50,13 @@ pub struct Init {
     /// Entry id.
     pub id: StreamId,
     /// Total tickets.
-    pub total: i32,
+    pub total: i64,
     /// Opening time (unix ms, 0 = none).
-    pub opens_at: u64,
+    pub opens_at: i64,
     /// Closing time (unix ms, 0 = none).
-    pub closes_at: u64,
+    pub closes_at: i64,
     /// Unix ms of the entry.
-    pub at: u64,
+    pub at: i64,
 }
 
 /// The statements of a fast-path batch.
@@ -69,7 +69,7 @@ pub struct FastPlan {
     /// Claims (new or re-claims after a cancel).
     pub claims: Vec<Move>,
     /// The last open/close of the batch: (`"open"`/`"close"`, at).
-    pub status: Option<(&'static str, u64)>,
+    pub status: Option<(&'static str, i64)>,
     /// `remaining_stock` must be at least this before the batch (peak prefix
     /// need, `>= 0`); `UPDATE .. WHERE remaining_stock >= need`.
     pub stock_need: i64,
@@ -101,8 +101,8 @@ pub fn plan(offset: StreamId, entries: &[Entry]) -> (Vec<Entry>, Plan) {
 fn fast_plan(todo: &[Entry]) -> Plan {
     let mut fp = FastPlan::default();
     let mut users: HashSet<&str> = HashSet::new();
-    let mut claimed: HashSet<i32> = HashSet::new();
-    let mut canceled: HashSet<i32> = HashSet::new();
+    let mut claimed: HashSet<i64> = HashSet::new();
+    let mut canceled: HashSet<i64> = HashSet::new();
     let mut running: i64 = 0;
     for (i, e) in todo.iter().enumerate() {
         let rec = match &e.rec {
@@ -126,7 +126,14 @@ fn fast_plan(todo: &[Entry]) -> Plan {
                     at: rec.at,
                 });
             }
-            Op::Claim { user, ticket } | Op::Cancel { user, ticket } => {
+            Op::Claim {
+                user,
+                tickets: Tickets::One(ticket),
+            }
+            | Op::Cancel {
+                user,
+                tickets: Tickets::One(ticket),
+            } => {
                 if !users.insert(user) {
                     return Plan::Slow(format!("user {user:?} twice in batch"));
                 }
@@ -153,6 +160,7 @@ fn fast_plan(todo: &[Entry]) -> Plan {
             }
             Op::Open => fp.status = Some(("open", rec.at)),
             Op::Close => fp.status = Some(("close", rec.at)),
+            other => return Plan::Slow(format!("{} {} has no fast path", other.name(), e.id)),
         }
     }
     fp.stock_delta = running;
@@ -185,12 +193,12 @@ mod tests {
         event: bool,
         stock: i64,
         /// user -> (ticket, active)
-        rows: BTreeMap<String, (i32, bool)>,
+        rows: BTreeMap<String, (i64, bool)>,
         conflicts: Vec<(StreamId, &'static str)>,
     }
 
     impl Db {
-        fn active_holder(&self, t: i32) -> Option<&String> {
+        fn active_holder(&self, t: i64) -> Option<&String> {
             self.rows
                 .iter()
                 .find(|(_, (n, a))| *a && *n == t)
@@ -209,9 +217,12 @@ mod tests {
                         return self.conflicts.push((e.id, "duplicate_init"));
                     }
                     self.event = true;
-                    self.stock = i64::from(*total);
+                    self.stock = *total;
                 }
-                Op::Claim { user, ticket } => {
+                Op::Claim {
+                    user,
+                    tickets: Tickets::One(ticket),
+                } => {
                     if !self.event {
                         return self.conflicts.push((e.id, "unknown_event"));
                     }
@@ -227,7 +238,10 @@ mod tests {
                     self.stock -= 1;
                     self.rows.insert(user.clone(), (*ticket, true));
                 }
-                Op::Cancel { user, ticket } => match self.rows.get_mut(user) {
+                Op::Cancel {
+                    user,
+                    tickets: Tickets::One(ticket),
+                } => match self.rows.get_mut(user) {
                     Some((t, a)) if *a && t == ticket => {
                         *a = false;
                         self.stock += 1;
@@ -239,6 +253,7 @@ mod tests {
                         self.conflicts.push((e.id, "unknown_event"));
                     }
                 }
+                _ => self.conflicts.push((e.id, "unsupported_op")),
             }
         }
 
@@ -250,7 +265,7 @@ mod tests {
                     return Err(()); // duplicate key on ticket_event
                 }
                 db.event = true;
-                db.stock = i64::from(i.total);
+                db.stock = i.total;
             }
             if !db.event && (fp.status.is_some() || !fp.claims.is_empty() || !fp.cancels.is_empty())
             {
@@ -281,9 +296,9 @@ mod tests {
 
     fn arb_entries() -> impl Strategy<Value = Vec<Entry>> {
         let op = prop_oneof![
-            6 => (0..6usize, 1..6i32).prop_map(|(u, t)| Ok(Op::Claim { user: format!("u{u}"), ticket: t })),
-            3 => (0..6usize, 1..6i32).prop_map(|(u, t)| Ok(Op::Cancel { user: format!("u{u}"), ticket: t })),
-            1 => (1..6i32).prop_map(|t| Ok(Op::Init { total: t, opens_at: 0, closes_at: 0 })),
+            6 => (0..6usize, 1..6i64).prop_map(|(u, t)| Ok(Op::Claim { user: format!("u{u}"), tickets: Tickets::One(t) })),
+            3 => (0..6usize, 1..6i64).prop_map(|(u, t)| Ok(Op::Cancel { user: format!("u{u}"), tickets: Tickets::One(t) })),
+            1 => (1..6i64).prop_map(|t| Ok(Op::Init { total: t, opens_at: 0, closes_at: 0 })),
             1 => Just(Ok(Op::Open)),
             1 => Just(Ok(Op::Close)),
             1 => Just(Err(())),
@@ -294,7 +309,7 @@ mod tests {
                 .map(|(i, op)| Entry {
                     id: StreamId::new(100 + i as u64 / 3, i as u64 % 3),
                     rec: match op {
-                        Ok(op) => Ok(Record { op, at: i as u64 }),
+                        Ok(op) => Ok(Record { op, at: i as i64 }),
                         Err(()) => Err(Malformed {
                             reason: "bad".into(),
                             user: None,
@@ -311,7 +326,7 @@ mod tests {
         (
             any::<bool>(),
             0..4i64,
-            proptest::collection::btree_map(0..6usize, (1..6i32, any::<bool>()), 0..5),
+            proptest::collection::btree_map(0..6usize, (1..6i64, any::<bool>()), 0..5),
         )
             .prop_map(|(event, stock, rows)| {
                 let mut db = Db {
@@ -320,6 +335,8 @@ mod tests {
                     ..Db::default()
                 };
                 let mut used = HashSet::new();
+                // Participation rows exist only under an event row.
+                let rows = if event { rows } else { Default::default() };
                 for (u, (t, a)) in rows {
                     // keep the model's own unique index valid
                     let a = a && used.insert(t);
@@ -373,28 +390,28 @@ mod tests {
                 1,
                 Op::Claim {
                     user: "a".into(),
-                    ticket: 1,
+                    tickets: Tickets::One(1),
                 },
             ),
             mk(
                 2,
                 Op::Claim {
                     user: "b".into(),
-                    ticket: 2,
+                    tickets: Tickets::One(2),
                 },
             ),
             mk(
                 3,
                 Op::Cancel {
                     user: "c".into(),
-                    ticket: 3,
+                    tickets: Tickets::One(3),
                 },
             ),
             mk(
                 4,
                 Op::Claim {
                     user: "d".into(),
-                    ticket: 3,
+                    tickets: Tickets::One(3),
                 },
             ),
         ];
@@ -413,14 +430,14 @@ mod tests {
                 1,
                 Op::Claim {
                     user: "d".into(),
-                    ticket: 3,
+                    tickets: Tickets::One(3),
                 },
             ),
             mk(
                 2,
                 Op::Cancel {
                     user: "c".into(),
-                    ticket: 3,
+                    tickets: Tickets::One(3),
                 },
             ),
         ];

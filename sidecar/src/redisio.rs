@@ -12,33 +12,18 @@ use redis::cluster::{ClusterClient, ClusterConnection};
 use redis::{Connection, ConnectionLike, RedisResult, Value};
 
 use crate::plan::Entry;
-use crate::record::decode;
-use crate::streamid::StreamId;
-
-/// Channel on which the module publishes the event id at every `TICKET.INIT`.
-pub const EVENTS_CHANNEL: &str = "ticket:events";
+use protocol::keys::{self, Part};
+use protocol::record::decode;
+use protocol::StreamId;
 
 /// The log key of an event.
 pub fn log_key(event: &str) -> String {
-    format!("ticket:{{{event}}}:log")
+    keys::key(event, Part::Log)
 }
 
-/// True for a valid event id: 1–64 bytes of `[A-Za-z0-9_.:-]`.
-pub fn valid_event(event: &str) -> bool {
-    !event.is_empty()
-        && event.len() <= 64
-        && event
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
-}
-
-/// The event id of a key `ticket:{E}:<suffix>`, if well-formed.
-pub fn event_of_key<'a>(key: &'a str, suffix: &str) -> Option<&'a str> {
-    let inner = key
-        .strip_prefix("ticket:{")?
-        .strip_suffix(suffix)?
-        .strip_suffix("}:")?;
-    valid_event(inner).then_some(inner)
+/// The event id of a key `ticket:{E}:<part>`, if well-formed.
+pub fn event_of_key(key: &str, part: Part) -> Option<&str> {
+    keys::event_of_key(key.as_bytes(), part)
 }
 
 /// Opens a connection with bounded connect and I/O timeouts.
@@ -211,18 +196,18 @@ fn crc16_xmodem(data: &[u8]) -> u16 {
 pub fn scan_all(
     seed_url: &str,
     conn: &mut Conn,
-    suffix: &str,
+    part: Part,
     type_: &str,
 ) -> RedisResult<Vec<String>> {
     match conn {
-        Conn::Single(c) => scan_events(c, suffix, type_),
+        Conn::Single(c) => scan_events(c, part, type_),
         Conn::Cluster(c) => {
             let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(c.as_mut())?;
             remember_cluster_nodes(&nodes);
             let mut out = Vec::new();
             for m in parse_cluster_masters(&nodes) {
                 let mut node = connect(&node_url(seed_url, &m), Duration::from_secs(10))?;
-                out.extend(scan_events(&mut node, suffix, type_)?);
+                out.extend(scan_events(&mut node, part, type_)?);
             }
             out.sort();
             out.dedup();
@@ -335,7 +320,7 @@ pub fn xread(
     Ok(parse_xread(&reply)
         .into_iter()
         .filter_map(|(key, v)| {
-            let event = event_of_key(&key, "log")?.to_owned();
+            let event = event_of_key(&key, Part::Log)?.to_owned();
             let entries = parse_entries(&event, &v);
             Some((event, entries))
         })
@@ -345,10 +330,10 @@ pub fn xread(
 /// All event ids with a `ticket:{E}:<suffix>` key of `type_` (one SCAN).
 pub fn scan_events(
     conn: &mut dyn ConnectionLike,
-    suffix: &str,
+    part: Part,
     type_: &str,
 ) -> RedisResult<Vec<String>> {
-    let pattern = format!("ticket:{{*}}:{suffix}");
+    let pattern = keys::key("*", part);
     let mut cursor: u64 = 0;
     let mut out = Vec::new();
     loop {
@@ -363,7 +348,7 @@ pub fn scan_events(
             .query(conn)?;
         out.extend(
             keys.iter()
-                .filter_map(|k| event_of_key(k, suffix))
+                .filter_map(|k| event_of_key(k, part))
                 .map(str::to_owned),
         );
         if next == 0 {
@@ -478,7 +463,7 @@ pub fn read_event(conn: &mut dyn ConnectionLike, event: &str) -> RedisResult<Opt
         return Ok(None);
     };
     let raw: HashMap<String, String> = redis::cmd("HGETALL")
-        .arg(format!("ticket:{{{event}}}:holders"))
+        .arg(keys::key(event, Part::Holders))
         .query(conn)?;
     let mut holders = HashMap::new();
     for (u, t) in raw {
@@ -497,20 +482,6 @@ mod tests {
 
     fn bs(s: &str) -> Value {
         Value::BulkString(s.as_bytes().to_vec())
-    }
-
-    #[test]
-    fn keys() {
-        assert_eq!(log_key("e1"), "ticket:{e1}:log");
-        assert_eq!(event_of_key("ticket:{e1}:log", "log"), Some("e1"));
-        assert_eq!(
-            event_of_key("ticket:{a.b:c-d_1}:meta", "meta"),
-            Some("a.b:c-d_1")
-        );
-        assert_eq!(event_of_key("ticket:{a}b}:log", "log"), None);
-        assert_eq!(event_of_key("ticket:{}:log", "log"), None);
-        assert_eq!(event_of_key("ticket:{e1}:meta", "log"), None);
-        assert_eq!(event_of_key("other:{e1}:log", "log"), None);
     }
 
     #[test]
@@ -622,7 +593,7 @@ e7d1 10.0.0.1:30001@40001 myself,master - 0 0 1 connected 0-5460";
         #[test]
         fn xread_parsing_never_panics(v in arb_value()) {
             for (key, streams) in parse_xread(&v) {
-                let _ = event_of_key(&key, "log");
+                let _ = event_of_key(&key, Part::Log);
                 let _ = parse_entries("e1", &streams);
             }
             let _ = parse_entries("e1", &v);

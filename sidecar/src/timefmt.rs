@@ -5,13 +5,13 @@
 
 /// Formats unix ms as `YYYY-MM-DD HH:MM:SS.mmm` (UTC). Values past year 9999
 /// are clamped to `9999-12-31 23:59:59.999` (MySQL's DATETIME maximum).
-pub fn datetime(ms: u64) -> String {
-    const MAX_MS: u64 = 253_402_300_799_999; // 9999-12-31 23:59:59.999
-    let ms = ms.min(MAX_MS);
+pub fn datetime(ms: i64) -> String {
+    const MAX_MS: i64 = 253_402_300_799_999; // 9999-12-31 23:59:59.999
+    let ms = ms.clamp(0, MAX_MS);
     let secs = ms / 1000;
     let days = secs / 86_400;
     let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days as i64);
+    let (y, m, d) = civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{:03}",
         rem / 3600,
@@ -53,6 +53,6 @@ mod tests {
         assert_eq!(datetime(1_700_000_000_123), "2023-11-14 22:13:20.123");
         assert_eq!(datetime(951_782_400_000), "2000-02-29 00:00:00.000");
         assert_eq!(datetime(4_107_542_399_999), "2100-02-28 23:59:59.999");
-        assert_eq!(datetime(u64::MAX), "9999-12-31 23:59:59.999");
+        assert_eq!(datetime(i64::MAX), "9999-12-31 23:59:59.999");
     }
 }

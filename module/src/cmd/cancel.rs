@@ -19,7 +19,7 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
     guarded(|| {
         let [event, user] = exactly(&argv)?;
         let (event, user) = (args::event_id(event)?, args::user_id(user)?);
-        let mut store = RedisStore::open(ctx, event, Access::Write, Some((user, &argv[2])));
+        let mut store = RedisStore::open(ctx, event, Access::Write, Some((user, argv[2].inner)));
         let returned = pool::cancel(&mut store, event, user, now_ms())?;
         if returned.is_some() {
             stats::CANCELS.bump();

@@ -14,17 +14,20 @@
 
 use std::sync::atomic::Ordering;
 
-use redis_module::{Context, RedisResult, RedisString, RedisValue};
+use redis_module::raw::RedisModuleString;
+use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{exactly, guarded, now_ms};
+use super::{exactly_raw, guarded, now_ms};
 use crate::redis_store::{Access, RedisStore};
 use crate::{args, pool, stats, POOL_CHUNK};
 
-pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+/// Takes Redis's argv as is (registered by hand in `lib.rs`, so the hot path
+/// skips the crate's copy of every argument into a `Vec<RedisString>`).
+pub fn command(ctx: &Context, argv: &[*mut RedisModuleString]) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(&argv)?;
+        let [event, user] = exactly_raw(argv)?;
         let (event, user) = (args::event_id(event)?, args::user_id(user)?);
-        let mut store = RedisStore::open(ctx, event, Access::Write, Some((user, &argv[2])));
+        let mut store = RedisStore::open(ctx, event, Access::Write, Some((user, argv[2])));
         let chunk = POOL_CHUNK.load(Ordering::Relaxed);
         let outcome = pool::claim(&mut store, event, user, now_ms(), chunk);
         stats::count_claim(&outcome);

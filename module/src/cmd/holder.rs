@@ -13,7 +13,7 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
     guarded(|| {
         let [event, user] = exactly(&argv)?;
         let (event, user) = (args::event_id(event)?, args::user_id(user)?);
-        let mut store = RedisStore::open(ctx, event, Access::Read, Some((user, &argv[2])));
+        let mut store = RedisStore::open(ctx, event, Access::Read, Some((user, argv[2].inner)));
         Ok(integer_or_nil(pool::holder(&mut store, event, user)?))
     })
 }

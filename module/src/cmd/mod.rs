@@ -1,6 +1,7 @@
 //! One file per `TICKET.*` command; this file holds what they share: the
 //! panic guard at the command boundary and the argument plumbing.
 
+pub mod apply;
 pub mod cancel;
 pub mod claim;
 pub mod drop;
@@ -11,6 +12,7 @@ pub mod status;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use redis_module::raw::RedisModuleString;
 use redis_module::{RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::error::TicketError;
@@ -54,11 +56,33 @@ pub fn arguments(args: &[RedisString], min: usize, max: usize) -> Result<Vec<&[u
     Ok(rest.iter().map(|a| a.as_slice()).collect())
 }
 
-/// Exactly `N` arguments after the command name.
+/// Exactly `N` arguments after the command name (no allocation: this is on
+/// the claim path).
 pub fn exactly<const N: usize>(args: &[RedisString]) -> Result<[&[u8]; N], CommandError> {
-    arguments(args, N, N)?
-        .try_into()
-        .map_err(|_| CommandError::Arity)
+    match args.get(1..) {
+        Some(rest) if rest.len() == N => Ok(std::array::from_fn(|i| rest[i].as_slice())),
+        _ => Err(CommandError::Arity),
+    }
+}
+
+/// Exactly `N` arguments after the command name, read from Redis's own argv.
+pub fn exactly_raw<const N: usize>(
+    argv: &[*mut RedisModuleString],
+) -> Result<[&[u8]; N], CommandError> {
+    match argv.get(1..) {
+        Some(rest) if rest.len() == N => Ok(std::array::from_fn(|i| bytes_of(rest[i]))),
+        _ => Err(CommandError::Arity),
+    }
+}
+
+/// The bytes of one of Redis's argv strings (valid for the whole command).
+fn bytes_of<'a>(s: *mut RedisModuleString) -> &'a [u8] {
+    let mut len = 0;
+    // SAFETY: Redis keeps argv alive and unchanged until the command returns.
+    unsafe {
+        let p = redis_module::raw::RedisModule_StringPtrLen.unwrap()(s, &mut len);
+        std::slice::from_raw_parts(p.cast::<u8>(), len)
+    }
 }
 
 /// Current unix time in milliseconds, from Redis's clock.

@@ -1,0 +1,135 @@
+//! Key names and identifiers (DESIGN.md "Keys").
+//!
+//! All keys of event `E` share the hash tag `{E}`, so they live in one
+//! cluster slot: `ticket:{E}:meta` (hash), `ticket:{E}:pool` (zset),
+//! `ticket:{E}:holders` (hash), `ticket:{E}:log` (stream). Event ids have no
+//! braces, so the hash tag of the event argument equals the keys' tag and
+//! cluster clients route `TICKET.* E ...` by its first argument.
+
+/// Channel on which `TICKET.INIT` publishes the new event's id.
+pub const EVENTS_CHANNEL: &str = "ticket:events";
+
+/// Longest event or user id, in bytes (MySQL `VARCHAR(64)` holds them).
+pub const MAX_ID_LEN: usize = 64;
+
+/// Largest event size and ticket number: MySQL `INT` holds every number.
+pub const MAX_TOTAL: i64 = 2_147_483_647;
+
+/// One of an event's keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Meta = 0,
+    Pool = 1,
+    Holders = 2,
+    Log = 3,
+}
+
+/// Every key of an event, in the order of [`Part`]'s discriminants.
+pub const PARTS: [Part; 4] = [Part::Meta, Part::Pool, Part::Holders, Part::Log];
+
+impl Part {
+    /// The last segment of the key name.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Part::Meta => "meta",
+            Part::Pool => "pool",
+            Part::Holders => "holders",
+            Part::Log => "log",
+        }
+    }
+}
+
+/// The name of one of the event's keys, e.g. `ticket:{e1}:pool`.
+pub fn key(event: &str, part: Part) -> String {
+    format!("ticket:{{{event}}}:{}", part.suffix())
+}
+
+/// The event whose `part` key `key` is, if it is one
+/// (`ticket:{E}:log` -> `E`).
+pub fn event_of_key(key: &[u8], part: Part) -> Option<&str> {
+    let inner = key
+        .strip_prefix(b"ticket:{")?
+        .strip_suffix(part.suffix().as_bytes())?
+        .strip_suffix(b"}:")?;
+    let event = std::str::from_utf8(inner).ok()?;
+    valid_event(event).then_some(event)
+}
+
+/// An event id: 1–64 bytes of `[A-Za-z0-9_.:-]`.
+pub fn valid_event(event: &str) -> bool {
+    !event.is_empty()
+        && event.len() <= MAX_ID_LEN
+        && event
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+}
+
+/// Why a user id is refused, or `None` when it is valid: 1–64 bytes of
+/// UTF-8 without control characters (it must fit MySQL `VARCHAR(64)`
+/// utf8mb4; refusing it at claim time beats poisoning the sidecar later).
+pub fn user_problem(user: &str) -> Option<&'static str> {
+    if user.is_empty() || user.len() > MAX_ID_LEN {
+        Some("must be 1-64 bytes")
+    } else if user.chars().any(char::is_control) {
+        Some("control characters are not allowed")
+    } else {
+        None
+    }
+}
+
+/// True for a valid user id (see [`user_problem`]).
+pub fn valid_user(user: &str) -> bool {
+    user_problem(user).is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn key_names_share_the_hash_tag() {
+        assert_eq!(key("e1", Part::Log), "ticket:{e1}:log");
+        assert_eq!(key("e1", Part::Meta), "ticket:{e1}:meta");
+        assert_eq!(PARTS.map(Part::suffix), ["meta", "pool", "holders", "log"]);
+    }
+
+    #[test]
+    fn event_of_key_accepts_only_well_formed_keys() {
+        assert_eq!(event_of_key(b"ticket:{e1}:log", Part::Log), Some("e1"));
+        assert_eq!(
+            event_of_key(b"ticket:{a.b:c-d_1}:meta", Part::Meta),
+            Some("a.b:c-d_1")
+        );
+        assert_eq!(event_of_key(b"ticket:{a}b}:log", Part::Log), None);
+        assert_eq!(event_of_key(b"ticket:{}:log", Part::Log), None);
+        assert_eq!(event_of_key(b"ticket:{e1}:meta", Part::Log), None);
+        assert_eq!(event_of_key(b"other", Part::Log), None);
+    }
+
+    #[test]
+    fn ids() {
+        assert!(valid_event("concert-2026.a:b_c"));
+        assert!(!valid_event("a{b}"));
+        assert!(!valid_event(""));
+        assert!(!valid_event(&"a".repeat(65)));
+        assert!(valid_user("ü-ß 13"));
+        assert!(valid_user(&"a".repeat(64)));
+        assert_eq!(user_problem(&"a".repeat(65)), Some("must be 1-64 bytes"));
+        assert_eq!(user_problem(""), Some("must be 1-64 bytes"));
+        assert_eq!(
+            user_problem("a\u{7f}"),
+            Some("control characters are not allowed")
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn every_valid_event_round_trips_through_its_keys(event in "[A-Za-z0-9_.:-]{1,64}") {
+            for part in PARTS {
+                let name = key(&event, part);
+                prop_assert_eq!(event_of_key(name.as_bytes(), part), Some(event.as_str()));
+            }
+        }
+    }
+}

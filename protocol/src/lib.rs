@@ -1,0 +1,20 @@
+//! The contract between ticketgate's halves, in one place and without I/O:
+//!
+//! * [`keys`]: the key names of an event (`ticket:{E}:meta|pool|holders|log`),
+//!   the `ticket:events` channel and the rules for event and user ids;
+//! * [`record`]: the stream record appended to `ticket:{E}:log` for every
+//!   state change — encoded by the module, decoded by the sidecar;
+//! * [`effect`]: `TICKET._APPLY`, the one fully determined command a state
+//!   change is replicated as — encoded by the primary, decoded by replicas
+//!   and the AOF loader;
+//! * [`streamid`]: stream ids, ordered as number pairs.
+//!
+//! The module, the sidecar, `ticketgate-live` and the bench all depend on
+//! this crate, so a format can only change here.
+
+pub mod effect;
+pub mod keys;
+pub mod record;
+pub mod streamid;
+
+pub use streamid::StreamId;
