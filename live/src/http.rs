@@ -19,7 +19,8 @@ use crate::feed::Feed;
 use crate::hub::Hub;
 use crate::metrics::Metrics;
 use crate::source::Source;
-use crate::stock::{send_current, valid_event_id};
+use crate::stock::send_current;
+use protocol::keys::valid_event;
 
 /// How long a first subscriber waits for the first read of an event.
 const FIRST_READ: Duration = Duration::from_secs(5);
@@ -62,7 +63,7 @@ fn bad_event(event: &str) -> Response {
 }
 
 async fn page(Path(event): Path<String>) -> Response {
-    if !valid_event_id(&event) {
+    if !valid_event(&event) {
         return bad_event(&event);
     }
     Html(PAGE).into_response()
@@ -89,7 +90,7 @@ async fn stock(
     Path(event): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if !valid_event_id(&event) {
+    if !valid_event(&event) {
         return bad_event(&event);
     }
     let mut rx = app.hub.subscribe(&event);
