@@ -469,8 +469,9 @@ pub const REFERENCE: &str = "reference: MySQL polled 1/s";
 /// The scenario: ticketgate-live with 100 and N subscribers, then polling
 /// once a second (Redis, and the reference design's MySQL) with N.
 pub fn live(ctx: &Ctx) -> Result<ScenarioReport> {
-    let nofile = raise_nofile()?;
-    let n = ctx.sizes.live_subscribers as usize;
+    let nofile = raise_nofile()? as usize;
+    // Each subscriber is one socket here and one in the server child.
+    let n = (ctx.sizes.live_subscribers as usize).min(nofile.saturating_sub(300).max(1));
     let small = n.min(100);
     let mut rep = ScenarioReport::new(
         "live",
@@ -489,8 +490,10 @@ pub fn live(ctx: &Ctx) -> Result<ScenarioReport> {
             col("reads_per_s", "source reads/s", 1),
         ],
     );
-    if (nofile as usize) < n + 200 {
-        bail!("open-files limit {nofile} is too low for {n} subscribers (ulimit -Hn)");
+    if n < ctx.sizes.live_subscribers as usize {
+        rep.notes.push(format!(
+            "only {n} subscribers: the open-files hard limit is {nofile} (ulimit -Hn)"
+        ));
     }
     let rows = [
         (LIVE, Server::Live(10), small),
