@@ -2,8 +2,8 @@
 //! module — the current stock on connect, every claim, cancel and close
 //! pushed with growing ids, `Last-Event-ID` on reconnect, 404 for unknown
 //! events, heartbeats, one Redis read per tick whatever the number of
-//! subscribers, a Redis restart under open streams, and a replica as the
-//! only source.
+//! subscribers, a Redis restart under open streams, a replica as the only
+//! source, and an ACL user that may only `PING`, `INFO` and `TICKET.STATUS`.
 
 #[path = "support/live.rs"]
 mod support;
@@ -232,4 +232,37 @@ fn a_replica_is_enough() {
         "the primary served STATUS reads"
     );
     assert!(calls(&mut r).contains("cmdstat_ticket.status"));
+}
+
+#[test]
+fn a_user_that_may_only_read_status_is_enough() {
+    let redis = RedisServer::start();
+    let mut c = redis.conn();
+    run(&mut c, &["TICKET.INIT", "acl", "4"]);
+    let rules = [
+        "on",
+        ">live-pw",
+        "resetkeys",
+        "%R~*",
+        "-@all",
+        "+ping",
+        "+info",
+        "+ticket.status",
+    ];
+    let mut setuser = vec!["ACL", "SETUSER", "live-ro"];
+    setuser.extend(rules);
+    run(&mut c, &setuser);
+    let url = format!("redis://live-ro:live-pw@127.0.0.1:{}/", redis.port());
+    let live = Live::start(&url, &[]);
+    let s = live.subscribe("acl", None);
+    assert_eq!(s.stock(SOON).int("remaining"), 4);
+    claim(&mut c, "acl", "u1");
+    until_remaining(&s, 3);
+    assert_eq!(live.get("/healthz").0, 200);
+    assert_eq!(
+        live.metric("ticketgate_live_redis_errors_total"),
+        0.0,
+        "{}",
+        live.log()
+    );
 }
