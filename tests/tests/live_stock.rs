@@ -3,7 +3,8 @@
 //! pushed with growing ids, `Last-Event-ID` on reconnect, 404 for unknown
 //! events, heartbeats, one Redis read per tick whatever the number of
 //! subscribers, a Redis restart under open streams, a replica as the only
-//! source, and an ACL user that may only `PING`, `INFO` and `TICKET.STATUS`.
+//! source, an ACL user that may only `PING`, `INFO` and `TICKET.STATUS`,
+//! and `event: missing` for a dropped event that later comes back.
 
 #[path = "support/live.rs"]
 mod support;
@@ -265,4 +266,22 @@ fn a_user_that_may_only_read_status_is_enough() {
         "{}",
         live.log()
     );
+}
+
+#[test]
+fn a_dropped_event_is_reported_missing_and_comes_back_when_recreated() {
+    let redis = RedisServer::start();
+    let mut c = redis.conn();
+    run(&mut c, &["TICKET.INIT", "phoenix2", "3"]);
+    let live = Live::start(&redis.url(), &[]);
+    let s = live.subscribe("phoenix2", None);
+    let first = s.stock(SOON);
+    run(&mut c, &["TICKET.DROP", "phoenix2", "FORCE"]);
+    let gone = s.until(SOON, "event: missing", |m| m.event == "missing");
+    assert_eq!(gone.json()["event"], "phoenix2");
+    assert!(gone.id > first.id);
+    run(&mut c, &["TICKET.INIT", "phoenix2", "7"]);
+    let back = s.stock(SOON);
+    assert_eq!(back.int("total"), 7);
+    assert!(back.id > gone.id);
 }
