@@ -105,16 +105,37 @@ mod registration {
         Ok(())
     }
 
+    /// A command handler that reads Redis's argv in place.
+    type RawHandler = fn(&Context, &[*mut raw::RedisModuleString]) -> redis_module::RedisResult;
+
+    /// Runs `handler` on the command's argv and sends its reply.
+    fn dispatch(
+        ctx: *mut raw::RedisModuleCtx,
+        argv: *mut *mut raw::RedisModuleString,
+        argc: c_int,
+        handler: RawHandler,
+    ) -> c_int {
+        let context = Context::new(ctx);
+        // SAFETY: Redis passes argc live strings that outlive the call.
+        let args = unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) };
+        let reply = handler(&context, args);
+        context.reply(reply) as c_int
+    }
+
     extern "C" fn claim_command(
         ctx: *mut raw::RedisModuleCtx,
         argv: *mut *mut raw::RedisModuleString,
         argc: c_int,
     ) -> c_int {
-        let context = Context::new(ctx);
-        // SAFETY: Redis passes argc live strings that outlive the call.
-        let args = unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) };
-        let reply = cmd::claim::command(&context, args);
-        context.reply(reply) as c_int
+        dispatch(ctx, argv, argc, cmd::claim::command)
+    }
+
+    extern "C" fn apply_command(
+        ctx: *mut raw::RedisModuleCtx,
+        argv: *mut *mut raw::RedisModuleString,
+        argc: c_int,
+    ) -> c_int {
+        dispatch(ctx, argv, argc, cmd::apply::command)
     }
 
     /// `RedisModule_CreateCommand` for a hand-registered command whose
@@ -161,17 +182,6 @@ mod registration {
             c"write"
         };
         create_command(ctx, c"ticket._apply", apply_command, flags, 2)
-    }
-
-    extern "C" fn apply_command(
-        ctx: *mut raw::RedisModuleCtx,
-        argv: *mut *mut raw::RedisModuleString,
-        argc: c_int,
-    ) -> c_int {
-        let context = Context::new(ctx);
-        let args = redis_module::decode_args(ctx, argv, argc);
-        let reply = cmd::apply::command(&context, args);
-        context.reply(reply) as c_int
     }
 
     /// Registers `ticket.pool-chunk` (the crate's `configurations:` block

@@ -4,7 +4,8 @@
 //! events, heartbeats, one Redis read per tick whatever the number of
 //! subscribers, a Redis restart under open streams, a replica as the only
 //! source, an ACL user that may only `PING`, `INFO` and `TICKET.STATUS`,
-//! and `event: missing` for a dropped event that later comes back.
+//! `event: missing` for a dropped event that later comes back, and a
+//! TLS-only Redis verified against its CA (and refused with another CA).
 
 #[path = "support/live.rs"]
 mod support;
@@ -284,4 +285,27 @@ fn a_dropped_event_is_reported_missing_and_comes_back_when_recreated() {
     let back = s.stock(SOON);
     assert_eq!(back.int("total"), 7);
     assert!(back.id > gone.id);
+}
+
+#[test]
+fn a_tls_only_redis_is_read_over_verified_tls() {
+    let pki = ticketgate_tests::tls::TestPki::generate();
+    let redis = RedisServer::start_secure(Some(&pki), None, &[]);
+    let url = redis.url();
+    assert!(url.starts_with("rediss://"), "{url}");
+    let mut c = redis.conn();
+    run(&mut c, &["TICKET.INIT", "sealed", "2"]);
+    let ca = pki.ca();
+    let live = Live::start(&url, &["--redis-ca", ca.to_str().unwrap()]);
+    let s = live.subscribe("sealed", None);
+    assert_eq!(s.stock(SOON).int("remaining"), 2);
+    claim(&mut c, "sealed", "u1");
+    until_remaining(&s, 1);
+
+    // A CA that did not sign the server's certificate: no connection.
+    let other = pki.other_ca();
+    let wrong = Live::start(&url, &["--redis-ca", other.to_str().unwrap()]);
+    let (status, body) = wrong.get("/events/sealed/stock");
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(wrong.get("/healthz").0, 503);
 }

@@ -76,7 +76,7 @@ pub fn exactly_raw<const N: usize>(
 }
 
 /// The bytes of one of Redis's argv strings (valid for the whole command).
-fn bytes_of<'a>(s: *mut RedisModuleString) -> &'a [u8] {
+pub(crate) fn bytes_of<'a>(s: *mut RedisModuleString) -> &'a [u8] {
     let mut len = 0;
     // SAFETY: Redis keeps argv alive and unchanged until the command returns.
     unsafe {
