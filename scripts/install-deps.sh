@@ -2,8 +2,9 @@
 # Installs, from Debian's packages, whatever building and testing ticketgate
 # needs and this machine lacks: redis-server (7.0+), MariaDB, libclang (for
 # the redis-module crate's bindgen), a C compiler, and Chromium with
-# chromedriver for the live page's browser test (tests/tests/live_browser.rs). Needs root or sudo
-# only when something is missing. Rust itself comes from rustup (1.80+).
+# chromedriver for the live page's browser test (tests/tests/live_browser.rs).
+# Needs root or sudo only when something is missing. Rust itself comes from
+# rustup (1.88+).
 set -euo pipefail
 
 missing=()
@@ -33,6 +34,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if ! have cargo; then
-  echo "cargo not found: install Rust 1.80 or newer (https://rustup.rs), then run this again" >&2
+  echo "cargo not found: install Rust 1.88 or newer (https://rustup.rs), then run this again" >&2
   exit 1
 fi
