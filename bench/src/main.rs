@@ -49,6 +49,8 @@ enum Cmd {
     Drain,
     /// TICKET.INIT of 10,000,000 tickets vs a materialised ZSet
     BigEvent,
+    /// 10,000 SSE subscribers of ticketgate-live while an event sells out
+    Live,
     /// Every scenario (the default)
     All,
     /// The README demo: 1,000 users burst 100 tickets, MySQL checked against Redis
@@ -135,6 +137,15 @@ pub struct Opts {
     /// Lua path: threads writing its winners into MySQL
     #[arg(long, global = true)]
     lua_writers: Option<usize>,
+    /// live: concurrent SSE subscribers
+    #[arg(long, global = true)]
+    live_subscribers: Option<u64>,
+    /// live: tickets sold out while they watch
+    #[arg(long, global = true)]
+    live_tickets: Option<u64>,
+    /// live: sell-outs per row (each at another phase of the poll tick)
+    #[arg(long, global = true)]
+    live_rounds: Option<usize>,
 }
 
 /// Sizes after applying `--quick` and explicit options.
@@ -155,6 +166,9 @@ pub struct Sizes {
     pub mysql_conns: u64,
     pub big_tickets: u64,
     pub lua_writers: usize,
+    pub live_subscribers: u64,
+    pub live_tickets: u64,
+    pub live_rounds: usize,
 }
 
 impl Sizes {
@@ -180,6 +194,9 @@ impl Sizes {
             mysql_conns: pick(o.mysql_conns, 50, 10).max(1),
             big_tickets: pick(o.big_tickets, 10_000_000, 100_000).max(1),
             lua_writers: picku(o.lua_writers, 32, 8).max(1),
+            live_subscribers: pick(o.live_subscribers, 10_000, 300).max(1),
+            live_tickets: pick(o.live_tickets, 1000, 100).max(1),
+            live_rounds: picku(o.live_rounds, 10, 2).max(1),
         }
     }
 }
@@ -359,6 +376,7 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
             Cmd::Throughput,
             Cmd::Drain,
             Cmd::BigEvent,
+            Cmd::Live,
         ],
         c => vec![c],
     };
@@ -370,6 +388,7 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
             Cmd::Throughput => scenarios::throughput(&ctx),
             Cmd::Drain => scenarios::drain(&ctx),
             Cmd::BigEvent => scenarios::big_event(&ctx),
+            Cmd::Live => scenarios::live(&ctx),
             Cmd::All | Cmd::Demo => continue,
         }?;
         if opts.markdown {

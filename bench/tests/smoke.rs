@@ -1,7 +1,7 @@
 //! Smoke tests: the real binary against private servers, tiny sizes.
 //! No timed assertions — only that every scenario ran and nothing was
-//! oversold, duplicated or out of sync. Needs the module and the sidecar
-//! built first: `cargo build --release --workspace`.
+//! oversold, duplicated or out of sync. Needs the module, the sidecar and
+//! ticketgate-live built first: `cargo build --release --workspace`.
 
 use std::process::Command;
 
@@ -12,6 +12,7 @@ fn bench() -> Command {
     for p in [
         "target/release/libticketgate.so",
         "target/release/ticketgate-sidecar",
+        "target/release/ticketgate-live",
     ] {
         assert!(
             root.join(p).is_file(),
@@ -43,7 +44,14 @@ fn all_quick_reports_every_scenario_without_violations() {
         .collect();
     assert_eq!(
         names,
-        ["burst", "coupon", "throughput", "drain", "big-event"],
+        [
+            "burst",
+            "coupon",
+            "throughput",
+            "drain",
+            "big-event",
+            "live"
+        ],
         "{stderr}"
     );
     for s in scenarios {

@@ -1,4 +1,4 @@
-//! The five scenarios, one file each. Each runs ticketgate and the
+//! The six scenarios, one file each. Each runs ticketgate and the
 //! baselines against the same servers and returns a [`ScenarioReport`]
 //! (rows, ratios, targets and correctness violations). This file holds the
 //! paths they share: ticketgate, Lua and MySQL-only closed loops, and the
@@ -24,12 +24,14 @@ mod big_event;
 mod burst;
 mod coupon;
 mod drain;
+mod live;
 mod throughput;
 
 pub use big_event::big_event;
 pub use burst::burst;
 pub use coupon::coupon;
 pub use drain::drain;
+pub use live::live;
 pub use throughput::throughput;
 
 pub struct Ctx<'a> {
