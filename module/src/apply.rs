@@ -29,6 +29,10 @@ pub fn apply(store: &mut impl Store, effect: &Effect<&str>) {
         Effect::Drop => {
             store.delete_all();
         }
+        Effect::Wait { user, place } => store.add_waiting(user, *place),
+        Effect::Leave { user } => {
+            store.remove_waiting(user);
+        }
     }
 }
 
@@ -60,24 +64,26 @@ pub fn append(
                 limit: checkout.limit,
                 held: 0,
                 extra: 0,
+                offer: checkout.offer,
+                waitseq: 0,
             };
             store.create_meta(&meta, record.at);
         }
         Op::Claim { user, tickets } => take(store, user, tickets, minted),
-        // An offer is a hold the waiting list decided.
         Op::Hold {
             user,
             tickets,
             until,
-        }
-        | Op::Offer {
+        } => hold(store, user, tickets, minted, *until),
+        // An offer is a hold the waiting list decided for its head, who
+        // leaves the list with it.
+        Op::Offer {
             user,
             tickets,
             until,
         } => {
-            take(store, user, tickets, minted);
-            store.set_hold(user, *until);
-            store.add_counts(count(tickets), 0);
+            store.remove_waiting(user);
+            hold(store, user, tickets, minted, *until);
         }
         Op::Confirm { user, tickets } => {
             store.remove_hold(user);
@@ -91,6 +97,12 @@ pub fn append(
         Op::Close => store.set_status(Status::Closed),
     }
     store.append(record, id)
+}
+
+fn hold(store: &mut impl Store, user: &str, tickets: &Tickets, minted: Option<i64>, until: i64) {
+    take(store, user, tickets, minted);
+    store.set_hold(user, until);
+    store.add_counts(count(tickets), 0);
 }
 
 fn count(tickets: &Tickets) -> i64 {

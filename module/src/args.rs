@@ -132,6 +132,9 @@ pub struct InitArgs<'a> {
     pub hold: i64,
     /// Most tickets one user may hold.
     pub limit: i64,
+    /// How long an offer of the waiting list is held, in ms (default: `hold`,
+    /// or 10 minutes when `hold` is 0).
+    pub offer: i64,
 }
 
 /// Parses the arguments after `TICKET.INIT`. Options are case-insensitive and
@@ -142,14 +145,19 @@ pub fn init_args<'a>(args: &[&'a [u8]]) -> Result<InitArgs<'a>, TicketError> {
             "TICKET.INIT needs an event and a total".into(),
         ));
     };
-    let [opens, closes, hold, limit] = options(given, ["OPENS", "CLOSES", "HOLD", "LIMIT"])?;
+    let [opens, closes, hold, limit, offer] =
+        options(given, ["OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER"])?;
+    let hold = hold.map_or(Ok(0), |v| ranged(v, "HOLD", 0..=MAX_HOLD_MS))?;
     let parsed = InitArgs {
         event: event_id(event)?,
         total: total(total_raw)?,
         opens_at: opens.map_or(Ok(0), |v| unix_ms(v, "OPENS"))?,
         closes_at: closes.map_or(Ok(0), |v| unix_ms(v, "CLOSES"))?,
-        hold: hold.map_or(Ok(0), |v| ranged(v, "HOLD", 0..=MAX_HOLD_MS))?,
+        hold,
         limit: limit.map_or(Ok(1), |v| ranged(v, "LIMIT", 1..=crate::pool::MAX_LIMIT))?,
+        offer: offer.map_or(Ok(protocol::effect::default_offer(hold)), |v| {
+            ranged(v, "OFFER", 1..=MAX_HOLD_MS)
+        })?,
     };
     if parsed.opens_at > 0 && parsed.closes_at > 0 && parsed.closes_at <= parsed.opens_at {
         return Err(TicketError::Invalid(format!(
@@ -171,6 +179,14 @@ pub fn claim_options(given: &[&[u8]]) -> Result<crate::pool::ClaimOptions, Ticke
             .map(|v| ranged(v, "HOLD", 0..=MAX_HOLD_MS))
             .transpose()?,
     })
+}
+
+/// The optional `COUNT n` of `TICKET.WAIT E user [COUNT n]`.
+pub fn wait_count(given: &[&[u8]]) -> Result<Option<i64>, TicketError> {
+    let [count] = options(given, ["COUNT"])?;
+    count
+        .map(|v| ranged(v, "COUNT", 1..=crate::pool::MAX_LIMIT))
+        .transpose()
 }
 
 /// The optional `FORCE` of `TICKET.DROP E [FORCE]`.
@@ -251,7 +267,13 @@ mod tests {
     #[test]
     fn checkout_options() {
         let a = init_args(&[b"e", b"10", b"hold", b"60000", b"LIMIT", b"4"]).unwrap();
-        assert_eq!((a.hold, a.limit), (60_000, 4));
+        assert_eq!((a.hold, a.limit, a.offer), (60_000, 4, 60_000));
+        let a = init_args(&[b"e", b"10", b"OFFER", b"5000"]).unwrap();
+        assert_eq!((a.hold, a.offer), (0, 5_000));
+        assert!(init_args(&[b"e", b"10", b"OFFER", b"0"]).is_err());
+        assert_eq!(wait_count(&[b"count", b"3"]), Ok(Some(3)));
+        assert_eq!(wait_count(&[]), Ok(None));
+        assert!(wait_count(&[b"COUNT", b"0"]).is_err());
         let a = init_args(&[b"e", b"10"]).unwrap();
         assert_eq!((a.hold, a.limit), (0, 1));
         let o = claim_options(&[b"COUNT", b"3", b"hold", b"0"]).unwrap();

@@ -31,6 +31,8 @@ pub enum TicketError {
     /// `NOHOLD`: `TICKET.CONFIRM` for a user who holds nothing (never
     /// claimed, cancelled, or the hold expired).
     NoHold { event: String, user: String },
+    /// `HOLDING`: `TICKET.WAIT` by a user who already holds tickets.
+    Holding { event: String, user: String },
     /// `UNSYNCED`: `TICKET.DROP` while the log still holds entries.
     Unsynced { event: String, entries: i64 },
     /// `WRONGTYPE`: one of the event's keys holds another Redis type.
@@ -58,6 +60,7 @@ impl TicketError {
             TicketError::SoldOut(_) => "SOLDOUT",
             TicketError::Limit { .. } => "LIMIT",
             TicketError::NoHold { .. } => "NOHOLD",
+            TicketError::Holding { .. } => "HOLDING",
             TicketError::Unsynced { .. } => "UNSYNCED",
             TicketError::WrongType { .. } => "WRONGTYPE",
             TicketError::TryAgain(_) => "TRYAGAIN",
@@ -102,6 +105,12 @@ impl fmt::Display for TicketError {
             TicketError::NoHold { event, user } => write!(
                 f,
                 "user {} holds no tickets of event {} (never claimed, cancelled, or the hold expired)",
+                quote(user.as_bytes()),
+                quote(event.as_bytes())
+            ),
+            TicketError::Holding { event, user } => write!(
+                f,
+                "user {} already holds tickets of event {}: nothing to wait for",
                 quote(user.as_bytes()),
                 quote(event.as_bytes())
             ),

@@ -57,6 +57,9 @@ mod registration {
             ["ticket.holder", cmd::holder::command, "readonly fast", 1, 1, 1, "", "read"],
             ["ticket.status", cmd::status::command, "readonly fast", 1, 1, 1, "", "read"],
             ["ticket.order", cmd::order::command, "readonly fast", 1, 1, 1, "", "read"],
+            ["ticket.wait", cmd::waitlist::wait, "write deny-oom", 1, 1, 1, "", "write"],
+            ["ticket.leave", cmd::waitlist::leave, "write deny-oom", 1, 1, 1, "", "write"],
+            ["ticket.position", cmd::waitlist::position, "readonly fast", 1, 1, 1, "", "read"],
         ],
     }
 

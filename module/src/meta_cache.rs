@@ -87,6 +87,8 @@ mod tests {
             limit: 1,
             held: 0,
             extra: 0,
+            offer: 600_000,
+            waitseq: 0,
         }
     }
 

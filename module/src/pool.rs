@@ -19,11 +19,20 @@
 //! from its deadline on;
 //! reads take an [`ExpiredFrom`] that says whether to count due holds as
 //! free (a primary) or as held (a replica, which waits for its primary).
+//!
+//! Waiting list (DESIGN.md "Waiting list"): after every change that may free
+//! tickets (a cancel, an expiry, an open, a wait or a leave) [`offer_waiting`]
+//! offers the head of the FIFO list its `count` lowest free numbers as a
+//! held order (`op=offer`). Strict FIFO: while the head cannot be served,
+//! nobody behind it is. A head that wants more than are free gets nothing
+//! until enough are free — or until it has waited a full offer period since
+//! it joined, from when it is offered what is free (at least one ticket).
+//! While anyone waits, a claim by a user without tickets is `SOLDOUT`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::RangeInclusive;
 
-use protocol::effect::{Checkout, Effect};
+use protocol::effect::{Checkout, Effect, WAIT_COUNT_SPAN};
 use protocol::record::{Op, Record, Tickets};
 use protocol::StreamId;
 
@@ -72,6 +81,13 @@ pub struct Meta {
     /// Tickets holders have beyond their first (so the holders hash's length
     /// plus `extra` is the number of tickets out, without reading it).
     pub extra: i64,
+    /// How long an offer of the waiting list is held, in ms.
+    pub offer: i64,
+    /// The `seq` of the latest place in the waiting list (0 = nobody ever
+    /// waited, so the list's key is not even looked at). A new place's `seq`
+    /// is `max(now, waitseq + 1)`: increasing, and never before the time the
+    /// user joined.
+    pub waitseq: i64,
 }
 
 /// Storage of one event. Reads may fail (wrong types, corrupt values); writes
@@ -114,6 +130,20 @@ pub trait Store {
     fn set_hold(&mut self, user: &str, until: i64);
     /// Unmarks the user's order as held; returns whether it was.
     fn remove_hold(&mut self, user: &str) -> bool;
+    /// The waiting list's length.
+    fn waiting_len(&mut self) -> Result<i64, TicketError>;
+    /// The user's place in the waiting list.
+    fn waiting_place(&mut self, user: &str) -> Result<Option<i64>, TicketError>;
+    /// The user's 0-based rank in the waiting list (O(log n)).
+    fn waiting_rank(&mut self, user: &str) -> Result<Option<i64>, TicketError>;
+    /// The head of the waiting list and its place.
+    fn waiting_head(&mut self) -> Result<Option<(String, i64)>, TicketError>;
+    /// Puts `user` into the waiting list at `place`; sets `waitseq`.
+    fn add_waiting(&mut self, user: &str, place: i64);
+    /// Takes `user` out of the waiting list; returns whether it was in it.
+    fn remove_waiting(&mut self, user: &str) -> bool;
+    /// Announces that `user` was offered tickets (the primary's pub/sub).
+    fn announce_offer(&mut self, user: &str);
     /// Appends `record` to the log at `id`, or at an id the store picks
     /// (the primary's auto id) when `None`; returns the id used.
     fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId;
@@ -195,6 +225,8 @@ pub struct Report {
     pub opens_at: i64,
     pub closes_at: i64,
     pub unsynced: i64,
+    /// The waiting list's length.
+    pub waiting: i64,
 }
 
 /// What `TICKET.ORDER` reports.
@@ -250,20 +282,11 @@ pub fn claim(
     now: i64,
     chunk: i64,
 ) -> Result<Claim, TicketError> {
-    let meta = existing_meta(store, event)?;
-    check_consistent(store, event, &meta)?;
-    let meta = expire_due(store, event, meta, now)?;
+    let meta = prepare(store, event, now)?;
     if let Some(tickets) = store.holder(user)? {
         return Ok(Claim::Repeat(tickets));
     }
-    let count = options.count.unwrap_or(1);
-    if count > meta.limit {
-        return Err(TicketError::Limit {
-            event: event.to_owned(),
-            limit: meta.limit,
-            asked: count,
-        });
-    }
+    let count = within_limit(event, &meta, options.count)?;
     if meta.status == Status::Closed || (meta.closes_at > 0 && now >= meta.closes_at) {
         return Err(TicketError::Closed(event.to_owned()));
     }
@@ -272,6 +295,10 @@ pub fn claim(
             event: event.to_owned(),
             opens_at: meta.opens_at,
         });
+    }
+    // No queue jumping (the offer step has served whoever it could).
+    if meta.waitseq > 0 && store.waiting_len()? > 0 {
+        return Err(TicketError::SoldOut(event.to_owned()));
     }
     // check_consistent has type-checked every key, so no write fails.
     let (tickets, minted) = lowest_free(store, event, &meta, count, chunk)?;
@@ -292,6 +319,19 @@ pub fn claim(
         0 => Claim::New(tickets),
         _ => Claim::Held(tickets),
     })
+}
+
+/// `count` (default 1), or `LIMIT` when it is above the event's limit.
+fn within_limit(event: &str, meta: &Meta, count: Option<i64>) -> Result<i64, TicketError> {
+    let count = count.unwrap_or(1);
+    if count > meta.limit {
+        return Err(TicketError::Limit {
+            event: event.to_owned(),
+            limit: meta.limit,
+            asked: count,
+        });
+    }
+    Ok(count)
 }
 
 /// The `count` lowest free numbers and the event's new `minted` when some
@@ -399,6 +439,145 @@ fn expire_due(
     }
 }
 
+/// What every write command does first: the meta, after checking the keys
+/// agree, expiring due holds and serving the waiting list.
+fn prepare(store: &mut impl Store, event: &str, now: i64) -> Result<Meta, TicketError> {
+    let meta = existing_meta(store, event)?;
+    check_consistent(store, event, &meta)?;
+    settle(store, event, meta, now)
+}
+
+/// [`expire_due`], then the offer step when anyone may be waiting.
+fn settle(store: &mut impl Store, event: &str, meta: Meta, now: i64) -> Result<Meta, TicketError> {
+    let meta = expire_due(store, event, meta, now)?;
+    match meta.waitseq {
+        0 => Ok(meta),
+        _ => offer_waiting(store, event, meta, now),
+    }
+}
+
+/// Whether the event accepts claims (and so offers) at `now`.
+fn accepts_claims(meta: &Meta, now: i64) -> bool {
+    meta.status == Status::Open
+        && (meta.closes_at == 0 || now < meta.closes_at)
+        && now >= meta.opens_at
+}
+
+/// The offer step: while the event accepts claims and its list's head can
+/// be served, offers the head its lowest free numbers as a held order until
+/// `now + offer` (`op=offer`, which also takes the head off the list) and
+/// announces it. Returns the meta as it is afterwards.
+pub fn offer_waiting(
+    store: &mut impl Store,
+    event: &str,
+    mut meta: Meta,
+    now: i64,
+) -> Result<Meta, TicketError> {
+    while meta.waitseq > 0 && accepts_claims(&meta, now) {
+        let Some((user, place)) = store.waiting_head()? else {
+            break;
+        };
+        if store.holder(&user)?.is_some() {
+            // Only hand edits get here (WAIT refuses holders): drop the place.
+            store.remove_waiting(&user);
+            store.replicate(&Effect::Leave { user: &user });
+            continue;
+        }
+        let free = store.free_count()? + meta.total - meta.minted;
+        let Some(count) = offer_size(&meta, place, free, now) else {
+            break;
+        };
+        // Minting only what the offer takes keeps the pool as it was.
+        let (tickets, minted) = lowest_free(store, event, &meta, count, 1)?;
+        let until = now.saturating_add(meta.offer);
+        let op = Op::Offer {
+            user: user.as_str(),
+            tickets,
+            until,
+        };
+        commit(store, Record { op, at: now }, minted);
+        store.announce_offer(&user);
+        meta = existing_meta(store, event)?;
+    }
+    Ok(meta)
+}
+
+/// [`settle`] with the meta as it is now.
+fn settle_now(store: &mut impl Store, event: &str, now: i64) -> Result<(), TicketError> {
+    let meta = existing_meta(store, event)?;
+    settle(store, event, meta, now).map(|_| ())
+}
+
+/// How many tickets the head at `place` is offered when `free` are free:
+/// all it asked for, or what is free once it has waited a full offer
+/// period; `None` when it must wait on.
+fn offer_size(meta: &Meta, place: i64, free: i64, now: i64) -> Option<i64> {
+    let (seq, wanted) = (place / WAIT_COUNT_SPAN, (place % WAIT_COUNT_SPAN).max(1));
+    if free >= wanted {
+        Some(wanted)
+    } else if free > 0 && now >= seq.saturating_add(meta.offer) {
+        Some(free)
+    } else {
+        None
+    }
+}
+
+/// `TICKET.WAIT`: joins the waiting list for `count` tickets (idempotent:
+/// a user already in it keeps the place and count). Returns the 1-based
+/// position, or 0 when the user was offered tickets at once.
+pub fn wait(
+    store: &mut impl Store,
+    event: &str,
+    user: &str,
+    count: Option<i64>,
+    now: i64,
+) -> Result<i64, TicketError> {
+    let meta = prepare(store, event, now)?;
+    if store.holder(user)?.is_some() {
+        return Err(TicketError::Holding {
+            event: event.to_owned(),
+            user: user.to_owned(),
+        });
+    }
+    let count = within_limit(event, &meta, count)?;
+    if store.waiting_place(user)?.is_none() {
+        let seq = now.max(meta.waitseq + 1);
+        let place = seq.saturating_mul(WAIT_COUNT_SPAN).saturating_add(count);
+        store.add_waiting(user, place);
+        store.replicate(&Effect::Wait { user, place });
+        settle_now(store, event, now)?;
+    }
+    Ok(store.waiting_rank(user)?.map_or(0, |rank| rank + 1))
+}
+
+/// `TICKET.LEAVE`: takes the user off the waiting list; returns whether the
+/// user was on it. The next in line may be served now.
+pub fn leave(
+    store: &mut impl Store,
+    event: &str,
+    user: &str,
+    now: i64,
+) -> Result<bool, TicketError> {
+    let meta = prepare(store, event, now)?;
+    if store.waiting_place(user)?.is_none() {
+        return Ok(false);
+    }
+    store.remove_waiting(user);
+    store.replicate(&Effect::Leave { user });
+    offer_waiting(store, event, meta, now)?;
+    Ok(true)
+}
+
+/// `TICKET.POSITION`: the user's 1-based position in the waiting list.
+pub fn position(
+    store: &mut impl Store,
+    event: &str,
+    user: &str,
+) -> Result<Option<i64>, TicketError> {
+    existing_meta(store, event)?;
+    Ok(store.waiting_rank(user)?.map(|rank| rank + 1))
+}
+
 /// The sweep of one event: expires up to `max` of its due holds, unless
 /// the event is gone or its keys disagree (a slot migration in progress).
 pub fn sweep(
@@ -411,7 +590,11 @@ pub fn sweep(
         return Ok(0);
     };
     check_consistent(store, event, &meta)?;
-    expire_holds(store, now, max)
+    let expired = expire_holds(store, now, max)?;
+    if expired > 0 {
+        settle_now(store, event, now)?;
+    }
+    Ok(expired)
 }
 
 /// `TICKET.CONFIRM`: the user's held order becomes sold; returns how many
@@ -422,9 +605,7 @@ pub fn confirm(
     user: &str,
     now: i64,
 ) -> Result<i64, TicketError> {
-    let meta = existing_meta(store, event)?;
-    check_consistent(store, event, &meta)?;
-    expire_due(store, event, meta, now)?;
+    prepare(store, event, now)?;
     let Some(tickets) = store.holder(user)? else {
         return Err(TicketError::NoHold {
             event: event.to_owned(),
@@ -447,9 +628,7 @@ pub fn cancel(
     user: &str,
     now: i64,
 ) -> Result<Option<i64>, TicketError> {
-    let meta = existing_meta(store, event)?;
-    check_consistent(store, event, &meta)?;
-    expire_due(store, event, meta, now)?;
+    prepare(store, event, now)?;
     let Some(tickets) = store.holder(user)? else {
         return Ok(None);
     };
@@ -457,6 +636,7 @@ pub fn cancel(
     // check_consistent has type-checked every key, so no write fails.
     let op = Op::Cancel { user, tickets };
     commit(store, Record { op, at: now }, None);
+    settle_now(store, event, now)?;
     Ok(Some(lowest))
 }
 
@@ -508,6 +688,10 @@ pub fn set_status(
         Status::Closed => Op::Close,
     };
     commit(store, Record { op, at: now }, None);
+    if status == Status::Open && meta.waitseq > 0 {
+        check_consistent(store, event, &meta)?;
+        settle_now(store, event, now)?;
+    }
     Ok(())
 }
 
@@ -535,6 +719,7 @@ pub fn report(
         opens_at: meta.opens_at,
         closes_at: meta.closes_at,
         unsynced: store.log_len()?,
+        waiting: store.waiting_len()?,
     })
 }
 
@@ -546,6 +731,7 @@ pub fn drop_event(store: &mut impl Store, event: &str, force: bool) -> Result<i6
     store.free_count()?;
     store.holder_count()?;
     store.due_holds(0, 1)?;
+    store.waiting_len()?;
     let entries = store.log_len()?;
     if entries > 0 && !force {
         return Err(TicketError::Unsynced {
@@ -573,6 +759,20 @@ pub struct MemoryStore {
     pub effects: Vec<Effect>,
     /// The next auto id's sequence number.
     pub next_seq: u64,
+    /// The waiting list: user -> place.
+    pub waiting: BTreeMap<String, i64>,
+    /// The users announced as offered, in order (not replicated state).
+    pub offered: Vec<String>,
+}
+
+impl MemoryStore {
+    /// The waiting list in FIFO order.
+    pub fn waiting_order(&self) -> Vec<(String, i64)> {
+        let mut list: Vec<(String, i64)> =
+            self.waiting.iter().map(|(u, p)| (u.clone(), *p)).collect();
+        list.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+        list
+    }
 }
 
 impl Store for MemoryStore {
@@ -656,6 +856,31 @@ impl Store for MemoryStore {
     fn remove_hold(&mut self, user: &str) -> bool {
         self.holds.remove(user).is_some()
     }
+    fn waiting_len(&mut self) -> Result<i64, TicketError> {
+        Ok(self.waiting.len() as i64)
+    }
+    fn waiting_place(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        Ok(self.waiting.get(user).copied())
+    }
+    fn waiting_rank(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        let order = self.waiting_order();
+        Ok(order.iter().position(|(u, _)| u == user).map(|r| r as i64))
+    }
+    fn waiting_head(&mut self) -> Result<Option<(String, i64)>, TicketError> {
+        Ok(self.waiting_order().into_iter().next())
+    }
+    fn add_waiting(&mut self, user: &str, place: i64) {
+        self.waiting.insert(user.to_owned(), place);
+        if let Some(meta) = &mut self.meta {
+            meta.waitseq = meta.waitseq.max(place / WAIT_COUNT_SPAN);
+        }
+    }
+    fn remove_waiting(&mut self, user: &str) -> bool {
+        self.waiting.remove(user).is_some()
+    }
+    fn announce_offer(&mut self, user: &str) {
+        self.offered.push(user.to_owned());
+    }
     fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId {
         let id = id.unwrap_or_else(|| {
             self.next_seq += 1;
@@ -671,10 +896,13 @@ impl Store for MemoryStore {
             !self.holders.is_empty(),
             !self.log.is_empty(),
             !self.holds.is_empty(),
+            !self.waiting.is_empty(),
         ];
         let effects = std::mem::take(&mut self.effects);
+        let offered = std::mem::take(&mut self.offered);
         *self = MemoryStore {
             effects,
+            offered,
             ..MemoryStore::default()
         };
         existed.iter().filter(|&&e| e).count() as i64
@@ -939,6 +1167,27 @@ mod tests {
         fn remove_hold(&mut self, user: &str) -> bool {
             self.inner.remove_hold(user)
         }
+        fn waiting_len(&mut self) -> Result<i64, TicketError> {
+            self.inner.waiting_len()
+        }
+        fn waiting_place(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+            self.inner.waiting_place(user)
+        }
+        fn waiting_rank(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+            self.inner.waiting_rank(user)
+        }
+        fn waiting_head(&mut self) -> Result<Option<(String, i64)>, TicketError> {
+            self.inner.waiting_head()
+        }
+        fn add_waiting(&mut self, user: &str, place: i64) {
+            self.inner.add_waiting(user, place)
+        }
+        fn remove_waiting(&mut self, user: &str) -> bool {
+            self.inner.remove_waiting(user)
+        }
+        fn announce_offer(&mut self, user: &str) {
+            self.inner.announce_offer(user)
+        }
         fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId {
             self.inner.append(record, id)
         }
@@ -971,7 +1220,15 @@ mod tests {
 
     fn checkout_event(total: i64, hold: i64, limit: i64) -> MemoryStore {
         let mut s = MemoryStore::default();
-        init(&mut s, "e", (total, 0, 0), Checkout { hold, limit }, 1).unwrap();
+        let offer = protocol::effect::default_offer(hold);
+        init(
+            &mut s,
+            "e",
+            (total, 0, 0),
+            Checkout { hold, limit, offer },
+            1,
+        )
+        .unwrap();
         s
     }
 
@@ -1061,6 +1318,66 @@ mod tests {
         assert_eq!(s.meta.as_ref().map(|m| m.held), Some(0));
     }
 
+    #[test]
+    fn returned_tickets_go_to_the_head_of_the_list_in_order() {
+        let mut s = checkout_event(2, 0, 3);
+        plain(&mut s, "a", 2, 1).unwrap();
+        plain(&mut s, "b", 2, 1).unwrap();
+        assert_eq!(wait(&mut s, "e", "w1", Some(2), 3), Ok(1));
+        assert_eq!(wait(&mut s, "e", "w2", None, 3), Ok(2));
+        assert_eq!(wait(&mut s, "e", "w1", None, 4), Ok(1), "idempotent");
+        assert_eq!(
+            wait(&mut s, "e", "a", None, 4),
+            Err(TicketError::Holding {
+                event: "e".into(),
+                user: "a".into()
+            })
+        );
+        assert_eq!(position(&mut s, "e", "w2"), Ok(Some(2)));
+        // One ticket back: w1 wants two, so nobody is served (strict FIFO)
+        // and nobody may claim it past the list.
+        cancel(&mut s, "e", "a", 5).unwrap();
+        assert!(s.offered.is_empty());
+        assert_eq!(
+            plain(&mut s, "x", 6, 1),
+            Err(TicketError::SoldOut("e".into()))
+        );
+        cancel(&mut s, "e", "b", 7).unwrap();
+        assert_eq!(s.offered, ["w1"]);
+        assert_eq!(position(&mut s, "e", "w1"), Ok(None));
+        assert_eq!(
+            plain(&mut s, "w1", 8, 1),
+            Ok(Claim::Repeat(Tickets::Many(vec![1, 2]))),
+            "an offer is claimed back"
+        );
+        // The offer expires (10 min, HOLD is 0): w2 is next.
+        assert_eq!(sweep(&mut s, "e", 7 + 600_000, 10), Ok(1));
+        assert_eq!(s.offered, ["w1", "w2"]);
+        assert_eq!(
+            order(&mut s, "e", "w2", None).unwrap().map(|o| o.tickets),
+            Some(Tickets::One(1))
+        );
+        assert_eq!(leave(&mut s, "e", "w2", 7 + 600_000), Ok(false));
+        let ops: Vec<_> = s.log.iter().map(|(_, r)| r.op.name()).collect();
+        assert_eq!(ops[5..], ["offer", "expire", "offer"]);
+    }
+
+    #[test]
+    fn a_head_that_waited_a_full_offer_period_gets_what_is_free() {
+        let mut s = checkout_event(2, 100, 3);
+        plain(&mut s, "a", 2, 1).unwrap();
+        plain(&mut s, "b", 2, 1).unwrap();
+        confirm(&mut s, "e", "a", 2).unwrap();
+        confirm(&mut s, "e", "b", 2).unwrap();
+        wait(&mut s, "e", "w1", Some(3), 10).unwrap();
+        wait(&mut s, "e", "w2", None, 10).unwrap();
+        cancel(&mut s, "e", "a", 50).unwrap();
+        assert!(s.offered.is_empty(), "w1 asked for 3");
+        assert_eq!(leave(&mut s, "e", "nobody", 110), Ok(false));
+        assert_eq!(s.offered, ["w1"], "after 100 ms w1 gets the one free");
+        assert_eq!(s.holders.get("w1"), Some(&Tickets::One(1)));
+    }
+
     #[derive(Debug, Clone)]
     enum Action {
         Claim {
@@ -1076,6 +1393,9 @@ mod tests {
         Wait(i64),
         /// Sweep at most this many holds.
         Sweep(usize),
+        /// `TICKET.WAIT` with an optional `COUNT`.
+        Join(u8, Option<i64>),
+        Leave(u8),
     }
 
     fn action() -> impl Strategy<Value = Action> {
@@ -1093,6 +1413,8 @@ mod tests {
             1 => Just(Action::Open),
             3 => (0i64..25).prop_map(Action::Wait),
             2 => (1usize..4).prop_map(Action::Sweep),
+            4 => (0u8..30, proptest::option::of(1i64..4)).prop_map(|(u, n)| Action::Join(u, n)),
+            1 => (0u8..30).prop_map(Action::Leave),
         ]
     }
 
@@ -1107,9 +1429,94 @@ mod tests {
         now: i64,
         hold: i64,
         limit: i64,
+        offer: i64,
+        /// The waiting list in order: user, seq, count.
+        waiting: Vec<(String, i64, i64)>,
+        waitseq: i64,
+        /// Users offered tickets, in order.
+        offered: Vec<String>,
     }
 
     impl Model {
+        /// The offer step (after the lapse of due holds).
+        fn offer_step(&mut self) {
+            self.lapse();
+            while self.open {
+                let Some((user, seq, wanted)) = self.waiting.first().cloned() else {
+                    break;
+                };
+                let free = self.free.len() as i64;
+                let n = if free >= wanted {
+                    wanted
+                } else if free > 0 && self.now >= seq + self.offer {
+                    free
+                } else {
+                    break;
+                };
+                let tickets: Vec<i64> = (0..n).filter_map(|_| self.free.pop_first()).collect();
+                let until = Some(self.now + self.offer);
+                self.orders.insert(user.clone(), (tickets, until));
+                self.waiting.remove(0);
+                self.offered.push(user);
+            }
+        }
+
+        fn within_limit(&self, n: i64) -> Result<(), TicketError> {
+            match n > self.limit {
+                true => Err(TicketError::Limit {
+                    event: "e".into(),
+                    limit: self.limit,
+                    asked: n,
+                }),
+                false => Ok(()),
+            }
+        }
+
+        fn position(&self, user: &str) -> Option<i64> {
+            let rank = self.waiting.iter().position(|(u, _, _)| u == user)?;
+            Some(rank as i64 + 1)
+        }
+
+        fn wait(&mut self, user: &str, count: Option<i64>) -> Result<i64, TicketError> {
+            self.offer_step();
+            if self.orders.contains_key(user) {
+                return Err(TicketError::Holding {
+                    event: "e".into(),
+                    user: user.into(),
+                });
+            }
+            let n = count.unwrap_or(1);
+            self.within_limit(n)?;
+            if self.position(user).is_none() {
+                self.waitseq = self.now.max(self.waitseq + 1);
+                self.waiting.push((user.to_owned(), self.waitseq, n));
+                self.offer_step();
+            }
+            Ok(self.position(user).unwrap_or(0))
+        }
+
+        fn leave(&mut self, user: &str) -> bool {
+            self.offer_step();
+            let before = self.waiting.len();
+            self.waiting.retain(|(u, _, _)| u != user);
+            let left = self.waiting.len() < before;
+            if left {
+                self.offer_step();
+            }
+            left
+        }
+
+        /// After the offer step: nobody waits who could be served.
+        fn nobody_servable_waits(&self) -> bool {
+            match self.waiting.first() {
+                Some((_, seq, wanted)) if self.open => {
+                    let free = self.free.len() as i64;
+                    free < *wanted && (free == 0 || self.now < seq + self.offer)
+                }
+                _ => true,
+            }
+        }
+
         /// Frees every hold due at `now` (what commands see first).
         fn lapse(&mut self) {
             let now = self.now;
@@ -1132,22 +1539,16 @@ mod tests {
             count: Option<i64>,
             hold: Option<i64>,
         ) -> Result<Claim, TicketError> {
-            self.lapse();
+            self.offer_step();
             if let Some((tickets, _)) = self.orders.get(user) {
                 return Ok(Claim::Repeat(Tickets::from_sorted(tickets.clone())));
             }
             let n = count.unwrap_or(1);
-            if n > self.limit {
-                return Err(TicketError::Limit {
-                    event: "e".into(),
-                    limit: self.limit,
-                    asked: n,
-                });
-            }
+            self.within_limit(n)?;
             if !self.open {
                 return Err(TicketError::Closed("e".into()));
             }
-            if (self.free.len() as i64) < n {
+            if !self.waiting.is_empty() || (self.free.len() as i64) < n {
                 return Err(TicketError::SoldOut("e".into()));
             }
             let tickets: Vec<i64> = (0..n).filter_map(|_| self.free.pop_first()).collect();
@@ -1164,7 +1565,7 @@ mod tests {
         }
 
         fn confirm(&mut self, user: &str) -> Result<i64, TicketError> {
-            self.lapse();
+            self.offer_step();
             match self.orders.get_mut(user) {
                 Some((tickets, until)) => {
                     *until = None;
@@ -1178,9 +1579,10 @@ mod tests {
         }
 
         fn cancel(&mut self, user: &str) -> Option<i64> {
-            self.lapse();
+            self.offer_step();
             let (tickets, _) = self.orders.remove(user)?;
             self.free.extend(&tickets);
+            self.offer_step();
             tickets.first().copied()
         }
     }
@@ -1224,8 +1626,10 @@ mod tests {
             actions in proptest::collection::vec(action(), 0..150),
         ) {
             let mut s = checkout_event(total, hold, limit);
-            let mut m = Model { free: (1..=total).collect(), open: true, now: 1, hold, limit, ..Model::default() };
+            let offer = protocol::effect::default_offer(hold);
+            let mut m = Model { free: (1..=total).collect(), open: true, now: 1, hold, limit, offer, ..Model::default() };
             for a in actions {
+                let settles = !matches!(a, Action::Wait(_) | Action::Close | Action::Sweep(_) | Action::Open);
                 match a {
                     Action::Claim { user, count, hold } => {
                         let user = format!("u{user}");
@@ -1241,13 +1645,44 @@ mod tests {
                         prop_assert_eq!(cancel(&mut s, "e", &user, m.now), Ok(m.cancel(&user)));
                     }
                     Action::Close => { set_status(&mut s, "e", Status::Closed, m.now).unwrap(); m.open = false; }
-                    Action::Open => { set_status(&mut s, "e", Status::Open, m.now).unwrap(); m.open = true; }
+                    Action::Open => {
+                        set_status(&mut s, "e", Status::Open, m.now).unwrap();
+                        if !m.open && m.waitseq > 0 {
+                            m.open = true;
+                            m.offer_step();
+                        }
+                        m.open = true;
+                    }
                     Action::Wait(ms) => m.now += ms,
                     Action::Sweep(max) => {
                         // The sweep only ever expires what is due.
                         let due = s.holds.values().filter(|u| **u <= m.now).count();
-                        prop_assert_eq!(expire_holds(&mut s, m.now, max), Ok(due.min(max)));
+                        prop_assert_eq!(sweep(&mut s, "e", m.now, max), Ok(due.min(max)));
+                        if due > 0 {
+                            m.offer_step();
+                        }
                     }
+                    Action::Join(u, count) => {
+                        let user = format!("u{u}");
+                        prop_assert_eq!(wait(&mut s, "e", &user, count, m.now), m.wait(&user, count));
+                        prop_assert_eq!(position(&mut s, "e", &user), Ok(m.position(&user)));
+                    }
+                    Action::Leave(u) => {
+                        let user = format!("u{u}");
+                        prop_assert_eq!(leave(&mut s, "e", &user, m.now), Ok(m.leave(&user)));
+                    }
+                }
+                // The list is the model's, in order; offers went in list order.
+                let list: Vec<String> = s.waiting_order().into_iter().map(|(u, _)| u).collect();
+                let model_list: Vec<String> = m.waiting.iter().map(|(u, _, _)| u.clone()).collect();
+                prop_assert_eq!(list, model_list);
+                prop_assert_eq!(&s.offered, &m.offered);
+                prop_assert_eq!(report(&mut s, "e", Some(m.now)).unwrap().waiting, m.waiting.len() as i64);
+                for user in s.waiting.keys() {
+                    prop_assert!(!s.holders.contains_key(user), "{} holds and waits", user);
+                }
+                if settles {
+                    prop_assert!(m.nobody_servable_waits(), "a servable head waits");
                 }
                 // A live hold is never handed out: its numbers are its user's.
                 for (user, (tickets, until)) in &m.orders {
@@ -1262,7 +1697,7 @@ mod tests {
             let mut replay: HashMap<String, Tickets> = HashMap::new();
             for (_, r) in &s.log {
                 match &r.op {
-                    Op::Claim { user, tickets } | Op::Hold { user, tickets, .. } => { prop_assert!(replay.insert(user.clone(), tickets.clone()).is_none()); }
+                    Op::Claim { user, tickets } | Op::Hold { user, tickets, .. } | Op::Offer { user, tickets, .. } => { prop_assert!(replay.insert(user.clone(), tickets.clone()).is_none()); }
                     Op::Cancel { user, tickets } | Op::Expire { user, tickets } => { let removed = replay.remove(user); prop_assert_eq!(removed.as_ref(), Some(tickets)); }
                     Op::Confirm { user, tickets } => { prop_assert_eq!(replay.get(user), Some(tickets)); }
                     _ => {}
@@ -1277,6 +1712,7 @@ mod tests {
             prop_assert_eq!(format!("{:?}", (&replica.meta, &replica.pool, &replica.log)), format!("{:?}", (&s.meta, &s.pool, &s.log)));
             prop_assert_eq!(&replica.holders, &s.holders);
             prop_assert_eq!(&replica.holds, &s.holds);
+            prop_assert_eq!(&replica.waiting, &s.waiting);
         }
     }
 }

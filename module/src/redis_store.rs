@@ -90,11 +90,11 @@ pub struct RedisStore<'a> {
     db: i32,
     event: &'a str,
     names: EventStrings,
-    /// Key handles by [`Part`]; the holds key is opened on first use, so
-    /// the plain claim path does not pay for it.
+    /// Key handles by [`Part`]; the holds and waiting keys are opened on
+    /// first use, so the plain claim path does not pay for them.
     keys: [*mut RedisModuleKey; PARTS.len()],
     mode: c_int,
-    holds_opened: bool,
+    opened: [bool; PARTS.len()],
     /// The user id argument, reused as hash field and stream value.
     user: Option<(&'a str, *mut RedisModuleString)>,
     /// The last two numbers made into strings (a ticket number, the log
@@ -128,7 +128,7 @@ impl<'a> RedisStore<'a> {
         // SAFETY: ctx is the live command context; the names are kept alive
         // by the cache for longer than the handles.
         let keys = PARTS.map(|part| match part {
-            Part::Holds => ptr::null_mut(),
+            Part::Holds | Part::Waiting => ptr::null_mut(),
             _ => unsafe {
                 raw::RedisModule_OpenKey.unwrap()(ctx.ctx, names.key(part), mode)
                     .cast::<RedisModuleKey>()
@@ -142,7 +142,7 @@ impl<'a> RedisStore<'a> {
             names,
             keys,
             mode,
-            holds_opened: false,
+            opened: PARTS.map(|part| !matches!(part, Part::Holds | Part::Waiting)),
             user,
             numbers: [None, None],
             next_number: 0,
@@ -154,15 +154,34 @@ impl<'a> RedisStore<'a> {
     /// The holds key's handle, opened on first use (null when it does not
     /// exist and the store only reads).
     fn holds(&mut self) -> Result<Option<*mut RedisModuleKey>, TicketError> {
-        if !self.holds_opened {
-            self.holds_opened = true;
+        self.lazy(Part::Holds)
+    }
+
+    /// The handle of a key opened on first use (null when it does not exist
+    /// and the store only reads).
+    fn lazy(&mut self, part: Part) -> Result<Option<*mut RedisModuleKey>, TicketError> {
+        if !self.opened[part as usize] {
+            self.opened[part as usize] = true;
             // SAFETY: the live command context and a live key name.
-            self.keys[Part::Holds as usize] = unsafe {
-                raw::RedisModule_OpenKey.unwrap()(self.ctx, self.names.key(Part::Holds), self.mode)
+            self.keys[part as usize] = unsafe {
+                raw::RedisModule_OpenKey.unwrap()(self.ctx, self.names.key(part), self.mode)
                     .cast::<RedisModuleKey>()
             };
         }
-        self.existing(Part::Holds)
+        self.existing(part)
+    }
+
+    /// The score of `user` in a lazily opened zset (holds or waiting).
+    fn user_score(&mut self, part: Part, user: &str) -> Result<Option<i64>, TicketError> {
+        let Some(key) = self.lazy(part)? else {
+            return Ok(None);
+        };
+        let mut made = Made::default();
+        let member = self.user_string(user, &mut made);
+        let mut score = 0.0;
+        // SAFETY: an open, type-checked zset handle and a live member.
+        let found = unsafe { raw::RedisModule_ZsetScore.unwrap()(key, member, &mut score) };
+        Ok((found == raw::REDISMODULE_OK as c_int).then_some(score as i64))
     }
 
     /// The earliest deadline of the event's held orders, if any.
@@ -370,8 +389,10 @@ impl<'a> RedisStore<'a> {
             c.limit,
             c.held,
             c.extra,
+            c.offer,
+            c.waitseq,
         ];
-        let Some([total, minted, status, opens, closes, hold, limit, held, extra]) =
+        let Some([total, minted, status, opens, closes, hold, limit, held, extra, offer, waitseq]) =
             self.meta_fields(fields)?
         else {
             return Ok(None);
@@ -381,16 +402,19 @@ impl<'a> RedisStore<'a> {
             None => Ok(default),
             value => self.meta_number(&value, field),
         };
+        let hold = or(hold, "hold", 0)?;
         Ok(Some(Meta {
             total: self.meta_number(&total, "total")?,
             minted: self.meta_number(&minted, "minted")?,
             status: self.meta_status(&status)?,
             opens_at: self.meta_number(&opens, "opens_at")?,
             closes_at: self.meta_number(&closes, "closes_at")?,
-            hold: or(hold, "hold", 0)?,
+            hold,
             limit: or(limit, "limit", 1)?,
             held: or(held, "held", 0)?,
             extra: or(extra, "extra", 0)?,
+            offer: or(offer, "offer", protocol::effect::default_offer(hold))?,
+            waitseq: or(waitseq, "waitseq", 0)?,
         }))
     }
 
@@ -463,15 +487,7 @@ impl Store for RedisStore<'_> {
     }
 
     fn hold_until(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
-        let Some(key) = self.holds()? else {
-            return Ok(None);
-        };
-        let mut made = Made::default();
-        let member = self.user_string(user, &mut made);
-        let mut score = 0.0;
-        // SAFETY: an open, type-checked zset handle and a live member.
-        let found = unsafe { raw::RedisModule_ZsetScore.unwrap()(key, member, &mut score) };
-        Ok((found == raw::REDISMODULE_OK as c_int).then_some(score as i64))
+        self.user_score(Part::Holds, user)
     }
 
     fn maybe_due(&mut self, now: i64) -> bool {
@@ -567,6 +583,7 @@ impl Store for RedisStore<'_> {
             rnum(created_at),
             rnum(meta.hold),
             rnum(meta.limit),
+            rnum(meta.offer),
         ];
         let fields = [
             c.total,
@@ -577,6 +594,7 @@ impl Store for RedisStore<'_> {
             c.created_at,
             c.hold,
             c.limit,
+            c.offer,
         ];
         let pairs: Vec<*mut RedisModuleString> = fields
             .iter()
@@ -672,6 +690,71 @@ impl Store for RedisStore<'_> {
         self.zset_rem(Part::Holds, member)
     }
 
+    fn waiting_len(&mut self) -> Result<i64, TicketError> {
+        self.lazy(Part::Waiting)?;
+        self.len(Part::Waiting)
+    }
+
+    fn waiting_place(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        self.user_score(Part::Waiting, user)
+    }
+
+    fn waiting_rank(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        if self.lazy(Part::Waiting)?.is_none() {
+            return Ok(None);
+        }
+        // The module API has no rank lookup: ZRANK is O(log n).
+        let key = self.names.key_string(Part::Waiting);
+        match Context::new(self.ctx).call("ZRANK", &[key.as_str(), user]) {
+            Ok(redis_module::RedisValue::Integer(rank)) => Ok(Some(rank)),
+            Ok(_) => Ok(None),
+            Err(e) => Err(TicketError::Internal(format!("ZRANK {key}: {e}"))),
+        }
+    }
+
+    fn waiting_head(&mut self) -> Result<Option<(String, i64)>, TicketError> {
+        let Some(key) = self.lazy(Part::Waiting)? else {
+            return Ok(None);
+        };
+        Ok(zset_range(key, f64::INFINITY, 1)
+            .first()
+            .map(|(member, score)| (member.to_string_lossy(), *score as i64)))
+    }
+
+    fn add_waiting(&mut self, user: &str, place: i64) {
+        if self.lazy(Part::Waiting).is_err() {
+            return; // type-checked by the command's reads: cannot happen
+        }
+        let mut made = Made::default();
+        let member = self.user_string(user, &mut made);
+        self.zset_add(Part::Waiting, place as f64, member);
+        let seq = place / protocol::effect::WAIT_COUNT_SPAN;
+        let Ok(Some(meta)) = self.meta() else {
+            return;
+        };
+        if seq > meta.waitseq {
+            meta_cache::update(self.db, self.event, |m| m.waitseq = seq);
+            let value = rnum(seq);
+            self.hash_set(Part::Meta, &[strings::constants().waitseq, value.inner]);
+        }
+    }
+
+    fn remove_waiting(&mut self, user: &str) -> bool {
+        if !matches!(self.lazy(Part::Waiting), Ok(Some(_))) {
+            return false;
+        }
+        let mut made = Made::default();
+        let member = self.user_string(user, &mut made);
+        self.zset_rem(Part::Waiting, member)
+    }
+
+    fn announce_offer(&mut self, user: &str) {
+        let channel = rstr(protocol::keys::offers_channel(self.event).as_bytes());
+        let message = rstr(user.as_bytes());
+        // SAFETY: both strings are live for the call; Redis copies what it sends.
+        unsafe { raw::RedisModule_PublishMessage.unwrap()(self.ctx, channel.inner, message.inner) };
+    }
+
     fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId {
         self.written[Part::Log as usize] = true;
         let c = strings::constants();
@@ -726,6 +809,7 @@ impl Store for RedisStore<'_> {
     fn delete_all(&mut self) -> i64 {
         meta_cache::forget(self.db, self.event);
         let _ = self.holds();
+        let _ = self.lazy(Part::Waiting);
         let mut deleted = vec![];
         for part in PARTS {
             if let Ok(Some(key)) = self.existing(part) {

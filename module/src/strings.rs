@@ -20,7 +20,7 @@ pub use protocol::keys::{Part, PARTS};
 pub fn expected_type(part: Part) -> (raw::KeyType, &'static str) {
     match part {
         Part::Meta | Part::Holders => (raw::KeyType::Hash, "hash"),
-        Part::Pool | Part::Holds => (raw::KeyType::ZSet, "zset"),
+        Part::Pool | Part::Holds | Part::Waiting => (raw::KeyType::ZSet, "zset"),
         Part::Log => (raw::KeyType::Stream, "stream"),
     }
 }
@@ -141,6 +141,8 @@ pub struct Constants {
     pub limit: *mut RedisModuleString,
     pub held: *mut RedisModuleString,
     pub extra: *mut RedisModuleString,
+    pub offer: *mut RedisModuleString,
+    pub waitseq: *mut RedisModuleString,
     /// The effect version this build writes, as an argument of `TICKET._APPLY`.
     pub version: *mut RedisModuleString,
     named: [(&'static str, *mut RedisModuleString); NAMED.len()],
@@ -166,6 +168,8 @@ impl Constants {
             limit: forever(b"limit"),
             held: forever(b"held"),
             extra: forever(b"extra"),
+            offer: find("offer"),
+            waitseq: forever(b"waitseq"),
             version: forever(protocol::effect::VERSION.to_string().as_bytes()),
             named,
         }

@@ -8,7 +8,7 @@
 //! nothing left to decide:
 //!
 //! ```text
-//! TICKET._APPLY <version> <E> init    <id> <at> <total> <opens_at> <closes_at> [<hold> <limit>]
+//! TICKET._APPLY <version> <E> init    <id> <at> <total> <opens_at> <closes_at> [<hold> <limit> [<offer>]]
 //! TICKET._APPLY <version> <E> claim   <id> <at> <user> <tickets> <minted>
 //! TICKET._APPLY <version> <E> hold    <id> <at> <user> <tickets> <minted> <until>
 //! TICKET._APPLY <version> <E> offer   <id> <at> <user> <tickets> <minted> <until>
@@ -18,7 +18,14 @@
 //! TICKET._APPLY <version> <E> open    <id> <at>
 //! TICKET._APPLY <version> <E> close   <id> <at>
 //! TICKET._APPLY <version> <E> drop
+//! TICKET._APPLY <version> <E> wait    <user> <place>
+//! TICKET._APPLY <version> <E> leave   <user>
 //! ```
+//!
+//! `wait` and `leave` change the waiting list, which lives in Redis only:
+//! they carry no stream id and append nothing to the log. A `place` is the
+//! user's score in the list (`seq * 1024 + count`, see
+//! [`WAIT_COUNT_SPAN`]).
 //!
 //! `id` is the log entry's stream id, `at` its `at` field, `tickets` one
 //! number or several, ascending, comma-separated (as in the record). A
@@ -28,7 +35,9 @@
 //! `0` when every ticket came from the pool. An init's `hold` and `limit`
 //! (the event's default hold in ms and most tickets per user) are written
 //! only when they differ from the defaults `0 1`, so a primary with plain
-//! events still sends the 3-field form every earlier replica reads. `version` lets a newer replica apply an older primary's
+//! events still sends the 3-field form every earlier replica reads; an init's `offer` (how long
+//! an offer of the waiting list is held) only when it differs from its
+//! default ([`default_offer`]). `version` lets a newer replica apply an older primary's
 //! stream: replicas are upgraded first, and a version this build does not
 //! know is refused with an error naming both versions.
 
@@ -50,13 +59,32 @@ pub struct Checkout {
     pub hold: i64,
     /// Most tickets one user may hold.
     pub limit: i64,
+    /// How long an offer of the waiting list is held, in ms.
+    pub offer: i64,
 }
 
 impl Default for Checkout {
     fn default() -> Checkout {
-        Checkout { hold: 0, limit: 1 }
+        Checkout {
+            hold: 0,
+            limit: 1,
+            offer: default_offer(0),
+        }
     }
 }
+
+/// An offer's default hold: the event's `hold`, or 10 minutes when a claim
+/// is a final sale (`hold` = 0).
+pub fn default_offer(hold: i64) -> i64 {
+    match hold {
+        0 => 600_000,
+        hold => hold,
+    }
+}
+
+/// A waiting-list place is `seq * WAIT_COUNT_SPAN + count`: `count` (at most
+/// 1000 tickets) fits below it, and the score still orders by `seq`.
+pub const WAIT_COUNT_SPAN: i64 = 1024;
 
 /// One replicated state change of one event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,10 +100,14 @@ pub enum Effect<U = String> {
     },
     /// Every key of the event was deleted.
     Drop,
+    /// `user` joined the waiting list at `place` (not logged).
+    Wait { user: U, place: i64 },
+    /// `user` left the waiting list (not logged).
+    Leave { user: U },
 }
 
 /// Most arguments an effect has after the command name.
-pub const MAX_ARGS: usize = 10;
+pub const MAX_ARGS: usize = 11;
 
 /// The arguments of one `TICKET._APPLY`, without a heap allocation.
 #[derive(Debug, Clone, Copy)]
@@ -111,6 +143,13 @@ impl Effect<&str> {
                 checkout: *checkout,
             },
             Effect::Drop => Effect::Drop,
+            Effect::Wait { user, place } => Effect::Wait {
+                user: (*user).to_owned(),
+                place: *place,
+            },
+            Effect::Leave { user } => Effect::Leave {
+                user: (*user).to_owned(),
+            },
         }
     }
 }
@@ -131,6 +170,13 @@ impl<U: AsRef<str>> Effect<U> {
                 checkout: *checkout,
             },
             Effect::Drop => Effect::Drop,
+            Effect::Wait { user, place } => Effect::Wait {
+                user: user.as_ref(),
+                place: *place,
+            },
+            Effect::Leave { user } => Effect::Leave {
+                user: user.as_ref(),
+            },
         }
     }
 
@@ -142,15 +188,28 @@ impl<U: AsRef<str>> Effect<U> {
         };
         args.push(Value::Number(VERSION));
         args.push(Value::Text(event));
-        let Effect::Append {
-            id,
-            record,
-            minted,
-            checkout,
-        } = self
-        else {
-            args.push(Value::Text("drop"));
-            return args;
+        let (id, record, minted, checkout) = match self {
+            Effect::Append {
+                id,
+                record,
+                minted,
+                checkout,
+            } => (id, record, minted, checkout),
+            Effect::Drop => {
+                args.push(Value::Text("drop"));
+                return args;
+            }
+            Effect::Wait { user, place } => {
+                args.push(Value::Text("wait"));
+                args.push(Value::Text(user.as_ref()));
+                args.push(Value::Number(*place));
+                return args;
+            }
+            Effect::Leave { user } => {
+                args.push(Value::Text("leave"));
+                args.push(Value::Text(user.as_ref()));
+                return args;
+            }
         };
         args.push(Value::Text(record.op.name()));
         args.push(Value::Id(*id));
@@ -164,9 +223,13 @@ impl<U: AsRef<str>> Effect<U> {
             for n in [*total, *opens_at, *closes_at] {
                 args.push(Value::Number(n));
             }
-            if *checkout != Checkout::default() {
+            let default_offer = checkout.offer == default_offer(checkout.hold);
+            if (checkout.hold, checkout.limit) != (0, 1) || !default_offer {
                 args.push(Value::Number(checkout.hold));
                 args.push(Value::Number(checkout.limit));
+            }
+            if !default_offer {
+                args.push(Value::Number(checkout.offer));
             }
         }
         if let Some((user, tickets, until)) = record.op.order() {
@@ -224,13 +287,40 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Effect<&'a str>), BadEf
         return Err(bad("invalid event id"));
     }
     let op = text(op, "op")?;
-    if op == "drop" {
-        return match rest {
-            [] => Ok((event, Effect::Drop)),
-            _ => Err(bad("drop takes no more arguments")),
-        };
+    match (op, rest) {
+        ("drop", []) => return Ok((event, Effect::Drop)),
+        ("drop", _) => return Err(bad("drop takes no more arguments")),
+        ("wait" | "leave", _) => return Ok((event, waiting(op, rest, text)?)),
+        _ => {}
     }
     Ok((event, append(op, rest, text)?))
+}
+
+/// The arguments of a `wait` (`<user> <place>`) or a `leave` (`<user>`).
+fn waiting<'a>(
+    op: &str,
+    rest: &[&'a [u8]],
+    text: impl Fn(&'a [u8], &str) -> Result<&'a str, BadEffect>,
+) -> Result<Effect<&'a str>, BadEffect> {
+    let user = |raw: &'a [u8]| {
+        let u = text(raw, "user")?;
+        crate::keys::valid_user(u)
+            .then_some(u)
+            .ok_or_else(|| bad("invalid user id"))
+    };
+    match (op, rest) {
+        ("wait", [u, place]) => {
+            let place = parse_time(text(place, "place")?)
+                .filter(|p| *p > 0)
+                .ok_or_else(|| bad("invalid place"))?;
+            Ok(Effect::Wait {
+                user: user(u)?,
+                place,
+            })
+        }
+        ("leave", [u]) => Ok(Effect::Leave { user: user(u)? }),
+        _ => Err(bad(format!("wrong number of arguments for {op}"))),
+    }
 }
 
 /// The arguments of an `Append`: `<id> <at> <op fields...>`.
@@ -271,11 +361,16 @@ fn append<'a>(
     let mut minted = None;
     let mut checkout = Checkout::default();
     let op = match (op, fields) {
-        ("init", [total, opens, closes, settings @ ..]) if matches!(settings.len(), 0 | 2) => {
-            if let [hold, limit] = settings {
+        ("init", [total, opens, closes, settings @ ..]) if matches!(settings.len(), 0 | 2 | 3) => {
+            if let [hold, limit, offer @ ..] = settings {
+                let hold = time(hold, "hold")?;
                 checkout = Checkout {
-                    hold: time(hold, "hold")?,
+                    hold,
                     limit: number(limit, "limit")?,
+                    offer: match offer {
+                        [offer] => time(offer, "offer")?,
+                        _ => default_offer(hold),
+                    },
                 };
             }
             Op::Init {
@@ -408,10 +503,35 @@ mod tests {
         let held = init(Checkout {
             hold: 60_000,
             limit: 4,
+            offer: 60_000,
         });
         let raw = wire(&held, "e");
         assert_eq!(raw[8..], [b"60000".to_vec(), b"4".to_vec()]);
         assert_eq!(decoded(&raw), Ok(("e".into(), held.owned())));
+        let offered = init(Checkout {
+            hold: 0,
+            limit: 1,
+            offer: 5_000,
+        });
+        let raw = wire(&offered, "e");
+        assert_eq!(raw[8..], [b"0".to_vec(), b"1".to_vec(), b"5000".to_vec()]);
+        assert_eq!(decoded(&raw), Ok(("e".into(), offered.owned())));
+    }
+
+    #[test]
+    fn waiting_list_changes_on_the_wire() {
+        let wait = Effect::Wait {
+            user: "u1",
+            place: 5 * WAIT_COUNT_SPAN + 2,
+        };
+        let raw = wire(&wait, "e");
+        assert_eq!(
+            raw[2..],
+            [b"wait".to_vec(), b"u1".to_vec(), b"5122".to_vec()]
+        );
+        assert_eq!(decoded(&raw), Ok(("e".into(), wait.owned())));
+        let leave = Effect::Leave { user: "u1" };
+        assert_eq!(decoded(&wire(&leave, "e")), Ok(("e".into(), leave.owned())));
     }
 
     #[test]
@@ -464,12 +584,12 @@ mod tests {
             crate::record::tests::any_record(),
             any::<(u64, u64)>(),
             proptest::option::of(n),
-            (0..=7 * 86_400_000i64, 1..=1000i64),
+            (0..=7 * 86_400_000i64, 1..=1000i64, 1..=7 * 86_400_000i64),
         )
-            .prop_map(|(record, (ms, seq), minted, (hold, limit))| {
+            .prop_map(|(record, (ms, seq), minted, (hold, limit, offer))| {
                 let minted = minted.filter(|_| takes_tickets(record.op.name()));
                 let checkout = match record.op {
-                    Op::Init { .. } => Checkout { hold, limit },
+                    Op::Init { .. } => Checkout { hold, limit, offer },
                     _ => Checkout::default(),
                 };
                 Effect::Append {
@@ -479,7 +599,10 @@ mod tests {
                     checkout,
                 }
             });
-        prop_oneof![9 => append, 1 => Just(Effect::Drop)]
+        let user = "[a-z0-9]{1,12}";
+        let wait = (user, 1..=1i64 << 52).prop_map(|(user, place)| Effect::Wait { user, place });
+        let leave = user.prop_map(|user| Effect::Leave { user });
+        prop_oneof![9 => append, 1 => Just(Effect::Drop), 1 => wait, 1 => leave]
     }
 
     proptest! {

@@ -3,12 +3,19 @@
 //! All keys of event `E` share the hash tag `{E}`, so they live in one
 //! cluster slot: `ticket:{E}:meta` (hash), `ticket:{E}:pool` (zset),
 //! `ticket:{E}:holders` (hash), `ticket:{E}:log` (stream) and, while any
-//! order is held, `ticket:{E}:holds` (zset: user -> deadline). Event ids have no
+//! order is held, `ticket:{E}:holds` (zset: user -> deadline), and while
+//! anyone waits, `ticket:{E}:waiting` (zset: user -> place). Event ids have no
 //! braces, so the hash tag of the event argument equals the keys' tag and
 //! cluster clients route `TICKET.* E ...` by its first argument.
 
 /// Channel on which `TICKET.INIT` publishes the new event's id.
 pub const EVENTS_CHANNEL: &str = "ticket:events";
+
+/// The channel on which the user ids offered tickets of `event` are
+/// published, e.g. `ticket:{e1}:offers`.
+pub fn offers_channel(event: &str) -> String {
+    format!("ticket:{{{event}}}:offers")
+}
 
 /// Longest event or user id, in bytes (MySQL `VARCHAR(64)` holds them).
 pub const MAX_ID_LEN: usize = 64;
@@ -25,15 +32,19 @@ pub enum Part {
     Log = 3,
     /// The users whose orders are held, scored by their deadline (unix ms).
     Holds = 4,
+    /// The waiting list: users scored by their place
+    /// (`seq * WAIT_COUNT_SPAN + count`, FIFO by `seq`).
+    Waiting = 5,
 }
 
 /// Every key of an event, in the order of [`Part`]'s discriminants.
-pub const PARTS: [Part; 5] = [
+pub const PARTS: [Part; 6] = [
     Part::Meta,
     Part::Pool,
     Part::Holders,
     Part::Log,
     Part::Holds,
+    Part::Waiting,
 ];
 
 impl Part {
@@ -45,6 +56,7 @@ impl Part {
             Part::Holders => "holders",
             Part::Log => "log",
             Part::Holds => "holds",
+            Part::Waiting => "waiting",
         }
     }
 }
@@ -103,7 +115,7 @@ mod tests {
         assert_eq!(key("e1", Part::Meta), "ticket:{e1}:meta");
         assert_eq!(
             PARTS.map(Part::suffix),
-            ["meta", "pool", "holders", "log", "holds"]
+            ["meta", "pool", "holders", "log", "holds", "waiting"]
         );
     }
 

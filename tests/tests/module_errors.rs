@@ -230,7 +230,7 @@ fn bad_totals_and_options_of_init_are_refused() {
 fn wrong_arity_uses_the_standard_message() {
     let (server, mut c) = populated();
     let _ = &server;
-    let cases: [&[&str]; 16] = [
+    let cases: [&[&str]; 20] = [
         &["TICKET.INIT"],
         &["TICKET.INIT", "x"],
         &[
@@ -245,6 +245,8 @@ fn wrong_arity_uses_the_standard_message() {
             "3",
             "LIMIT",
             "4",
+            "OFFER",
+            "5",
             "X",
         ],
         &["TICKET.CLAIM"],
@@ -260,6 +262,10 @@ fn wrong_arity_uses_the_standard_message() {
         &["TICKET.CLOSE", "e2", "x"],
         &["TICKET.DROP"],
         &["TICKET.DROP", "e2", "FORCE", "x"],
+        &["TICKET.WAIT", "e2"],
+        &["TICKET.WAIT", "e2", "u", "COUNT", "1", "x"],
+        &["TICKET.LEAVE", "e2"],
+        &["TICKET.POSITION", "e2", "a", "b"],
     ];
     for parts in cases {
         let msg = expect_error(&mut c, parts, "ERR");

@@ -209,20 +209,6 @@ fn ten_thousand_due_holds_are_swept_in_bounded_ticks() {
     assert_eq!(log_len(&mut c, "big"), 1 + 10_000 + 10_000);
 }
 
-/// A replica of the primary on `port` that panics on any effect it cannot
-/// apply, in sync.
-fn strict_replica_of(port: &str) -> RedisServer {
-    let replica = RedisServer::start_with(&[
-        "--replicaof",
-        "127.0.0.1",
-        port,
-        "--propagation-error-behavior",
-        "panic",
-    ]);
-    wait_for_link(&replica);
-    replica
-}
-
 #[test]
 fn a_cut_off_replica_shows_the_hold_until_promoted_then_sweeps_it() {
     let mut primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);

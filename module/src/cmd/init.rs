@@ -1,4 +1,4 @@
-//! `TICKET.INIT event total [OPENS unix-ms] [CLOSES unix-ms] [HOLD ms] [LIMIT n]`
+//! `TICKET.INIT event total [OPENS unix-ms] [CLOSES unix-ms] [HOLD ms] [LIMIT n] [OFFER ms]`
 //! — creates an event.
 //!
 //! Writes the meta hash (`status` = `open`, `minted` = 0: the pool is minted
@@ -8,12 +8,13 @@
 //! `OPENS` (if given) until `CLOSES` (if given); `0` means no bound.
 //! `HOLD` is the default hold of a claim (0, the default: a claim is a
 //! final sale; at most 7 days); `LIMIT` the most tickets one user may hold
-//! (1..=1000, default 1).
+//! (1..=1000, default 1); `OFFER` how long an offer of the waiting list is
+//! held (1 ms to 7 days; default `HOLD`, or 10 minutes when `HOLD` is 0).
 //!
 //! Reply: `OK`.
 //! Errors: `EXISTS` (the event already exists), `ERR` (invalid event id,
 //! total outside `1..=2147483647`, unknown or repeated option, negative time,
-//! `CLOSES` not after `OPENS`, `HOLD` or `LIMIT` out of range), `WRONGTYPE`.
+//! `CLOSES` not after `OPENS`, `HOLD`, `LIMIT` or `OFFER` out of range), `WRONGTYPE`.
 
 use redis_module::{raw, Context, RedisResult, RedisString, RedisValue};
 
@@ -28,7 +29,7 @@ pub const EVENTS_CHANNEL: &str = "ticket:events";
 
 pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
     guarded(|| {
-        let init = args::init_args(&arguments(&argv, 2, 10)?)?;
+        let init = args::init_args(&arguments(&argv, 2, 12)?)?;
         let mut store = RedisStore::open(ctx, init.event, Access::Write, None);
         pool::init(
             &mut store,
@@ -37,6 +38,7 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
             Checkout {
                 hold: init.hold,
                 limit: init.limit,
+                offer: init.offer,
             },
             now_ms(),
         )?;

@@ -11,6 +11,7 @@ pub mod init;
 pub mod open_close;
 pub mod order;
 pub mod status;
+pub mod waitlist;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

@@ -4,7 +4,7 @@
 //! order: `total`, `remaining` (free tickets), `claimed` (tickets held or
 //! sold), `status` (`open`/`closed`), `opens_at`, `closes_at` (unix ms, 0 =
 //! none), `unsynced` (log entries the sidecar has not drained yet), `held`
-//! (tickets in live holds), `waiting` (the waiting list: 0 for now). On a
+//! (tickets in live holds), `waiting` (the waiting list's length). On a
 //! primary, holds past their deadline count as free even before the sweep
 //! expires them; a replica counts them held until its primary's expiry.
 //! Errors: `NOEVENT`, `ERR` (invalid event id), `WRONGTYPE`/`CORRUPT`.
@@ -34,7 +34,7 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
                 ("closes_at", RedisValue::Integer(r.closes_at)),
                 ("unsynced", RedisValue::Integer(r.unsynced)),
                 ("held", RedisValue::Integer(r.held)),
-                ("waiting", RedisValue::Integer(0)),
+                ("waiting", RedisValue::Integer(r.waiting)),
             ],
         );
         Ok(RedisValue::NoReply)

@@ -401,3 +401,17 @@ pub fn wait_replicated(primary: &mut Connection, replicas: i64) {
         "WAIT {replicas} 2000 acknowledged {acked}"
     );
 }
+
+/// A replica of the primary on `port` that panics on any effect it cannot
+/// apply, in sync.
+pub fn strict_replica_of(port: &str) -> ticketgate_tests::RedisServer {
+    let replica = ticketgate_tests::RedisServer::start_with(&[
+        "--replicaof",
+        "127.0.0.1",
+        port,
+        "--propagation-error-behavior",
+        "panic",
+    ]);
+    wait_for_link(&replica);
+    replica
+}

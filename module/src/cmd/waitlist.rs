@@ -1,0 +1,60 @@
+//! `TICKET.WAIT event user [COUNT n]`, `TICKET.LEAVE event user` and
+//! `TICKET.POSITION event user` — the event's waiting list (DESIGN.md
+//! "Waiting list").
+//!
+//! `WAIT` joins the FIFO list for `n` tickets (default 1; idempotent: a user
+//! already waiting keeps the place and count), then runs the offer step: if
+//! tickets are free the head is offered its `n` lowest free numbers as a
+//! held order (`op=offer`, until now + the event's `OFFER`; `TICKET.CONFIRM`
+//! buys them, expiry passes them on) and its user id is published on
+//! `ticket:{E}:offers`. Strict FIFO: nobody behind the head is served first;
+//! a head wanting more than are free waits until enough are free, or until
+//! it has waited a full offer period, from when it is offered what is free.
+//! Offers are made only while the event accepts claims. Joining and leaving
+//! are replicated but not logged. While anyone waits, a `CLAIM` by a user
+//! without tickets is `SOLDOUT`.
+//!
+//! Replies: `WAIT`: integer, the 1-based position, or 0 when the user was
+//! offered tickets at once. `LEAVE`: 1 if the user left the list, else 0
+//! (leaving may serve the next in line). `POSITION` (read-only): the 1-based
+//! position, or nil.
+//! Errors: `NOEVENT`, `HOLDING` (`WAIT` by a user who holds tickets),
+//! `LIMIT` (`COUNT` above the event's `LIMIT`), `ERR` (invalid event or user
+//! id, `COUNT` outside `1..=1000`, an unknown or repeated option),
+//! `TRYAGAIN` (see `claim`), `WRONGTYPE`/`CORRUPT`.
+
+use redis_module::{Context, RedisResult, RedisString, RedisValue};
+
+use super::{arguments, exactly, guarded, integer_or_nil, now_ms};
+use crate::redis_store::{Access, RedisStore};
+use crate::{args, pool};
+
+pub fn wait(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+    guarded(|| {
+        let given = arguments(&argv, 2, 4)?;
+        let (event, user) = (args::event_id(given[0])?, args::user_id(given[1])?);
+        let count = args::wait_count(&given[2..])?;
+        let mut store = RedisStore::open(ctx, event, Access::Write, Some((user, argv[2].inner)));
+        let position = pool::wait(&mut store, event, user, count, now_ms())?;
+        Ok(RedisValue::Integer(position))
+    })
+}
+
+pub fn leave(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+    guarded(|| {
+        let [event, user] = exactly(&argv)?;
+        let (event, user) = (args::event_id(event)?, args::user_id(user)?);
+        let mut store = RedisStore::open(ctx, event, Access::Write, Some((user, argv[2].inner)));
+        let left = pool::leave(&mut store, event, user, now_ms())?;
+        Ok(RedisValue::Integer(left.into()))
+    })
+}
+
+pub fn position(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+    guarded(|| {
+        let [event, user] = exactly(&argv)?;
+        let (event, user) = (args::event_id(event)?, args::user_id(user)?);
+        let mut store = RedisStore::open(ctx, event, Access::Read, Some((user, argv[2].inner)));
+        Ok(integer_or_nil(pool::position(&mut store, event, user)?))
+    })
+}

@@ -1,0 +1,163 @@
+//! The waiting list against a real redis-server: returned tickets go to the
+//! head of the FIFO list as held offers inside the command that freed them
+//! (a cancel) or the sweep that expired them; nobody claims past the list;
+//! every offered user is published once on `ticket:{E}:offers`; a strict
+//! replica and an AOF reload reach the primary's digest; and a list of a
+//! million users works (its memory per waiting user is printed).
+
+#[path = "support/module.rs"]
+mod support;
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use redis::{Connection, Value};
+use support::*;
+use ticketgate_tests::{wait_until, RedisServer};
+
+/// Sends one command per user in one pipeline; returns the integer replies.
+fn pipelined(c: &mut Connection, command: &[&str], users: &[String]) -> Vec<i64> {
+    let mut pipe = redis::pipe();
+    for user in users {
+        let (head, tail) = command.split_at(2);
+        pipe.cmd(head[0]).arg(head[1]).arg(user).arg(tail);
+    }
+    pipe.query(c).unwrap()
+}
+
+fn users(prefix: &str, range: std::ops::Range<usize>) -> Vec<String> {
+    range.map(|i| format!("{prefix}{i}")).collect()
+}
+
+/// The users of the event's `op=offer` log entries, in log order.
+fn offered_in_log(c: &mut Connection, event: &str) -> Vec<String> {
+    log(c, event)
+        .iter()
+        .filter(|e| field(e, "op") == Some("offer"))
+        .filter_map(|e| field(e, "user").map(str::to_owned))
+        .collect()
+}
+
+/// Subscribes to the event's offers channel; the returned receiver gets
+/// every published user id.
+fn subscribe_offers(server: &RedisServer, event: &str) -> mpsc::Receiver<String> {
+    let (subscribed_tx, subscribed) = mpsc::channel();
+    let (tx, rx) = mpsc::channel();
+    let mut conn = server.conn();
+    let channel = format!("ticket:{{{event}}}:offers");
+    std::thread::spawn(move || {
+        let mut pubsub = conn.as_pubsub();
+        pubsub.subscribe(&channel).unwrap();
+        subscribed_tx.send(()).unwrap();
+        while let Ok(msg) = pubsub.get_message() {
+            if tx.send(msg.get_payload::<String>().unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    subscribed.recv().unwrap();
+    rx
+}
+
+#[test]
+fn returns_go_to_the_list_in_order_and_replicas_and_aof_agree() {
+    let mut primary = RedisServer::start_with(&[
+        "--repl-diskless-sync-delay",
+        "0",
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+    ]);
+    let replica = strict_replica_of(&primary.port().to_string());
+    let offers = subscribe_offers(&primary, "e");
+    let mut p = primary.conn();
+    ok(&mut p, &["TICKET.INIT", "e", "100", "OFFER", "3000"]);
+    let buyers = users("c", 0..100);
+    assert_eq!(
+        pipelined(&mut p, &["TICKET.CLAIM", "e"], &buyers).len(),
+        100
+    );
+    let waiters = users("w", 0..500);
+    let positions = pipelined(&mut p, &["TICKET.WAIT", "e"], &waiters);
+    assert_eq!(positions, (1..=500).collect::<Vec<i64>>());
+    assert_eq!(int(&mut p, &["TICKET.WAIT", "e", "w7"]), 8, "idempotent");
+    expect_error(&mut p, &["TICKET.WAIT", "e", "c1"], "HOLDING");
+    expect_error(&mut p, &["TICKET.WAIT", "e", "x", "COUNT", "2"], "LIMIT");
+    assert_eq!(status_int(&mut p, "e", "waiting"), 500);
+
+    pipelined(&mut p, &["TICKET.CANCEL", "e"], &buyers[..50]);
+    assert_eq!(offered_in_log(&mut p, "e"), waiters[..50]);
+    for w in &waiters[..50] {
+        assert_eq!(int_or_nil(&mut p, &["TICKET.POSITION", "e", w]), None);
+    }
+    assert_eq!(int(&mut p, &["TICKET.POSITION", "e", "w50"]), 1);
+    expect_error(&mut p, &["TICKET.CLAIM", "e", "x"], "SOLDOUT");
+    expect_error(&mut p, &["TICKET.CLAIM", "e", "w60"], "SOLDOUT");
+    assert_eq!(claim(&mut p, "e", "w0"), 1, "an offer is claimed back");
+    assert_eq!(status_int(&mut p, "e", "held"), 50);
+
+    // Half confirm, half let the offer expire: the next 25 are offered.
+    pipelined(&mut p, &["TICKET.CONFIRM", "e"], &waiters[..25]);
+    wait_until(Duration::from_secs(20), "the next 25 are offered", || {
+        offered_in_log(&mut p, "e").len() == 75
+    });
+    assert_eq!(offered_in_log(&mut p, "e"), waiters[..75]);
+    assert_eq!(status_int(&mut p, "e", "waiting"), 425);
+    assert_eq!(int(&mut p, &["TICKET.LEAVE", "e", "w499"]), 1);
+    assert_eq!(int(&mut p, &["TICKET.LEAVE", "e", "w499"]), 0);
+
+    let published: Vec<String> = (0..75)
+        .map(|_| offers.recv_timeout(Duration::from_secs(10)).unwrap())
+        .collect();
+    assert_eq!(published, waiters[..75]);
+    assert!(offers.recv_timeout(Duration::from_millis(300)).is_err());
+
+    wait_replicated(&mut p, 1);
+    let want = digest(&mut p);
+    let mut r = replica.conn();
+    assert_eq!(digest(&mut r), want, "the replica differs");
+    assert_eq!(int(&mut r, &["TICKET.POSITION", "e", "w75"]), 1);
+    drop(p);
+    primary.stop();
+    primary.start_again();
+    let mut p = primary.conn();
+    assert_eq!(digest(&mut p), want, "the AOF reload differs");
+}
+
+#[test]
+fn a_million_waiting_users() {
+    let server = RedisServer::start();
+    let mut c = server.conn();
+    ok(&mut c, &["TICKET.INIT", "big", "1"]);
+    claim(&mut c, "big", "buyer");
+    const N: usize = 1_000_000;
+    for batch in 0..100 {
+        let chunk = users("user:", batch * N / 100..(batch + 1) * N / 100);
+        let positions = pipelined(&mut c, &["TICKET.WAIT", "big"], &chunk);
+        assert_eq!(
+            positions.last().copied(),
+            Some(((batch + 1) * N / 100) as i64)
+        );
+    }
+    assert_eq!(status_int(&mut c, "big", "waiting"), N as i64);
+    assert_eq!(
+        int(&mut c, &["TICKET.POSITION", "big", "user:500000"]),
+        500_001
+    );
+    let bytes: i64 = redis::cmd("MEMORY")
+        .arg("USAGE")
+        .arg(key("big", "waiting"))
+        .arg("SAMPLES")
+        .arg("0")
+        .query(&mut c)
+        .unwrap();
+    println!(
+        "waiting list of {N}: {bytes} bytes, {:.1} bytes per waiting user",
+        bytes as f64 / N as f64
+    );
+    int_or_nil(&mut c, &["TICKET.CANCEL", "big", "buyer"]);
+    let offered = value(&mut c, &["TICKET.ORDER", "big", "user:0"]);
+    assert!(matches!(offered, Value::Array(_)), "the head is offered");
+    assert_eq!(int(&mut c, &["TICKET.POSITION", "big", "user:1"]), 1);
+}
