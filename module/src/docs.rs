@@ -65,7 +65,7 @@ const USER: Arg = arg("user", Kind::Text);
 pub const DOCS: &[Doc] = &[
     Doc {
         name: "ticket.init",
-        summary: "Creates an event with `total` tickets, optionally open only between OPENS and CLOSES (unix ms), with claims held HOLD ms by default and at most LIMIT tickets per user.",
+        summary: "Creates an event with `total` tickets, optionally open only between OPENS and CLOSES (unix ms), with claims held HOLD ms by default, at most LIMIT tickets per user and waiting-list offers held OFFER ms.",
         complexity: "O(1)",
         since: "0.1.0",
         arity: -3,
@@ -78,6 +78,7 @@ pub const DOCS: &[Doc] = &[
             arg("closes", Kind::Option("CLOSES")),
             arg("hold", Kind::Option("HOLD")),
             arg("limit", Kind::Option("LIMIT")),
+            arg("offer", Kind::Option("OFFER")),
         ],
     },
     Doc {
@@ -174,6 +175,36 @@ pub const DOCS: &[Doc] = &[
         key: 1,
         access: Access::Delete,
         args: &[EVENT, arg("force", Kind::Flag("FORCE"))],
+    },
+    Doc {
+        name: "ticket.wait",
+        summary: "Joins the event's FIFO waiting list for COUNT tickets; replies with the 1-based position, or 0 when tickets were offered at once.",
+        complexity: "O(log N) in the waiting list, plus O(log N) per offer made",
+        since: "0.3.0",
+        arity: -3,
+        key: 1,
+        access: Access::Update,
+        args: &[EVENT, USER, arg("count", Kind::Option("COUNT"))],
+    },
+    Doc {
+        name: "ticket.leave",
+        summary: "Leaves the event's waiting list (1, or 0 when not on it); the next in line may be offered tickets.",
+        complexity: "O(log N) in the waiting list, plus O(log N) per offer made",
+        since: "0.3.0",
+        arity: 3,
+        key: 1,
+        access: Access::Update,
+        args: &[EVENT, USER],
+    },
+    Doc {
+        name: "ticket.position",
+        summary: "The user's 1-based position in the event's waiting list, or nil.",
+        complexity: "O(log N)",
+        since: "0.3.0",
+        arity: 3,
+        key: 1,
+        access: Access::Read,
+        args: &[EVENT, USER],
     },
     Doc {
         name: "ticket._apply",
@@ -337,12 +368,20 @@ mod tests {
     }
 
     #[test]
-    fn only_order_holder_and_status_are_read_only() {
+    fn only_order_holder_status_and_position_are_read_only() {
         let read: Vec<_> = DOCS
             .iter()
             .filter(|d| d.access == Access::Read)
             .map(|d| d.name)
             .collect();
-        assert_eq!(read, ["ticket.order", "ticket.holder", "ticket.status"]);
+        assert_eq!(
+            read,
+            [
+                "ticket.order",
+                "ticket.holder",
+                "ticket.status",
+                "ticket.position"
+            ]
+        );
     }
 }
