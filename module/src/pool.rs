@@ -683,13 +683,17 @@ pub fn set_status(
         return Ok(());
     }
     store.log_len()?;
+    // Opening serves the waiting list, which writes tickets: check first.
+    let serve = status == Status::Open && meta.waitseq > 0;
+    if serve {
+        check_consistent(store, event, &meta)?;
+    }
     let op = match status {
         Status::Open => Op::Open,
         Status::Closed => Op::Close,
     };
     commit(store, Record { op, at: now }, None);
-    if status == Status::Open && meta.waitseq > 0 {
-        check_consistent(store, event, &meta)?;
+    if serve {
         settle_now(store, event, now)?;
     }
     Ok(())
@@ -1376,6 +1380,19 @@ mod tests {
         assert_eq!(leave(&mut s, "e", "nobody", 110), Ok(false));
         assert_eq!(s.offered, ["w1"], "after 100 ms w1 gets the one free");
         assert_eq!(s.holders.get("w1"), Some(&Tickets::One(1)));
+    }
+
+    #[test]
+    fn a_closed_event_offers_nothing_until_it_opens() {
+        let mut s = checkout_event(1, 0, 1);
+        plain(&mut s, "a", 2, 1).unwrap();
+        set_status(&mut s, "e", Status::Closed, 3).unwrap();
+        assert_eq!(wait(&mut s, "e", "w", None, 4), Ok(1));
+        cancel(&mut s, "e", "a", 5).unwrap();
+        assert!(s.offered.is_empty(), "closed: the list waits");
+        set_status(&mut s, "e", Status::Open, 6).unwrap();
+        assert_eq!(s.offered, ["w"]);
+        assert_eq!(report(&mut s, "e", Some(6)).map(|r| r.waiting), Ok(0));
     }
 
     #[derive(Debug, Clone)]
