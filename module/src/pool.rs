@@ -1395,6 +1395,20 @@ mod tests {
         assert_eq!(report(&mut s, "e", Some(6)).map(|r| r.waiting), Ok(0));
     }
 
+    #[test]
+    fn a_holder_found_in_the_list_is_dropped_from_it_not_offered() {
+        let mut s = checkout_event(2, 0, 1);
+        plain(&mut s, "a", 2, 1).unwrap();
+        plain(&mut s, "b", 2, 1).unwrap();
+        wait(&mut s, "e", "w", None, 3).unwrap();
+        // As if edited by hand: a holder put at the head of the list.
+        s.waiting.insert("a".into(), WAIT_COUNT_SPAN + 1);
+        cancel(&mut s, "e", "b", 4).unwrap();
+        assert_eq!(s.offered, ["w"], "a is skipped, w is served");
+        assert!(s.waiting.is_empty());
+        assert!(s.effects.contains(&Effect::Leave { user: "a".into() }));
+    }
+
     #[derive(Debug, Clone)]
     enum Action {
         Claim {
