@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs, from Debian's packages, whatever building and testing ticketgate
 # needs and this machine lacks: redis-server (7.0+), MariaDB, libclang (for
-# the redis-module crate's bindgen) and a C compiler. Needs root or sudo
-# only when something is missing. Rust itself comes from rustup (1.88+).
+# the redis-module crate's bindgen), a C compiler, and Chromium with
+# chromedriver for the live page's browser test (tests/tests/live_browser.rs).
+# Needs root or sudo only when something is missing. Rust itself comes from
+# rustup (1.88+).
 set -euo pipefail
 
 missing=()
@@ -20,6 +22,8 @@ else
   compgen -G '/usr/lib/llvm-*/lib/libclang.so' >/dev/null || missing+=(libclang-dev)
 fi
 have cc || missing+=(gcc libc6-dev)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""

@@ -65,13 +65,21 @@ pub fn unix_ms() -> u64 {
 
 /// The sidecar binary: `--sidecar`, else `<workspace>/target/release/ticketgate-sidecar`.
 pub fn sidecar_bin(explicit: Option<&Path>) -> Result<PathBuf> {
+    release_bin("ticketgate-sidecar", explicit)
+}
+
+/// `explicit`, else the release binary `name` of this workspace; an error
+/// saying how to build it when the file is missing.
+pub fn release_bin(name: &str, explicit: Option<&Path>) -> Result<PathBuf> {
     let p = match explicit {
         Some(p) => p.to_path_buf(),
-        None => ticketgate_tests::workspace_root().join("target/release/ticketgate-sidecar"),
+        None => ticketgate_tests::workspace_root()
+            .join("target/release")
+            .join(name),
     };
     if !p.is_file() {
         bail!(
-            "sidecar binary {} not found: run `cargo build --release --workspace` first",
+            "{name} binary {} not found: run `cargo build --release --workspace` first",
             p.display()
         );
     }

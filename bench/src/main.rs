@@ -49,6 +49,8 @@ enum Cmd {
     Drain,
     /// TICKET.INIT of 10,000,000 tickets vs a materialised ZSet
     BigEvent,
+    /// 10,000 SSE subscribers of ticketgate-live while an event sells out
+    Live,
     /// 100,000 users claim 10,000 tickets with holds; 30% abandon, the rest confirm
     Checkout,
     /// Every scenario (the default)
@@ -137,6 +139,15 @@ pub struct Opts {
     /// Lua path: threads writing its winners into MySQL
     #[arg(long, global = true)]
     lua_writers: Option<usize>,
+    /// live: concurrent SSE subscribers
+    #[arg(long, global = true)]
+    live_subscribers: Option<u64>,
+    /// live: tickets sold out while they watch
+    #[arg(long, global = true)]
+    live_tickets: Option<u64>,
+    /// live: sell-outs per row (each at another phase of the poll tick)
+    #[arg(long, global = true)]
+    live_rounds: Option<usize>,
     /// checkout: users
     #[arg(long, global = true)]
     checkout_users: Option<u64>,
@@ -181,6 +192,9 @@ pub struct Sizes {
     pub mysql_conns: u64,
     pub big_tickets: u64,
     pub lua_writers: usize,
+    pub live_subscribers: u64,
+    pub live_tickets: u64,
+    pub live_rounds: usize,
     pub checkout_users: u64,
     pub checkout_tickets: u64,
     pub checkout_conns: u64,
@@ -214,6 +228,9 @@ impl Sizes {
             mysql_conns: pick(o.mysql_conns, 50, 10).max(1),
             big_tickets: pick(o.big_tickets, 10_000_000, 100_000).max(1),
             lua_writers: picku(o.lua_writers, 32, 8).max(1),
+            live_subscribers: pick(o.live_subscribers, 10_000, 300).max(1),
+            live_tickets: pick(o.live_tickets, 1000, 100).max(1),
+            live_rounds: picku(o.live_rounds, 10, 2).max(1),
             checkout_users: pick(o.checkout_users, 100_000, 2_000).max(1),
             checkout_tickets: pick(o.checkout_tickets, 10_000, 200).max(1),
             checkout_conns: pick(o.checkout_conns, 200, 20).max(1),
@@ -401,6 +418,7 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
             Cmd::Throughput,
             Cmd::Drain,
             Cmd::BigEvent,
+            Cmd::Live,
             Cmd::Checkout,
         ],
         c => vec![c],
@@ -413,6 +431,7 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
             Cmd::Throughput => scenarios::throughput(&ctx),
             Cmd::Drain => scenarios::drain(&ctx),
             Cmd::BigEvent => scenarios::big_event(&ctx),
+            Cmd::Live => scenarios::live(&ctx),
             Cmd::Checkout => scenarios::checkout(&ctx),
             Cmd::All | Cmd::Demo => continue,
         }?;

@@ -1,7 +1,7 @@
 //! Smoke tests: the real binary against private servers, tiny sizes.
 //! No timed assertions — only that every scenario ran and nothing was
-//! oversold, duplicated or out of sync. Needs the module and the sidecar
-//! built first: `cargo build --release --workspace`.
+//! oversold, duplicated or out of sync. Needs the module, the sidecar and
+//! ticketgate-live built first: `cargo build --release --workspace`.
 
 use std::process::Command;
 
@@ -12,6 +12,7 @@ fn bench() -> Command {
     for p in [
         "target/release/libticketgate.so",
         "target/release/ticketgate-sidecar",
+        "target/release/ticketgate-live",
     ] {
         assert!(
             root.join(p).is_file(),
@@ -49,6 +50,7 @@ fn all_quick_reports_every_scenario_without_violations() {
             "throughput",
             "drain",
             "big-event",
+            "live",
             "checkout"
         ],
         "{stderr}"
@@ -82,7 +84,7 @@ fn all_quick_reports_every_scenario_without_violations() {
         }
     }
     // Checkout sold every ticket on both paths and measured release lateness.
-    let checkout = scenarios[5]["rows"].as_array().unwrap();
+    let checkout = scenarios[6]["rows"].as_array().unwrap();
     assert_eq!(checkout.len(), 2, "{stderr}");
     for r in checkout {
         assert_eq!(r["metrics"]["sold"].as_f64(), Some(200.0), "{r}");

@@ -64,6 +64,24 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// Path of the release binary `name` built from package `package`: next
+/// to the running test executable (`<target>/release/deps/<test>` ->
+/// `<target>/release/`), so a custom `CARGO_TARGET_DIR` works; else
+/// `<workspace>/target/release/`. Panics with how to build it.
+pub fn release_bin(name: &str, package: &str) -> PathBuf {
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.join(name)))
+        .filter(|p| p.is_file());
+    let p = beside.unwrap_or_else(|| workspace_root().join("target/release").join(name));
+    assert!(
+        p.is_file(),
+        "{} missing: run `cargo build --release -p {package}` first",
+        p.display()
+    );
+    p
+}
+
 /// Path of the built module: env `TICKETGATE_MODULE`, else
 /// `<workspace>/target/release/libticketgate.so`.
 ///

@@ -14,24 +14,11 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
-use ticketgate_tests::{wait_until, workspace_root};
+use ticketgate_tests::{release_bin, wait_until};
 
-/// Path of the release sidecar binary, next to this test executable
-/// (`<target>/release/deps/<test>` -> `<target>/release/`), so a custom
-/// `CARGO_TARGET_DIR` works; else `<workspace>/target/release/`. Panics
-/// with how to build it.
+/// Path of the release sidecar binary (see [`release_bin`]).
 pub fn sidecar_bin() -> PathBuf {
-    let beside = std::env::current_exe()
-        .ok()
-        .and_then(|exe| Some(exe.parent()?.parent()?.join("ticketgate-sidecar")))
-        .filter(|p| p.is_file());
-    let p = beside.unwrap_or_else(|| workspace_root().join("target/release/ticketgate-sidecar"));
-    assert!(
-        p.is_file(),
-        "{} missing: run `cargo build --release -p ticketgate-sidecar` first",
-        p.display()
-    );
-    p
+    release_bin("ticketgate-sidecar", "ticketgate-sidecar")
 }
 
 /// Runs a sidecar subcommand to completion; returns (status, stdout+stderr).

@@ -1,0 +1,269 @@
+//! Redis I/O of ticketgate-live: one connection shared by every poller — a
+//! multiplexed connection to a single server (a primary or a replica) or a
+//! cluster connection when the node given says `cluster_enabled:1` — opened
+//! lazily, dropped on a connection error and reopened with exponential
+//! backoff, so a Redis restart costs a few failed reads, never a crash.
+
+use std::time::{Duration, Instant};
+
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::cluster_async::ClusterConnection;
+use redis::cluster_read_routing::RandomReplicaStrategy;
+use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+use redis::{AsyncConnectionConfig, RedisError, TlsCertificates, Value};
+use tokio::sync::Mutex;
+
+use crate::metrics::Metrics;
+
+/// Timeout of one connection attempt and of one command.
+const TIMEOUT: Duration = Duration::from_secs(2);
+/// First and largest wait between reconnection attempts.
+const BACKOFF_MIN: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+/// Why a read gave no stock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadError {
+    /// `-NOEVENT`: Redis answered, the event does not exist.
+    Missing,
+    /// Redis is unreachable or answered with another error.
+    Unavailable(String),
+}
+
+#[derive(Clone)]
+enum Conn {
+    Single(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
+impl Conn {
+    /// Runs `cmd`; in a cluster, a command with a `key` goes to a replica of
+    /// the key's shard when it has one (module commands are not on the
+    /// client's list of read-only commands, so it would pick the primary).
+    async fn query(&mut self, cmd: &redis::Cmd, key: Option<&str>) -> Result<Value, RedisError> {
+        match (self, key) {
+            (Conn::Single(c), _) => c.req_packed_command(cmd).await,
+            (Conn::Cluster(c), None) => c.req_packed_command(cmd).await,
+            (Conn::Cluster(c), Some(key)) => {
+                let route = Route::with_key(key, SlotAddr::ReplicaOptional);
+                let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route));
+                c.route_command(cmd.clone(), routing).await
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    conn: Option<Conn>,
+    failures: u32,
+    retry_at: Option<Instant>,
+}
+
+/// The Redis every poller reads from.
+pub struct Source {
+    url: String,
+    /// CA and client certificate for a `rediss://` URL (None: the URL alone,
+    /// and for TLS the built-in web PKI roots).
+    tls: Option<TlsCertificates>,
+    state: Mutex<State>,
+    metrics: Metrics,
+}
+
+/// The wait before reconnection attempt `failures` (1-based): doubling from
+/// [`BACKOFF_MIN`], capped at [`BACKOFF_MAX`].
+pub fn backoff(failures: u32) -> Duration {
+    let factor = 1u32 << failures.saturating_sub(1).min(16);
+    BACKOFF_MIN.saturating_mul(factor).min(BACKOFF_MAX)
+}
+
+impl Source {
+    /// A source for `url`; nothing is connected until the first read.
+    pub fn new(url: String, tls: Option<TlsCertificates>, metrics: Metrics) -> Source {
+        Source {
+            url,
+            tls,
+            state: Mutex::new(State::default()),
+            metrics,
+        }
+    }
+
+    /// `TICKET.STATUS event`: the raw reply, routed by the event in a cluster.
+    pub async fn status(&self, event: &str) -> Result<Value, ReadError> {
+        let mut cmd = redis::cmd("TICKET.STATUS");
+        cmd.arg(event);
+        self.metrics.redis_reads.inc();
+        let result = self.run(&cmd, Some(event)).await;
+        if !matches!(result, Ok(_) | Err(ReadError::Missing)) {
+            self.metrics.redis_errors.inc();
+        }
+        result
+    }
+
+    /// True when Redis answers `PING`.
+    pub async fn ping(&self) -> bool {
+        self.run(&redis::cmd("PING"), None).await.is_ok()
+    }
+
+    async fn run(&self, cmd: &redis::Cmd, key: Option<&str>) -> Result<Value, ReadError> {
+        let mut conn = self.connection().await?;
+        match conn.query(cmd, key).await {
+            Ok(Value::ServerError(e)) if e.code() == "NOEVENT" => Err(ReadError::Missing),
+            Ok(Value::ServerError(e)) => Err(ReadError::Unavailable(e.to_string())),
+            Ok(v) => Ok(v),
+            Err(e) if e.code() == Some("NOEVENT") => Err(ReadError::Missing),
+            Err(e) => {
+                if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() {
+                    self.forget(&e.to_string()).await;
+                }
+                Err(ReadError::Unavailable(e.to_string()))
+            }
+        }
+    }
+
+    /// The open connection, or a new one unless the backoff says wait.
+    async fn connection(&self) -> Result<Conn, ReadError> {
+        let mut st = self.state.lock().await;
+        if let Some(c) = &st.conn {
+            return Ok(c.clone());
+        }
+        if st.retry_at.is_some_and(|t| Instant::now() < t) {
+            return Err(ReadError::Unavailable("reconnecting to redis".into()));
+        }
+        match connect(&self.url, self.tls.as_ref()).await {
+            Ok(c) => {
+                if st.failures > 0 {
+                    log::info!("redis is back after {} failed attempts", st.failures);
+                }
+                *st = State {
+                    conn: Some(c.clone()),
+                    ..State::default()
+                };
+                Ok(c)
+            }
+            Err(e) => {
+                st.failures += 1;
+                st.retry_at = Some(Instant::now() + backoff(st.failures));
+                self.metrics.redis_errors.inc();
+                log::warn!("cannot connect to redis (attempt {}): {e}", st.failures);
+                Err(ReadError::Unavailable(e.to_string()))
+            }
+        }
+    }
+
+    /// Drops the connection after an I/O error; the next read reconnects.
+    async fn forget(&self, why: &str) {
+        let mut st = self.state.lock().await;
+        if st.conn.take().is_some() {
+            log::warn!("redis connection lost: {why}");
+            st.failures = 1;
+            st.retry_at = Some(Instant::now() + backoff(1));
+        }
+    }
+}
+
+/// Connects to `url`: asks the node whether it is part of a cluster and
+/// opens a cluster connection (reading from replicas) if so.
+async fn connect(url: &str, tls: Option<&TlsCertificates>) -> Result<Conn, RedisError> {
+    let config = AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(TIMEOUT))
+        .set_response_timeout(Some(TIMEOUT));
+    let client = match tls {
+        Some(certs) => redis::Client::build_with_tls(url, certs.clone())?,
+        None => redis::Client::open(url)?,
+    };
+    let mut single = client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await?;
+    let info: String = redis::cmd("INFO")
+        .arg("cluster")
+        .query_async(&mut single)
+        .await?;
+    if !is_cluster(&info) {
+        return Ok(Conn::Single(single));
+    }
+    let mut builder = redis::cluster::ClusterClient::builder(vec![url.to_owned()])
+        .read_routing_strategy(RandomReplicaStrategy)
+        .connection_timeout(TIMEOUT)
+        .response_timeout(TIMEOUT)
+        .retries(2);
+    if let Some(certs) = tls {
+        builder = builder.certs(certs.clone());
+    }
+    Ok(Conn::Cluster(
+        builder.build()?.get_async_connection().await?,
+    ))
+}
+
+/// Reads the certificate files for a `rediss://` URL: the CA that signed
+/// the server's certificate, and a client certificate with its key (both
+/// or neither). None when no file is given.
+pub fn certificates(
+    url: &str,
+    ca: Option<&std::path::Path>,
+    cert_key: Option<(&std::path::Path, &std::path::Path)>,
+) -> Result<Option<TlsCertificates>, String> {
+    if ca.is_none() && cert_key.is_none() {
+        return Ok(None);
+    }
+    if !url.starts_with("rediss://") {
+        return Err("--redis-ca/--redis-cert need a rediss:// URL (TLS)".into());
+    }
+    let read = |p: &std::path::Path| {
+        std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
+    };
+    let client_tls = match cert_key {
+        Some((cert, key)) => Some(redis::ClientTlsConfig {
+            client_cert: read(cert)?,
+            client_key: read(key)?,
+        }),
+        None => None,
+    };
+    let root_cert = ca.map(read).transpose()?;
+    Ok(Some(TlsCertificates {
+        client_tls,
+        root_cert,
+    }))
+}
+
+/// True when an `INFO cluster` reply says cluster mode is on.
+pub fn is_cluster(info: &str) -> bool {
+    info.lines().any(|l| l.trim() == "cluster_enabled:1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        assert_eq!(backoff(1), Duration::from_millis(100));
+        assert_eq!(backoff(2), Duration::from_millis(200));
+        assert_eq!(backoff(4), Duration::from_millis(800));
+        assert_eq!(backoff(7), BACKOFF_MAX);
+        assert_eq!(backoff(u32::MAX), BACKOFF_MAX);
+    }
+
+    #[test]
+    fn certificates_need_rediss_and_readable_files() {
+        let path = std::path::Path::new;
+        let ca = std::env::temp_dir().join(format!("tg-live-ca-{}.pem", std::process::id()));
+        std::fs::write(&ca, "not checked here").unwrap();
+        assert!(certificates("redis://h/", None, None).unwrap().is_none());
+        let err = certificates("redis://h/", Some(&ca), None).unwrap_err();
+        assert!(err.contains("rediss://"), "{err}");
+        let err = certificates("rediss://h/", Some(path("/nonexistent/ca.pem")), None).unwrap_err();
+        assert!(err.contains("/nonexistent/ca.pem"), "{err}");
+        let certs = certificates("rediss://h/", Some(&ca), None).unwrap();
+        let _ = std::fs::remove_file(&ca);
+        let certs = certs.expect("certificates");
+        assert!(certs.root_cert.is_some() && certs.client_tls.is_none());
+    }
+
+    #[test]
+    fn cluster_mode_is_read_from_info() {
+        assert!(is_cluster("# Cluster\r\ncluster_enabled:1\r\n"));
+        assert!(!is_cluster("# Cluster\r\ncluster_enabled:0\r\n"));
+        assert!(!is_cluster(""));
+    }
+}
