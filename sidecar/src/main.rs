@@ -9,10 +9,12 @@
 mod backoff;
 mod daemon;
 mod db;
+mod fast;
 mod metrics;
 mod plan;
 mod reconcile;
 mod redisio;
+mod slow;
 mod timefmt;
 
 use std::process::ExitCode;

@@ -135,8 +135,8 @@ fn kill_9_at_random_moments_while_claims_arrive() {
         .query_first("SELECT COUNT(*) FROM ticket_participation WHERE event_id = 'k'")
         .unwrap()
         .unwrap();
-    // every distinct claimer has exactly one row; re-claims reuse theirs
-    assert_eq!(rows, 120 * 40);
+    // one row per claim (a re-claim after a cancel adds a row: history stays)
+    assert_eq!(rows, claims);
     let active = mysql_view(&db, "k").unwrap().active.len() as u64;
     assert_eq!(active, claims - cancels);
 }

@@ -1,0 +1,323 @@
+//! The fast path's SQL: one planned batch ([`crate::plan::FastPlan`]) as a
+//! fixed handful of multi-row statements, in the plan's order — the init;
+//! per kind, one UPDATE of the older orders it changes and one of their
+//! rows; one INSERT of the batch's new orders and one of their rows; the
+//! conditional stock UPDATE; the last open/close.
+//!
+//! Every statement checks what the planner could not: the matched-row count
+//! of each UPDATE, the unique indexes (one live order per user, one live row
+//! per ticket) on each INSERT, and `remaining_stock >= peak need`. Any
+//! mismatch is an anomaly: `Ok(Err(why))`, and the caller rolls the batch
+//! back and replays it record by record.
+
+use mysql::prelude::Queryable;
+use mysql::{Transaction, Value};
+
+use crate::db::{opt_time, try_exec};
+use crate::plan::{Change, FastPlan, Init, Kind, NewOrder};
+use crate::timefmt::datetime;
+
+/// Rows per multi-row statement (keeps placeholders far below 65,535).
+const CHUNK: usize = 1000;
+
+/// Ok, or why the fast path gave up.
+type Step = Result<(), String>;
+
+/// A statement being built, with its parameters.
+#[derive(Default)]
+struct Sql {
+    text: String,
+    params: Vec<Value>,
+}
+
+impl Sql {
+    fn new(text: &str) -> Sql {
+        Sql {
+            text: text.to_owned(),
+            params: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, text: &str) -> &mut Sql {
+        self.text.push_str(text);
+        self
+    }
+
+    fn take(&mut self) -> Sql {
+        std::mem::take(self)
+    }
+
+    /// ` CASE user_id WHEN ? THEN ? ... END`.
+    fn case_user<'a>(&mut self, arms: impl Iterator<Item = (&'a str, Value)>) -> &mut Sql {
+        self.text.push_str(" CASE user_id");
+        for (user, v) in arms {
+            self.text.push_str(" WHEN ? THEN ?");
+            self.params.push(user.into());
+            self.params.push(v);
+        }
+        self.push(" END")
+    }
+
+    /// `(?, ?, ...), (?, ?, ...)`: one tuple per item.
+    fn tuples(&mut self, items: impl Iterator<Item = Vec<Value>>) -> &mut Sql {
+        for (i, tuple) in items.enumerate() {
+            self.text.push_str(if i == 0 { "(" } else { ", (" });
+            let marks = vec!["?"; tuple.len()].join(", ");
+            self.text.push_str(&marks);
+            self.text.push(')');
+            self.params.extend(tuple);
+        }
+        self
+    }
+
+    /// Runs it and checks what it must report.
+    fn run(self, tx: &mut Transaction<'_>, want: Want) -> Result<Step, mysql::Error> {
+        if want == Want::Zero {
+            let n: Option<i64> = tx.exec_first(self.text, self.params)?;
+            return Ok(match n {
+                Some(0) => Ok(()),
+                n => Err(format!("{n:?} live rows where none may be")),
+            });
+        }
+        Ok(match (try_exec(tx, &self.text, self.params)?, want) {
+            (Err(e), _) => Err(e),
+            (Ok(n), Want::Matched(w)) if n != w => Err(format!("matched {n} rows, not {w}")),
+            (Ok(_), _) => Ok(()),
+        })
+    }
+}
+
+/// What a statement must report for the fast path to stand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Want {
+    /// Anything but a record-level error (a unique index refusing).
+    Done,
+    /// This matched-row count.
+    Matched(u64),
+    /// A `SELECT COUNT(*)` of 0.
+    Zero,
+}
+
+/// Unix ms (or none) as a DATETIME(3) parameter.
+fn when(ms: Option<i64>) -> Value {
+    ms.map_or(Value::NULL, |ms| datetime(ms).into())
+}
+
+/// Applies `fp` to `event`. `Ok(Err(why))` = anomaly: roll back, go slow.
+pub fn apply(tx: &mut Transaction<'_>, event: &str, fp: &FastPlan) -> Result<Step, mysql::Error> {
+    for (n, (sql, want)) in statements(event, fp).into_iter().enumerate() {
+        if let Err(why) = sql.run(tx, want)? {
+            return Ok(Err(format!("statement {n}: {why}")));
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// The statements of `fp`, in order, each with what it must report.
+fn statements(event: &str, fp: &FastPlan) -> Vec<(Sql, Want)> {
+    let mut steps: Vec<(Sql, Want)> = Vec::new();
+    if let Some(i) = &fp.init {
+        steps.extend(init(event, i).map(|sql| (sql, Want::Done)));
+    }
+    for kind in [Kind::Confirm, Kind::Expire, Kind::Cancel] {
+        let group: Vec<&Change> = fp.changes.iter().filter(|c| c.kind == kind).collect();
+        for chunk in group.chunks(CHUNK) {
+            steps.extend(change(event, kind, chunk).map(|(sql, n)| (sql, Want::Matched(n))));
+        }
+    }
+    steps.extend(
+        transient(event, &fp.orders)
+            .into_iter()
+            .map(|sql| (sql, Want::Zero)),
+    );
+    steps.extend(
+        insert_orders(event, &fp.orders)
+            .into_iter()
+            .map(|sql| (sql, Want::Done)),
+    );
+    if !fp.orders.is_empty() || !fp.changes.is_empty() {
+        let mut sql = Sql::new("UPDATE ticket_stock SET remaining_stock = remaining_stock - ? WHERE event_id = ? AND remaining_stock >= ?");
+        sql.params = vec![fp.stock_delta.into(), event.into(), fp.stock_need.into()];
+        steps.push((sql, Want::Matched(1)));
+    }
+    if let Some((status, at)) = fp.status {
+        let mut sql =
+            Sql::new("UPDATE ticket_event SET status = ?, updated_at = ? WHERE event_id = ?");
+        sql.params = vec![status.into(), datetime(at).into(), event.into()];
+        steps.push((sql, Want::Matched(1)));
+    }
+    steps
+}
+
+/// Orders created and ended within the batch are inserted already ended,
+/// so no unique index sees them: check by hand that, when they were
+/// created, none of their tickets was live and their user had no live
+/// order (the older changes have run; the batch's own orders are checked
+/// by the planner).
+fn transient(event: &str, orders: &[NewOrder]) -> Vec<Sql> {
+    let ended: Vec<&NewOrder> = orders.iter().filter(|o| !o.status.live()).collect();
+    let mut out = Vec::new();
+    for chunk in ended.chunks(CHUNK) {
+        let mut users =
+            Sql::new("SELECT COUNT(*) FROM ticket_order WHERE event_id = ? AND live_user IN (");
+        users.params.push(event.into());
+        users.tuples(chunk.iter().map(|o| vec![o.user.clone().into()]));
+        out.push(users.push(")").take());
+        let mut rows = Sql::new(
+            "SELECT COUNT(*) FROM ticket_participation WHERE event_id = ? AND live_ticket IN (",
+        );
+        rows.params.push(event.into());
+        rows.tuples(
+            chunk
+                .iter()
+                .flat_map(|o| o.tickets.iter().map(|t| vec![(*t).into()])),
+        );
+        out.push(rows.push(")").take());
+    }
+    out
+}
+
+/// The event and stock rows of an `init`.
+fn init(event: &str, i: &Init) -> [Sql; 2] {
+    let at = datetime(i.at);
+    let mut ev = Sql::new("INSERT INTO ticket_event (event_id, total, status, opens_at, closes_at, created_at, updated_at) VALUES (?, ?, 'open', ?, ?, ?, ?)");
+    ev.params = vec![
+        event.into(),
+        i.total.into(),
+        opt_time(i.opens_at),
+        opt_time(i.closes_at),
+        at.clone().into(),
+        at.into(),
+    ];
+    let mut stock = Sql::new("INSERT INTO ticket_stock (event_id, remaining_stock) VALUES (?, ?)");
+    stock.params = vec![event.into(), i.total.into()];
+    [ev, stock]
+}
+
+/// The UPDATEs of one kind of change, for older orders and their rows, each
+/// with the matched-row count it must report.
+fn change(event: &str, kind: Kind, chunk: &[&Change]) -> [(Sql, u64); 2] {
+    let (col, to, from) = (
+        kind.time_column(),
+        kind.target().as_str(),
+        kind.sources_sql(),
+    );
+    let set = |table: &str| {
+        let mut sql = Sql::new(&format!("UPDATE {table} SET {col} ="));
+        sql.case_user(
+            chunk
+                .iter()
+                .map(|c| (c.user.as_str(), datetime(c.at).into())),
+        );
+        sql.push(", stream_id =");
+        sql.case_user(
+            chunk
+                .iter()
+                .map(|c| (c.user.as_str(), c.id.to_string().into())),
+        );
+        sql.push(&format!(
+            ", status = '{to}' WHERE event_id = ? AND status IN ({from})"
+        ));
+        sql.params.push(event.into());
+        sql
+    };
+    let mut orders = set("ticket_order");
+    orders.push(" AND (live_user, tickets) IN (");
+    orders.tuples(
+        chunk
+            .iter()
+            .map(|c| vec![c.user.clone().into(), (c.tickets.len() as i64).into()]),
+    );
+    orders.push(")");
+    let mut rows = set("ticket_participation");
+    let pairs: Vec<(&str, i64)> = chunk
+        .iter()
+        .flat_map(|c| c.tickets.iter().map(|t| (c.user.as_str(), *t)))
+        .collect();
+    rows.push(" AND live_ticket IN (");
+    rows.tuples(pairs.iter().map(|(_, t)| vec![(*t).into()]));
+    rows.push(") AND (user_id, ticket_number) IN (");
+    rows.tuples(pairs.iter().map(|(u, t)| vec![(*u).into(), (*t).into()]));
+    rows.push(")");
+    [(orders, chunk.len() as u64), (rows, pairs.len() as u64)]
+}
+
+/// The INSERTs of the batch's new orders and of their rows.
+fn insert_orders(event: &str, orders: &[NewOrder]) -> Vec<Sql> {
+    let mut out = Vec::new();
+    for chunk in orders.chunks(CHUNK) {
+        let rows = chunk
+            .iter()
+            .map(|o| columns(event, o, "tickets", o.tickets.len() as i64));
+        out.push(insert("ticket_order", rows.collect()));
+    }
+    let tickets: Vec<(&NewOrder, i64)> = orders
+        .iter()
+        .flat_map(|o| o.tickets.iter().map(move |t| (o, *t)))
+        .collect();
+    for chunk in tickets.chunks(CHUNK) {
+        let rows = chunk
+            .iter()
+            .map(|(o, t)| columns(event, o, "ticket_number", *t));
+        out.push(insert("ticket_participation", rows.collect()));
+    }
+    out
+}
+
+/// A multi-row INSERT of `rows` (same columns each), leaving out the
+/// columns that are NULL in every row (a claim-only batch sends no hold
+/// deadlines or end times: fewer placeholders, a faster statement).
+fn insert(table: &str, rows: Vec<Vec<(&'static str, Value)>>) -> Sql {
+    let Some(first) = rows.first() else {
+        return Sql::default();
+    };
+    let keep: Vec<bool> = (0..first.len())
+        .map(|i| rows.iter().any(|r| r[i].1 != Value::NULL))
+        .collect();
+    let names: Vec<&str> = first
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(c, _)| c.0)
+        .collect();
+    let mut sql = Sql::new(&format!(
+        "INSERT INTO {table} ({}) VALUES ",
+        names.join(", ")
+    ));
+    sql.tuples(rows.into_iter().map(|r| {
+        r.into_iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(c, _)| c.1)
+            .collect()
+    }));
+    sql
+}
+
+/// The columns of order `o` — or of its row for one ticket: its rows share
+/// them — plus `extra` (`tickets` or `ticket_number`).
+fn columns(
+    event: &str,
+    o: &NewOrder,
+    extra: &'static str,
+    value: i64,
+) -> Vec<(&'static str, Value)> {
+    let created = if extra == "tickets" {
+        "created_at"
+    } else {
+        "claimed_at"
+    };
+    vec![
+        ("event_id", event.into()),
+        ("order_id", o.order_id.to_string().into()),
+        ("user_id", o.user.clone().into()),
+        (extra, value.into()),
+        ("status", o.status.as_str().into()),
+        ("held_until", when(o.held_until)),
+        (created, datetime(o.created_at).into()),
+        ("confirmed_at", when(o.confirmed_at)),
+        ("canceled_at", when(o.canceled_at)),
+        ("expired_at", when(o.expired_at)),
+        ("stream_id", o.last.to_string().into()),
+    ]
+}
