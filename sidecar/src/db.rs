@@ -216,13 +216,17 @@ pub fn offsets(conn: &mut Conn) -> Result<HashMap<String, StreamId>, mysql::Erro
         .collect())
 }
 
-/// Active participations of `event`: user -> ticket.
-pub fn active_holders(conn: &mut Conn, event: &str) -> Result<HashMap<String, i64>, mysql::Error> {
-    let rows: Vec<(String, i64)> = conn.exec(
-        "SELECT user_id, ticket_number FROM ticket_participation WHERE event_id = ? AND status = 'active'",
+/// Live (held or sold) tickets of `event`, by user.
+pub fn live_users(
+    conn: &mut Conn,
+    event: &str,
+) -> Result<HashMap<String, crate::reconcile::Live>, mysql::Error> {
+    let rows: Vec<(String, i64, String, Option<i64>)> = conn.exec(
+        "SELECT user_id, ticket_number, CAST(status AS CHAR), CAST(ROUND(UNIX_TIMESTAMP(held_until) * 1000) AS SIGNED) \
+         FROM ticket_participation WHERE event_id = ? AND live_ticket IS NOT NULL ORDER BY ticket_number",
         (event,),
     )?;
-    Ok(rows.into_iter().collect())
+    Ok(crate::reconcile::mysql_users(rows))
 }
 
 /// `remaining_stock` of `event`, if it has a stock row.

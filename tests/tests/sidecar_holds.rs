@@ -375,3 +375,80 @@ fn a_v1_database_with_claims_and_cancels_migrates_in_place_and_keeps_draining() 
     let (st, out) = sidecar_cmd(&redis.url(), &db, &["reconcile", "--event", "v"]);
     assert!(st.success(), "{out}");
 }
+
+#[test]
+fn reconcile_compares_sold_and_held_tickets_with_deadlines() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_rec");
+    migrate(&db);
+    init(&mut r, "rc", 10);
+    let _: i64 = redis::cmd("TICKET.CLAIM")
+        .arg("rc")
+        .arg("a")
+        .query(&mut r)
+        .unwrap();
+    // b holds 2 and 3: logged, and stored the way the module half will
+    // store a hold (holders "2,3", deadline in the holds zset).
+    xadd(
+        &mut r,
+        "rc",
+        Op::Hold {
+            user: "b",
+            tickets: tickets(&[2, 3]),
+            until: UNTIL,
+        },
+    );
+    let () = redis::pipe()
+        .cmd("HSET")
+        .arg("ticket:{rc}:holders")
+        .arg("b")
+        .arg("2,3")
+        .ignore()
+        .cmd("ZADD")
+        .arg("ticket:{rc}:holds")
+        .arg(UNTIL)
+        .arg("b")
+        .ignore()
+        // 2 and 3 leave the free numbers: nothing pooled, 3 minted
+        .cmd("DEL")
+        .arg("ticket:{rc}:pool")
+        .ignore()
+        .cmd("HSET")
+        .arg("ticket:{rc}:meta")
+        .arg("minted")
+        .arg(3)
+        .ignore()
+        .query(&mut r)
+        .unwrap();
+    let sc = Sidecar::start(&redis.url(), &db, &[]);
+    let (st, out) = sidecar_cmd(
+        &redis.url(),
+        &db,
+        &["reconcile", "--wait", "30", "--event", "rc"],
+    );
+    assert!(st.success(), "{out}\n{}", sc.log());
+    assert!(
+        out.contains("rc: ok (2 holders: 1 tickets sold, 2 held; remaining 7)"),
+        "{out}"
+    );
+    // Tamper with MySQL; reconcile names the difference and exits 1.
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+    let mut drift = |set: &str, want: &str| {
+        my.query_drop(format!(
+            "UPDATE ticket_participation SET {set} WHERE event_id = 'rc' AND user_id = 'b'"
+        ))
+        .unwrap();
+        let (st, out) = sidecar_cmd(&redis.url(), &db, &["reconcile", "--event", "rc"]);
+        assert_eq!(st.code(), Some(1), "{out}");
+        assert!(out.contains(want), "{out}");
+    };
+    drift(
+        "held_until = held_until + INTERVAL 1 SECOND",
+        "user \"b\" has held tickets 2,3 until 2030-03-17 17:46:40.000 in Redis but held tickets 2,3 until 2030-03-17 17:46:41.000 in MySQL",
+    );
+    drift(
+        "status = 'active', held_until = NULL",
+        "in Redis but sold tickets 2,3 in MySQL",
+    );
+}
