@@ -1,12 +1,13 @@
 //! The fast path's SQL: one planned batch ([`crate::plan::FastPlan`]) as a
 //! fixed handful of multi-row statements, in the plan's order — the init;
-//! per kind, one UPDATE of the older orders it changes and one of their
-//! rows; one INSERT of the batch's new orders and one of their rows; the
-//! conditional stock UPDATE; the last open/close.
+//! per kind (confirm, expire, cancel), one UPDATE of the rows of the older
+//! orders it changes; the live-row check of orders that begin and end in the
+//! batch; one INSERT of the rows of the batch's new orders (in their final
+//! status); the conditional stock UPDATE; the last open/close.
 //!
 //! Every statement checks what the planner could not: the matched-row count
-//! of each UPDATE, the unique indexes (one live order per user, one live row
-//! per ticket) on each INSERT, and `remaining_stock >= peak need`. Any
+//! of each UPDATE, the unique indexes (one live lead row per user, one live
+//! row per ticket) on each INSERT, and `remaining_stock >= peak need`. Any
 //! mismatch is an anomaly: `Ok(Err(why))`, and the caller rolls the batch
 //! back and replays it record by record.
 
@@ -122,7 +123,8 @@ fn statements(event: &str, fp: &FastPlan) -> Vec<(Sql, Want)> {
     for kind in [Kind::Confirm, Kind::Expire, Kind::Cancel] {
         let group: Vec<&Change> = fp.changes.iter().filter(|c| c.kind == kind).collect();
         for chunk in group.chunks(CHUNK) {
-            steps.extend(change(event, kind, chunk).map(|(sql, n)| (sql, Want::Matched(n))));
+            let (sql, n) = change(event, kind, chunk);
+            steps.push((sql, Want::Matched(n)));
         }
     }
     steps.extend(
@@ -158,8 +160,9 @@ fn transient(event: &str, orders: &[NewOrder]) -> Vec<Sql> {
     let ended: Vec<&NewOrder> = orders.iter().filter(|o| !o.status.live()).collect();
     let mut out = Vec::new();
     for chunk in ended.chunks(CHUNK) {
-        let mut users =
-            Sql::new("SELECT COUNT(*) FROM ticket_order WHERE event_id = ? AND live_user IN (");
+        let mut users = Sql::new(
+            "SELECT COUNT(*) FROM ticket_participation WHERE event_id = ? AND live_lead IN (",
+        );
         users.params.push(event.into());
         users.tuples(chunk.iter().map(|o| vec![o.user.clone().into()]));
         out.push(users.push(")").take());
@@ -194,85 +197,75 @@ fn init(event: &str, i: &Init) -> [Sql; 2] {
     [ev, stock]
 }
 
-/// The UPDATEs of one kind of change, for older orders and their rows, each
-/// with the matched-row count it must report.
-fn change(event: &str, kind: Kind, chunk: &[&Change]) -> [(Sql, u64); 2] {
+/// The UPDATE of one kind of change of older orders, with the matched-row
+/// count it must report: every ticket of the change live for its user in
+/// an order of that size (so the order has exactly these tickets).
+fn change(event: &str, kind: Kind, chunk: &[&Change]) -> (Sql, u64) {
     let (col, to, from) = (
         kind.time_column(),
         kind.target().as_str(),
         kind.sources_sql(),
     );
-    let set = |table: &str| {
-        let mut sql = Sql::new(&format!("UPDATE {table} SET {col} ="));
-        sql.case_user(
-            chunk
-                .iter()
-                .map(|c| (c.user.as_str(), datetime(c.at).into())),
-        );
-        sql.push(", stream_id =");
-        sql.case_user(
-            chunk
-                .iter()
-                .map(|c| (c.user.as_str(), c.id.to_string().into())),
-        );
-        sql.push(&format!(
-            ", status = '{to}' WHERE event_id = ? AND status IN ({from})"
-        ));
-        sql.params.push(event.into());
-        sql
-    };
-    let mut orders = set("ticket_order");
-    orders.push(" AND (live_user, tickets) IN (");
-    orders.tuples(
+    let mut sql = Sql::new(&format!("UPDATE ticket_participation SET {col} ="));
+    sql.case_user(
         chunk
             .iter()
-            .map(|c| vec![c.user.clone().into(), (c.tickets.len() as i64).into()]),
+            .map(|c| (c.user.as_str(), datetime(c.at).into())),
     );
-    orders.push(")");
-    let mut rows = set("ticket_participation");
-    let pairs: Vec<(&str, i64)> = chunk
+    sql.push(", stream_id =");
+    sql.case_user(
+        chunk
+            .iter()
+            .map(|c| (c.user.as_str(), c.id.to_string().into())),
+    );
+    sql.push(&format!(
+        ", status = '{to}' WHERE event_id = ? AND status IN ({from}) AND live_ticket IN ("
+    ));
+    sql.params.push(event.into());
+    let rows: Vec<(&Change, i64)> = chunk
         .iter()
-        .flat_map(|c| c.tickets.iter().map(|t| (c.user.as_str(), *t)))
+        .flat_map(|c| c.tickets.iter().map(move |t| (*c, *t)))
         .collect();
-    rows.push(" AND live_ticket IN (");
-    rows.tuples(pairs.iter().map(|(_, t)| vec![(*t).into()]));
-    rows.push(") AND (user_id, ticket_number) IN (");
-    rows.tuples(pairs.iter().map(|(u, t)| vec![(*u).into(), (*t).into()]));
-    rows.push(")");
-    [(orders, chunk.len() as u64), (rows, pairs.len() as u64)]
+    sql.tuples(rows.iter().map(|(_, t)| vec![(*t).into()]));
+    sql.push(") AND (user_id, ticket_number, order_tickets) IN (");
+    sql.tuples(rows.iter().map(|(c, t)| {
+        let n = c.tickets.len() as i64;
+        vec![c.user.clone().into(), (*t).into(), n.into()]
+    }));
+    sql.push(")");
+    (sql, rows.len() as u64)
 }
 
-/// The INSERTs of the batch's new orders and of their rows.
+/// The INSERTs of the rows of the batch's new orders.
 fn insert_orders(event: &str, orders: &[NewOrder]) -> Vec<Sql> {
-    let mut out = Vec::new();
-    for chunk in orders.chunks(CHUNK) {
-        let rows = chunk
-            .iter()
-            .map(|o| columns(event, o, "tickets", o.tickets.len() as i64));
-        out.push(insert("ticket_order", rows.collect()));
-    }
-    let tickets: Vec<(&NewOrder, i64)> = orders
+    let rows: Vec<Vec<(&'static str, Value)>> = orders
         .iter()
-        .flat_map(|o| o.tickets.iter().map(move |t| (o, *t)))
+        .flat_map(|o| {
+            o.tickets
+                .iter()
+                .enumerate()
+                .map(move |(i, t)| row(event, o, *t, i == 0))
+        })
         .collect();
-    for chunk in tickets.chunks(CHUNK) {
-        let rows = chunk
-            .iter()
-            .map(|(o, t)| columns(event, o, "ticket_number", *t));
-        out.push(insert("ticket_participation", rows.collect()));
-    }
-    out
+    rows.chunks(CHUNK).map(insert).collect()
 }
 
-/// A multi-row INSERT of `rows` (same columns each), leaving out the
-/// columns that are NULL in every row (a claim-only batch sends no hold
-/// deadlines or end times: fewer placeholders, a faster statement).
-fn insert(table: &str, rows: Vec<Vec<(&'static str, Value)>>) -> Sql {
+/// A multi-row INSERT of `rows` (same columns each) into
+/// ticket_participation, leaving out the columns that hold their default in
+/// every row (a claim-only batch sends no deadlines, end times or order
+/// sizes: fewer placeholders, a faster statement).
+fn insert(rows: &[Vec<(&'static str, Value)>]) -> Sql {
     let Some(first) = rows.first() else {
         return Sql::default();
     };
-    let keep: Vec<bool> = (0..first.len())
-        .map(|i| rows.iter().any(|r| r[i].1 != Value::NULL))
+    let default = |name: &str| match name {
+        "order_tickets" | "order_lead" => Value::Int(1),
+        _ => Value::NULL,
+    };
+    let keep: Vec<bool> = first
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _))| rows.iter().any(|r| r[i].1 != default(name)))
         .collect();
     let names: Vec<&str> = first
         .iter()
@@ -281,40 +274,31 @@ fn insert(table: &str, rows: Vec<Vec<(&'static str, Value)>>) -> Sql {
         .map(|(c, _)| c.0)
         .collect();
     let mut sql = Sql::new(&format!(
-        "INSERT INTO {table} ({}) VALUES ",
+        "INSERT INTO ticket_participation ({}) VALUES ",
         names.join(", ")
     ));
-    sql.tuples(rows.into_iter().map(|r| {
-        r.into_iter()
+    sql.tuples(rows.iter().map(|r| {
+        r.iter()
             .zip(&keep)
             .filter(|(_, k)| **k)
-            .map(|(c, _)| c.1)
+            .map(|(c, _)| c.1.clone())
             .collect()
     }));
     sql
 }
 
-/// The columns of order `o` — or of its row for one ticket: its rows share
-/// them — plus `extra` (`tickets` or `ticket_number`).
-fn columns(
-    event: &str,
-    o: &NewOrder,
-    extra: &'static str,
-    value: i64,
-) -> Vec<(&'static str, Value)> {
-    let created = if extra == "tickets" {
-        "created_at"
-    } else {
-        "claimed_at"
-    };
+/// The row of ticket `t` of order `o`; `lead` for its first ticket.
+fn row(event: &str, o: &NewOrder, t: i64, lead: bool) -> Vec<(&'static str, Value)> {
     vec![
         ("event_id", event.into()),
         ("order_id", o.order_id.to_string().into()),
+        ("order_tickets", (o.tickets.len() as i64).into()),
+        ("order_lead", Value::Int(lead as i64)),
         ("user_id", o.user.clone().into()),
-        (extra, value.into()),
+        ("ticket_number", t.into()),
         ("status", o.status.as_str().into()),
         ("held_until", when(o.held_until)),
-        (created, datetime(o.created_at).into()),
+        ("claimed_at", datetime(o.created_at).into()),
         ("confirmed_at", when(o.confirmed_at)),
         ("canceled_at", when(o.canceled_at)),
         ("expired_at", when(o.expired_at)),

@@ -10,10 +10,10 @@
 //!
 //! The fast path runs, in this order: the `init`; one UPDATE per kind for the
 //! confirms, expiries and cancels of orders that existed before the batch
-//! ([`Change`]); one multi-row INSERT of every order the batch creates, with
-//! the status it has at the end of the batch ([`NewOrder`]: a hold confirmed
-//! in the same batch is inserted as sold); the stock UPDATE; the last
-//! open/close. [`plan`] only admits batches where that reordering cannot
+//! ([`Change`]); one multi-row INSERT of the rows of every order the batch
+//! creates, with the status it has at the end of the batch ([`NewOrder`]: a
+//! hold confirmed in the same batch is inserted as sold); the stock UPDATE;
+//! the last open/close (see `crate::fast`). [`plan`] only admits batches where that reordering cannot
 //! change the outcome:
 //!
 //! * no malformed entry, `init` only first;
@@ -552,7 +552,7 @@ mod tests {
                     return Err(());
                 }
             }
-            // unique (event_id, live_user) and (event_id, live_ticket) for
+            // unique (event_id, live_lead) and (event_id, live_ticket) for
             // live new orders, the transient check for ended ones
             for o in &fp.orders {
                 if db.live_order(&o.user).is_some() || o.tickets.iter().any(|t| db.live_ticket(*t))

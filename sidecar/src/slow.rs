@@ -173,11 +173,12 @@ fn create(tx: &mut Transaction<'_>, event: &str, o: &NewOrder) -> Result<Verdict
         let detail = "order for an event without a ticket_stock row".into();
         return Ok(Err(("unknown_event", detail)));
     };
-    let live: Option<(String, String)> = tx.exec_first(
-        "SELECT order_id, CAST(status AS CHAR) FROM ticket_order WHERE event_id = ? AND live_user = ?",
+    let live: Option<(Option<String>, String)> = tx.exec_first(
+        "SELECT order_id, CAST(status AS CHAR) FROM ticket_participation WHERE event_id = ? AND live_lead = ?",
         (event, o.user.as_str()),
     )?;
     if let Some((order, status)) = live {
+        let order = order.unwrap_or_else(|| "(none)".into());
         let detail = format!("user already has {status} order {order}");
         return Ok(Err(("duplicate_order", detail)));
     }
@@ -204,18 +205,14 @@ fn create(tx: &mut Transaction<'_>, event: &str, o: &NewOrder) -> Result<Verdict
     Ok(Ok(()))
 }
 
-/// Inserts order `o` and its rows.
+/// Inserts the rows of order `o`, the first one its lead.
 fn insert(tx: &mut Transaction<'_>, event: &str, o: &NewOrder) -> Result<(), mysql::Error> {
     let id = o.order_id.to_string();
     let held = o.held_until.map(datetime);
-    tx.exec_drop(
-        "INSERT INTO ticket_order (event_id, order_id, user_id, status, tickets, held_until, created_at, stream_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (event, &id, o.user.as_str(), o.status.as_str(), o.tickets.len(), held.clone(), datetime(o.created_at), &id),
-    )?;
-    for t in &o.tickets {
+    for (i, t) in o.tickets.iter().enumerate() {
         tx.exec_drop(
-            "INSERT INTO ticket_participation (event_id, order_id, user_id, ticket_number, status, held_until, claimed_at, stream_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (event, &id, o.user.as_str(), t, o.status.as_str(), held.clone(), datetime(o.created_at), &id),
+            "INSERT INTO ticket_participation (event_id, order_id, order_tickets, order_lead, user_id, ticket_number, status, held_until, claimed_at, stream_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (event, &id, o.tickets.len(), i == 0, o.user.as_str(), t, o.status.as_str(), held.clone(), datetime(o.created_at), &id),
         )?;
     }
     Ok(())
@@ -224,8 +221,8 @@ fn insert(tx: &mut Transaction<'_>, event: &str, o: &NewOrder) -> Result<(), mys
 /// A confirm, expire or cancel of the user's live order.
 fn change(tx: &mut Transaction<'_>, event: &str, c: &Change) -> Result<Verdict, mysql::Error> {
     let (kind, user, tickets) = (c.kind, c.user.as_str(), c.tickets.as_slice());
-    let live: Option<(String, String, i64)> = tx.exec_first(
-        "SELECT order_id, CAST(status AS CHAR), tickets FROM ticket_order WHERE event_id = ? AND live_user = ?",
+    let live: Option<(Option<String>, String, i64)> = tx.exec_first(
+        "SELECT order_id, CAST(status AS CHAR), order_tickets FROM ticket_participation WHERE event_id = ? AND live_lead = ?",
         (event, user),
     )?;
     let Some((order, status, n)) = live else {
@@ -234,10 +231,10 @@ fn change(tx: &mut Transaction<'_>, event: &str, c: &Change) -> Result<Verdict, 
     };
     // The order's rows, found through the live_ticket index.
     let rows = format!(
-        "event_id = ? AND order_id = ? AND live_ticket IN ({})",
+        "event_id = ? AND user_id = ? AND order_id <=> ? AND live_ticket IN ({})",
         marks(tickets.len())
     );
-    let mut key: Vec<Value> = vec![event.into(), order.as_str().into()];
+    let mut key: Vec<Value> = vec![event.into(), user.into(), order.clone().into()];
     key.extend(tickets.iter().map(|t| Value::from(*t)));
     let found: Option<i64> = tx.exec_first(
         format!("SELECT COUNT(*) FROM ticket_participation WHERE {rows}"),
@@ -245,6 +242,7 @@ fn change(tx: &mut Transaction<'_>, event: &str, c: &Change) -> Result<Verdict, 
     )?;
     let accepted = Status::parse(&status).is_some_and(|s| kind.accepts(s));
     if !accepted || n != tickets.len() as i64 || found != Some(n) {
+        let order = order.unwrap_or_else(|| "(none)".into());
         let detail = format!(
             "user {user:?}'s live order {order} is {status} with {n} tickets, not {tickets:?}"
         );
@@ -256,10 +254,6 @@ fn change(tx: &mut Transaction<'_>, event: &str, c: &Change) -> Result<Verdict, 
         c.id.to_string().into(),
         kind.target().as_str().into(),
     ];
-    tx.exec_drop(
-        format!("UPDATE ticket_order {set} WHERE event_id = ? AND order_id = ?"),
-        [values.clone(), key[..2].to_vec()].concat(),
-    )?;
     tx.exec_drop(
         format!("UPDATE ticket_participation {set} WHERE {rows}"),
         [values, key].concat(),

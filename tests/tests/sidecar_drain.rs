@@ -552,7 +552,6 @@ fn daemon_runs_with_only_select_insert_update_grants() {
     .unwrap();
     for t in [
         "ticket_event",
-        "ticket_order",
         "ticket_stock",
         "ticket_participation",
         "ticket_sync_offset",
