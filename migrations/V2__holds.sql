@@ -49,8 +49,7 @@ ALTER TABLE ticket_participation
   -- user_id on the lead row of a live order, NULL otherwise
   ADD COLUMN live_lead VARCHAR(64) GENERATED ALWAYS AS (IF(status IN ('held', 'active') AND order_lead, user_id, NULL)) STORED,
   ADD UNIQUE KEY uq_participation_event_live_ticket (event_id, live_ticket),
-  ADD UNIQUE KEY uq_participation_event_live_lead (event_id, live_lead),
-  ADD KEY ix_participation_order (event_id, order_id);
+  ADD UNIQUE KEY uq_participation_event_live_lead (event_id, live_lead);
 
 CREATE VIEW ticket_order AS
 SELECT event_id, order_id, user_id, status, COUNT(*) AS tickets,
