@@ -452,3 +452,36 @@ fn reconcile_compares_sold_and_held_tickets_with_deadlines() {
         "in Redis but sold tickets 2,3 in MySQL",
     );
 }
+
+/// A checkout backlog (holds, confirms, expiries, cancels, freed tickets
+/// held again) drains on the fast path alone, in batches of every size.
+#[test]
+fn a_checkout_backlog_drains_on_the_fast_path() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_ckfast");
+    migrate(&db);
+    init(&mut r, "ck", 5000);
+    let mut ck = Checkout::new("ck", 5000);
+    for round in 0..60 {
+        ck.round(&mut r, round, 40);
+    }
+    let sc = Sidecar::start(
+        &redis.url(),
+        &db,
+        &["--metrics-addr", "127.0.0.1:0", "--batch-size", "37"],
+    );
+    let port = sc.metrics_port();
+    wait_checkout(&mut r, &db, &ck, Duration::from_secs(60), &|| sc.log());
+    assert!(metric(port, "ticketgate_batches_total{path=\"fast\"}") > 10);
+    assert_eq!(
+        metric(port, "ticketgate_batches_total{path=\"slow\"}"),
+        0,
+        "{}",
+        sc.log()
+    );
+    for op in ["hold", "confirm", "expire", "cancel"] {
+        let series = format!("ticketgate_applied_records_total{{op=\"{op}\"}}");
+        assert_eq!(metric(port, &series), ck.written[op], "{op}");
+    }
+}
