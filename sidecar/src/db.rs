@@ -3,7 +3,8 @@
 //! [`apply_batch`] is the exactly-once core. In one transaction it locks the
 //! event's `ticket_sync_offset` row (`SELECT .. FOR UPDATE`), drops entries at
 //! or below the stored offset, applies the rest — fast path or record by
-//! record (see [`crate::plan`]) — advances the offset and commits. Whatever
+//! record (planned by [`crate::plan`], run by `crate::fast` and
+//! `crate::slow`) — advances the offset and commits. Whatever
 //! dies at whatever instant, either all of a batch and its offset are in MySQL
 //! or none of it is; a second sidecar waits on the row lock and then skips
 //! what the first one applied.
