@@ -305,3 +305,91 @@ fn row(event: &str, o: &NewOrder, t: i64, lead: bool) -> Vec<(&'static str, Valu
         ("stream_id", o.last.to_string().into()),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{plan, Entry, Plan};
+    use protocol::record::{Op, Record, Tickets};
+    use protocol::StreamId;
+
+    fn fast_plan(ops: Vec<Op>) -> FastPlan {
+        let entries: Vec<Entry> = ops
+            .into_iter()
+            .enumerate()
+            .map(|(i, op)| Entry {
+                id: StreamId::new(5, i as u64),
+                rec: Ok(Record { op, at: 1000 }),
+            })
+            .collect();
+        match plan(StreamId::ZERO, &entries).1 {
+            Plan::Fast(fp) => fp,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn marks(sql: &Sql) -> usize {
+        sql.text.matches('?').count()
+    }
+
+    #[test]
+    fn claims_bind_only_what_differs() {
+        let claim = |u: &str, t: &[i64]| Op::Claim {
+            user: u.into(),
+            tickets: Tickets::from_sorted(t.to_vec()),
+        };
+        let fp = fast_plan(vec![claim("a", &[1]), claim("b", &[2])]);
+        let steps = statements("e", &fp);
+        assert_eq!(steps.len(), 2, "insert + stock");
+        let (insert, want) = &steps[0];
+        assert_eq!(*want, Want::Done);
+        assert!(insert.text.starts_with("INSERT INTO ticket_participation (event_id, order_id, user_id, ticket_number, status, claimed_at, stream_id) VALUES"), "{}", insert.text);
+        assert_eq!(marks(insert), insert.params.len());
+        assert_eq!(insert.params.len(), 14);
+        assert_eq!(steps[1].1, Want::Matched(1));
+        // two tickets: order size and the lead flag are sent too
+        let fp = fast_plan(vec![claim("a", &[1, 2])]);
+        let text = &statements("e", &fp)[0].0.text;
+        assert!(text.contains("order_tickets, order_lead"), "{text}");
+    }
+
+    #[test]
+    fn changes_match_user_ticket_and_order_size() {
+        let t = Tickets::from_sorted(vec![3, 4]);
+        let fp = fast_plan(vec![
+            Op::Expire {
+                user: "a".into(),
+                tickets: t.clone(),
+            },
+            Op::Hold {
+                user: "b".into(),
+                tickets: t,
+                until: 9,
+            },
+            Op::Cancel {
+                user: "b".into(),
+                tickets: Tickets::from_sorted(vec![3, 4]),
+            },
+        ]);
+        let steps = statements("e", &fp);
+        let (change, want) = &steps[0];
+        assert_eq!(*want, Want::Matched(2));
+        assert!(
+            change
+                .text
+                .contains("status = 'expired' WHERE event_id = ? AND status IN ('held')"),
+            "{}",
+            change.text
+        );
+        assert!(change
+            .text
+            .contains("(user_id, ticket_number, order_tickets) IN ((?, ?, ?), (?, ?, ?))"));
+        assert_eq!(marks(change), change.params.len());
+        // b's order began and ended in the batch: checked by hand, twice
+        assert_eq!(steps[1].1, Want::Zero);
+        assert_eq!(steps[2].1, Want::Zero);
+        assert!(steps[3].0.text.contains("held_until"));
+        // stock: 2 back, 2 taken, 2 back; the peak need is 0
+        assert_eq!((fp.stock_delta, fp.stock_need), (-2, 0));
+    }
+}
