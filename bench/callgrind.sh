@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Instructions redis-server executes per TICKET.CLAIM and per EVALSHA of the
 # equivalent Lua script (the one bench/redis-benchmark.sh uses), counted by
-# callgrind over N pipelined claims after a warm-up. Instruction counts do
-# not depend on what else the machine is doing, so this is the steadiest
+# callgrind over N pipelined claims after a warm-up, and what a replica
+# executes per claim it applies (one TICKET._APPLY each). Instruction counts
+# do not depend on what else the machine is doing, so this is the steadiest
 # comparison on a shared machine. Needs valgrind (callgrind_control).
 #
 #   bash bench/callgrind.sh [claims]        (default 20000; ~1 min)
@@ -39,6 +40,54 @@ count() {
   rm -rf "$dir"
 }
 
-count module TICKET.CLAIM M u__rand_int__
-count lua EVALSHA @SHA@ 3 'ticket:{L}:pool' 'ticket:{L}:holders' 'ticket:{L}:log' u__rand_int__ L 1796050527425
-awk -v m="$module_ir" -v l="$lua_ir" 'BEGIN { printf "lua/module = %.2fx fewer instructions per claim\n", l / m }'
+# The replica: a plain primary takes the claims, the replica runs under
+# callgrind and applies them; counted from the first to the last effect.
+replica() {
+  local dir; dir=$(mktemp -d)
+  local pport; pport=$(free_port)
+  redis-server --port "$pport" --bind 127.0.0.1 --unixsocket "$dir/p" --unixsocketperm 700 --dir "$dir" \
+    --save "" --appendonly no --loadmodule "$SO" --logfile "$dir/plog" --daemonize yes
+  local pcli="redis-cli -s $dir/p"
+  for _ in $(seq 100); do $pcli PING >/dev/null 2>&1 && break; sleep 0.1; done
+  $pcli TICKET.INIT M 2000000000 >/dev/null
+  valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --instr-atstart=no \
+    redis-server --port 0 --unixsocket "$dir/r" --unixsocketperm 700 --dir "$dir" --save "" \
+    --appendonly no --loadmodule "$SO" --logfile "$dir/rlog" --replicaof 127.0.0.1 "$pport" >/dev/null 2>&1 &
+  local vg=$!
+  local rcli="redis-cli -s $dir/r"
+  for _ in $(seq 300); do
+    $rcli INFO replication 2>/dev/null | grep -q 'master_link_status:up' && break
+    sleep 0.2
+  done
+  local bench=(redis-benchmark -s "$dir/p" -P 16 -c 10 -r 1000000000 -q)
+  "${bench[@]}" -n 2000 TICKET.CLAIM M u__rand_int__ >/dev/null 2>&1
+  synced "$pcli"
+  local before; before=$(applied "$rcli")
+  callgrind_control -i on "$vg" >/dev/null 2>&1
+  "${bench[@]}" -n "$N" TICKET.CLAIM M u__rand_int__ >/dev/null 2>&1
+  synced "$pcli"
+  callgrind_control -i off "$vg" >/dev/null 2>&1
+  local after; after=$(applied "$rcli")
+  callgrind_control -d "$vg" >/dev/null 2>&1
+  $rcli SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+  $pcli SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+  wait "$vg" || true
+  local total; total=$(grep -h '^totals:' "$dir"/cg.out* | awk '{ s += $2 } END { print s }')
+  local n=$((after - before))
+  [ "$n" -gt 0 ] || { echo "replica applied no effects" >&2; exit 1; }
+  printf '%-8s %8d instructions per applied claim (%d TICKET._APPLY counted)\n' replica "$((total / n))" "$n"
+  [ -n "${KEEP:-}" ] && echo "$dir" || rm -rf "$dir"
+}
+
+# Waits until the replica has everything: WAIT counts only the writes of its
+# own connection, so write once on it first.
+synced() { printf 'SET tg:callgrind-sync 1\nWAIT 1 300000\n' | $1 >/dev/null; }
+
+applied() { $1 INFO ticket | tr -d '\r' | sed -n 's/^ticket_applied_effects://p'; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+[ -n "${ONLY_REPLICA:-}" ] || count module TICKET.CLAIM M u__rand_int__
+[ -n "${ONLY_REPLICA:-}" ] || count lua EVALSHA @SHA@ 3 'ticket:{L}:pool' 'ticket:{L}:holders' 'ticket:{L}:log' u__rand_int__ L 1796050527425
+[ -n "${ONLY_REPLICA:-}" ] || awk -v m="$module_ir" -v l="$lua_ir" 'BEGIN { printf "lua/module = %.2fx fewer instructions per claim\n", l / m }'
+replica

@@ -2,7 +2,7 @@
 # Installs, from Debian's packages, whatever building and testing ticketgate
 # needs and this machine lacks: redis-server (7.0+), MariaDB, libclang (for
 # the redis-module crate's bindgen) and a C compiler. Needs root or sudo
-# only when something is missing. Rust itself comes from rustup (1.80+).
+# only when something is missing. Rust itself comes from rustup (1.88+).
 set -euo pipefail
 
 missing=()
@@ -30,6 +30,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if ! have cargo; then
-  echo "cargo not found: install Rust 1.80 or newer (https://rustup.rs), then run this again" >&2
+  echo "cargo not found: install Rust 1.88 or newer (https://rustup.rs), then run this again" >&2
   exit 1
 fi

@@ -315,7 +315,7 @@ pub fn redis_holders(c: &mut redis::Connection, key: &str) -> Result<HashMap<Str
 }
 
 pub fn holders_key(event: &str) -> String {
-    format!("ticket:{{{event}}}:holders")
+    protocol::keys::key(event, protocol::keys::Part::Holders)
 }
 
 /// Active participations of an event in MySQL (user -> ticket).

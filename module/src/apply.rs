@@ -4,10 +4,12 @@
 //! with no stream id: the store appends the log entry at an id it picks.
 //! `TICKET._APPLY` on a replica or at AOF load decodes the replicated
 //! [`Effect`] and calls [`apply`], which runs the very same writes at the
-//! primary's id. Nothing here reads or decides: every value is in the
-//! record, so the two sides cannot diverge.
+//! primary's id. Nothing here decides: every value is in the record (the
+//! meta counters `held` and `extra` are adjusted by what the record says,
+//! and the only thing read, whether a cancelled order was held, is the same
+//! on both sides), so the two sides cannot diverge.
 
-use protocol::effect::Effect;
+use protocol::effect::{Checkout, Effect};
 use protocol::record::{Op, Record, Tickets};
 use protocol::StreamId;
 
@@ -16,8 +18,13 @@ use crate::pool::{Meta, Status, Store};
 /// Performs a replicated effect.
 pub fn apply(store: &mut impl Store, effect: &Effect<&str>) {
     match effect {
-        Effect::Append { id, record, minted } => {
-            append(store, record, *minted, Some(*id));
+        Effect::Append {
+            id,
+            record,
+            minted,
+            checkout,
+        } => {
+            append(store, record, *minted, *checkout, Some(*id));
         }
         Effect::Drop => {
             store.delete_all();
@@ -27,77 +34,100 @@ pub fn apply(store: &mut impl Store, effect: &Effect<&str>) {
 
 /// Writes the state change `record` describes and appends it to the log (at
 /// `id`, or at an id the store picks); returns the id used. `minted` is the
-/// event's new `minted` when a claim minted numbers: the claimed ticket is
-/// the first new one, and the rest up to `minted` go into the pool.
+/// event's new `minted` when a claim minted numbers: the claimed tickets
+/// above the old `minted` are new, and the numbers above the highest claimed
+/// one up to `minted` go into the pool. `checkout` is an init's settings.
 pub fn append(
     store: &mut impl Store,
     record: &Record<&str>,
     minted: Option<i64>,
+    checkout: Checkout,
     id: Option<StreamId>,
 ) -> StreamId {
-    match record.op {
+    match &record.op {
         Op::Init {
             total,
             opens_at,
             closes_at,
         } => {
             let meta = Meta {
-                total,
+                total: *total,
                 minted: 0,
                 status: Status::Open,
-                opens_at,
-                closes_at,
+                opens_at: *opens_at,
+                closes_at: *closes_at,
+                hold: checkout.hold,
+                limit: checkout.limit,
+                held: 0,
+                extra: 0,
             };
             store.create_meta(&meta, record.at);
         }
-        Op::Claim {
+        Op::Claim { user, tickets } => take(store, user, tickets, minted),
+        // An offer is a hold the waiting list decided.
+        Op::Hold {
             user,
-            tickets: Tickets::One(ticket),
-        } => {
-            match minted {
-                Some(minted) => {
-                    if minted > ticket {
-                        store.add_free(ticket + 1..=minted);
-                    }
-                    store.set_minted(minted);
-                }
-                None => store.take_free(ticket),
-            }
-            store.set_holder(user, ticket);
+            tickets,
+            until,
         }
-        Op::Cancel {
+        | Op::Offer {
             user,
-            tickets: Tickets::One(ticket),
+            tickets,
+            until,
         } => {
-            store.remove_holder(user);
-            store.add_free(ticket..=ticket);
+            take(store, user, tickets, minted);
+            store.set_hold(user, *until);
+            store.add_counts(count(tickets), 0);
+        }
+        Op::Confirm { user, tickets } => {
+            store.remove_hold(user);
+            store.add_counts(-count(tickets), 0);
+        }
+        Op::Expire { user, tickets } | Op::Cancel { user, tickets } => {
+            let held = store.remove_hold(user);
+            give_back(store, user, tickets, held);
         }
         Op::Open => store.set_status(Status::Open),
         Op::Close => store.set_status(Status::Closed),
-        // Never decided by this build, and refused by `supported` first.
-        _ => {}
     }
     store.append(record, id)
 }
 
-/// Whether this build applies `effect` (orders of several tickets, holds
-/// and offers are not implemented yet).
-pub fn supported(effect: &Effect<&str>) -> bool {
-    match effect {
-        Effect::Drop => true,
-        Effect::Append { record, .. } => matches!(
-            record.op,
-            Op::Init { .. }
-                | Op::Open
-                | Op::Close
-                | Op::Claim {
-                    tickets: Tickets::One(_),
-                    ..
-                }
-                | Op::Cancel {
-                    tickets: Tickets::One(_),
-                    ..
-                }
-        ),
+fn count(tickets: &Tickets) -> i64 {
+    tickets.as_slice().len() as i64
+}
+
+/// Gives `tickets` to `user`, taking them from the pool or from the
+/// numbers just minted.
+fn take(store: &mut impl Store, user: &str, tickets: &Tickets, minted: Option<i64>) {
+    match (tickets, minted) {
+        // The hot path: a single freshly minted ticket was never pooled.
+        (Tickets::One(_), Some(_)) => {}
+        // Removing a number the pool does not have (a minted one) is a no-op.
+        _ => tickets.as_slice().iter().for_each(|t| store.take_free(*t)),
+    }
+    if let Some(minted) = minted {
+        let highest = tickets.as_slice().last().copied().unwrap_or(minted);
+        if minted > highest {
+            store.add_free(highest + 1..=minted);
+        }
+        store.set_minted(minted);
+    }
+    store.set_holder(user, tickets);
+    if tickets.as_slice().len() > 1 {
+        store.add_counts(0, count(tickets) - 1);
+    }
+}
+
+/// Returns `user`'s `tickets` to the pool (`held`: they were a held order).
+fn give_back(store: &mut impl Store, user: &str, tickets: &Tickets, held: bool) {
+    store.remove_holder(user);
+    for ticket in tickets.as_slice() {
+        store.add_free(*ticket..=*ticket);
+    }
+    let held = if held { count(tickets) } else { 0 };
+    let extra = count(tickets) - 1;
+    if held != 0 || extra != 0 {
+        store.add_counts(-held, -extra);
     }
 }

@@ -68,51 +68,89 @@ fn unix_ms(raw: &[u8], what: &str) -> Result<i64, TicketError> {
     Ok(ms)
 }
 
-/// `TICKET.INIT E total [OPENS ms] [CLOSES ms]`, parsed.
+/// An integer option value within `range`.
+fn ranged(
+    raw: &[u8],
+    what: &str,
+    range: std::ops::RangeInclusive<i64>,
+) -> Result<i64, TicketError> {
+    let n = integer(raw, what)?;
+    if !range.contains(&n) {
+        return Err(TicketError::Invalid(format!(
+            "{what} must be between {} and {}, got {n}",
+            range.start(),
+            range.end()
+        )));
+    }
+    Ok(n)
+}
+
+/// Longest hold of a claim, in ms (7 days).
+pub const MAX_HOLD_MS: i64 = crate::pool::MAX_HOLD_MS;
+
+/// The values of `NAME value` options, by position in `names`: each at most
+/// once, names case-insensitive, in any order.
+fn options<'a, const N: usize>(
+    given: &[&'a [u8]],
+    names: [&str; N],
+) -> Result<[Option<&'a [u8]>; N], TicketError> {
+    let mut values = [None; N];
+    let mut rest = given.iter();
+    while let Some(name) = rest.next() {
+        let Some(i) = names
+            .iter()
+            .position(|n| name.eq_ignore_ascii_case(n.as_bytes()))
+        else {
+            return Err(TicketError::Invalid(format!(
+                "unknown option {} (expected {})",
+                quote(name),
+                names.join(", ")
+            )));
+        };
+        if values[i].is_some() {
+            return Err(TicketError::Invalid(format!(
+                "option {} given twice",
+                names[i]
+            )));
+        }
+        let value = rest
+            .next()
+            .ok_or_else(|| TicketError::Invalid(format!("option {} needs a value", names[i])))?;
+        values[i] = Some(*value);
+    }
+    Ok(values)
+}
+
+/// `TICKET.INIT E total [OPENS ms] [CLOSES ms] [HOLD ms] [LIMIT n]`, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InitArgs<'a> {
     pub event: &'a str,
     pub total: i64,
     pub opens_at: i64,
     pub closes_at: i64,
+    /// The default hold of a claim in ms (0 = a claim is a final sale).
+    pub hold: i64,
+    /// Most tickets one user may hold.
+    pub limit: i64,
 }
 
 /// Parses the arguments after `TICKET.INIT`. Options are case-insensitive and
 /// may each appear once; a window must close after it opens.
 pub fn init_args<'a>(args: &[&'a [u8]]) -> Result<InitArgs<'a>, TicketError> {
-    let [event, total_raw, options @ ..] = args else {
+    let [event, total_raw, given @ ..] = args else {
         return Err(TicketError::Invalid(
             "TICKET.INIT needs an event and a total".into(),
         ));
     };
-    let mut parsed = InitArgs {
+    let [opens, closes, hold, limit] = options(given, ["OPENS", "CLOSES", "HOLD", "LIMIT"])?;
+    let parsed = InitArgs {
         event: event_id(event)?,
         total: total(total_raw)?,
-        opens_at: 0,
-        closes_at: 0,
+        opens_at: opens.map_or(Ok(0), |v| unix_ms(v, "OPENS"))?,
+        closes_at: closes.map_or(Ok(0), |v| unix_ms(v, "CLOSES"))?,
+        hold: hold.map_or(Ok(0), |v| ranged(v, "HOLD", 0..=MAX_HOLD_MS))?,
+        limit: limit.map_or(Ok(1), |v| ranged(v, "LIMIT", 1..=crate::pool::MAX_LIMIT))?,
     };
-    let (mut seen_opens, mut seen_closes) = (false, false);
-    let mut rest = options.iter();
-    while let Some(name) = rest.next() {
-        let (seen, slot, what) = if name.eq_ignore_ascii_case(b"OPENS") {
-            (&mut seen_opens, &mut parsed.opens_at, "OPENS")
-        } else if name.eq_ignore_ascii_case(b"CLOSES") {
-            (&mut seen_closes, &mut parsed.closes_at, "CLOSES")
-        } else {
-            return Err(TicketError::Invalid(format!(
-                "unknown option {} (expected OPENS or CLOSES)",
-                quote(name)
-            )));
-        };
-        if *seen {
-            return Err(TicketError::Invalid(format!("option {what} given twice")));
-        }
-        let value = rest
-            .next()
-            .ok_or_else(|| TicketError::Invalid(format!("option {what} needs a value")))?;
-        *slot = unix_ms(value, what)?;
-        *seen = true;
-    }
     if parsed.opens_at > 0 && parsed.closes_at > 0 && parsed.closes_at <= parsed.opens_at {
         return Err(TicketError::Invalid(format!(
             "CLOSES ({}) must be after OPENS ({})",
@@ -120,6 +158,19 @@ pub fn init_args<'a>(args: &[&'a [u8]]) -> Result<InitArgs<'a>, TicketError> {
         )));
     }
     Ok(parsed)
+}
+
+/// The options of `TICKET.CLAIM E user [COUNT n] [HOLD ms]`.
+pub fn claim_options(given: &[&[u8]]) -> Result<crate::pool::ClaimOptions, TicketError> {
+    let [count, hold] = options(given, ["COUNT", "HOLD"])?;
+    Ok(crate::pool::ClaimOptions {
+        count: count
+            .map(|v| ranged(v, "COUNT", 1..=crate::pool::MAX_LIMIT))
+            .transpose()?,
+        hold: hold
+            .map(|v| ranged(v, "HOLD", 0..=MAX_HOLD_MS))
+            .transpose()?,
+    })
 }
 
 /// The optional `FORCE` of `TICKET.DROP E [FORCE]`.
@@ -194,6 +245,52 @@ mod tests {
             &[b"e", b"0"],
         ] {
             assert!(init_args(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn checkout_options() {
+        let a = init_args(&[b"e", b"10", b"hold", b"60000", b"LIMIT", b"4"]).unwrap();
+        assert_eq!((a.hold, a.limit), (60_000, 4));
+        let a = init_args(&[b"e", b"10"]).unwrap();
+        assert_eq!((a.hold, a.limit), (0, 1));
+        let o = claim_options(&[b"COUNT", b"3", b"hold", b"0"]).unwrap();
+        assert_eq!((o.count, o.hold), (Some(3), Some(0)));
+        for (bad, why) in [
+            (
+                &[&b"e"[..], b"10", b"LIMIT", b"0"][..],
+                "LIMIT must be between 1 and 1000",
+            ),
+            (&[b"e", b"10", b"LIMIT", b"1001"], "LIMIT must be"),
+            (
+                &[b"e", b"10", b"HOLD", b"-1"],
+                "HOLD must be between 0 and 604800000",
+            ),
+            (&[b"e", b"10", b"HOLD", b"604800001"], "HOLD must be"),
+            (
+                &[b"e", b"10", b"HOLD", b"1", b"hold", b"2"],
+                "option HOLD given twice",
+            ),
+        ] {
+            let err = init_args(bad).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad:?}: {err}");
+        }
+        for (bad, why) in [
+            (
+                &[&b"COUNT"[..], b"0"][..],
+                "COUNT must be between 1 and 1000",
+            ),
+            (&[b"COUNT", b"1001"], "COUNT must be"),
+            (&[b"COUNT", b"x"], "COUNT must be an integer"),
+            (&[b"COUNT", b"1", b"COUNT", b"1"], "given twice"),
+            (&[b"HOLD"], "needs a value"),
+            (
+                &[b"LATER", b"1"],
+                "unknown option 'LATER' (expected COUNT, HOLD)",
+            ),
+        ] {
+            let err = claim_options(bad).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad:?}: {err}");
         }
     }
 

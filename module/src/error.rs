@@ -20,8 +20,17 @@ pub enum TicketError {
     NotOpen { event: String, opens_at: i64 },
     /// `CLOSED`: the event was closed, or `closes_at` has passed.
     Closed(String),
-    /// `SOLDOUT`: no free ticket left.
+    /// `SOLDOUT`: fewer free tickets left than asked for.
     SoldOut(String),
+    /// `LIMIT`: a claim for more tickets than the event's `LIMIT` per user.
+    Limit {
+        event: String,
+        limit: i64,
+        asked: i64,
+    },
+    /// `NOHOLD`: `TICKET.CONFIRM` for a user who holds nothing (never
+    /// claimed, cancelled, or the hold expired).
+    NoHold { event: String, user: String },
     /// `UNSYNCED`: `TICKET.DROP` while the log still holds entries.
     Unsynced { event: String, entries: i64 },
     /// `WRONGTYPE`: one of the event's keys holds another Redis type.
@@ -47,6 +56,8 @@ impl TicketError {
             TicketError::NotOpen { .. } => "NOTOPEN",
             TicketError::Closed(_) => "CLOSED",
             TicketError::SoldOut(_) => "SOLDOUT",
+            TicketError::Limit { .. } => "LIMIT",
+            TicketError::NoHold { .. } => "NOHOLD",
             TicketError::Unsynced { .. } => "UNSYNCED",
             TicketError::WrongType { .. } => "WRONGTYPE",
             TicketError::TryAgain(_) => "TRYAGAIN",
@@ -79,6 +90,21 @@ impl fmt::Display for TicketError {
                 quote(e.as_bytes())
             ),
             TicketError::SoldOut(e) => write!(f, "event {} is sold out", quote(e.as_bytes())),
+            TicketError::Limit {
+                event,
+                limit,
+                asked,
+            } => write!(
+                f,
+                "event {} allows at most {limit} tickets per user, asked for {asked}",
+                quote(event.as_bytes())
+            ),
+            TicketError::NoHold { event, user } => write!(
+                f,
+                "user {} holds no tickets of event {} (never claimed, cancelled, or the hold expired)",
+                quote(user.as_bytes()),
+                quote(event.as_bytes())
+            ),
             TicketError::Unsynced { event, entries } => write!(
                 f,
                 "event {} has {entries} log entries not yet drained; wait for the sidecar or use FORCE",

@@ -1,15 +1,18 @@
 //! ticketgate: a Redis module for first-come ticketing that cannot oversell.
 //!
 //! This file registers the module (`ticket`), its commands with their key
-//! positions and flags, the `ticket.pool-chunk` config and the `INFO ticket`
-//! section. What each command does lives in `cmd/` (one file each), the
+//! positions and flags, the `ticket.pool-chunk`, `ticket.sweep-interval`
+//! and `ticket.sweep-max` configs, the expiry sweep's cron hook and the
+//! `INFO ticket` section. What each command does lives in `cmd/` (one file each), the
 //! state machine in `pool`, argument rules in `args`, the stream record in
 //! `record`, and the native-key-API glue in `redis_store`.
 
 pub mod apply;
 pub mod args;
 pub mod cmd;
+pub mod docs;
 pub mod error;
+pub mod expiry;
 pub mod meta_cache;
 pub mod pool;
 pub mod redis_store;
@@ -35,22 +38,25 @@ mod registration {
     use redis_module::{raw, redis_module, Context, RedisString, Status};
 
     use crate::cmd;
+    use crate::expiry::{SWEEP_INTERVAL, SWEEP_MAX};
     use crate::POOL_CHUNK;
 
     redis_module! {
         name: "ticket",
-        version: 1,
+        version: 2,
         allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
         data_types: [],
         init: on_load,
         commands: [
             ["ticket.init", cmd::init::command, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.cancel", cmd::cancel::command, "write deny-oom", 1, 1, 1, "", "write"],
+            ["ticket.confirm", cmd::confirm::command, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.open", cmd::open_close::open, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.close", cmd::open_close::close, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.drop", cmd::drop::command, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.holder", cmd::holder::command, "readonly fast", 1, 1, 1, "", "read"],
             ["ticket.status", cmd::status::command, "readonly fast", 1, 1, 1, "", "read"],
+            ["ticket.order", cmd::order::command, "readonly fast", 1, 1, 1, "", "read"],
         ],
     }
 
@@ -77,6 +83,16 @@ mod registration {
             ctx.log_warning(why);
             return Status::Err;
         }
+        // Holds may exist already (MODULE LOAD on a live server): the index
+        // starts stale and the first sweep rebuilds it.
+        if let Err(why) = crate::expiry::subscribe(ctx) {
+            ctx.log_warning(why);
+            return Status::Err;
+        }
+        if let Err(why) = crate::docs::register(ctx) {
+            ctx.log_warning(&why);
+            return Status::Err;
+        }
         register_config(ctx)
     }
 
@@ -100,16 +116,37 @@ mod registration {
         Ok(())
     }
 
+    /// A command handler that reads Redis's argv in place.
+    type RawHandler = fn(&Context, &[*mut raw::RedisModuleString]) -> redis_module::RedisResult;
+
+    /// Runs `handler` on the command's argv and sends its reply.
+    fn dispatch(
+        ctx: *mut raw::RedisModuleCtx,
+        argv: *mut *mut raw::RedisModuleString,
+        argc: c_int,
+        handler: RawHandler,
+    ) -> c_int {
+        let context = Context::new(ctx);
+        // SAFETY: Redis passes argc live strings that outlive the call.
+        let args = unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) };
+        let reply = handler(&context, args);
+        context.reply(reply) as c_int
+    }
+
     extern "C" fn claim_command(
         ctx: *mut raw::RedisModuleCtx,
         argv: *mut *mut raw::RedisModuleString,
         argc: c_int,
     ) -> c_int {
-        let context = Context::new(ctx);
-        // SAFETY: Redis passes argc live strings that outlive the call.
-        let args = unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) };
-        let reply = cmd::claim::command(&context, args);
-        context.reply(reply) as c_int
+        dispatch(ctx, argv, argc, cmd::claim::command)
+    }
+
+    extern "C" fn apply_command(
+        ctx: *mut raw::RedisModuleCtx,
+        argv: *mut *mut raw::RedisModuleString,
+        argc: c_int,
+    ) -> c_int {
+        dispatch(ctx, argv, argc, cmd::apply::command)
     }
 
     /// `RedisModule_CreateCommand` for a hand-registered command whose
@@ -158,30 +195,27 @@ mod registration {
         create_command(ctx, c"ticket._apply", apply_command, flags, 2)
     }
 
-    extern "C" fn apply_command(
-        ctx: *mut raw::RedisModuleCtx,
-        argv: *mut *mut raw::RedisModuleString,
-        argc: c_int,
-    ) -> c_int {
-        let context = Context::new(ctx);
-        let args = redis_module::decode_args(ctx, argv, argc);
-        let reply = cmd::apply::command(&context, args);
-        context.reply(reply) as c_int
-    }
-
-    /// Registers `ticket.pool-chunk` (the crate's `configurations:` block
-    /// needs every config kind at once, so this is done by hand).
+    /// Registers `ticket.pool-chunk`, `ticket.sweep-interval` (ms between
+    /// two sweeps) and `ticket.sweep-max` (most holds expired per sweep)
+    /// (the crate's `configurations:` block needs every config kind at once,
+    /// so this is done by hand).
     fn register_config(ctx: &Context) -> Status {
-        register_i64_configuration(
-            ctx,
-            "pool-chunk",
-            &POOL_CHUNK,
-            1,
-            1,
-            1_000_000,
-            ConfigurationFlags::DEFAULT,
-            None,
-        );
+        for (name, value, default, max) in [
+            ("pool-chunk", &POOL_CHUNK, 1, 1_000_000),
+            ("sweep-interval", &SWEEP_INTERVAL, 100, 60_000),
+            ("sweep-max", &SWEEP_MAX, 1000, 1_000_000),
+        ] {
+            register_i64_configuration(
+                ctx,
+                name,
+                value,
+                default,
+                1,
+                max,
+                ConfigurationFlags::DEFAULT,
+                None,
+            );
+        }
         // SAFETY: the API table is filled before OnLoad runs our init; called
         // once, with the load context.
         let loaded = unsafe { raw::RedisModule_LoadConfigs.map(|load| load(ctx.ctx)) };

@@ -83,6 +83,10 @@ mod tests {
             status: Status::Open,
             opens_at: 0,
             closes_at: 0,
+            hold: 0,
+            limit: 1,
+            held: 0,
+            extra: 0,
         }
     }
 
@@ -174,4 +178,6 @@ unsafe extern "C" fn on_server_event(
     _data: *mut std::os::raw::c_void,
 ) {
     clear();
+    // The same events can bring holds the expiry index does not know.
+    crate::expiry::invalidate();
 }

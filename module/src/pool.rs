@@ -6,15 +6,24 @@
 //! and hands it to [`commit`]: [`crate::apply`] performs its writes (the
 //! same code a replica runs for the replicated effect) and the store
 //! replicates it as one `TICKET._APPLY`. So an error never leaves partial
-//! state behind, and a replica cannot decide differently. The pool is lazy: it holds only the
-//! lowest free numbers; `minted` is the highest number ever put into it, and
-//! every unminted number is greater than every pooled one, so the lowest free
-//! number is always the pool's minimum (or `minted + 1` when it is empty).
+//! state behind, and a replica cannot decide differently. The pool is lazy:
+//! it holds only the lowest free numbers; `minted` is the highest number ever
+//! put into it, and every unminted number is greater than every pooled one,
+//! so the lowest free number is always the pool's minimum (or `minted + 1`
+//! when it is empty).
+//!
+//! Checkout: a user's order is one or more tickets, sold, or held until a
+//! deadline. Time enters only as `now`: a claim, confirm or cancel first
+//! expires the event's holds due at `now` ([`expire_holds`], one
+//! `op=expire` each, the same function the sweep runs), so a hold is free
+//! from its deadline on;
+//! reads take an [`ExpiredFrom`] that says whether to count due holds as
+//! free (a primary) or as held (a replica, which waits for its primary).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::RangeInclusive;
 
-use protocol::effect::Effect;
+use protocol::effect::{Checkout, Effect};
 use protocol::record::{Op, Record, Tickets};
 use protocol::StreamId;
 
@@ -53,15 +62,36 @@ pub struct Meta {
     pub status: Status,
     pub opens_at: i64,
     pub closes_at: i64,
+    /// The default hold of a claim in ms (0 = a claim is a final sale).
+    pub hold: i64,
+    /// Most tickets one user may hold.
+    pub limit: i64,
+    /// Tickets in held orders, including holds past their deadline that are
+    /// not expired yet.
+    pub held: i64,
+    /// Tickets holders have beyond their first (so the holders hash's length
+    /// plus `extra` is the number of tickets out, without reading it).
+    pub extra: i64,
 }
 
 /// Storage of one event. Reads may fail (wrong types, corrupt values); writes
 /// happen only after every read succeeded and cannot fail.
 pub trait Store {
     fn meta(&mut self) -> Result<Option<Meta>, TicketError>;
-    fn holder(&mut self, user: &str) -> Result<Option<i64>, TicketError>;
+    /// The user's tickets, held or sold.
+    fn holder(&mut self, user: &str) -> Result<Option<Tickets>, TicketError>;
+    /// The deadline of the user's held order; `None` when sold or absent.
+    fn hold_until(&mut self, user: &str) -> Result<Option<i64>, TicketError>;
+    /// Whether some hold of the event may be due at `now`: a cheap hint that
+    /// may say yes wrongly, never no wrongly.
+    fn maybe_due(&mut self, now: i64) -> bool;
+    /// Up to `max` users whose hold's deadline is at or before `now`,
+    /// earliest first (users with equal deadlines in byte order).
+    fn due_holds(&mut self, now: i64, max: usize) -> Result<Vec<String>, TicketError>;
     /// The smallest number in the pool, without removing it.
     fn lowest_free(&mut self) -> Result<Option<i64>, TicketError>;
+    /// Up to `n` of the smallest numbers in the pool, ascending.
+    fn lowest_free_n(&mut self, n: usize) -> Result<Vec<i64>, TicketError>;
     fn free_count(&mut self) -> Result<i64, TicketError>;
     fn holder_count(&mut self) -> Result<i64, TicketError>;
     fn log_len(&mut self) -> Result<i64, TicketError>;
@@ -74,10 +104,16 @@ pub trait Store {
     fn create_meta(&mut self, meta: &Meta, created_at: i64);
     fn set_status(&mut self, status: Status);
     fn set_minted(&mut self, minted: i64);
+    /// Adds `held` and `extra` to the meta hash's counters of the same names.
+    fn add_counts(&mut self, held: i64, extra: i64);
     fn take_free(&mut self, ticket: i64);
     fn add_free(&mut self, tickets: RangeInclusive<i64>);
-    fn set_holder(&mut self, user: &str, ticket: i64);
+    fn set_holder(&mut self, user: &str, tickets: &Tickets);
     fn remove_holder(&mut self, user: &str);
+    /// Marks the user's order as held until `until`.
+    fn set_hold(&mut self, user: &str, until: i64);
+    /// Unmarks the user's order as held; returns whether it was.
+    fn remove_hold(&mut self, user: &str) -> bool;
     /// Appends `record` to the log at `id`, or at an id the store picks
     /// (the primary's auto id) when `None`; returns the id used.
     fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId;
@@ -89,25 +125,61 @@ pub trait Store {
 
 /// Performs a decided change and replicates it as one effect.
 fn commit(store: &mut impl Store, record: Record<&str>, minted: Option<i64>) {
-    let id = apply::append(store, &record, minted, None);
-    store.replicate(&Effect::Append { id, record, minted });
+    commit_with(store, record, minted, Checkout::default());
 }
 
+fn commit_with(
+    store: &mut impl Store,
+    record: Record<&str>,
+    minted: Option<i64>,
+    checkout: Checkout,
+) {
+    let id = apply::append(store, &record, minted, checkout, None);
+    store.replicate(&Effect::Append {
+        id,
+        record,
+        minted,
+        checkout,
+    });
+}
+
+/// Longest hold, in ms (7 days).
+pub const MAX_HOLD_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// Most tickets one user may hold, whatever the event's `LIMIT` says.
+pub const MAX_LIMIT: i64 = protocol::record::MAX_TICKETS as i64;
+
 /// The answer to a claim.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claim {
-    /// A new ticket, popped from the pool.
-    New(i64),
-    /// The ticket the user already held; nothing changed.
-    Repeat(i64),
+    /// New tickets, sold at once.
+    New(Tickets),
+    /// New tickets, held until the order is confirmed or expires.
+    Held(Tickets),
+    /// The tickets the user already held; nothing changed.
+    Repeat(Tickets),
 }
 
 impl Claim {
-    pub fn ticket(self) -> i64 {
+    pub fn tickets(&self) -> &Tickets {
         match self {
-            Claim::New(t) | Claim::Repeat(t) => t,
+            Claim::New(t) | Claim::Held(t) | Claim::Repeat(t) => t,
         }
     }
+
+    /// The user's lowest ticket (the reply without `COUNT`).
+    pub fn ticket(&self) -> i64 {
+        self.tickets().lowest()
+    }
+}
+
+/// The options of one claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ClaimOptions {
+    /// How many tickets (`COUNT`, default 1).
+    pub count: Option<i64>,
+    /// How long to hold them, overriding the event's default (`HOLD`).
+    pub hold: Option<i64>,
 }
 
 /// What `TICKET.STATUS` reports.
@@ -115,12 +187,28 @@ impl Claim {
 pub struct Report {
     pub total: i64,
     pub remaining: i64,
+    /// Tickets held or sold.
     pub claimed: i64,
+    /// Tickets in live holds.
+    pub held: i64,
     pub status: Status,
     pub opens_at: i64,
     pub closes_at: i64,
     pub unsynced: i64,
 }
+
+/// What `TICKET.ORDER` reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Order {
+    pub tickets: Tickets,
+    /// The held order's deadline; `None` when sold.
+    pub expires_at: Option<i64>,
+}
+
+/// When reads on this server count holds past their deadline as free: on the
+/// primary at `now` (`Some(now)`), never on a replica (`None`), which waits
+/// for its primary's expiry.
+pub type ExpiredFrom = Option<i64>;
 
 fn existing_meta(store: &mut impl Store, event: &str) -> Result<Meta, TicketError> {
     store
@@ -133,9 +221,8 @@ fn existing_meta(store: &mut impl Store, event: &str) -> Result<Meta, TicketErro
 pub fn init(
     store: &mut impl Store,
     event: &str,
-    total: i64,
-    opens_at: i64,
-    closes_at: i64,
+    window: (i64, i64, i64),
+    checkout: Checkout,
     now: i64,
 ) -> Result<(), TicketError> {
     if store.meta()?.is_some() || store.any_state()? {
@@ -143,27 +230,39 @@ pub fn init(
     }
     // Type-check the log before the first write.
     store.log_len()?;
+    let (total, opens_at, closes_at) = window;
     let op = Op::Init {
         total,
         opens_at,
         closes_at,
     };
-    commit(store, Record { op, at: now }, None);
+    commit_with(store, Record { op, at: now }, None, checkout);
     Ok(())
 }
 
-/// `TICKET.CLAIM`: the user's existing ticket, or the lowest free one.
+/// `TICKET.CLAIM`: the user's existing tickets, or the `count` lowest free
+/// ones, sold at once or held.
 pub fn claim(
     store: &mut impl Store,
     event: &str,
     user: &str,
+    options: ClaimOptions,
     now: i64,
     chunk: i64,
 ) -> Result<Claim, TicketError> {
     let meta = existing_meta(store, event)?;
     check_consistent(store, event, &meta)?;
-    if let Some(ticket) = store.holder(user)? {
-        return Ok(Claim::Repeat(ticket));
+    let meta = expire_due(store, event, meta, now)?;
+    if let Some(tickets) = store.holder(user)? {
+        return Ok(Claim::Repeat(tickets));
+    }
+    let count = options.count.unwrap_or(1);
+    if count > meta.limit {
+        return Err(TicketError::Limit {
+            event: event.to_owned(),
+            limit: meta.limit,
+            asked: count,
+        });
     }
     if meta.status == Status::Closed || (meta.closes_at > 0 && now >= meta.closes_at) {
         return Err(TicketError::Closed(event.to_owned()));
@@ -175,17 +274,58 @@ pub fn claim(
         });
     }
     // check_consistent has type-checked every key, so no write fails.
-    let (ticket, minted) = match store.lowest_free()? {
-        Some(ticket) => (ticket, None),
-        None if meta.minted < meta.total => mint_chunk(meta.total, meta.minted, chunk),
-        None => return Err(TicketError::SoldOut(event.to_owned())),
-    };
-    let op = Op::Claim {
-        user,
-        tickets: Tickets::One(ticket),
+    let (tickets, minted) = lowest_free(store, event, &meta, count, chunk)?;
+    let hold = options.hold.unwrap_or(meta.hold);
+    let op = match hold {
+        0 => Op::Claim {
+            user,
+            tickets: tickets.clone(),
+        },
+        _ => Op::Hold {
+            user,
+            tickets: tickets.clone(),
+            until: now.saturating_add(hold),
+        },
     };
     commit(store, Record { op, at: now }, minted);
-    Ok(Claim::New(ticket))
+    Ok(match hold {
+        0 => Claim::New(tickets),
+        _ => Claim::Held(tickets),
+    })
+}
+
+/// The `count` lowest free numbers and the event's new `minted` when some
+/// had to be minted, or `SOLDOUT` when fewer are free.
+fn lowest_free(
+    store: &mut impl Store,
+    event: &str,
+    meta: &Meta,
+    count: i64,
+    chunk: i64,
+) -> Result<(Tickets, Option<i64>), TicketError> {
+    let sold_out = || TicketError::SoldOut(event.to_owned());
+    if count == 1 {
+        // The hot path: one number, no allocation.
+        return match store.lowest_free()? {
+            Some(ticket) => Ok((Tickets::One(ticket), None)),
+            None if meta.minted < meta.total => {
+                let (ticket, minted) = mint(meta.total, meta.minted, 1, chunk);
+                Ok((Tickets::One(ticket), minted))
+            }
+            None => Err(sold_out()),
+        };
+    }
+    let mut numbers = store.lowest_free_n(count as usize)?;
+    let missing = count - numbers.len() as i64;
+    if missing == 0 {
+        return Ok((Tickets::from_sorted(numbers), None));
+    }
+    if meta.total - meta.minted < missing {
+        return Err(sold_out());
+    }
+    let (first, minted) = mint(meta.total, meta.minted, missing, chunk);
+    numbers.extend(first..first + missing);
+    Ok((Tickets::from_sorted(numbers), minted))
 }
 
 /// Every number up to `minted` is either held or in the pool, and the log
@@ -195,22 +335,112 @@ pub fn claim(
 /// or after hand edits. Writing then could hand out a number twice, so the
 /// command answers `TRYAGAIN` (cluster clients retry it) and changes nothing.
 fn check_consistent(store: &mut impl Store, event: &str, meta: &Meta) -> Result<(), TicketError> {
-    let accounted = store.holder_count()? + store.free_count()?;
+    let accounted = store.holder_count()? + meta.extra + store.free_count()?;
     if accounted != meta.minted || !store.log_exists()? {
         return Err(TicketError::TryAgain(event.to_owned()));
     }
     Ok(())
 }
 
-/// Mints the next chunk of numbers: its first one goes to the claimant
-/// directly (it would be popped right away, so it never enters the pool).
-/// Returns the ticket and the new `minted`.
-fn mint_chunk(total: i64, minted: i64, chunk: i64) -> (i64, Option<i64>) {
-    let last = minted.saturating_add(chunk.max(1)).min(total);
+/// Mints the next chunk of numbers, at least `count`: the first `count`
+/// go to the claimant directly (they would be popped right away, so they
+/// never enter the pool). Returns the first new ticket and the new `minted`.
+fn mint(total: i64, minted: i64, count: i64, chunk: i64) -> (i64, Option<i64>) {
+    let last = minted
+        .saturating_add(chunk.max(1))
+        .max(minted + count)
+        .min(total);
     (minted + 1, Some(last))
 }
 
-/// `TICKET.CANCEL`: returns the user's ticket to the pool.
+/// Expires up to `max` holds of the event whose deadline is at or before
+/// `now`, each logged and replicated as one `op=expire`; returns how many.
+/// Claims, confirms and cancels run this first (with no bound), so from its
+/// deadline on a hold is free for whatever the command does; the sweep
+/// runs it for events nobody writes to.
+pub fn expire_holds(store: &mut impl Store, now: i64, max: usize) -> Result<usize, TicketError> {
+    // Read everything before the first write, so an error changes nothing.
+    let mut due = Vec::new();
+    for user in store.due_holds(now, max)? {
+        let tickets = store.holder(&user)?;
+        due.push((user, tickets));
+    }
+    for (user, tickets) in &due {
+        match tickets {
+            Some(tickets) => {
+                let op = Op::Expire {
+                    user: user.as_str(),
+                    tickets: tickets.clone(),
+                };
+                commit(store, Record { op, at: now }, None);
+            }
+            // A hold without tickets (hand edits): drop the stray mark.
+            None => {
+                store.remove_hold(user);
+            }
+        }
+    }
+    Ok(due.len())
+}
+
+/// [`expire_holds`] with no bound, then the meta as it is afterwards.
+fn expire_due(
+    store: &mut impl Store,
+    event: &str,
+    meta: Meta,
+    now: i64,
+) -> Result<Meta, TicketError> {
+    if !store.maybe_due(now) {
+        return Ok(meta);
+    }
+    match expire_holds(store, now, usize::MAX)? {
+        0 => Ok(meta),
+        _ => existing_meta(store, event),
+    }
+}
+
+/// The sweep of one event: expires up to `max` of its due holds, unless
+/// the event is gone or its keys disagree (a slot migration in progress).
+pub fn sweep(
+    store: &mut impl Store,
+    event: &str,
+    now: i64,
+    max: usize,
+) -> Result<usize, TicketError> {
+    let Some(meta) = store.meta()? else {
+        return Ok(0);
+    };
+    check_consistent(store, event, &meta)?;
+    expire_holds(store, now, max)
+}
+
+/// `TICKET.CONFIRM`: the user's held order becomes sold; returns how many
+/// tickets the user holds. A sold order is confirmed already (no change).
+pub fn confirm(
+    store: &mut impl Store,
+    event: &str,
+    user: &str,
+    now: i64,
+) -> Result<i64, TicketError> {
+    let meta = existing_meta(store, event)?;
+    check_consistent(store, event, &meta)?;
+    expire_due(store, event, meta, now)?;
+    let Some(tickets) = store.holder(user)? else {
+        return Err(TicketError::NoHold {
+            event: event.to_owned(),
+            user: user.to_owned(),
+        });
+    };
+    let count = tickets.as_slice().len() as i64;
+    if store.hold_until(user)?.is_some() {
+        let op = Op::Confirm { user, tickets };
+        commit(store, Record { op, at: now }, None);
+    }
+    Ok(count)
+}
+
+/// `TICKET.CANCEL`: returns all the user's tickets (held or sold) to the
+/// pool; replies with the lowest.
 pub fn cancel(
     store: &mut impl Store,
     event: &str,
@@ -219,22 +449,46 @@ pub fn cancel(
 ) -> Result<Option<i64>, TicketError> {
     let meta = existing_meta(store, event)?;
     check_consistent(store, event, &meta)?;
-    let Some(ticket) = store.holder(user)? else {
+    expire_due(store, event, meta, now)?;
+    let Some(tickets) = store.holder(user)? else {
         return Ok(None);
     };
+    let lowest = tickets.lowest();
     // check_consistent has type-checked every key, so no write fails.
-    let op = Op::Cancel {
-        user,
-        tickets: Tickets::One(ticket),
-    };
+    let op = Op::Cancel { user, tickets };
     commit(store, Record { op, at: now }, None);
-    Ok(Some(ticket))
+    Ok(Some(lowest))
 }
 
-/// `TICKET.HOLDER`: the user's ticket, if any.
-pub fn holder(store: &mut impl Store, event: &str, user: &str) -> Result<Option<i64>, TicketError> {
+/// `TICKET.ORDER`: the user's tickets and whether they are held or sold.
+pub fn order(
+    store: &mut impl Store,
+    event: &str,
+    user: &str,
+    expired_from: ExpiredFrom,
+) -> Result<Option<Order>, TicketError> {
     existing_meta(store, event)?;
-    store.holder(user)
+    let Some(tickets) = store.holder(user)? else {
+        return Ok(None);
+    };
+    let expires_at = store.hold_until(user)?;
+    match (expires_at, expired_from) {
+        (Some(until), Some(now)) if until <= now => Ok(None),
+        _ => Ok(Some(Order {
+            tickets,
+            expires_at,
+        })),
+    }
+}
+
+/// `TICKET.HOLDER`: the user's lowest ticket, if any.
+pub fn holder(
+    store: &mut impl Store,
+    event: &str,
+    user: &str,
+    expired_from: ExpiredFrom,
+) -> Result<Option<i64>, TicketError> {
+    Ok(order(store, event, user, expired_from)?.map(|o| o.tickets.lowest()))
 }
 
 /// `TICKET.OPEN` / `TICKET.CLOSE`: sets the status; logs only a real change.
@@ -257,13 +511,26 @@ pub fn set_status(
     Ok(())
 }
 
-/// `TICKET.STATUS`.
-pub fn report(store: &mut impl Store, event: &str) -> Result<Report, TicketError> {
+/// `TICKET.STATUS`; holds past their deadline count as free on the primary.
+pub fn report(
+    store: &mut impl Store,
+    event: &str,
+    expired_from: ExpiredFrom,
+) -> Result<Report, TicketError> {
     let meta = existing_meta(store, event)?;
+    let mut lapsed = 0;
+    if let Some(now) = expired_from.filter(|now| store.maybe_due(*now)) {
+        for user in store.due_holds(now, usize::MAX)? {
+            lapsed += store
+                .holder(&user)?
+                .map_or(0, |t| t.as_slice().len() as i64);
+        }
+    }
     Ok(Report {
         total: meta.total,
-        remaining: store.free_count()? + meta.total - meta.minted,
-        claimed: store.holder_count()?,
+        remaining: store.free_count()? + meta.total - meta.minted + lapsed,
+        claimed: store.holder_count()? + meta.extra - lapsed,
+        held: meta.held - lapsed,
         status: meta.status,
         opens_at: meta.opens_at,
         closes_at: meta.closes_at,
@@ -278,6 +545,7 @@ pub fn drop_event(store: &mut impl Store, event: &str, force: bool) -> Result<i6
     store.any_state()?;
     store.free_count()?;
     store.holder_count()?;
+    store.due_holds(0, 1)?;
     let entries = store.log_len()?;
     if entries > 0 && !force {
         return Err(TicketError::Unsynced {
@@ -297,7 +565,9 @@ pub fn drop_event(store: &mut impl Store, event: &str, force: bool) -> Result<i6
 pub struct MemoryStore {
     pub meta: Option<Meta>,
     pub pool: BTreeSet<i64>,
-    pub holders: HashMap<String, i64>,
+    pub holders: HashMap<String, Tickets>,
+    /// Held orders: user -> deadline.
+    pub holds: BTreeMap<String, i64>,
     pub log: Vec<(StreamId, Record)>,
     /// What [`Store::replicate`] was given, in order.
     pub effects: Vec<Effect>,
@@ -309,11 +579,30 @@ impl Store for MemoryStore {
     fn meta(&mut self) -> Result<Option<Meta>, TicketError> {
         Ok(self.meta.clone())
     }
-    fn holder(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
-        Ok(self.holders.get(user).copied())
+    fn holder(&mut self, user: &str) -> Result<Option<Tickets>, TicketError> {
+        Ok(self.holders.get(user).cloned())
+    }
+    fn hold_until(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        Ok(self.holds.get(user).copied())
+    }
+    fn maybe_due(&mut self, now: i64) -> bool {
+        self.holds.values().any(|until| *until <= now)
+    }
+    fn due_holds(&mut self, now: i64, max: usize) -> Result<Vec<String>, TicketError> {
+        let mut due: Vec<(i64, &String)> = self
+            .holds
+            .iter()
+            .filter(|(_, until)| **until <= now)
+            .map(|(user, until)| (*until, user))
+            .collect();
+        due.sort();
+        Ok(due.into_iter().take(max).map(|(_, u)| u.clone()).collect())
     }
     fn lowest_free(&mut self) -> Result<Option<i64>, TicketError> {
         Ok(self.pool.first().copied())
+    }
+    fn lowest_free_n(&mut self, n: usize) -> Result<Vec<i64>, TicketError> {
+        Ok(self.pool.iter().take(n).copied().collect())
     }
     fn free_count(&mut self) -> Result<i64, TicketError> {
         Ok(self.pool.len() as i64)
@@ -343,17 +632,29 @@ impl Store for MemoryStore {
             meta.minted = minted;
         }
     }
+    fn add_counts(&mut self, held: i64, extra: i64) {
+        if let Some(meta) = &mut self.meta {
+            meta.held += held;
+            meta.extra += extra;
+        }
+    }
     fn take_free(&mut self, ticket: i64) {
         self.pool.remove(&ticket);
     }
     fn add_free(&mut self, tickets: RangeInclusive<i64>) {
         self.pool.extend(tickets);
     }
-    fn set_holder(&mut self, user: &str, ticket: i64) {
-        self.holders.insert(user.to_owned(), ticket);
+    fn set_holder(&mut self, user: &str, tickets: &Tickets) {
+        self.holders.insert(user.to_owned(), tickets.clone());
     }
     fn remove_holder(&mut self, user: &str) {
         self.holders.remove(user);
+    }
+    fn set_hold(&mut self, user: &str, until: i64) {
+        self.holds.insert(user.to_owned(), until);
+    }
+    fn remove_hold(&mut self, user: &str) -> bool {
+        self.holds.remove(user).is_some()
     }
     fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId {
         let id = id.unwrap_or_else(|| {
@@ -369,6 +670,7 @@ impl Store for MemoryStore {
             !self.pool.is_empty(),
             !self.holders.is_empty(),
             !self.log.is_empty(),
+            !self.holds.is_empty(),
         ];
         let effects = std::mem::take(&mut self.effects);
         *self = MemoryStore {
@@ -387,9 +689,14 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A claim without options by the user, as `TICKET.CLAIM E user`.
+    fn plain(s: &mut MemoryStore, user: &str, now: i64, chunk: i64) -> Result<Claim, TicketError> {
+        claim(s, "e", user, ClaimOptions::default(), now, chunk)
+    }
+
     fn event(total: i64) -> MemoryStore {
         let mut s = MemoryStore::default();
-        init(&mut s, "e", total, 0, 0, 1).unwrap();
+        init(&mut s, "e", (total, 0, 0), Checkout::default(), 1).unwrap();
         s
     }
 
@@ -398,14 +705,21 @@ mod tests {
         let mut s = event(3);
         let got: Vec<_> = ["a", "b", "c"]
             .iter()
-            .map(|u| claim(&mut s, "e", u, 2, 2).unwrap())
+            .map(|u| plain(&mut s, u, 2, 2).unwrap())
             .collect();
-        assert_eq!(got, [Claim::New(1), Claim::New(2), Claim::New(3)]);
         assert_eq!(
-            claim(&mut s, "e", "d", 2, 2),
+            got,
+            [
+                Claim::New(Tickets::One(1)),
+                Claim::New(Tickets::One(2)),
+                Claim::New(Tickets::One(3))
+            ]
+        );
+        assert_eq!(
+            plain(&mut s, "d", 2, 2),
             Err(TicketError::SoldOut("e".into()))
         );
-        assert_eq!(claim(&mut s, "e", "b", 2, 2), Ok(Claim::Repeat(2)));
+        assert_eq!(plain(&mut s, "b", 2, 2), Ok(Claim::Repeat(Tickets::One(2))));
         assert_eq!(
             s.log.len(),
             4,
@@ -417,47 +731,50 @@ mod tests {
     fn cancelled_numbers_are_reissued_first() {
         let mut s = event(10);
         for u in ["a", "b", "c"] {
-            claim(&mut s, "e", u, 2, 4).unwrap();
+            plain(&mut s, u, 2, 4).unwrap();
         }
         assert_eq!(cancel(&mut s, "e", "b", 3), Ok(Some(2)));
         assert_eq!(cancel(&mut s, "e", "b", 3), Ok(None));
-        assert_eq!(claim(&mut s, "e", "d", 4, 4), Ok(Claim::New(2)));
-        assert_eq!(claim(&mut s, "e", "b", 4, 4), Ok(Claim::New(4)));
+        assert_eq!(plain(&mut s, "d", 4, 4), Ok(Claim::New(Tickets::One(2))));
+        assert_eq!(plain(&mut s, "b", 4, 4), Ok(Claim::New(Tickets::One(4))));
     }
 
     #[test]
     fn the_pool_only_holds_one_chunk() {
         let mut s = event(10_000_000);
         assert!(s.pool.is_empty());
-        claim(&mut s, "e", "a", 2, 1024).unwrap();
+        plain(&mut s, "a", 2, 1024).unwrap();
         assert_eq!(s.pool.len(), 1023);
         assert_eq!(s.meta.as_ref().unwrap().minted, 1024);
-        assert_eq!(report(&mut s, "e").unwrap().remaining, 9_999_999);
+        assert_eq!(report(&mut s, "e", None).unwrap().remaining, 9_999_999);
     }
 
     #[test]
     fn windows_and_status_gate_new_claims_but_not_repeats() {
         let mut s = MemoryStore::default();
-        init(&mut s, "e", 5, 100, 200, 1).unwrap();
+        init(&mut s, "e", (5, 100, 200), Checkout::default(), 1).unwrap();
         assert!(matches!(
-            claim(&mut s, "e", "a", 99, 8),
+            plain(&mut s, "a", 99, 8),
             Err(TicketError::NotOpen { opens_at: 100, .. })
         ));
-        assert_eq!(claim(&mut s, "e", "a", 100, 8), Ok(Claim::New(1)));
+        assert_eq!(plain(&mut s, "a", 100, 8), Ok(Claim::New(Tickets::One(1))));
         assert_eq!(
-            claim(&mut s, "e", "b", 200, 8),
+            plain(&mut s, "b", 200, 8),
             Err(TicketError::Closed("e".into()))
         );
-        assert_eq!(claim(&mut s, "e", "a", 300, 8), Ok(Claim::Repeat(1)));
+        assert_eq!(
+            plain(&mut s, "a", 300, 8),
+            Ok(Claim::Repeat(Tickets::One(1)))
+        );
         let mut s = event(5);
         set_status(&mut s, "e", Status::Closed, 2).unwrap();
         set_status(&mut s, "e", Status::Closed, 2).unwrap();
         assert_eq!(
-            claim(&mut s, "e", "a", 3, 8),
+            plain(&mut s, "a", 3, 8),
             Err(TicketError::Closed("e".into()))
         );
         set_status(&mut s, "e", Status::Open, 4).unwrap();
-        assert_eq!(claim(&mut s, "e", "a", 5, 8), Ok(Claim::New(1)));
+        assert_eq!(plain(&mut s, "a", 5, 8), Ok(Claim::New(Tickets::One(1))));
         let ops: Vec<_> = s.log.iter().map(|(_, r)| r.op.name()).collect();
         assert_eq!(ops, ["init", "close", "open", "claim"]);
     }
@@ -465,10 +782,10 @@ mod tests {
     #[test]
     fn errors_change_nothing() {
         let mut s = event(1);
-        claim(&mut s, "e", "a", 2, 8).unwrap();
+        plain(&mut s, "a", 2, 8).unwrap();
         let before = format!("{s:?}");
-        assert!(claim(&mut s, "e", "b", 2, 8).is_err());
-        assert!(init(&mut s, "e", 5, 0, 0, 3).is_err());
+        assert!(plain(&mut s, "b", 2, 8).is_err());
+        assert!(init(&mut s, "e", (5, 0, 0), Checkout::default(), 3).is_err());
         assert!(drop_event(&mut s, "e", false).is_err());
         assert_eq!(before, format!("{s:?}"));
     }
@@ -477,28 +794,28 @@ mod tests {
     fn keys_that_disagree_refuse_writes_and_change_nothing() {
         let mut s = event(10);
         for u in ["a", "b", "c"] {
-            claim(&mut s, "e", u, 2, 1).unwrap();
+            plain(&mut s, u, 2, 1).unwrap();
         }
         // As if a slot migration had moved the meta hash but not the holders.
         s.holders.remove("b");
         let before = format!("{s:?}");
-        let again = Err(TicketError::TryAgain("e".into()));
-        assert_eq!(claim(&mut s, "e", "d", 3, 1), again.clone().map(Claim::New));
-        assert_eq!(cancel(&mut s, "e", "a", 3), again.map(Some));
+        let again = TicketError::TryAgain("e".into());
+        assert_eq!(plain(&mut s, "d", 3, 1), Err(again.clone()));
+        assert_eq!(cancel(&mut s, "e", "a", 3), Err(again.clone()));
+        assert_eq!(confirm(&mut s, "e", "a", 3), Err(again));
         assert_eq!(before, format!("{s:?}"));
     }
 
     #[test]
     fn unknown_event() {
         let mut s = MemoryStore::default();
-        let no = Err(TicketError::NoEvent("e".into()));
-        assert_eq!(claim(&mut s, "e", "a", 1, 8), no.clone().map(Claim::New));
-        assert_eq!(cancel(&mut s, "e", "a", 1), no.clone().map(Some));
-        assert_eq!(holder(&mut s, "e", "a"), no.clone().map(Some));
-        assert_eq!(
-            set_status(&mut s, "e", Status::Open, 1),
-            no.clone().map(|_: i64| ())
-        );
+        let no = TicketError::NoEvent("e".into());
+        assert_eq!(plain(&mut s, "a", 1, 8), Err(no.clone()));
+        assert_eq!(cancel(&mut s, "e", "a", 1), Err(no.clone()));
+        assert_eq!(confirm(&mut s, "e", "a", 1), Err(no.clone()));
+        assert_eq!(holder(&mut s, "e", "a", None), Err(no.clone()));
+        assert_eq!(order(&mut s, "e", "a", None), Err(no.clone()));
+        assert_eq!(set_status(&mut s, "e", Status::Open, 1), Err(no));
         assert_eq!(drop_event(&mut s, "e", false), Ok(0));
     }
 
@@ -515,7 +832,7 @@ mod tests {
         s.log.clear();
         assert_eq!(drop_event(&mut s, "e", false), Ok(1));
         let mut s = event(5);
-        claim(&mut s, "e", "a", 2, 8).unwrap();
+        plain(&mut s, "a", 2, 8).unwrap();
         assert_eq!(drop_event(&mut s, "e", true), Ok(4));
         assert!(s.meta.is_none());
     }
@@ -540,16 +857,31 @@ mod tests {
         fn meta(&mut self) -> Result<Option<Meta>, TicketError> {
             self.inner.meta()
         }
-        fn holder(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        fn holder(&mut self, user: &str) -> Result<Option<Tickets>, TicketError> {
             match self.pool {
                 true => self.inner.holder(user),
                 false => Err(self.wrong()),
             }
         }
+        fn hold_until(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+            self.inner.hold_until(user)
+        }
+        fn maybe_due(&mut self, now: i64) -> bool {
+            self.inner.maybe_due(now)
+        }
+        fn due_holds(&mut self, now: i64, max: usize) -> Result<Vec<String>, TicketError> {
+            self.inner.due_holds(now, max)
+        }
         fn lowest_free(&mut self) -> Result<Option<i64>, TicketError> {
             match self.pool {
                 true => Err(self.wrong()),
                 false => self.inner.lowest_free(),
+            }
+        }
+        fn lowest_free_n(&mut self, n: usize) -> Result<Vec<i64>, TicketError> {
+            match self.pool {
+                true => Err(self.wrong()),
+                false => self.inner.lowest_free_n(n),
             }
         }
         fn free_count(&mut self) -> Result<i64, TicketError> {
@@ -586,17 +918,26 @@ mod tests {
         fn set_minted(&mut self, minted: i64) {
             self.inner.set_minted(minted)
         }
+        fn add_counts(&mut self, held: i64, extra: i64) {
+            self.inner.add_counts(held, extra)
+        }
         fn take_free(&mut self, ticket: i64) {
             self.inner.take_free(ticket)
         }
         fn add_free(&mut self, tickets: RangeInclusive<i64>) {
             self.inner.add_free(tickets)
         }
-        fn set_holder(&mut self, user: &str, ticket: i64) {
-            self.inner.set_holder(user, ticket)
+        fn set_holder(&mut self, user: &str, tickets: &Tickets) {
+            self.inner.set_holder(user, tickets)
         }
         fn remove_holder(&mut self, user: &str) {
             self.inner.remove_holder(user)
+        }
+        fn set_hold(&mut self, user: &str, until: i64) {
+            self.inner.set_hold(user, until)
+        }
+        fn remove_hold(&mut self, user: &str) -> bool {
+            self.inner.remove_hold(user)
         }
         fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId {
             self.inner.append(record, id)
@@ -613,7 +954,7 @@ mod tests {
     fn drop_type_checks_pool_and_holders_even_when_meta_exists() {
         for pool in [true, false] {
             let mut inner = event(5);
-            claim(&mut inner, "e", "a", 2, 8).unwrap();
+            plain(&mut inner, "a", 2, 8).unwrap();
             let mut s = Clobbered { inner, pool };
             for force in [false, true] {
                 assert!(
@@ -628,80 +969,306 @@ mod tests {
         }
     }
 
+    fn checkout_event(total: i64, hold: i64, limit: i64) -> MemoryStore {
+        let mut s = MemoryStore::default();
+        init(&mut s, "e", (total, 0, 0), Checkout { hold, limit }, 1).unwrap();
+        s
+    }
+
+    fn with(count: Option<i64>, hold: Option<i64>) -> ClaimOptions {
+        ClaimOptions { count, hold }
+    }
+
+    #[test]
+    fn a_hold_is_confirmed_or_expires_and_its_numbers_go_back_lowest_first() {
+        let mut s = checkout_event(10, 1000, 4);
+        let got = claim(&mut s, "e", "a", with(Some(3), None), 10, 1);
+        assert_eq!(got, Ok(Claim::Held(Tickets::Many(vec![1, 2, 3]))));
+        assert_eq!(
+            claim(&mut s, "e", "a", with(Some(2), None), 20, 1),
+            Ok(Claim::Repeat(Tickets::Many(vec![1, 2, 3]))),
+            "a holder gets the same tickets back, whatever COUNT says"
+        );
+        assert_eq!(plain(&mut s, "b", 20, 1), Ok(Claim::Held(Tickets::One(4))));
+        assert_eq!(confirm(&mut s, "e", "b", 30), Ok(1));
+        assert_eq!(confirm(&mut s, "e", "b", 31), Ok(1), "a repeat is a no-op");
+        let r = report(&mut s, "e", Some(500)).unwrap();
+        assert_eq!((r.remaining, r.held, r.claimed), (6, 3, 4));
+        // From its deadline on, a's hold is free: before any sweep.
+        let r = report(&mut s, "e", Some(1010)).unwrap();
+        assert_eq!((r.remaining, r.held, r.claimed), (9, 0, 1));
+        assert_eq!(order(&mut s, "e", "a", Some(1010)), Ok(None));
+        assert!(
+            order(&mut s, "e", "a", None).unwrap().is_some(),
+            "a replica waits"
+        );
+        assert_eq!(
+            claim(&mut s, "e", "c", with(Some(2), Some(0)), 1010, 1),
+            Ok(Claim::New(Tickets::Many(vec![1, 2])))
+        );
+        assert_eq!(
+            confirm(&mut s, "e", "a", 1011),
+            Err(TicketError::NoHold {
+                event: "e".into(),
+                user: "a".into()
+            })
+        );
+        let ops: Vec<_> = s.log.iter().map(|(_, r)| r.op.name()).collect();
+        assert_eq!(ops, ["init", "hold", "hold", "confirm", "expire", "claim"]);
+        assert_eq!(cancel(&mut s, "e", "c", 1012), Ok(Some(1)));
+        assert_eq!(
+            s.pool.iter().take(3).copied().collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+    }
+
+    #[test]
+    fn count_is_all_or_nothing_and_bounded_by_limit() {
+        let mut s = checkout_event(3, 0, 2);
+        assert_eq!(
+            claim(&mut s, "e", "a", with(Some(3), None), 2, 1),
+            Err(TicketError::Limit {
+                event: "e".into(),
+                limit: 2,
+                asked: 3
+            })
+        );
+        claim(&mut s, "e", "a", with(Some(2), None), 2, 1).unwrap();
+        assert_eq!(
+            claim(&mut s, "e", "a", with(Some(3), None), 2, 1),
+            Ok(Claim::Repeat(Tickets::Many(vec![1, 2]))),
+            "a holder gets the tickets back, whatever COUNT says"
+        );
+        let before = format!("{s:?}");
+        assert_eq!(
+            claim(&mut s, "e", "b", with(Some(2), None), 2, 1),
+            Err(TicketError::SoldOut("e".into()))
+        );
+        assert_eq!(before, format!("{s:?}"), "a refused claim takes nothing");
+        assert_eq!(plain(&mut s, "b", 2, 1), Ok(Claim::New(Tickets::One(3))));
+    }
+
+    #[test]
+    fn the_sweep_is_bounded_and_resumes() {
+        let mut s = checkout_event(100, 50, 1);
+        for u in 0..10 {
+            plain(&mut s, &format!("u{u}"), 5, 1).unwrap();
+        }
+        assert_eq!(expire_holds(&mut s, 54, 3), Ok(0));
+        assert_eq!(expire_holds(&mut s, 55, 3), Ok(3));
+        assert_eq!(expire_holds(&mut s, 55, 30), Ok(7));
+        assert_eq!(expire_holds(&mut s, 56, 30), Ok(0));
+        assert_eq!(s.meta.as_ref().map(|m| m.held), Some(0));
+    }
+
     #[derive(Debug, Clone)]
     enum Action {
-        Claim(u8),
+        Claim {
+            user: u8,
+            count: Option<i64>,
+            hold: Option<i64>,
+        },
+        Confirm(u8),
         Cancel(u8),
         Close,
         Open,
+        /// Advance the clock by this many ms.
+        Wait(i64),
+        /// Sweep at most this many holds.
+        Sweep(usize),
     }
 
     fn action() -> impl Strategy<Value = Action> {
+        let claim = (
+            0u8..30,
+            proptest::option::of(1i64..5),
+            proptest::option::of(prop_oneof![Just(0i64), 1i64..40]),
+        )
+            .prop_map(|(user, count, hold)| Action::Claim { user, count, hold });
         prop_oneof![
-            6 => (0u8..40).prop_map(Action::Claim),
-            2 => (0u8..40).prop_map(Action::Cancel),
+            8 => claim,
+            2 => (0u8..30).prop_map(Action::Confirm),
+            2 => (0u8..30).prop_map(Action::Cancel),
             1 => Just(Action::Close),
             1 => Just(Action::Open),
+            3 => (0i64..25).prop_map(Action::Wait),
+            2 => (1usize..4).prop_map(Action::Sweep),
         ]
     }
 
-    /// The simple model: a set of free numbers 1..=total and a holder map.
+    /// The simple model: free numbers, each user's order (tickets and, while
+    /// held, its deadline), and the clock. Holds past their deadline count
+    /// as free wherever the model looks.
     #[derive(Default)]
     struct Model {
         free: BTreeSet<i64>,
-        holders: HashMap<String, i64>,
+        orders: HashMap<String, (Vec<i64>, Option<i64>)>,
         open: bool,
+        now: i64,
+        hold: i64,
+        limit: i64,
+    }
+
+    impl Model {
+        /// Frees every hold due at `now` (what commands see first).
+        fn lapse(&mut self) {
+            let now = self.now;
+            let due: Vec<String> = self
+                .orders
+                .iter()
+                .filter(|(_, (_, until))| until.is_some_and(|u| u <= now))
+                .map(|(u, _)| u.clone())
+                .collect();
+            for user in due {
+                if let Some((tickets, _)) = self.orders.remove(&user) {
+                    self.free.extend(tickets);
+                }
+            }
+        }
+
+        fn claim(
+            &mut self,
+            user: &str,
+            count: Option<i64>,
+            hold: Option<i64>,
+        ) -> Result<Claim, TicketError> {
+            self.lapse();
+            if let Some((tickets, _)) = self.orders.get(user) {
+                return Ok(Claim::Repeat(Tickets::from_sorted(tickets.clone())));
+            }
+            let n = count.unwrap_or(1);
+            if n > self.limit {
+                return Err(TicketError::Limit {
+                    event: "e".into(),
+                    limit: self.limit,
+                    asked: n,
+                });
+            }
+            if !self.open {
+                return Err(TicketError::Closed("e".into()));
+            }
+            if (self.free.len() as i64) < n {
+                return Err(TicketError::SoldOut("e".into()));
+            }
+            let tickets: Vec<i64> = (0..n).filter_map(|_| self.free.pop_first()).collect();
+            let hold = hold.unwrap_or(self.hold);
+            let until = (hold > 0).then_some(self.now + hold);
+            self.orders
+                .insert(user.to_owned(), (tickets.clone(), until));
+            let tickets = Tickets::from_sorted(tickets);
+            Ok(if until.is_some() {
+                Claim::Held(tickets)
+            } else {
+                Claim::New(tickets)
+            })
+        }
+
+        fn confirm(&mut self, user: &str) -> Result<i64, TicketError> {
+            self.lapse();
+            match self.orders.get_mut(user) {
+                Some((tickets, until)) => {
+                    *until = None;
+                    Ok(tickets.len() as i64)
+                }
+                None => Err(TicketError::NoHold {
+                    event: "e".into(),
+                    user: user.into(),
+                }),
+            }
+        }
+
+        fn cancel(&mut self, user: &str) -> Option<i64> {
+            self.lapse();
+            let (tickets, _) = self.orders.remove(user)?;
+            self.free.extend(&tickets);
+            tickets.first().copied()
+        }
+    }
+
+    /// The invariants of DESIGN.md "Checkout" at one instant.
+    fn check_invariants(s: &mut MemoryStore, m: &Model, total: i64) -> Result<(), TestCaseError> {
+        let mut seen = BTreeSet::new();
+        for tickets in s.holders.values() {
+            prop_assert!(tickets.as_slice().len() as i64 <= m.limit, "above LIMIT");
+            for t in tickets.as_slice() {
+                prop_assert!(seen.insert(*t), "number {} held twice", t);
+                prop_assert!((1..=total).contains(t));
+            }
+        }
+        prop_assert!(seen.is_disjoint(&s.pool), "a number both held and free");
+        let r = report(s, "e", Some(m.now)).unwrap();
+        let held: i64 = m
+            .orders
+            .values()
+            .filter(|(_, u)| u.is_some_and(|u| u > m.now))
+            .map(|(t, _)| t.len() as i64)
+            .sum();
+        let sold: i64 = m
+            .orders
+            .values()
+            .filter(|(_, u)| u.is_none())
+            .map(|(t, _)| t.len() as i64)
+            .sum();
+        prop_assert_eq!((r.held, r.claimed - r.held), (held, sold));
+        prop_assert_eq!(r.remaining + r.claimed, total, "free + held + sold = total");
+        Ok(())
     }
 
     proptest! {
         #[test]
-        fn pool_matches_the_model(total in 1i64..30, chunk in 1i64..8, actions in proptest::collection::vec(action(), 0..120)) {
-            let mut s = event(total);
-            let mut m = Model { free: (1..=total).collect(), open: true, ..Model::default() };
+        fn pool_matches_the_model(
+            total in 1i64..30,
+            chunk in 1i64..8,
+            hold in prop_oneof![Just(0i64), 1i64..30],
+            limit in 1i64..4,
+            actions in proptest::collection::vec(action(), 0..150),
+        ) {
+            let mut s = checkout_event(total, hold, limit);
+            let mut m = Model { free: (1..=total).collect(), open: true, now: 1, hold, limit, ..Model::default() };
             for a in actions {
                 match a {
-                    Action::Claim(u) => {
+                    Action::Claim { user, count, hold } => {
+                        let user = format!("u{user}");
+                        let got = claim(&mut s, "e", &user, with(count, hold), m.now, chunk);
+                        prop_assert_eq!(got, m.claim(&user, count, hold));
+                    }
+                    Action::Confirm(u) => {
                         let user = format!("u{u}");
-                        let got = claim(&mut s, "e", &user, 5, chunk);
-                        let want = match m.holders.get(&user) {
-                            Some(&t) => Ok(Claim::Repeat(t)),
-                            None if !m.open => Err(TicketError::Closed("e".into())),
-                            None => match m.free.pop_first() {
-                                Some(t) => { m.holders.insert(user.clone(), t); Ok(Claim::New(t)) }
-                                None => Err(TicketError::SoldOut("e".into())),
-                            },
-                        };
-                        prop_assert_eq!(got, want);
+                        prop_assert_eq!(confirm(&mut s, "e", &user, m.now), m.confirm(&user));
                     }
                     Action::Cancel(u) => {
                         let user = format!("u{u}");
-                        let want = m.holders.remove(&user);
-                        if let Some(t) = want { m.free.insert(t); }
-                        prop_assert_eq!(cancel(&mut s, "e", &user, 5), Ok(want));
+                        prop_assert_eq!(cancel(&mut s, "e", &user, m.now), Ok(m.cancel(&user)));
                     }
-                    Action::Close => { set_status(&mut s, "e", Status::Closed, 5).unwrap(); m.open = false; }
-                    Action::Open => { set_status(&mut s, "e", Status::Open, 5).unwrap(); m.open = true; }
+                    Action::Close => { set_status(&mut s, "e", Status::Closed, m.now).unwrap(); m.open = false; }
+                    Action::Open => { set_status(&mut s, "e", Status::Open, m.now).unwrap(); m.open = true; }
+                    Action::Wait(ms) => m.now += ms,
+                    Action::Sweep(max) => {
+                        // The sweep only ever expires what is due.
+                        let due = s.holds.values().filter(|u| **u <= m.now).count();
+                        prop_assert_eq!(expire_holds(&mut s, m.now, max), Ok(due.min(max)));
+                    }
                 }
-                // Invariants after every step.
-                let held: BTreeSet<i64> = s.holders.values().copied().collect();
-                prop_assert_eq!(held.len(), s.holders.len(), "a number is held twice");
-                prop_assert!(s.holders.len() as i64 <= total);
-                prop_assert!(held.iter().all(|t| (1..=total).contains(t)));
-                prop_assert!(held.is_disjoint(&s.pool));
-                let r = report(&mut s, "e").unwrap();
-                prop_assert_eq!(r.remaining + r.claimed, total);
+                // A live hold is never handed out: its numbers are its user's.
+                for (user, (tickets, until)) in &m.orders {
+                    if until.is_none_or(|u| u > m.now) {
+                        prop_assert_eq!(s.holders.get(user).map(|t| t.as_slice().to_vec()), Some(tickets.clone()));
+                    }
+                }
+                check_invariants(&mut s, &m, total)?;
                 prop_assert!(s.pool.len() as i64 <= chunk.max(1) + 40, "the pool stays near one chunk");
             }
             // The log replays to the holders.
-            let mut replay: HashMap<String, i64> = HashMap::new();
+            let mut replay: HashMap<String, Tickets> = HashMap::new();
             for (_, r) in &s.log {
                 match &r.op {
-                    Op::Claim { user, tickets: Tickets::One(ticket) } => { prop_assert!(replay.insert(user.clone(), *ticket).is_none()); }
-                    Op::Cancel { user, tickets: Tickets::One(ticket) } => { prop_assert_eq!(replay.remove(user), Some(*ticket)); }
+                    Op::Claim { user, tickets } | Op::Hold { user, tickets, .. } => { prop_assert!(replay.insert(user.clone(), tickets.clone()).is_none()); }
+                    Op::Cancel { user, tickets } | Op::Expire { user, tickets } => { let removed = replay.remove(user); prop_assert_eq!(removed.as_ref(), Some(tickets)); }
+                    Op::Confirm { user, tickets } => { prop_assert_eq!(replay.get(user), Some(tickets)); }
                     _ => {}
                 }
             }
-            prop_assert_eq!(replay, s.holders.clone());
+            prop_assert_eq!(&replay, &s.holders);
             // A replica that applies the effects reaches the same state.
             let mut replica = MemoryStore::default();
             for effect in &s.effects {
@@ -709,6 +1276,7 @@ mod tests {
             }
             prop_assert_eq!(format!("{:?}", (&replica.meta, &replica.pool, &replica.log)), format!("{:?}", (&s.meta, &s.pool, &s.log)));
             prop_assert_eq!(&replica.holders, &s.holders);
+            prop_assert_eq!(&replica.holds, &s.holds);
         }
     }
 }

@@ -22,13 +22,13 @@ use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleString}
 use redis_module::{Context, RedisString};
 
 use protocol::effect::Effect;
-use protocol::record::{Record, Value};
+use protocol::record::{parse_tickets, Op, Record, Tickets, Value};
 use protocol::StreamId;
 
 use crate::error::TicketError;
 use crate::pool::{Meta, Status, Store};
 use crate::strings::{self, expected_type, EventStrings, Part, PARTS};
-use crate::{meta_cache, stats};
+use crate::{expiry, meta_cache, stats};
 
 /// `TICKET._APPLY` (protocol::effect::APPLY_COMMAND) for `RedisModule_Replicate`.
 const APPLY_C: &std::ffi::CStr = c"TICKET._APPLY";
@@ -38,6 +38,22 @@ const APPLY_C: &std::ffi::CStr = c"TICKET._APPLY";
 pub enum Access {
     Read,
     Write,
+}
+
+thread_local! {
+    /// The last log time made into a string (commands run on the main
+    /// thread only). Redis strings are reference-counted and never changed
+    /// once made, so commands can share it.
+    static LAST_TIME: std::cell::RefCell<Option<(i64, RedisString)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Another reference to `s` (Redis strings are reference-counted).
+fn retained(s: &RedisString) -> RedisString {
+    // SAFETY: `s` is live; the new reference is released when the returned
+    // string drops.
+    unsafe { raw::RedisModule_RetainString.unwrap()(ptr::null_mut(), s.inner) };
+    RedisString::from_redis_module_string(ptr::null_mut(), s.inner)
 }
 
 /// Whether two strings are the same slice (not merely equal).
@@ -74,7 +90,11 @@ pub struct RedisStore<'a> {
     db: i32,
     event: &'a str,
     names: EventStrings,
-    keys: [*mut RedisModuleKey; 4],
+    /// Key handles by [`Part`]; the holds key is opened on first use, so
+    /// the plain claim path does not pay for it.
+    keys: [*mut RedisModuleKey; PARTS.len()],
+    mode: c_int,
+    holds_opened: bool,
     /// The user id argument, reused as hash field and stream value.
     user: Option<(&'a str, *mut RedisModuleString)>,
     /// The last two numbers made into strings (a ticket number, the log
@@ -89,7 +109,7 @@ pub struct RedisStore<'a> {
     /// Keys written by this command, signalled as modified (for WATCH and
     /// client tracking) when the command ends; the module turns Redis's
     /// implicit signal off so that no-op commands signal nothing.
-    written: [bool; 4],
+    written: [bool; PARTS.len()],
 }
 
 impl<'a> RedisStore<'a> {
@@ -107,9 +127,12 @@ impl<'a> RedisStore<'a> {
         let names = strings::event_strings(event);
         // SAFETY: ctx is the live command context; the names are kept alive
         // by the cache for longer than the handles.
-        let keys = PARTS.map(|part| unsafe {
-            raw::RedisModule_OpenKey.unwrap()(ctx.ctx, names.key(part), mode)
-                .cast::<RedisModuleKey>()
+        let keys = PARTS.map(|part| match part {
+            Part::Holds => ptr::null_mut(),
+            _ => unsafe {
+                raw::RedisModule_OpenKey.unwrap()(ctx.ctx, names.key(part), mode)
+                    .cast::<RedisModuleKey>()
+            },
         });
         RedisStore {
             ctx: ctx.ctx,
@@ -118,12 +141,47 @@ impl<'a> RedisStore<'a> {
             event,
             names,
             keys,
+            mode,
+            holds_opened: false,
             user,
             numbers: [None, None],
             next_number: 0,
             retired: Vec::new(),
-            written: [false; 4],
+            written: [false; PARTS.len()],
         }
+    }
+
+    /// The holds key's handle, opened on first use (null when it does not
+    /// exist and the store only reads).
+    fn holds(&mut self) -> Result<Option<*mut RedisModuleKey>, TicketError> {
+        if !self.holds_opened {
+            self.holds_opened = true;
+            // SAFETY: the live command context and a live key name.
+            self.keys[Part::Holds as usize] = unsafe {
+                raw::RedisModule_OpenKey.unwrap()(self.ctx, self.names.key(Part::Holds), self.mode)
+                    .cast::<RedisModuleKey>()
+            };
+        }
+        self.existing(Part::Holds)
+    }
+
+    /// The earliest deadline of the event's held orders, if any.
+    pub fn next_deadline(&mut self) -> Option<i64> {
+        let key = self.holds().ok()??;
+        zset_range(key, f64::INFINITY, 1)
+            .first()
+            .map(|(_, score)| *score as i64)
+    }
+
+    /// Parses a holders value: `n` or `a,b,c`.
+    fn tickets_of(&self, value: &RedisString) -> Result<Tickets, TicketError> {
+        if let Some(n) = to_i64(value) {
+            return Ok(Tickets::One(n));
+        }
+        std::str::from_utf8(value.as_slice())
+            .ok()
+            .and_then(parse_tickets)
+            .ok_or_else(|| self.corrupt(Part::Holders, "holds a value that is not ticket numbers"))
     }
 
     /// The key handle when the key exists and has the right type; `None`
@@ -182,6 +240,25 @@ impl<'a> RedisStore<'a> {
         }
     }
 
+    /// Makes the string of log time `at` the one this command uses (for the
+    /// entry and its effect), shared with the commands before it in the same
+    /// millisecond: a burst logs hundreds of claims per millisecond.
+    fn use_time_string(&mut self, at: i64) {
+        if self.numbers.iter().flatten().any(|(n, _)| *n == at) {
+            return;
+        }
+        let shared = LAST_TIME.with(|last| {
+            let mut last = last.borrow_mut();
+            if last.as_ref().is_none_or(|(n, _)| *n != at) {
+                *last = Some((at, rnum(at)));
+            }
+            last.as_ref().map(|(_, s)| retained(s))
+        });
+        if let Some(s) = shared {
+            self.remember_number(at, s);
+        }
+    }
+
     /// Keeps `s`, the string of `n`, for the next writes that need it.
     fn remember_number(&mut self, n: i64, s: RedisString) -> *mut RedisModuleString {
         let slot = self.next_number;
@@ -226,6 +303,23 @@ impl<'a> RedisStore<'a> {
         }
     }
 
+    /// Adds (or moves) `member` at `score` in a zset opened for writing.
+    fn zset_add(&mut self, part: Part, score: f64, member: *mut RedisModuleString) {
+        self.written[part as usize] = true;
+        let mut flags: c_int = 0;
+        // SAFETY: an open zset (or empty) handle opened for writing.
+        unsafe { raw::RedisModule_ZsetAdd.unwrap()(self.key(part), score, member, &mut flags) };
+    }
+
+    /// Removes `member` from a zset; returns whether it was there.
+    fn zset_rem(&mut self, part: Part, member: *mut RedisModuleString) -> bool {
+        self.written[part as usize] = true;
+        let mut deleted: c_int = 0;
+        // SAFETY: an open, type-checked zset handle.
+        unsafe { raw::RedisModule_ZsetRem.unwrap()(self.key(part), member, &mut deleted) };
+        deleted != 0
+    }
+
     /// The string for one value of a log entry or an effect: the event's,
     /// a constant's, the user argument's, the cached ticket number's, or a
     /// new one kept in `made`.
@@ -266,10 +360,26 @@ impl<'a> RedisStore<'a> {
     /// Reads the meta hash from its key (the cache missed).
     fn read_meta(&self) -> Result<Option<Meta>, TicketError> {
         let c = strings::constants();
-        let Some([total, minted, status, opens, closes]) =
-            self.meta_fields([c.total, c.minted, c.status, c.opens_at, c.closes_at])?
+        let fields = [
+            c.total,
+            c.minted,
+            c.status,
+            c.opens_at,
+            c.closes_at,
+            c.hold,
+            c.limit,
+            c.held,
+            c.extra,
+        ];
+        let Some([total, minted, status, opens, closes, hold, limit, held, extra]) =
+            self.meta_fields(fields)?
         else {
             return Ok(None);
+        };
+        // Events made before checkout existed have no checkout fields.
+        let or = |value: Option<RedisString>, field, default| match value {
+            None => Ok(default),
+            value => self.meta_number(&value, field),
         };
         Ok(Some(Meta {
             total: self.meta_number(&total, "total")?,
@@ -277,6 +387,10 @@ impl<'a> RedisStore<'a> {
             status: self.meta_status(&status)?,
             opens_at: self.meta_number(&opens, "opens_at")?,
             closes_at: self.meta_number(&closes, "closes_at")?,
+            hold: or(hold, "hold", 0)?,
+            limit: or(limit, "limit", 1)?,
+            held: or(held, "held", 0)?,
+            extra: or(extra, "extra", 0)?,
         }))
     }
 
@@ -325,7 +439,7 @@ impl Store for RedisStore<'_> {
         Ok(meta)
     }
 
-    fn holder(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+    fn holder(&mut self, user: &str) -> Result<Option<Tickets>, TicketError> {
         let Some(key) = self.existing(Part::Holders)? else {
             return Ok(None);
         };
@@ -344,10 +458,35 @@ impl Store for RedisStore<'_> {
         }
         match owned(value) {
             None => Ok(None),
-            Some(v) => to_i64(&v)
-                .map(Some)
-                .ok_or_else(|| self.corrupt(Part::Holders, "holds a non-integer ticket")),
+            Some(v) => self.tickets_of(&v).map(Some),
         }
+    }
+
+    fn hold_until(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        let Some(key) = self.holds()? else {
+            return Ok(None);
+        };
+        let mut made = Made::default();
+        let member = self.user_string(user, &mut made);
+        let mut score = 0.0;
+        // SAFETY: an open, type-checked zset handle and a live member.
+        let found = unsafe { raw::RedisModule_ZsetScore.unwrap()(key, member, &mut score) };
+        Ok((found == raw::REDISMODULE_OK as c_int).then_some(score as i64))
+    }
+
+    fn maybe_due(&mut self, now: i64) -> bool {
+        expiry::maybe_due(self.db, self.event, now)
+    }
+
+    fn due_holds(&mut self, now: i64, max: usize) -> Result<Vec<String>, TicketError> {
+        let Some(key) = self.holds()? else {
+            return Ok(Vec::new());
+        };
+        let members = zset_range(key, now as f64, max);
+        Ok(members
+            .iter()
+            .map(|(member, _)| member.to_string_lossy())
+            .collect())
     }
 
     fn lowest_free(&mut self) -> Result<Option<i64>, TicketError> {
@@ -382,6 +521,19 @@ impl Store for RedisStore<'_> {
         }
     }
 
+    fn lowest_free_n(&mut self, n: usize) -> Result<Vec<i64>, TicketError> {
+        let Some(key) = self.existing(Part::Pool)? else {
+            return Ok(Vec::new());
+        };
+        zset_range(key, f64::INFINITY, n)
+            .iter()
+            .map(|(member, score)| match to_i64(member) {
+                Some(n) if n as f64 == *score => Ok(n),
+                _ => Err(self.corrupt(Part::Pool, "holds a member that is not its own score")),
+            })
+            .collect()
+    }
+
     fn free_count(&mut self) -> Result<i64, TicketError> {
         self.len(Part::Pool)
     }
@@ -413,6 +565,8 @@ impl Store for RedisStore<'_> {
             rnum(meta.opens_at),
             rnum(meta.closes_at),
             rnum(created_at),
+            rnum(meta.hold),
+            rnum(meta.limit),
         ];
         let fields = [
             c.total,
@@ -421,6 +575,8 @@ impl Store for RedisStore<'_> {
             c.opens_at,
             c.closes_at,
             c.created_at,
+            c.hold,
+            c.limit,
         ];
         let pairs: Vec<*mut RedisModuleString> = fields
             .iter()
@@ -443,12 +599,21 @@ impl Store for RedisStore<'_> {
         self.hash_set(Part::Meta, &[strings::constants().minted, value]);
     }
 
+    fn add_counts(&mut self, held: i64, extra: i64) {
+        // The command read the meta before deciding, so this cannot fail.
+        let Ok(Some(meta)) = self.meta() else {
+            return;
+        };
+        let (held, extra) = (meta.held + held, meta.extra + extra);
+        meta_cache::update(self.db, self.event, |m| (m.held, m.extra) = (held, extra));
+        let c = strings::constants();
+        let (held, extra) = (rnum(held), rnum(extra));
+        self.hash_set(Part::Meta, &[c.held, held.inner, c.extra, extra.inner]);
+    }
+
     fn take_free(&mut self, ticket: i64) {
-        self.written[Part::Pool as usize] = true;
         let member = self.number_string(ticket);
-        let mut deleted: c_int = 0;
-        // SAFETY: an open, type-checked zset handle.
-        unsafe { raw::RedisModule_ZsetRem.unwrap()(self.key(Part::Pool), member, &mut deleted) };
+        self.zset_rem(Part::Pool, member);
     }
 
     fn add_free(&mut self, tickets: RangeInclusive<i64>) {
@@ -458,22 +623,16 @@ impl Store for RedisStore<'_> {
             // turn, and the last (a cancel's ticket, a chunk's new `minted`)
             // is the string the next write needs.
             let member = self.number_string(n);
-            let mut flags: c_int = 0;
-            // SAFETY: an open zset (or empty) handle opened for writing.
-            unsafe {
-                raw::RedisModule_ZsetAdd.unwrap()(
-                    self.key(Part::Pool),
-                    n as f64,
-                    member,
-                    &mut flags,
-                )
-            };
+            self.zset_add(Part::Pool, n as f64, member);
         }
     }
 
-    fn set_holder(&mut self, user: &str, ticket: i64) {
-        let value = self.number_string(ticket);
+    fn set_holder(&mut self, user: &str, tickets: &Tickets) {
         let mut made = Made::default();
+        let value = match tickets {
+            Tickets::One(ticket) => self.number_string(*ticket),
+            many => made.keep(rstr(many.value().to_string().as_bytes())),
+        };
         let field_ptr = self.user_string(user, &mut made);
         self.hash_set(Part::Holders, &[field_ptr, value]);
     }
@@ -494,6 +653,25 @@ impl Store for RedisStore<'_> {
         }
     }
 
+    fn set_hold(&mut self, user: &str, until: i64) {
+        if self.holds().is_err() {
+            return; // type-checked by the command's reads: cannot happen
+        }
+        let mut made = Made::default();
+        let member = self.user_string(user, &mut made);
+        self.zset_add(Part::Holds, until as f64, member);
+        expiry::note(self.db, self.event, until);
+    }
+
+    fn remove_hold(&mut self, user: &str) -> bool {
+        if !matches!(self.holds(), Ok(Some(_))) {
+            return false;
+        }
+        let mut made = Made::default();
+        let member = self.user_string(user, &mut made);
+        self.zset_rem(Part::Holds, member)
+    }
+
     fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId {
         self.written[Part::Log as usize] = true;
         let c = strings::constants();
@@ -501,6 +679,7 @@ impl Store for RedisStore<'_> {
         let mut made = Made::default();
         let mut argv = [ptr::null_mut::<RedisModuleString>(); 12];
         let mut n = 0;
+        self.use_time_string(record.at);
         for (name, value) in record.fields(self.event) {
             argv[n] = c
                 .named(name)
@@ -546,6 +725,7 @@ impl Store for RedisStore<'_> {
 
     fn delete_all(&mut self) -> i64 {
         meta_cache::forget(self.db, self.event);
+        let _ = self.holds();
         let mut deleted = vec![];
         for part in PARTS {
             if let Ok(Some(key)) = self.existing(part) {
@@ -559,6 +739,7 @@ impl Store for RedisStore<'_> {
     }
 
     fn replicate(&mut self, effect: &Effect<&str>) {
+        count_decision(effect);
         let mut made = Made::default();
         let mut args = [ptr::null_mut::<RedisModuleString>(); protocol::effect::MAX_ARGS];
         let values = effect.args(self.event);
@@ -567,6 +748,46 @@ impl Store for RedisStore<'_> {
         }
         self.propagate(APPLY_C, &args[..values.as_slice().len()]);
     }
+}
+
+/// Counts the holds, confirmations and expiries this server decided (the
+/// primary replicates what it decides; replicas only apply).
+fn count_decision(effect: &Effect<&str>) {
+    if let Effect::Append { record, .. } = effect {
+        match record.op {
+            Op::Hold { .. } => stats::HOLDS.bump(),
+            Op::Confirm { .. } => stats::CONFIRMS.bump(),
+            Op::Expire { .. } => stats::EXPIRED.bump(),
+            _ => {}
+        }
+    }
+}
+
+/// Up to `max` members of a zset with scores up to `highest`, lowest score
+/// first, with their scores.
+fn zset_range(key: *mut RedisModuleKey, highest: f64, max: usize) -> Vec<(RedisString, f64)> {
+    let mut found = Vec::new();
+    // SAFETY: an open, type-checked zset handle; the range is stopped
+    // before returning, and each member returned is owned by us.
+    unsafe {
+        let first =
+            raw::RedisModule_ZsetFirstInScoreRange.unwrap()(key, f64::NEG_INFINITY, highest, 0, 0);
+        if first != raw::REDISMODULE_OK as c_int {
+            return found;
+        }
+        while found.len() < max && raw::RedisModule_ZsetRangeEndReached.unwrap()(key) == 0 {
+            let mut score = 0.0;
+            let member = raw::RedisModule_ZsetRangeCurrentElement.unwrap()(key, &mut score);
+            if let Some(member) = owned(member) {
+                found.push((member, score));
+            }
+            if raw::RedisModule_ZsetRangeNext.unwrap()(key) == 0 {
+                break;
+            }
+        }
+        raw::RedisModule_ZsetRangeStop.unwrap()(key);
+    }
+    found
 }
 
 /// One `RedisModule_HashGet` call for one to three fields (the C API is

@@ -32,13 +32,19 @@ pub static REJECTED_CLAIMS: Counter = Counter::new();
 pub static CANCELS: Counter = Counter::new();
 pub static INITS: Counter = Counter::new();
 pub static META_CACHE_MISSES: Counter = Counter::new();
+/// Claims that made a held order (decided here, as a primary).
+pub static HOLDS: Counter = Counter::new();
+/// Held orders confirmed (decided here).
+pub static CONFIRMS: Counter = Counter::new();
+/// Held orders expired (decided here: by a command or the sweep).
+pub static EXPIRED: Counter = Counter::new();
 /// `TICKET._APPLY` effects applied (on a replica, or at AOF load).
 pub static APPLIED: Counter = Counter::new();
 
 /// Counts the outcome of one `TICKET.CLAIM`.
 pub fn count_claim(outcome: &Result<Claim, TicketError>) {
     match outcome {
-        Ok(Claim::New(_)) => CLAIMS.bump(),
+        Ok(Claim::New(_) | Claim::Held(_)) => CLAIMS.bump(),
         Ok(Claim::Repeat(_)) => REPEAT_CLAIMS.bump(),
         Err(TicketError::SoldOut(_)) => SOLDOUT_REPLIES.bump(),
         Err(_) => REJECTED_CLAIMS.bump(),
@@ -53,6 +59,9 @@ fn ticket_info(ctx: &InfoContext, _for_crash_report: bool) -> RedisResult<()> {
         ("soldout_replies", &SOLDOUT_REPLIES),
         ("rejected_claims", &REJECTED_CLAIMS),
         ("cancels", &CANCELS),
+        ("holds", &HOLDS),
+        ("confirms", &CONFIRMS),
+        ("expired", &EXPIRED),
         ("events_created", &INITS),
         ("meta_cache_misses", &META_CACHE_MISSES),
         ("applied_effects", &APPLIED),

@@ -20,7 +20,7 @@ pub use protocol::keys::{Part, PARTS};
 pub fn expected_type(part: Part) -> (raw::KeyType, &'static str) {
     match part {
         Part::Meta | Part::Holders => (raw::KeyType::Hash, "hash"),
-        Part::Pool => (raw::KeyType::ZSet, "zset"),
+        Part::Pool | Part::Holds => (raw::KeyType::ZSet, "zset"),
         Part::Log => (raw::KeyType::Stream, "stream"),
     }
 }
@@ -36,7 +36,7 @@ fn forever(bytes: &[u8]) -> *mut RedisModuleString {
 /// The key names of one event and the event id itself, as Redis strings.
 #[derive(Clone, Copy)]
 pub struct EventStrings {
-    keys: [*mut RedisModuleString; 4],
+    keys: [*mut RedisModuleString; PARTS.len()],
     event: *mut RedisModuleString,
 }
 
@@ -105,7 +105,7 @@ pub fn event_strings(event: &str) -> EventStrings {
 
 /// The log's field names and op names, and the effect's op names (the
 /// index of each is its position in [`Constants::named`]'s `match`).
-const NAMED: [&str; 14] = [
+const NAMED: [&str; 20] = [
     "op",
     "event",
     "user",
@@ -120,6 +120,12 @@ const NAMED: [&str; 14] = [
     "open",
     "close",
     "drop",
+    "tickets",
+    "until",
+    "hold",
+    "confirm",
+    "expire",
+    "offer",
 ];
 
 /// Constant field names and values.
@@ -131,6 +137,10 @@ pub struct Constants {
     pub opens_at: *mut RedisModuleString,
     pub closes_at: *mut RedisModuleString,
     pub created_at: *mut RedisModuleString,
+    pub hold: *mut RedisModuleString,
+    pub limit: *mut RedisModuleString,
+    pub held: *mut RedisModuleString,
+    pub extra: *mut RedisModuleString,
     /// The effect version this build writes, as an argument of `TICKET._APPLY`.
     pub version: *mut RedisModuleString,
     named: [(&'static str, *mut RedisModuleString); NAMED.len()],
@@ -152,6 +162,10 @@ impl Constants {
             opens_at: find("opens_at"),
             closes_at: find("closes_at"),
             created_at: forever(b"created_at"),
+            hold: find("hold"),
+            limit: forever(b"limit"),
+            held: forever(b"held"),
+            extra: forever(b"extra"),
             version: forever(protocol::effect::VERSION.to_string().as_bytes()),
             named,
         }
@@ -175,6 +189,12 @@ impl Constants {
             "open" => 11,
             "close" => 12,
             "drop" => 13,
+            "tickets" => 14,
+            "until" => 15,
+            "hold" => 16,
+            "confirm" => 17,
+            "expire" => 18,
+            "offer" => 19,
             _ => return None,
         };
         let (name, string) = self.named[index];

@@ -8,7 +8,7 @@
 //! nothing left to decide:
 //!
 //! ```text
-//! TICKET._APPLY <version> <E> init    <id> <at> <total> <opens_at> <closes_at>
+//! TICKET._APPLY <version> <E> init    <id> <at> <total> <opens_at> <closes_at> [<hold> <limit>]
 //! TICKET._APPLY <version> <E> claim   <id> <at> <user> <tickets> <minted>
 //! TICKET._APPLY <version> <E> hold    <id> <at> <user> <tickets> <minted> <until>
 //! TICKET._APPLY <version> <E> offer   <id> <at> <user> <tickets> <minted> <until>
@@ -25,7 +25,10 @@
 //! claim's, hold's or offer's `minted` is the event's `minted` after the
 //! change when it minted new numbers (the tickets above the old `minted` are
 //! new ones, and the other new numbers up to `minted` go into the pool), or
-//! `0` when every ticket came from the pool. `version` lets a newer replica apply an older primary's
+//! `0` when every ticket came from the pool. An init's `hold` and `limit`
+//! (the event's default hold in ms and most tickets per user) are written
+//! only when they differ from the defaults `0 1`, so a primary with plain
+//! events still sends the 3-field form every earlier replica reads. `version` lets a newer replica apply an older primary's
 //! stream: replicas are upgraded first, and a version this build does not
 //! know is refused with an error naming both versions.
 
@@ -39,22 +42,40 @@ pub const APPLY_COMMAND: &str = "TICKET._APPLY";
 /// The newest effect format this build writes and reads.
 pub const VERSION: i64 = 1;
 
+/// An event's checkout settings, replicated with its init (they are not
+/// part of the log record: the sidecar does not need them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checkout {
+    /// The default hold of a claim in ms (0 = a claim is a final sale).
+    pub hold: i64,
+    /// Most tickets one user may hold.
+    pub limit: i64,
+}
+
+impl Default for Checkout {
+    fn default() -> Checkout {
+        Checkout { hold: 0, limit: 1 }
+    }
+}
+
 /// One replicated state change of one event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect<U = String> {
     /// `record` was appended to the log at `id`; `minted` is the event's new
-    /// `minted` when the change minted numbers.
+    /// `minted` when the change minted numbers; `checkout` is an init's
+    /// settings (the default for every other op).
     Append {
         id: StreamId,
         record: Record<U>,
         minted: Option<i64>,
+        checkout: Checkout,
     },
     /// Every key of the event was deleted.
     Drop,
 }
 
 /// Most arguments an effect has after the command name.
-pub const MAX_ARGS: usize = 9;
+pub const MAX_ARGS: usize = 10;
 
 /// The arguments of one `TICKET._APPLY`, without a heap allocation.
 #[derive(Debug, Clone, Copy)]
@@ -78,10 +99,16 @@ impl Effect<&str> {
     /// The effect with its user id copied.
     pub fn owned(&self) -> Effect {
         match self {
-            Effect::Append { id, record, minted } => Effect::Append {
+            Effect::Append {
+                id,
+                record,
+                minted,
+                checkout,
+            } => Effect::Append {
                 id: *id,
                 record: record.owned(),
                 minted: *minted,
+                checkout: *checkout,
             },
             Effect::Drop => Effect::Drop,
         }
@@ -92,10 +119,16 @@ impl<U: AsRef<str>> Effect<U> {
     /// The effect with its user id borrowed.
     pub fn borrowed(&self) -> Effect<&str> {
         match self {
-            Effect::Append { id, record, minted } => Effect::Append {
+            Effect::Append {
+                id,
+                record,
+                minted,
+                checkout,
+            } => Effect::Append {
                 id: *id,
                 record: record.borrowed(),
                 minted: *minted,
+                checkout: *checkout,
             },
             Effect::Drop => Effect::Drop,
         }
@@ -109,7 +142,13 @@ impl<U: AsRef<str>> Effect<U> {
         };
         args.push(Value::Number(VERSION));
         args.push(Value::Text(event));
-        let Effect::Append { id, record, minted } = self else {
+        let Effect::Append {
+            id,
+            record,
+            minted,
+            checkout,
+        } = self
+        else {
             args.push(Value::Text("drop"));
             return args;
         };
@@ -124,6 +163,10 @@ impl<U: AsRef<str>> Effect<U> {
         {
             for n in [*total, *opens_at, *closes_at] {
                 args.push(Value::Number(n));
+            }
+            if *checkout != Checkout::default() {
+                args.push(Value::Number(checkout.hold));
+                args.push(Value::Number(checkout.limit));
             }
         }
         if let Some((user, tickets, until)) = record.op.order() {
@@ -226,12 +269,21 @@ fn append<'a>(
         })
     };
     let mut minted = None;
+    let mut checkout = Checkout::default();
     let op = match (op, fields) {
-        ("init", [total, opens, closes]) => Op::Init {
-            total: number(total, "total")?,
-            opens_at: time(opens, "opens_at")?,
-            closes_at: time(closes, "closes_at")?,
-        },
+        ("init", [total, opens, closes, settings @ ..]) if matches!(settings.len(), 0 | 2) => {
+            if let [hold, limit] = settings {
+                checkout = Checkout {
+                    hold: time(hold, "hold")?,
+                    limit: number(limit, "limit")?,
+                };
+            }
+            Op::Init {
+                total: number(total, "total")?,
+                opens_at: time(opens, "opens_at")?,
+                closes_at: time(closes, "closes_at")?,
+            }
+        }
         ("claim", [u, t, m]) => {
             minted = minted_after(m)?;
             Op::Claim {
@@ -285,6 +337,7 @@ fn append<'a>(
         id,
         record: Record { op, at },
         minted,
+        checkout,
     })
 }
 
@@ -320,6 +373,7 @@ mod tests {
                 at: 1699,
             },
             minted: Some(7),
+            checkout: Checkout::default(),
         };
         let args: Vec<String> = claim
             .args("e1")
@@ -332,6 +386,32 @@ mod tests {
             wire(&Effect::Drop, "e1"),
             [b"1".to_vec(), b"e1".to_vec(), b"drop".to_vec()]
         );
+    }
+
+    #[test]
+    fn an_init_keeps_the_three_field_form_unless_it_has_checkout_settings() {
+        let init = |checkout| Effect::Append {
+            id: StreamId::new(5, 0),
+            record: Record {
+                op: Op::Init {
+                    total: 10,
+                    opens_at: 0,
+                    closes_at: 0,
+                },
+                at: 4,
+            },
+            minted: None,
+            checkout,
+        };
+        let plain = init(Checkout::default());
+        assert_eq!(wire(&plain, "e").len(), 8);
+        let held = init(Checkout {
+            hold: 60_000,
+            limit: 4,
+        });
+        let raw = wire(&held, "e");
+        assert_eq!(raw[8..], [b"60000".to_vec(), b"4".to_vec()]);
+        assert_eq!(decoded(&raw), Ok(("e".into(), held.owned())));
     }
 
     #[test]
@@ -362,6 +442,14 @@ mod tests {
                 &["1", "e", "init", "1-1", "1", "5", "-1", "0"],
                 "invalid opens_at",
             ),
+            (
+                &["1", "e", "init", "1-1", "1", "5", "0", "0", "10"],
+                "wrong number",
+            ),
+            (
+                &["1", "e", "init", "1-1", "1", "5", "0", "0", "-1", "2"],
+                "invalid hold",
+            ),
         ];
         for (args, want) in cases {
             let raw: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
@@ -376,13 +464,19 @@ mod tests {
             crate::record::tests::any_record(),
             any::<(u64, u64)>(),
             proptest::option::of(n),
+            (0..=7 * 86_400_000i64, 1..=1000i64),
         )
-            .prop_map(|(record, (ms, seq), minted)| {
+            .prop_map(|(record, (ms, seq), minted, (hold, limit))| {
                 let minted = minted.filter(|_| takes_tickets(record.op.name()));
+                let checkout = match record.op {
+                    Op::Init { .. } => Checkout { hold, limit },
+                    _ => Checkout::default(),
+                };
                 Effect::Append {
                     id: StreamId::new(ms, seq),
                     record,
                     minted,
+                    checkout,
                 }
             });
         prop_oneof![9 => append, 1 => Just(Effect::Drop)]

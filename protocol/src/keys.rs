@@ -2,7 +2,8 @@
 //!
 //! All keys of event `E` share the hash tag `{E}`, so they live in one
 //! cluster slot: `ticket:{E}:meta` (hash), `ticket:{E}:pool` (zset),
-//! `ticket:{E}:holders` (hash), `ticket:{E}:log` (stream). Event ids have no
+//! `ticket:{E}:holders` (hash), `ticket:{E}:log` (stream) and, while any
+//! order is held, `ticket:{E}:holds` (zset: user -> deadline). Event ids have no
 //! braces, so the hash tag of the event argument equals the keys' tag and
 //! cluster clients route `TICKET.* E ...` by its first argument.
 
@@ -22,10 +23,18 @@ pub enum Part {
     Pool = 1,
     Holders = 2,
     Log = 3,
+    /// The users whose orders are held, scored by their deadline (unix ms).
+    Holds = 4,
 }
 
 /// Every key of an event, in the order of [`Part`]'s discriminants.
-pub const PARTS: [Part; 4] = [Part::Meta, Part::Pool, Part::Holders, Part::Log];
+pub const PARTS: [Part; 5] = [
+    Part::Meta,
+    Part::Pool,
+    Part::Holders,
+    Part::Log,
+    Part::Holds,
+];
 
 impl Part {
     /// The last segment of the key name.
@@ -35,6 +44,7 @@ impl Part {
             Part::Pool => "pool",
             Part::Holders => "holders",
             Part::Log => "log",
+            Part::Holds => "holds",
         }
     }
 }
@@ -91,7 +101,10 @@ mod tests {
     fn key_names_share_the_hash_tag() {
         assert_eq!(key("e1", Part::Log), "ticket:{e1}:log");
         assert_eq!(key("e1", Part::Meta), "ticket:{e1}:meta");
-        assert_eq!(PARTS.map(Part::suffix), ["meta", "pool", "holders", "log"]);
+        assert_eq!(
+            PARTS.map(Part::suffix),
+            ["meta", "pool", "holders", "log", "holds"]
+        );
     }
 
     #[test]

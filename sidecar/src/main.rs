@@ -16,6 +16,7 @@ mod reconcile;
 mod redisio;
 mod slow;
 mod timefmt;
+mod tls;
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,6 +61,9 @@ struct Cli {
         value_name = "SECS"
     )]
     startup_timeout: u64,
+
+    #[command(flatten)]
+    tls: tls::TlsArgs,
 
     #[command(subcommand)]
     command: Command,
@@ -137,9 +141,11 @@ fn need(value: Option<String>, flag: &str, env: &str) -> Result<String, String> 
     }
 }
 
-/// Connects with retries until `timeout`; a clear error after that.
+/// Connects with retries until `timeout`; a clear error after that, with a
+/// hint when the failure may be about TLS. A certificate or protocol
+/// mismatch (a fatal [`tls::Hint`]) is a configuration error: no retry.
 fn connect_retry<T, E: std::fmt::Display>(
-    what: &str,
+    what: tls::Server,
     url: &str,
     timeout: Duration,
     stop: &AtomicBool,
@@ -151,8 +157,18 @@ fn connect_retry<T, E: std::fmt::Display>(
         match f() {
             Ok(v) => return Ok(v),
             Err(e) => {
+                let e = e.to_string();
+                let hint = tls::hint(what, url, &e);
+                if let Some(h) = hint.as_ref().filter(|h| h.fatal) {
+                    let url = redact(url);
+                    return Err(format!(
+                        "cannot connect to {what} at {url}: {e} -- {}",
+                        h.text
+                    ));
+                }
                 if start.elapsed() >= timeout || stop.load(Ordering::Relaxed) {
-                    return Err(format!("cannot reach {what} at {}: {e}", redact(url)));
+                    let h = hint.map(|h| format!(" -- {}", h.text)).unwrap_or_default();
+                    return Err(format!("cannot reach {what} at {}: {e}{h}", redact(url)));
                 }
                 log::warn!("cannot reach {what} at {} yet: {e}; retrying", redact(url));
                 daemon::sleep_unless(stop, backoff.next_delay());
@@ -183,10 +199,17 @@ fn main() -> ExitCode {
 
 fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
     let timeout = Duration::from_secs(cli.startup_timeout);
+    let redis_url = match cli.command {
+        Command::Migrate => None,
+        _ => cli.redis_url.as_deref(),
+    };
+    tls::init(&cli.tls, redis_url)?;
     match cli.command {
         Command::Migrate => {
             let url = need(cli.mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
-            let mut conn = connect_retry("MySQL", &url, timeout, &stop, || db::connect(&url))?;
+            let mut conn = connect_retry(tls::Server::Mysql, &url, timeout, &stop, || {
+                db::connect(&url)
+            })?;
             let applied = db::migrate(&mut conn).map_err(|e| format!("migration failed: {e}"))?;
             if applied.is_empty() {
                 println!("schema up to date");
@@ -206,7 +229,7 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
         } => {
             let redis_url = need(cli.redis_url, "--redis-url", "TICKETGATE_REDIS_URL")?;
             let mysql_url = need(cli.mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
-            let mut conn = connect_retry("MySQL", &mysql_url, timeout, &stop, || {
+            let mut conn = connect_retry(tls::Server::Mysql, &mysql_url, timeout, &stop, || {
                 db::connect(&mysql_url)
             })?;
             if migrate {
@@ -218,7 +241,7 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
                 format!("MySQL schema not usable ({e}); run `ticketgate-sidecar migrate` first")
             })?;
             drop(conn);
-            let cluster = connect_retry("Redis", &redis_url, timeout, &stop, || {
+            let cluster = connect_retry(tls::Server::Redis, &redis_url, timeout, &stop, || {
                 redisio::detect_cluster(&redis_url)
             })?;
             log::info!(
@@ -243,10 +266,10 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
         Command::Reconcile { event, wait } => {
             let redis_url = need(cli.redis_url, "--redis-url", "TICKETGATE_REDIS_URL")?;
             let mysql_url = need(cli.mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
-            let mut my = connect_retry("MySQL", &mysql_url, timeout, &stop, || {
+            let mut my = connect_retry(tls::Server::Mysql, &mysql_url, timeout, &stop, || {
                 db::connect(&mysql_url)
             })?;
-            let mut rc = connect_retry("Redis", &redis_url, timeout, &stop, || {
+            let mut rc = connect_retry(tls::Server::Redis, &redis_url, timeout, &stop, || {
                 let cluster = redisio::detect_cluster(&redis_url)?;
                 redisio::Conn::open(&redis_url, Duration::from_secs(10), cluster)
             })?;

@@ -28,7 +28,7 @@ pub fn event_of_key(key: &str, part: Part) -> Option<&str> {
 
 /// Opens a connection with bounded connect and I/O timeouts.
 pub fn connect(url: &str, io_timeout: Duration) -> RedisResult<Connection> {
-    let client = redis::Client::open(url)?;
+    let client = crate::tls::redis_client(url)?;
     let conn = client.get_connection_with_timeout(Duration::from_secs(5))?;
     conn.set_read_timeout(Some(io_timeout))?;
     conn.set_write_timeout(Some(io_timeout))?;
@@ -55,10 +55,13 @@ impl Conn {
         if !cluster {
             return connect(url, io_timeout).map(Conn::Single);
         }
-        let client = ClusterClient::builder(cluster_seeds(url))
+        let mut builder = ClusterClient::builder(cluster_seeds(url))
             .connection_timeout(Duration::from_secs(5))
-            .response_timeout(io_timeout)
-            .build()?;
+            .response_timeout(io_timeout);
+        if let Some(certs) = crate::tls::redis_certs() {
+            builder = builder.certs(certs);
+        }
+        let client = builder.build()?;
         let mut conn = client.get_connection()?;
         if let Ok(nodes) = redis::cmd("CLUSTER")
             .arg("NODES")

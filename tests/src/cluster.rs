@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use redis::cluster::{ClusterClient, ClusterConnection};
 use redis::Value;
 
+use crate::tls::TestPki;
 use crate::{wait_until, RedisServer};
 
 /// Cluster node timeout (ms) of the test clusters: small, so that failure
@@ -124,18 +125,44 @@ fn info_of(c: &mut redis::Connection, command: &[&str]) -> HashMap<String, Strin
         .unwrap_or_default()
 }
 
+/// `redis-cli` flags for TLS with the CA and client certificate of `pki`.
+fn redis_cli_tls_args(pki: &TestPki) -> Vec<String> {
+    let client = pki.client();
+    let mut args = vec!["--tls".to_owned()];
+    for (flag, path) in [
+        ("--cacert", &client.ca),
+        ("--cert", &client.cert),
+        ("--key", &client.key),
+    ] {
+        args.extend([flag.to_owned(), path.display().to_string()]);
+    }
+    args
+}
+
 impl Cluster {
     /// Starts and joins a cluster of `masters` masters (at least 3, as
     /// `redis-cli --cluster create` requires) with `replicas_per_master`
     /// replicas each; returns once it is healthy. Panics (with the
     /// `redis-cli` output or the unhealthy view) if it cannot be set up.
     pub fn start(masters: usize, replicas_per_master: usize) -> Cluster {
+        Cluster::start_secured(masters, replicas_per_master, None)
+    }
+
+    /// Like [`Cluster::start`], every node on TLS only (see
+    /// [`RedisServer::start_secure`]), cluster bus and replication included
+    /// (`--tls-cluster yes --tls-replication yes`); clients of the harness
+    /// verify the nodes against `pki`'s CA and show its client certificate.
+    pub fn start_tls(masters: usize, replicas_per_master: usize, pki: &TestPki) -> Cluster {
+        Cluster::start_secured(masters, replicas_per_master, Some(pki))
+    }
+
+    fn start_secured(masters: usize, replicas_per_master: usize, pki: Option<&TestPki>) -> Cluster {
         assert!(
             masters >= 3,
             "redis-cli --cluster create needs at least 3 masters, got {masters}"
         );
         let timeout = NODE_TIMEOUT_MS.to_string();
-        let args = [
+        let mut args = vec![
             "--cluster-enabled",
             "yes",
             "--cluster-config-file",
@@ -148,13 +175,19 @@ impl Cluster {
             "--repl-diskless-sync-delay",
             "0",
         ];
+        if pki.is_some() {
+            args.extend(["--tls-cluster", "yes", "--tls-replication", "yes"]);
+        }
         let total = masters * (1 + replicas_per_master);
-        let nodes: Vec<RedisServer> = (0..total).map(|_| RedisServer::start_with(&args)).collect();
+        let nodes: Vec<RedisServer> = (0..total)
+            .map(|_| RedisServer::start_secure(pki, None, &args))
+            .collect();
         let addrs: Vec<String> = nodes
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port()))
             .collect();
         let out = Command::new("redis-cli")
+            .args(pki.map(redis_cli_tls_args).unwrap_or_default())
             .arg("--cluster")
             .arg("create")
             .args(&addrs)
@@ -229,7 +262,11 @@ impl Cluster {
     /// retry waits (the defaults wait from 1.28 s up to minutes between
     /// retries), so that a test notices a failover quickly.
     pub fn client(&self) -> ClusterClient {
-        ClusterClient::builder(self.urls())
+        let mut builder = ClusterClient::builder(self.urls());
+        if let Some(certs) = self.nodes[0].tls_certificates() {
+            builder = builder.certs(certs);
+        }
+        builder
             .connection_timeout(Duration::from_secs(2))
             .response_timeout(Duration::from_secs(5))
             .retries(6)

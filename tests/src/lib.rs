@@ -9,6 +9,9 @@
 //! * [`MariaDb`] runs `mariadb-install-db` into a temporary data directory and
 //!   starts a private `/usr/sbin/mariadbd` on a unix socket in that directory
 //!   and a free TCP port on 127.0.0.1. `root` has an empty password over TCP.
+//! * [`RedisServer::start_secure`] and [`MariaDb::start_tls`] start the same
+//!   servers behind TLS (certificates from [`tls::TestPki`]) and, for Redis,
+//!   with clients logging in as a given ACL user.
 //! * [`fresh_database`] hands each test its own empty database, either on one
 //!   shared private MariaDB started once per test process, or on the server of
 //!   `TICKETGATE_TEST_MYSQL_URL` when that variable is set.
@@ -37,6 +40,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tempfile::TempDir;
 
 pub mod cluster;
+pub mod tls;
 
 /// Environment variable overriding the path of the module shared object.
 pub const MODULE_ENV: &str = "TICKETGATE_MODULE";
@@ -267,6 +271,8 @@ pub struct RedisServer {
     dir: PathBuf,
     args: Vec<String>,
     _tempdir: Option<TempDir>,
+    tls: Option<(tls::ServerTls, tls::ClientTls)>,
+    user: Option<(String, String)>,
 }
 
 impl RedisServer {
@@ -278,14 +284,30 @@ impl RedisServer {
     /// Like [`RedisServer::start`], with extra `redis-server` arguments, e.g.
     /// `["--appendonly", "yes"]` or `["--replicaof", "127.0.0.1", "1234"]`.
     pub fn start_with(extra_args: &[&str]) -> RedisServer {
+        RedisServer::start_secure(None, None, extra_args)
+    }
+
+    /// Like [`RedisServer::start_with`], secured: with `pki`, the server
+    /// listens on TLS only (`--port 0 --tls-port <free>`, certificates of
+    /// `pki`, `--tls-auth-clients optional`; extra args may override that),
+    /// and [`RedisServer::url`] / [`RedisServer::client`] speak TLS with the
+    /// client certificate; with `user`, they log in as that ACL user (for
+    /// servers started with `--aclfile`).
+    pub fn start_secure(
+        pki: Option<&tls::TestPki>,
+        user: Option<(&str, &str)>,
+        extra_args: &[&str],
+    ) -> RedisServer {
         let tempdir = tempfile::Builder::new()
             .prefix("tg-redis-")
             .tempdir()
             .expect("create a temporary directory for redis-server");
         let mut args: Vec<&str> = vec!["--save", "", "--appendonly", "no"];
         args.extend_from_slice(extra_args);
-        let dir = tempdir.path().to_path_buf();
-        let mut server = RedisServer::launch(dir, &args, true);
+        let mut server = RedisServer::unstarted(tempdir.path().to_path_buf(), &args);
+        server.tls = pki.map(|p| (p.server(), p.client()));
+        server.user = user.map(|(u, p)| (u.to_owned(), p.to_owned()));
+        server.start_on_a_free_port(true);
         server._tempdir = Some(tempdir);
         server
     }
@@ -299,19 +321,29 @@ impl RedisServer {
     }
 
     fn launch(dir: PathBuf, extra_args: &[&str], own_dir: bool) -> RedisServer {
-        let args: Vec<String> = extra_args.iter().map(|s| s.to_string()).collect();
-        let mut server = RedisServer {
+        let mut server = RedisServer::unstarted(dir, extra_args);
+        server.start_on_a_free_port(own_dir);
+        server
+    }
+
+    fn unstarted(dir: PathBuf, extra_args: &[&str]) -> RedisServer {
+        RedisServer {
             guarded: None,
             port: 0,
             dir,
-            args,
+            args: extra_args.iter().map(|s| s.to_string()).collect(),
             _tempdir: None,
-        };
+            tls: None,
+            user: None,
+        }
+    }
+
+    fn start_on_a_free_port(&mut self, own_dir: bool) {
         let mut last_failure = String::new();
         for _ in 0..PORT_ATTEMPTS {
             let port = free_port();
-            match server.spawn_on(port, own_dir) {
-                Ok(()) => return server,
+            match self.spawn_on(port, own_dir) {
+                Ok(()) => return,
                 Err(log) => last_failure = log,
             }
         }
@@ -332,8 +364,7 @@ impl RedisServer {
         let mut cmd = Command::new("redis-server");
         cmd.arg("--bind")
             .arg("127.0.0.1")
-            .arg("--port")
-            .arg(port.to_string())
+            .args(self.listen_args(port))
             .arg("--dir")
             .arg(&self.dir)
             .arg("--logfile")
@@ -358,8 +389,7 @@ impl RedisServer {
             None
         };
         let mut guarded = Guarded::new(child, cleanup);
-        let client =
-            redis::Client::open(format!("redis://127.0.0.1:{port}/")).expect("valid redis URL");
+        let client = self.client_on(port);
         let deadline = Instant::now() + REDIS_START_TIMEOUT;
         loop {
             if let Ok(Some(status)) = guarded.process.try_wait() {
@@ -423,9 +453,63 @@ impl RedisServer {
         self.port
     }
 
-    /// `redis://127.0.0.1:<port>`
+    /// `--port <port>`, or for TLS `--port 0 --tls-port <port>` and the certificates.
+    fn listen_args(&self, port: u16) -> Vec<String> {
+        let Some((server, _)) = &self.tls else {
+            return vec!["--port".into(), port.to_string()];
+        };
+        let mut args: Vec<String> = vec!["--port".into(), "0".into()];
+        args.extend(["--tls-port".into(), port.to_string()]);
+        for (flag, path) in [
+            ("--tls-cert-file", &server.cert),
+            ("--tls-key-file", &server.key),
+            ("--tls-ca-cert-file", &server.ca),
+        ] {
+            args.extend([flag.to_owned(), path.display().to_string()]);
+        }
+        args.extend(["--tls-auth-clients".into(), "optional".into()]);
+        args
+    }
+
+    fn url_on(&self, port: u16) -> String {
+        let user = self.user.as_ref().map(|(u, p)| (u.as_str(), p.as_str()));
+        self.url_for(port, user)
+    }
+
+    fn url_for(&self, port: u16, user: Option<(&str, &str)>) -> String {
+        let scheme = if self.tls.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
+        let user = match user {
+            Some((u, p)) => format!("{u}:{p}@"),
+            None => String::new(),
+        };
+        format!("{scheme}://{user}127.0.0.1:{port}")
+    }
+
+    fn client_on(&self, port: u16) -> redis::Client {
+        self.client_at(self.url_on(port))
+    }
+
+    fn client_at(&self, url: String) -> redis::Client {
+        match self.tls_certificates() {
+            Some(certs) => redis::Client::build_with_tls(url, certs),
+            None => redis::Client::open(url),
+        }
+        .expect("valid redis URL and certificates")
+    }
+
+    /// `redis://127.0.0.1:<port>`; `rediss://` for a TLS server, with
+    /// `user:password@` for a server started with a user.
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        self.url_on(self.port)
+    }
+
+    /// [`RedisServer::url`] logging in as another ACL user.
+    pub fn url_as(&self, user: &str, password: &str) -> String {
+        self.url_for(self.port, Some((user, password)))
     }
 
     /// The server's working directory (`--dir`: AOF/RDB files, log).
@@ -443,9 +527,9 @@ impl RedisServer {
         self.guarded.as_ref().map(|g| g.process.id())
     }
 
-    /// A client for this server.
+    /// A client for this server (TLS with the client certificate, when secured).
     pub fn client(&self) -> redis::Client {
-        redis::Client::open(self.url()).expect("valid redis URL")
+        self.client_on(self.port)
     }
 
     /// A new synchronous connection (panics if the server does not accept it).
@@ -459,6 +543,20 @@ impl RedisServer {
                     tail(&self.log(), 20)
                 )
             })
+    }
+
+    /// The CA and client certificate of a TLS server, for other clients.
+    pub fn tls_certificates(&self) -> Option<redis::TlsCertificates> {
+        self.tls
+            .as_ref()
+            .map(|(_, client)| client.redis_certificates())
+    }
+
+    /// A new connection logged in as the ACL user `user` (panics if refused).
+    pub fn conn_as(&self, user: &str, password: &str) -> redis::Connection {
+        self.client_at(self.url_as(user, password))
+            .get_connection_with_timeout(Duration::from_secs(5))
+            .unwrap_or_else(|e| panic!("connect to redis-server as {user}: {e}"))
     }
 
     /// Graceful stop: SIGTERM (Redis then flushes the AOF as `SHUTDOWN`
@@ -523,12 +621,35 @@ pub struct MariaDb {
     guarded: Option<Guarded>,
     port: u16,
     tempdir: TempDir,
+    extra_args: Vec<String>,
+    tls_ca: Option<PathBuf>,
 }
 
 impl MariaDb {
     /// Initialises a data directory and starts the server; waits until it
     /// accepts connections (up to 60 s), panics with the error log tail otherwise.
     pub fn start() -> MariaDb {
+        MariaDb::start_configured(Vec::new(), None)
+    }
+
+    /// Like [`MariaDb::start`], with TLS on its TCP port (`ssl_cert`,
+    /// `ssl_key`, `ssl_ca` of `server`); with `tls_only`, also
+    /// `require_secure_transport=ON`, so plain TCP logins are refused (the
+    /// unix socket still works). [`MariaDb::conn`] then verifies the server
+    /// against `server.ca`; [`MariaDb::url`] stays a plain URL.
+    pub fn start_tls(server: &tls::ServerTls, tls_only: bool) -> MariaDb {
+        let mut args = vec![
+            format!("--ssl-cert={}", server.cert.display()),
+            format!("--ssl-key={}", server.key.display()),
+            format!("--ssl-ca={}", server.ca.display()),
+        ];
+        if tls_only {
+            args.push("--require-secure-transport=ON".into());
+        }
+        MariaDb::start_configured(args, Some(server.ca.clone()))
+    }
+
+    fn start_configured(extra_args: Vec<String>, tls_ca: Option<PathBuf>) -> MariaDb {
         let tempdir = tempfile::Builder::new()
             .prefix("tg-mariadb-")
             .tempdir()
@@ -569,6 +690,8 @@ impl MariaDb {
             guarded: None,
             port: 0,
             tempdir,
+            extra_args,
+            tls_ca,
         };
         let mut last_failure = String::new();
         for _ in 0..PORT_ATTEMPTS {
@@ -615,6 +738,7 @@ impl MariaDb {
             .arg("--max-connections=1000")
             .arg("--innodb-flush-log-at-trx-commit=2")
             .arg("--innodb-buffer-pool-size=64M")
+            .args(&self.extra_args)
             .current_dir(&dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -675,10 +799,7 @@ impl MariaDb {
             conn.query_drop(sql)
                 .unwrap_or_else(|e| panic!("bootstrap `{sql}`: {e}"));
         }
-        let tcp = mysql::OptsBuilder::from_opts(
-            mysql::Opts::from_url(&self.url()).expect("valid mysql URL"),
-        )
-        .prefer_socket(false);
+        let tcp = mysql::OptsBuilder::from_opts(self.tcp_opts()).prefer_socket(false);
         if let Err(e) = mysql::Conn::new(tcp) {
             panic!(
                 "root cannot log in over TCP at {}: {e}\n--- error log tail ---\n{}",
@@ -718,9 +839,21 @@ impl MariaDb {
         read_from(&self.error_log_path(), 0)
     }
 
+    /// Root over TCP, with TLS verified against the CA for a TLS server.
+    fn tcp_opts(&self) -> mysql::Opts {
+        let opts = mysql::Opts::from_url(&self.url()).expect("valid mysql URL");
+        match &self.tls_ca {
+            Some(ca) => {
+                let ssl = mysql::SslOpts::default().with_root_cert_path(Some(ca.clone()));
+                mysql::OptsBuilder::from_opts(opts).ssl_opts(ssl).into()
+            }
+            None => opts,
+        }
+    }
+
     /// A new connection as root (panics with the error if it fails).
     pub fn conn(&self) -> mysql::Conn {
-        mysql::Conn::new(mysql::Opts::from_url(&self.url()).expect("valid mysql URL"))
+        mysql::Conn::new(self.tcp_opts())
             .unwrap_or_else(|e| panic!("connect to {}: {e}", self.url()))
     }
 
@@ -791,12 +924,25 @@ pub fn fresh_database(prefix: &str) -> String {
         .unwrap_or_else(|e| panic!("invalid MySQL URL {server_url:?}: {e}"));
     let mut conn = mysql::Conn::new(opts)
         .unwrap_or_else(|e| panic!("connect to MySQL at {}: {e}", redact(&server_url)));
+    create_database(&mut conn, &name, &redact(&server_url));
+    with_database(&base, &name)
+}
+
+/// `CREATE DATABASE name` (utf8mb4); panics naming `server` if refused.
+fn create_database(conn: &mut mysql::Conn, name: &str, server: &str) {
     use mysql::prelude::Queryable;
     conn.query_drop(format!(
         "CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci"
     ))
-    .unwrap_or_else(|e| panic!("CREATE DATABASE {name} on {}: {e}", redact(&server_url)));
-    with_database(&base, &name)
+    .unwrap_or_else(|e| panic!("CREATE DATABASE {name} on {server}: {e}"));
+}
+
+/// A fresh, uniquely named, empty database on `db` (created as root over
+/// [`MariaDb::conn`], so also on a TLS-only server); returns its plain URL.
+pub fn fresh_database_on(db: &MariaDb, prefix: &str) -> String {
+    let name = unique_db_name(prefix);
+    create_database(&mut db.conn(), &name, &db.url());
+    with_database(&db.url(), &name)
 }
 
 /// `<prefix>_<pid>_<seconds>_<counter>`: unique within and across runs.

@@ -49,6 +49,20 @@ fn shipped_redis_conf_loads_the_module() {
         .query(&mut con)
         .expect("CONFIG GET");
     assert_eq!(chunk, ["ticket.pool-chunk", "1"]);
+    let sweep: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("ticket.sweep-*")
+        .query(&mut con)
+        .expect("CONFIG GET");
+    assert_eq!(
+        sweep
+            .chunks(2)
+            .map(|kv| kv.join(" "))
+            .collect::<std::collections::BTreeSet<_>>(),
+        ["ticket.sweep-interval 100", "ticket.sweep-max 1000"]
+            .map(String::from)
+            .into(),
+    );
     let fsync: Vec<String> = redis::cmd("CONFIG")
         .arg("GET")
         .arg("appendfsync")

@@ -315,6 +315,10 @@ fn status_is_a_flat_array_in_resp2_and_a_map_in_resp3() {
             Value::Int(99_999_999_999_999),
             b("unsynced"),
             Value::Int(4),
+            b("held"),
+            Value::Int(0),
+            b("waiting"),
+            Value::Int(0),
         ]
     );
 

@@ -233,7 +233,20 @@ fn wrong_arity_uses_the_standard_message() {
     let cases: [&[&str]; 16] = [
         &["TICKET.INIT"],
         &["TICKET.INIT", "x"],
-        &["TICKET.INIT", "x", "10", "OPENS", "1", "CLOSES", "2", "X"],
+        &[
+            "TICKET.INIT",
+            "x",
+            "10",
+            "OPENS",
+            "1",
+            "CLOSES",
+            "2",
+            "HOLD",
+            "3",
+            "LIMIT",
+            "4",
+            "X",
+        ],
         &["TICKET.CLAIM"],
         &["TICKET.CLAIM", "e2"],
         &["TICKET.CLAIM", "e2", "u", "v"],
@@ -483,4 +496,93 @@ fn corrupt_values_are_reported_not_trusted() {
     // The server is still fine afterwards.
     let pong: String = redis::cmd("PING").query(&mut c).unwrap();
     assert_eq!(pong, "PONG");
+}
+
+#[test]
+fn bad_checkout_options_and_confirms_are_refused_and_change_nothing() {
+    let (server, mut c) = populated();
+    let _ = &server;
+    ok(
+        &mut c,
+        &["TICKET.INIT", "shop", "10", "HOLD", "600000", "LIMIT", "3"],
+    );
+    claim(&mut c, "shop", "held");
+    // expect_error checks the digest before and after each of these.
+    for (options, why) in [
+        (vec!["HOLD", "-1"], "HOLD must be between 0 and 604800000"),
+        (vec!["HOLD", "604800001"], "HOLD must be"),
+        (vec!["HOLD", "soon"], "HOLD must be an integer"),
+        (vec!["LIMIT", "0"], "LIMIT must be between 1 and 1000"),
+        (vec!["LIMIT", "1001"], "LIMIT must be"),
+        (vec!["LIMIT", "2", "limit", "3"], "option LIMIT given twice"),
+        (vec!["HOLD"], "option HOLD needs a value"),
+    ] {
+        let mut parts = vec!["TICKET.INIT", "n", "10"];
+        parts.extend(&options);
+        let msg = expect_error(&mut c, &parts, "ERR");
+        assert!(msg.contains(why), "{options:?}: {msg}");
+    }
+    for (options, code, why) in [
+        (
+            vec!["COUNT", "0"],
+            "ERR",
+            "COUNT must be between 1 and 1000",
+        ),
+        (vec!["COUNT", "1001"], "ERR", "COUNT must be"),
+        (vec!["COUNT", "two"], "ERR", "COUNT must be an integer"),
+        (
+            vec!["COUNT", "1", "count", "1"],
+            "ERR",
+            "option COUNT given twice",
+        ),
+        (
+            vec!["HOLD", "1", "HOLD", "1"],
+            "ERR",
+            "option HOLD given twice",
+        ),
+        (vec!["HOLD", "-5"], "ERR", "HOLD must be between"),
+        (
+            vec!["SOON", "1"],
+            "ERR",
+            "unknown option 'SOON' (expected COUNT, HOLD)",
+        ),
+        (
+            vec!["COUNT", "4"],
+            "LIMIT",
+            "allows at most 3 tickets per user, asked for 4",
+        ),
+        (vec!["COUNT", "10"], "LIMIT", "asked for 10"),
+    ] {
+        let mut parts = vec!["TICKET.CLAIM", "shop", "new"];
+        parts.extend(&options);
+        let msg = expect_error(&mut c, &parts, code);
+        assert!(msg.contains(why), "{options:?}: {msg}");
+    }
+    // All or nothing: 9 are free, 3 asked by each of three users, then a fourth.
+    for user in ["x", "y", "z"] {
+        value(&mut c, &["TICKET.CLAIM", "shop", user, "COUNT", "3"]);
+    }
+    let msg = expect_error(
+        &mut c,
+        &["TICKET.CLAIM", "shop", "w", "COUNT", "2"],
+        "SOLDOUT",
+    );
+    assert_eq!(msg, "SOLDOUT event 'shop' is sold out");
+    let msg = expect_error(&mut c, &["TICKET.CONFIRM", "shop", "nobody"], "NOHOLD");
+    assert!(
+        msg.starts_with("NOHOLD user 'nobody' holds no tickets of event 'shop'"),
+        "{msg}"
+    );
+    expect_error(&mut c, &["TICKET.CONFIRM", "nope", "u"], "NOEVENT");
+    expect_error(&mut c, &["TICKET.ORDER", "nope", "u"], "NOEVENT");
+    expect_error(&mut c, &["TICKET.CONFIRM", "shop"], "ERR");
+    expect_error(&mut c, &["TICKET.ORDER", "shop", "a", "b"], "ERR");
+    expect_error(&mut c, &["TICKET.CONFIRM", "shop", "a\nb"], "ERR");
+    // Confirming a sold order changes nothing and says how many it holds.
+    let before = digest(&mut c);
+    assert_eq!(int(&mut c, &["TICKET.CONFIRM", "shop", "held"]), 1);
+    assert_ne!(digest(&mut c), before, "the first confirm sells");
+    let before = digest(&mut c);
+    assert_eq!(int(&mut c, &["TICKET.CONFIRM", "shop", "held"]), 1);
+    assert_eq!(digest(&mut c), before, "a repeat confirm is a no-op");
 }

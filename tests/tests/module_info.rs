@@ -47,12 +47,14 @@ fn module_list_names_ticket() {
         .chunks(2)
         .find(|kv| text(&kv[0]) == "ver")
         .map(|kv| kv[1].clone());
-    assert_eq!(ver, Some(Value::Int(1)));
+    assert_eq!(ver, Some(Value::Int(2)));
 }
 
-const ALL: [(&str, &[&str]); 8] = [
+const ALL: [(&str, &[&str]); 10] = [
     ("ticket.init", &["e1", "10", "OPENS", "5", "CLOSES", "9"]),
     ("ticket.claim", &["e1", "u"]),
+    ("ticket.confirm", &["e1", "u"]),
+    ("ticket.order", &["e1", "u"]),
     ("ticket.cancel", &["e1", "u"]),
     ("ticket.open", &["e1"]),
     ("ticket.close", &["e1"]),
@@ -101,26 +103,99 @@ fn command_flags_and_key_specs() {
             "{name}: first key, last key, step"
         );
         let has = |f: &str| flags.iter().any(|x| x == f);
-        if matches!(name, "ticket.holder" | "ticket.status") {
+        let key_flags = key_spec_flags(&fields[8]);
+        if matches!(name, "ticket.holder" | "ticket.status" | "ticket.order") {
             assert!(has("readonly") && has("fast"), "{name}: {flags:?}");
             assert!(!has("write") && !has("denyoom"), "{name}: {flags:?}");
+            assert_eq!(key_flags, ["RO", "access"], "{name}: key spec");
         } else {
             assert!(has("write") && has("denyoom"), "{name}: {flags:?}");
             assert!(!has("readonly") && !has("fast"), "{name}: {flags:?}");
+            assert_eq!(key_flags[0], "RW", "{name}: key spec");
         }
     }
+}
+
+/// The flags of the one key spec in a `COMMAND INFO` reply's key specs.
+fn key_spec_flags(specs: &Value) -> Vec<String> {
+    let Value::Array(specs) = specs else {
+        panic!("key specs: {specs:?}")
+    };
+    assert_eq!(specs.len(), 1, "one key spec: {specs:?}");
+    let Value::Array(spec) = &specs[0] else {
+        panic!("key spec: {specs:?}")
+    };
+    let at = spec.iter().position(|v| text(v) == "flags").expect("flags");
+    match &spec[at + 1] {
+        Value::Array(f) | Value::Set(f) => f.iter().map(text).collect(),
+        other => panic!("key spec flags: {other:?}"),
+    }
+}
+
+/// `COMMAND DOCS` of a command as name -> value.
+fn docs(c: &mut Connection, name: &str) -> Vec<(String, Value)> {
+    let reply = value(c, &["COMMAND", "DOCS", name]);
+    let items = match reply {
+        Value::Array(v) => v,
+        Value::Map(m) => m.into_iter().flat_map(|(k, v)| [k, v]).collect(),
+        other => panic!("COMMAND DOCS {name}: {other:?}"),
+    };
+    assert_eq!(items.len(), 2, "COMMAND DOCS {name}: {items:?}");
+    match &items[1] {
+        Value::Array(f) => f.chunks(2).map(|p| (text(&p[0]), p[1].clone())).collect(),
+        other => panic!("COMMAND DOCS {name}: {other:?}"),
+    }
+}
+
+#[test]
+fn command_docs_for_every_command() {
+    let server = RedisServer::start();
+    let mut c = server.conn();
+    let names = ALL.iter().map(|(n, _)| *n).chain(["ticket._apply"]);
+    for name in names {
+        let doc = docs(&mut c, name);
+        let get = |field: &str| {
+            doc.iter()
+                .find(|(k, _)| k == field)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| panic!("{name} docs lack {field}: {doc:?}"))
+        };
+        assert!(text(&get("summary")).len() > 20, "{name}");
+        assert!(text(&get("since")).starts_with("0."), "{name}");
+        assert_eq!(text(&get("module")), "ticket", "{name}");
+        let Value::Array(args) = get("arguments") else {
+            panic!("{name} arguments")
+        };
+        let first_key = args
+            .iter()
+            .position(|a| format!("{a:?}").contains("\"key\""));
+        let want = if name == "ticket._apply" { 1 } else { 0 };
+        assert_eq!(
+            first_key,
+            Some(want),
+            "{name}: the event is the key argument"
+        );
+    }
+    // Redis itself now enforces the documented arity, with its standard message.
+    let err = cmd(&["TICKET.STATUS"]).query::<Value>(&mut c).unwrap_err();
+    assert!(
+        error_line(&err).contains("wrong number of arguments"),
+        "{err}"
+    );
+}
+
+/// The `ticket_<name>` counter of `INFO ticket`.
+fn counter(c: &mut Connection, name: &str) -> i64 {
+    info_field(c, "ticket", &format!("ticket_{name}"))
+        .unwrap_or_else(|| panic!("INFO ticket has no ticket_{name}"))
+        .parse()
+        .unwrap()
 }
 
 #[test]
 fn info_ticket_counters_move_as_expected() {
     let server = RedisServer::start();
     let mut c = server.conn();
-    let counter = |c: &mut Connection, name: &str| -> i64 {
-        info_field(c, "ticket", &format!("ticket_{name}"))
-            .unwrap_or_else(|| panic!("INFO ticket has no ticket_{name}"))
-            .parse()
-            .unwrap()
-    };
     let names = [
         "claims",
         "repeat_claims",
@@ -162,6 +237,26 @@ fn info_ticket_counters_move_as_expected() {
     let everything: String = redis::cmd("INFO").arg("everything").query(&mut c).unwrap();
     assert!(everything.contains("# ticket_stats"), "no ticket section");
     assert!(everything.contains("ticket_claims:2"));
+}
+
+#[test]
+fn info_ticket_counts_holds_confirms_and_expiries() {
+    let server = RedisServer::start();
+    let mut c = server.conn();
+    let all = |c: &mut Connection| ["holds", "confirms", "expired"].map(|n| counter(c, n));
+    assert_eq!(all(&mut c), [0, 0, 0]);
+    ok(&mut c, &["TICKET.INIT", "e", "5", "HOLD", "2000"]);
+    claim(&mut c, "e", "a");
+    claim(&mut c, "e", "b");
+    value(&mut c, &["TICKET.CLAIM", "e", "c", "HOLD", "0"]);
+    assert_eq!(all(&mut c), [2, 0, 0], "a claim with HOLD 0 is a sale");
+    int(&mut c, &["TICKET.CONFIRM", "e", "a"]);
+    int(&mut c, &["TICKET.CONFIRM", "e", "a"]);
+    assert_eq!(all(&mut c), [2, 1, 0], "a repeat confirm is no confirm");
+    wait_until(Duration::from_secs(20), "b's hold expired", || {
+        counter(&mut c, "expired") == 1
+    });
+    assert_eq!(counter(&mut c, "claims"), 3);
 }
 
 /// Sends `XREAD BLOCK <ms> STREAMS <key> $` on its own connection in a thread,

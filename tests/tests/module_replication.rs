@@ -1,7 +1,10 @@
-//! Effects replication and persistence: a replica (streaming and full sync)
-//! and an AOF reload (after a clean stop, a crash and a rewrite) reach the
-//! primary's state byte for byte (`DEBUG DIGEST`, per-key
-//! `DEBUG DIGEST-VALUE`, stream ids).
+//! Effects replication and persistence: a replica (streaming and full sync),
+//! a replica of that replica, an AOF reload (after a clean stop, a crash and
+//! a rewrite) and a promoted replica reach the primary's state byte for byte
+//! (`DEBUG DIGEST`, per-key `DEBUG DIGEST-VALUE`, stream ids). Every state
+//! change travels as one `TICKET._APPLY` effect: replicas run with
+//! `propagation-error-behavior panic`, so an effect they cannot apply would
+//! crash them, and they execute no plain HSET/ZREM/XADD and no MULTI.
 
 #[path = "support/module.rs"]
 mod support;
@@ -152,23 +155,48 @@ fn state(c: &mut Connection) -> State {
     }
 }
 
-fn wait_for_link(replica: &RedisServer) {
-    let mut c = replica.conn();
-    wait_until(Duration::from_secs(20), "the replica is in sync", || {
-        info_field(&mut c, "replication", "master_link_status").as_deref() == Some("up")
-    });
+/// A replica of the server on `port` that panics on an effect it cannot
+/// apply, and keeps an AOF of what it applied.
+fn strict_replica(port: u16) -> RedisServer {
+    let port = port.to_string();
+    RedisServer::start_with(&[
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+        "--propagation-error-behavior",
+        "panic",
+        "--appendonly",
+        "yes",
+        "--repl-diskless-sync-delay",
+        "0",
+    ])
 }
 
-fn wait_replicated(primary: &mut Connection, replicas: i64) {
-    let acked: i64 = redis::cmd("WAIT")
-        .arg(replicas)
-        .arg(1000)
-        .query(primary)
-        .unwrap();
+/// Calls of each command from `INFO commandstats`, e.g. `hset` -> 3.
+fn command_calls(c: &mut Connection) -> std::collections::HashMap<String, i64> {
+    let info: String = redis::cmd("INFO").arg("commandstats").query(c).unwrap();
+    info.lines()
+        .filter_map(|l| l.strip_prefix("cmdstat_"))
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(':')?;
+            let calls = rest.strip_prefix("calls=")?.split(',').next()?;
+            Some((name.to_string(), calls.parse().ok()?))
+        })
+        .collect()
+}
+
+/// A replica applied the primary's changes as `TICKET._APPLY` effects only.
+fn assert_applied_as_effects(c: &mut Connection) {
+    let calls = command_calls(c);
     assert!(
-        acked >= replicas,
-        "WAIT {replicas} 1000 acknowledged {acked}"
+        calls.get("ticket._apply").copied().unwrap_or(0) > 20,
+        "{calls:?}"
     );
+    for plain in ["hset", "hdel", "zadd", "zrem", "xadd", "del"] {
+        assert_eq!(calls.get(plain), None, "the replica ran {plain}: {calls:?}");
+    }
+    // Only the workload's script and transaction (several commands each).
+    assert_eq!(calls.get("multi"), Some(&2), "{calls:?}");
 }
 
 #[test]
@@ -176,8 +204,10 @@ fn replica_reaches_the_primarys_state_byte_for_byte() {
     // No 5 s wait for more replicas before a full sync starts.
     let primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
     let port = primary.port().to_string();
-    let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &port]);
+    let replica = strict_replica(primary.port());
     wait_for_link(&replica);
+    let chained = strict_replica(replica.port());
+    wait_for_link(&chained);
     let mut p = primary.conn();
     let mut r = replica.conn();
 
@@ -206,6 +236,15 @@ fn replica_reaches_the_primarys_state_byte_for_byte() {
     wait_replicated(&mut p, 1);
     let expected = state(&mut p);
     assert_eq!(state(&mut r), expected, "replica differs after more work");
+    let mut sub = chained.conn();
+    wait_until(
+        Duration::from_secs(20),
+        "the replica's replica caught up",
+        || digest(&mut sub) == expected.digest,
+    );
+    assert_eq!(state(&mut sub), expected, "the replica's replica differs");
+    assert_applied_as_effects(&mut r);
+    assert_applied_as_effects(&mut sub);
     assert_eq!(
         status(&mut r, "win")["status"],
         Value::BulkString(b"closed".to_vec()),
@@ -231,6 +270,26 @@ fn replica_reaches_the_primarys_state_byte_for_byte() {
     );
 }
 
+/// The commands in the server's incremental AOF files, by name.
+fn aof_commands(server: &RedisServer) -> Vec<String> {
+    let dir = server.dir().join("appendonlydir");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.to_string_lossy().ends_with(".incr.aof") {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            // `*<n>` then `$<len>` then the command name.
+            let lines: Vec<&str> = text.split("\r\n").collect();
+            for w in lines.windows(3) {
+                if w[0].starts_with('*') && w[1].starts_with('$') {
+                    names.push(w[2].to_ascii_uppercase());
+                }
+            }
+        }
+    }
+    names
+}
+
 #[test]
 fn aof_reload_reaches_the_same_state_after_stop_crash_and_rewrite() {
     let mut server = RedisServer::start_with(&["--appendonly", "yes", "--appendfsync", "always"]);
@@ -238,6 +297,22 @@ fn aof_reload_reaches_the_same_state_after_stop_crash_and_rewrite() {
     workload(&mut c);
     let before = state(&mut c);
     drop(c);
+    // One effect per state change: no plain writes, no MULTI around them
+    // (an EVAL or MULTI of several TICKET.* commands is the only MULTI).
+    let written = aof_commands(&server);
+    let applies = written.iter().filter(|n| *n == "TICKET._APPLY").count();
+    assert!(applies > 20, "{written:?}");
+    for plain in ["HSET", "HDEL", "ZADD", "ZREM", "XADD", "TICKET.CLAIM"] {
+        assert!(
+            !written.iter().any(|n| n == plain),
+            "AOF has {plain}: {written:?}"
+        );
+    }
+    assert_eq!(
+        written.iter().filter(|n| *n == "MULTI").count(),
+        2,
+        "{written:?}"
+    );
 
     // Clean stop, same directory, same arguments.
     server.stop();
@@ -288,7 +363,7 @@ fn replica_switching_primaries_and_promotion_see_the_new_data() {
     claim(&mut p2, "ev", "y");
     ok(&mut p2, &["TICKET.CLOSE", "ev"]);
 
-    let replica = RedisServer::start_with(&["--replicaof", "127.0.0.1", &first.port().to_string()]);
+    let replica = strict_replica(first.port());
     wait_for_link(&replica);
     wait_replicated(&mut p1, 1);
     let mut r = replica.conn();

@@ -49,8 +49,8 @@ pub fn big_event(ctx: &Ctx) -> Result<ScenarioReport> {
         );
     }
     let mut bytes = 0;
-    for k in ["meta", "pool", "holders", "log"] {
-        bytes += memory_usage(&mut r, &format!("ticket:{{{event}}}:{k}"))?;
+    for part in protocol::keys::PARTS {
+        bytes += memory_usage(&mut r, &protocol::keys::key(&event, part))?;
     }
     let st = env::ticket_status(&mut r, &event)?;
     let remaining = env::status_field(&st, "remaining")?;

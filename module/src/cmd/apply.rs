@@ -14,17 +14,21 @@
 
 use std::os::raw::c_int;
 
-use redis_module::{raw, Context, RedisResult, RedisString, RedisValue};
+use redis_module::raw::RedisModuleString;
+use redis_module::{raw, Context, RedisResult, RedisValue};
 
-use super::{guarded, CommandError};
+use super::{bytes_of, guarded, CommandError};
 use crate::error::TicketError;
 use crate::redis_store::{Access, RedisStore};
 use crate::{apply, stats};
 
-/// Where the user id sits in `TICKET._APPLY 1 E claim|cancel id at user ...`.
+/// Where the user id sits in `TICKET._APPLY 1 E <op> id at user ...` for
+/// every op about a user's tickets.
 const USER_ARG: usize = 6;
 
-pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+/// Takes Redis's argv as is (registered by hand in `lib.rs`: a replica runs
+/// one of these per claim).
+pub fn command(ctx: &Context, argv: &[*mut RedisModuleString]) -> RedisResult {
     guarded(|| {
         if !from_primary_or_aof(ctx) {
             return Err(TicketError::NoPerm(
@@ -32,19 +36,12 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
             )
             .into());
         }
-        let args: Vec<&[u8]> = argv.iter().skip(1).map(|a| a.as_slice()).collect();
+        let args: Vec<&[u8]> = argv.iter().skip(1).map(|a| bytes_of(*a)).collect();
         let (event, effect) = protocol::effect::decode(&args)
             .map_err(|e| TicketError::Invalid(format!("TICKET._APPLY: {e}")))?;
-        if !apply::supported(&effect) {
-            return Err(TicketError::Invalid(
-                "TICKET._APPLY: this module does not apply that effect yet: upgrade replicas first"
-                    .into(),
-            )
-            .into());
-        }
         let user = argv
             .get(USER_ARG)
-            .and_then(|s| Some((std::str::from_utf8(s.as_slice()).ok()?, s.inner)));
+            .and_then(|s| Some((std::str::from_utf8(bytes_of(*s)).ok()?, *s)));
         let mut store = RedisStore::open(ctx, event, Access::Write, user);
         apply::apply(&mut store, &effect);
         drop(store);

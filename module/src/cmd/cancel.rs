@@ -1,11 +1,13 @@
-//! `TICKET.CANCEL event user` — gives a ticket back.
+//! `TICKET.CANCEL event user` — gives a user's tickets back.
 //!
-//! Removes the user from the holders, returns the number to the pool (it is
-//! the next one handed out, being the lowest free) and appends `op=cancel`.
+//! Removes the user from the holders, returns all the user's tickets, held
+//! or sold, to the pool (the lowest free are handed out first) and appends
+//! `op=cancel`. Holds past their deadline are expired first.
 //! Allowed after close too (a refund), so the returned number is free again
 //! if the event reopens.
 //!
-//! Reply: integer, the returned ticket number; nil if the user held none.
+//! Reply: integer, the lowest returned ticket number; nil if the user held
+//! none.
 //! Errors: `NOEVENT`, `ERR` (invalid event or user id), `TRYAGAIN` (the
 //! event's keys disagree, see `claim`), `WRONGTYPE`/`CORRUPT`.
 

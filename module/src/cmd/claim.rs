@@ -1,23 +1,31 @@
-//! `TICKET.CLAIM event user` — the hot path.
+//! `TICKET.CLAIM event user [COUNT n] [HOLD ms]` — the hot path.
 //!
-//! Atomically: if `user` already holds a ticket of `event`, replies with it
-//! (no log entry, also after close); otherwise pops the lowest free number
-//! (minting the next chunk of the lazy pool when it is empty), records the
-//! holder, appends `op=claim` to the log and replies with the number.
+//! Atomically: expires the event's holds that are past their deadline; if
+//! `user` already holds tickets of `event` (held or sold), replies with them
+//! (no log entry, also after close, whatever `COUNT` says); otherwise takes
+//! the `n` lowest free numbers (`COUNT`, default 1; all or nothing), minting
+//! the next chunk of the lazy pool when needed, records the holder and
+//! appends `op=claim` — or `op=hold` with its deadline when the claim holds
+//! (`HOLD ms`, default the event's `HOLD`; 0 = a final sale): a held order
+//! is the user's until `TICKET.CONFIRM` or its deadline.
 //!
-//! Reply: integer, the ticket number (`1..=total`).
+//! Reply: without `COUNT`, an integer: the user's lowest ticket
+//! (`1..=total`); with `COUNT`, an array of all the user's tickets, ascending.
 //! Errors: `NOEVENT` (no such event), `NOTOPEN` (before `opens_at`),
-//! `CLOSED` (closed, or past `closes_at`), `SOLDOUT`, `ERR` (invalid event or
-//! user id), `TRYAGAIN` (the event's keys disagree: a cluster slot migration
-//! in progress; nothing changed), `WRONGTYPE`/`CORRUPT` (the event's keys
-//! were tampered with).
+//! `CLOSED` (closed, or past `closes_at`), `SOLDOUT` (fewer than `n` free),
+//! `LIMIT` (`n` above the event's `LIMIT`), `ERR` (invalid event or user id;
+//! `COUNT` outside `1..=1000`, `HOLD` outside `0..=604800000` (7 days),
+//! an option unknown, repeated or without value), `TRYAGAIN` (the event's
+//! keys disagree: a cluster slot migration in progress; nothing changed),
+//! `WRONGTYPE`/`CORRUPT` (the event's keys were tampered with).
 
 use std::sync::atomic::Ordering;
 
 use redis_module::raw::RedisModuleString;
 use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{exactly_raw, guarded, now_ms};
+use super::{bytes_of, exactly_raw, guarded, now_ms, CommandError};
+use crate::pool::ClaimOptions;
 use crate::redis_store::{Access, RedisStore};
 use crate::{args, pool, stats, POOL_CHUNK};
 
@@ -25,12 +33,32 @@ use crate::{args, pool, stats, POOL_CHUNK};
 /// skips the crate's copy of every argument into a `Vec<RedisString>`).
 pub fn command(ctx: &Context, argv: &[*mut RedisModuleString]) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly_raw(argv)?;
+        // Options are parsed only when there are any: the plain claim stays
+        // as cheap as it was before they existed.
+        let (event, user, options) = match argv.len() {
+            3 => {
+                let [event, user] = exactly_raw(argv)?;
+                (event, user, ClaimOptions::default())
+            }
+            n if n > 3 && n % 2 == 1 => {
+                let given: Vec<&[u8]> = argv[3..].iter().map(|s| bytes_of(*s)).collect();
+                (
+                    bytes_of(argv[1]),
+                    bytes_of(argv[2]),
+                    args::claim_options(&given)?,
+                )
+            }
+            _ => return Err(CommandError::Arity),
+        };
         let (event, user) = (args::event_id(event)?, args::user_id(user)?);
         let mut store = RedisStore::open(ctx, event, Access::Write, Some((user, argv[2])));
         let chunk = POOL_CHUNK.load(Ordering::Relaxed);
-        let outcome = pool::claim(&mut store, event, user, now_ms(), chunk);
+        let outcome = pool::claim(&mut store, event, user, options, now_ms(), chunk);
         stats::count_claim(&outcome);
-        Ok(RedisValue::Integer(outcome?.ticket()))
+        let claim = outcome?;
+        Ok(match options.count {
+            None => RedisValue::Integer(claim.ticket()),
+            Some(_) => super::ticket_array(claim.tickets()),
+        })
     })
 }

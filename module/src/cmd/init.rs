@@ -1,17 +1,23 @@
-//! `TICKET.INIT event total [OPENS unix-ms] [CLOSES unix-ms]` — creates an event.
+//! `TICKET.INIT event total [OPENS unix-ms] [CLOSES unix-ms] [HOLD ms] [LIMIT n]`
+//! — creates an event.
 //!
 //! Writes the meta hash (`status` = `open`, `minted` = 0: the pool is minted
 //! lazily by the first claim, so any size inits in O(1)), appends `op=init`
 //! to the log and publishes the event id on the `ticket:events` channel so a
 //! running sidecar starts draining it at once. Claims are accepted from
 //! `OPENS` (if given) until `CLOSES` (if given); `0` means no bound.
+//! `HOLD` is the default hold of a claim (0, the default: a claim is a
+//! final sale; at most 7 days); `LIMIT` the most tickets one user may hold
+//! (1..=1000, default 1).
 //!
 //! Reply: `OK`.
 //! Errors: `EXISTS` (the event already exists), `ERR` (invalid event id,
 //! total outside `1..=2147483647`, unknown or repeated option, negative time,
-//! `CLOSES` not after `OPENS`), `WRONGTYPE`.
+//! `CLOSES` not after `OPENS`, `HOLD` or `LIMIT` out of range), `WRONGTYPE`.
 
 use redis_module::{raw, Context, RedisResult, RedisString, RedisValue};
+
+use protocol::effect::Checkout;
 
 use super::{arguments, guarded, now_ms};
 use crate::redis_store::{Access, RedisStore};
@@ -22,14 +28,16 @@ pub const EVENTS_CHANNEL: &str = "ticket:events";
 
 pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
     guarded(|| {
-        let init = args::init_args(&arguments(&argv, 2, 6)?)?;
+        let init = args::init_args(&arguments(&argv, 2, 10)?)?;
         let mut store = RedisStore::open(ctx, init.event, Access::Write, None);
         pool::init(
             &mut store,
             init.event,
-            init.total,
-            init.opens_at,
-            init.closes_at,
+            (init.total, init.opens_at, init.closes_at),
+            Checkout {
+                hold: init.hold,
+                limit: init.limit,
+            },
             now_ms(),
         )?;
         stats::INITS.bump();

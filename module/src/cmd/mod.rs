@@ -4,18 +4,25 @@
 pub mod apply;
 pub mod cancel;
 pub mod claim;
+pub mod confirm;
 pub mod drop;
 pub mod holder;
 pub mod init;
 pub mod open_close;
+pub mod order;
 pub mod status;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use redis_module::raw::RedisModuleString;
-use redis_module::{RedisError, RedisResult, RedisString, RedisValue};
+use std::os::raw::c_int;
+
+use redis_module::raw::{self, RedisModuleString};
+use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
+
+use protocol::record::Tickets;
 
 use crate::error::TicketError;
+use crate::pool::ExpiredFrom;
 
 /// Runs a command body, turning a [`TicketError`] into its error reply and a
 /// panic into an `INTERNAL` error instead of aborting the user's Redis.
@@ -76,7 +83,7 @@ pub fn exactly_raw<const N: usize>(
 }
 
 /// The bytes of one of Redis's argv strings (valid for the whole command).
-fn bytes_of<'a>(s: *mut RedisModuleString) -> &'a [u8] {
+pub(crate) fn bytes_of<'a>(s: *mut RedisModuleString) -> &'a [u8] {
     let mut len = 0;
     // SAFETY: Redis keeps argv alive and unchanged until the command returns.
     unsafe {
@@ -94,4 +101,24 @@ pub fn now_ms() -> i64 {
 /// An integer reply, or nil.
 pub fn integer_or_nil(value: Option<i64>) -> RedisValue {
     value.map_or(RedisValue::Null, RedisValue::Integer)
+}
+
+/// Ticket numbers as an array reply.
+pub fn ticket_array(tickets: &Tickets) -> RedisValue {
+    RedisValue::Array(
+        tickets
+            .as_slice()
+            .iter()
+            .map(|t| RedisValue::Integer(*t))
+            .collect(),
+    )
+}
+
+/// From when reads count holds past their deadline as free: now on a
+/// primary; never on a replica, which shows a hold until its primary's
+/// `op=expire` arrives (or it is promoted and sweeps it itself).
+pub fn expired_from(ctx: &Context) -> ExpiredFrom {
+    // SAFETY: a plain getter on the live context.
+    let flags = unsafe { raw::RedisModule_GetContextFlags.unwrap()(ctx.ctx) };
+    (flags & raw::REDISMODULE_CTX_FLAGS_MASTER as c_int != 0).then(now_ms)
 }

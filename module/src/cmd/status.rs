@@ -1,16 +1,19 @@
 //! `TICKET.STATUS event` — read-only summary of an event.
 //!
 //! Reply: a map in RESP3, a flat array of name/value pairs in RESP2, in this
-//! order: `total`, `remaining` (free tickets), `claimed` (current holders),
-//! `status` (`open`/`closed`), `opens_at`, `closes_at` (unix ms, 0 = none),
-//! `unsynced` (log entries the sidecar has not drained yet).
+//! order: `total`, `remaining` (free tickets), `claimed` (tickets held or
+//! sold), `status` (`open`/`closed`), `opens_at`, `closes_at` (unix ms, 0 =
+//! none), `unsynced` (log entries the sidecar has not drained yet), `held`
+//! (tickets in live holds), `waiting` (the waiting list: 0 for now). On a
+//! primary, holds past their deadline count as free even before the sweep
+//! expires them; a replica counts them held until its primary's expiry.
 //! Errors: `NOEVENT`, `ERR` (invalid event id), `WRONGTYPE`/`CORRUPT`.
 
 use std::os::raw::c_long;
 
 use redis_module::{raw, Context, RedisResult, RedisString, RedisValue};
 
-use super::{exactly, guarded};
+use super::{exactly, expired_from, guarded};
 use crate::redis_store::{Access, RedisStore};
 use crate::{args, pool};
 
@@ -19,7 +22,7 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
         let [event] = exactly(&argv)?;
         let event = args::event_id(event)?;
         let mut store = RedisStore::open(ctx, event, Access::Read, None);
-        let r = pool::report(&mut store, event)?;
+        let r = pool::report(&mut store, event, expired_from(ctx))?;
         reply_ordered_map(
             ctx,
             vec![
@@ -30,6 +33,8 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
                 ("opens_at", RedisValue::Integer(r.opens_at)),
                 ("closes_at", RedisValue::Integer(r.closes_at)),
                 ("unsynced", RedisValue::Integer(r.unsynced)),
+                ("held", RedisValue::Integer(r.held)),
+                ("waiting", RedisValue::Integer(0)),
             ],
         );
         Ok(RedisValue::NoReply)
@@ -38,7 +43,7 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
 
 /// Replies with a map in the given order (`RedisValue::OrderedMap` would sort
 /// the names). Redis turns a map into a flat array for RESP2 clients.
-fn reply_ordered_map(ctx: &Context, fields: Vec<(&str, RedisValue)>) {
+pub fn reply_ordered_map(ctx: &Context, fields: Vec<(&str, RedisValue)>) {
     raw::reply_with_map(ctx.ctx, fields.len() as c_long);
     for (name, value) in fields {
         ctx.reply(Ok(RedisValue::BulkString(name.into())));

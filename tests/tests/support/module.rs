@@ -277,7 +277,12 @@ pub fn status(conn: &mut Connection, event: &str) -> BTreeMap<String, Value> {
         Value::Array(items) => items,
         other => panic!("TICKET.STATUS {event}: expected an array, got {other:?}"),
     };
-    assert_eq!(flat.len(), 14, "STATUS has 7 name/value pairs: {flat:?}");
+    assert_eq!(
+        flat.len(),
+        2 * STATUS_FIELDS.len(),
+        "STATUS has {} name/value pairs: {flat:?}",
+        STATUS_FIELDS.len()
+    );
     let names: Vec<String> = flat
         .iter()
         .step_by(2)
@@ -301,7 +306,7 @@ pub fn status_int(conn: &mut Connection, event: &str, name: &str) -> i64 {
     }
 }
 
-pub const STATUS_FIELDS: [&str; 7] = [
+pub const STATUS_FIELDS: [&str; 9] = [
     "total",
     "remaining",
     "claimed",
@@ -309,6 +314,8 @@ pub const STATUS_FIELDS: [&str; 7] = [
     "opens_at",
     "closes_at",
     "unsynced",
+    "held",
+    "waiting",
 ];
 
 /// Redis's clock (`TIME`) in unix milliseconds.
@@ -370,4 +377,27 @@ pub fn raise_fd_limit(want: u64) {
             assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
         }
     }
+}
+
+/// Waits until `replica`'s link to its primary is up.
+pub fn wait_for_link(replica: &ticketgate_tests::RedisServer) {
+    let mut c = replica.conn();
+    ticketgate_tests::wait_until(
+        std::time::Duration::from_secs(20),
+        "the replica is in sync",
+        || info_field(&mut c, "replication", "master_link_status").as_deref() == Some("up"),
+    );
+}
+
+/// `WAIT replicas 2000` on the primary, asserting that enough acknowledged.
+pub fn wait_replicated(primary: &mut Connection, replicas: i64) {
+    let acked: i64 = redis::cmd("WAIT")
+        .arg(replicas)
+        .arg(2000)
+        .query(primary)
+        .unwrap();
+    assert!(
+        acked >= replicas,
+        "WAIT {replicas} 2000 acknowledged {acked}"
+    );
 }

@@ -166,6 +166,26 @@ impl Drop for Sidecar {
     }
 }
 
+/// `TICKET.INIT event total` (panics if refused).
+pub fn init_event(c: &mut dyn redis::ConnectionLike, event: &str, total: i64) {
+    redis::cmd("TICKET.INIT")
+        .arg(event)
+        .arg(total)
+        .query::<()>(c)
+        .unwrap_or_else(|e| panic!("TICKET.INIT {event}: {e}"));
+}
+
+/// `TICKET.CLAIM event u<i>` for every `i` of `users` (panics if refused).
+pub fn claim_users(c: &mut dyn redis::ConnectionLike, event: &str, users: std::ops::Range<u32>) {
+    for i in users {
+        redis::cmd("TICKET.CLAIM")
+            .arg(event)
+            .arg(format!("u{i}"))
+            .query::<i64>(c)
+            .unwrap_or_else(|e| panic!("TICKET.CLAIM {event} u{i}: {e}"));
+    }
+}
+
 /// Redis side of one event: holders, remaining, unsynced.
 #[derive(Debug, PartialEq, Eq)]
 pub struct RedisView {

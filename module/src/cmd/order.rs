@@ -1,0 +1,42 @@
+//! `TICKET.ORDER event user` — read-only: a user's order.
+//!
+//! Reply: a map in RESP3, a flat array of name/value pairs in RESP2, in this
+//! order: `tickets` (array, ascending), `state` (`held` or `sold`),
+//! `expires_at` (the held order's deadline in unix ms; 0 when sold); nil
+//! when the user holds nothing. On a primary a hold past its deadline is
+//! nothing (it is free, swept or not); a replica shows it until its
+//! primary's expiry arrives.
+//! Errors: `NOEVENT`, `ERR` (invalid event or user id), `WRONGTYPE`/`CORRUPT`.
+
+use redis_module::{Context, RedisResult, RedisString, RedisValue};
+
+use super::{exactly, expired_from, guarded, ticket_array};
+use crate::redis_store::{Access, RedisStore};
+use crate::{args, pool};
+
+pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+    guarded(|| {
+        let [event, user] = exactly(&argv)?;
+        let (event, user) = (args::event_id(event)?, args::user_id(user)?);
+        let mut store = RedisStore::open(ctx, event, Access::Read, Some((user, argv[2].inner)));
+        let Some(order) = pool::order(&mut store, event, user, expired_from(ctx))? else {
+            return Ok(RedisValue::Null);
+        };
+        let state = match order.expires_at {
+            Some(_) => "held",
+            None => "sold",
+        };
+        super::status::reply_ordered_map(
+            ctx,
+            vec![
+                ("tickets", ticket_array(&order.tickets)),
+                ("state", RedisValue::BulkString(state.into())),
+                (
+                    "expires_at",
+                    RedisValue::Integer(order.expires_at.unwrap_or(0)),
+                ),
+            ],
+        );
+        Ok(RedisValue::NoReply)
+    })
+}
