@@ -436,6 +436,25 @@ fn join_all<T>(handles: Vec<thread::ScopedJoinHandle<'_, Result<T>>>) -> Vec<Res
         .collect()
 }
 
+/// Sends due actions on the idle connections, urgent ones first.
+fn dispatch(
+    queue: &mut Queue,
+    conns: &mut [RawConn],
+    busy: &mut [Option<(usize, Instant)>],
+    now: Instant,
+) -> Result<()> {
+    for (c, b) in conns.iter_mut().zip(busy.iter_mut()) {
+        if b.is_none() {
+            let Some((user, bytes)) = queue.pop_due(now) else {
+                break;
+            };
+            c.send(&bytes)?;
+            *b = Some((user, now));
+        }
+    }
+    Ok(())
+}
+
 fn scheduled_thread<A: Actor>(
     mut actor: A,
     mut conns: Vec<RawConn>,
@@ -456,15 +475,7 @@ fn scheduled_thread<A: Actor>(
         let now = Instant::now();
         let stopping = stop.load(Ordering::Relaxed) || now >= deadline;
         if !stopping {
-            for (i, c) in conns.iter_mut().enumerate() {
-                if busy[i].is_none() {
-                    let Some((user, bytes)) = queue.pop_due(now) else {
-                        break;
-                    };
-                    c.send(&bytes)?;
-                    busy[i] = Some((user, now));
-                }
-            }
+            dispatch(&mut queue, &mut conns, &mut busy, now)?;
         }
         let waiting: Vec<usize> = (0..conns.len()).filter(|&i| busy[i].is_some()).collect();
         if waiting.is_empty() && (stopping || queue.is_empty()) {

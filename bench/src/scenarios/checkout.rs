@@ -270,25 +270,7 @@ fn run_users(
         AtomicBool::new(false),
     );
     let threads = z.client_threads.max(1);
-    let actors: Vec<Users> = (0..threads)
-        .map(|j| Users {
-            cmds,
-            plan,
-            confirmed: &confirmed,
-            stop: &stop,
-            ids: (j as u64..z.checkout_users)
-                .step_by(threads)
-                .map(|k| format!("u{k}"))
-                .collect(),
-            steps: Vec::new(),
-            rng: mix(j as u64 + 1),
-            t: Tally::default(),
-        })
-        .map(|mut u| {
-            u.steps = vec![Step::Claiming; u.ids.len()];
-            u
-        })
-        .collect();
+    let actors = users_of(cmds, plan, (&confirmed, &stop), threads, z.checkout_users);
     let deadline = Instant::now() + Duration::from_secs(z.checkout_deadline_s);
     let conns = (z.checkout_conns as usize / threads).max(1);
     let ready = Barrier::new(2);
@@ -318,6 +300,34 @@ fn run_users(
             log_errors,
         })
     })
+}
+
+/// The users `u0..u<users>` split over `threads` actors.
+fn users_of<'a>(
+    cmds: &'a Cmds,
+    plan: Plan,
+    (confirmed, stop): (&'a AtomicU64, &'a AtomicBool),
+    threads: usize,
+    users: u64,
+) -> Vec<Users<'a>> {
+    (0..threads)
+        .map(|j| {
+            let ids: Vec<String> = (j as u64..users)
+                .step_by(threads)
+                .map(|k| format!("u{k}"))
+                .collect();
+            Users {
+                cmds,
+                plan,
+                confirmed,
+                stop,
+                steps: vec![Step::Claiming; ids.len()],
+                ids,
+                rng: mix(j as u64 + 1),
+                t: Tally::default(),
+            }
+        })
+        .collect()
 }
 
 fn merge(into: &mut Tally, t: Tally) {
@@ -541,22 +551,7 @@ pub fn checkout(ctx: &Ctx) -> Result<ScenarioReport> {
         n0(z.checkout_users), n0(plan.total), z.checkout_conns, z.checkout_hold_ms, plan.abandon_pct, plan.think_ms, plan.retry_ms
     );
     ctx.ui.say(&format!("checkout: {what}"));
-    let mut rep = ScenarioReport::new(
-        "checkout",
-        &what,
-        vec![
-            col("sold", "sold", 0),
-            col("claims_per_s", "claims/s", 0),
-            col("confirms_per_s", "confirms/s", 0),
-            col("expired", "expired", 0),
-            col("late_confirms", "late confirms", 0),
-            col("late_p50_ms", "released late p50 ms", 0),
-            col("late_p99_ms", "p99 ms", 0),
-            col("late_max_ms", "max ms", 0),
-            col("sold_out_s", "sold out s", 1),
-            col("mysql_lag_ms", "MySQL lag ms", 0),
-        ],
-    );
+    let mut rep = ScenarioReport::new("checkout", &what, columns());
     for (path, run) in [
         (TG, run_tg as fn(&Ctx, Plan) -> Result<PathOut>),
         (LUA_HOLDS, run_lua),
@@ -566,6 +561,27 @@ pub fn checkout(ctx: &Ctx) -> Result<ScenarioReport> {
         rep.add_violations(path, v);
         rep.notes.extend(notes);
     }
+    summarize(&mut rep, z.checkout_conns);
+    Ok(rep)
+}
+
+fn columns() -> Vec<crate::report::Column> {
+    vec![
+        col("sold", "sold", 0),
+        col("claims_per_s", "claims/s", 0),
+        col("confirms_per_s", "confirms/s", 0),
+        col("expired", "expired", 0),
+        col("late_confirms", "late confirms", 0),
+        col("late_p50_ms", "released late p50 ms", 0),
+        col("late_p99_ms", "p99 ms", 0),
+        col("late_max_ms", "max ms", 0),
+        col("sold_out_s", "sold out s", 1),
+        col("mysql_lag_ms", "MySQL lag ms", 0),
+    ]
+}
+
+/// Ratios, targets, what was checked and how to read the table.
+fn summarize(rep: &mut ScenarioReport, conns: u64) {
     rep.add_ratio(
         "release p99 lateness lua/ticketgate",
         ratio(
@@ -604,10 +620,9 @@ pub fn checkout(ctx: &Ctx) -> Result<ScenarioReport> {
         "claims/s and confirms/s: replies per second over the run until sold out (SOLDOUT replies to retries included), what {} connections drew; \
          released late = op=expire `at` minus the hold's `until`; ticketgate expires lazily in every CLAIM/CONFIRM and in its 100 ms sweep, \
          the Lua path only in the client's sweep script every {} ms",
-        z.checkout_conns,
+        conns,
         LUA_SWEEP_EVERY.as_millis()
     ));
-    Ok(rep)
 }
 
 #[cfg(test)]
