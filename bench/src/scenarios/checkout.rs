@@ -551,6 +551,16 @@ pub fn checkout(ctx: &Ctx) -> Result<ScenarioReport> {
         n0(z.checkout_users), n0(plan.total), z.checkout_conns, z.checkout_hold_ms, plan.abandon_pct, plan.think_ms, plan.retry_ms
     );
     ctx.ui.say(&format!("checkout: {what}"));
+    let buyers = (0..z.checkout_users)
+        .filter(|&k| !abandons(k, plan.abandon_pct))
+        .count() as u64;
+    if buyers < plan.total {
+        bail!(
+            "checkout: only {buyers} of the {} users confirm, fewer than the {} tickets: it could never sell out (more --checkout-users, or a lower --checkout-abandon-pct)",
+            z.checkout_users,
+            plan.total
+        );
+    }
     let mut rep = ScenarioReport::new("checkout", &what, columns());
     for (path, run) in [
         (TG, run_tg as fn(&Ctx, Plan) -> Result<PathOut>),
