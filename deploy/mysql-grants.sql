@@ -11,12 +11,13 @@
 CREATE DATABASE IF NOT EXISTS `ticketgate` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci;
 
 -- The migration user: `ticketgate-sidecar migrate` (and `run --migrate`).
--- DDL on the ticketgate schema only (create and change tables and indexes)
+-- DDL on the ticketgate schema only (create and change tables, indexes and
+-- the ticket_order view of schema V2)
 -- plus DML, which refinery needs for its history table
 -- `refinery_schema_history` and a migration may need to move data. Use it
 -- from deploy jobs, never from the daemon.
 CREATE USER IF NOT EXISTS 'tg-migrate'@'%' IDENTIFIED BY 'change-me-tg-migrate';
-GRANT CREATE, ALTER, DROP, INDEX, REFERENCES, SELECT, INSERT, UPDATE, DELETE
+GRANT CREATE, ALTER, DROP, INDEX, REFERENCES, CREATE VIEW, SELECT, INSERT, UPDATE, DELETE
   ON `ticketgate`.* TO 'tg-migrate'@'%';
 
 -- The daemon user: `ticketgate-sidecar run` and `reconcile`. Reads, inserts

@@ -1,16 +1,19 @@
 //! The servers a run talks to (private ones from the test harness, or
-//! existing ones given by URL), the sidecar child process, and the Redis and
-//! MySQL queries shared by the scenarios.
+//! existing ones given by URL), the sidecar child process, the Redis and
+//! MySQL queries shared by the scenarios, and reading an event's log.
 
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
 use std::thread::sleep;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, bail, Context, Result};
 use mysql::prelude::Queryable;
+use protocol::record::Record;
 
 use crate::resp::RedisAddr;
 use ticketgate_tests::with_database;
@@ -358,6 +361,14 @@ pub fn mysql_conflicts(c: &mut mysql::Conn, event: &str) -> Result<i64> {
     .unwrap_or(0))
 }
 
+/// The conflicts of an event by reason (reason, count), most frequent first.
+pub fn mysql_conflict_reasons(c: &mut mysql::Conn, event: &str) -> Result<Vec<(String, i64)>> {
+    Ok(c.exec(
+        "SELECT reason, COUNT(*) AS n FROM ticket_conflict WHERE event_id = ? GROUP BY reason ORDER BY n DESC",
+        (event,),
+    )?)
+}
+
 /// Polls until the sidecar has applied `expected` active rows of a
 /// ticketgate event and its log is drained; returns when that happened.
 /// `Err` after `timeout`.
@@ -417,6 +428,63 @@ pub fn compare_event(servers: &Servers, event: &str) -> Result<Vec<String>> {
         v.push(format!("{conflicts} rows in ticket_conflict"));
     }
     Ok(v)
+}
+
+/// Reads `key` from the start with `XREAD BLOCK` while the run goes on, so
+/// entries the sidecar trims later are read first (decoding waits until
+/// the end, to keep the gap between two reads short); after `stop`, until
+/// nothing more comes. Waits at `ready` once connected (the users start
+/// then).
+pub fn tail_log(
+    s: &Servers,
+    key: &str,
+    ready: &Barrier,
+    stop: &AtomicBool,
+) -> Result<Vec<redis::streams::StreamId>> {
+    let c = s.redis();
+    ready.wait();
+    let mut c = c?;
+    let (mut last, mut out) = ("0-0".to_string(), Vec::new());
+    loop {
+        let finishing = stop.load(Ordering::Relaxed);
+        let mut cmd = redis::cmd("XREAD");
+        cmd.arg("COUNT").arg(10_000);
+        if !finishing {
+            cmd.arg("BLOCK").arg(100);
+        }
+        let reply: Option<redis::streams::StreamReadReply> = cmd
+            .arg("STREAMS")
+            .arg(key)
+            .arg(&last)
+            .query(&mut c)
+            .with_context(|| format!("XREAD {key}"))?;
+        let before = out.len();
+        out.extend(reply.into_iter().flat_map(|r| r.keys).flat_map(|k| k.ids));
+        match out.last() {
+            _ if out.len() == before && finishing => return Ok(out),
+            Some(e) => last.clone_from(&e.id),
+            None => {}
+        }
+    }
+}
+
+/// The entries of `event`'s log decoded by `protocol::record::decode`, and
+/// the ones that do not decode.
+pub fn decode_log(event: &str, entries: &[redis::streams::StreamId]) -> (Vec<Record>, Vec<String>) {
+    let (mut out, mut bad) = (Vec::new(), Vec::new());
+    for e in entries {
+        let raw: Result<Vec<(Vec<u8>, Vec<u8>)>, _> = e
+            .map
+            .iter()
+            .map(|(k, v)| Ok((k.clone().into_bytes(), redis::from_redis_value_ref(v)?)))
+            .collect::<Result<_, redis::ParsingError>>();
+        match raw.map(|raw| protocol::record::decode(event, &raw)) {
+            Ok(Ok(r)) => out.push(r),
+            Ok(Err(m)) => bad.push(format!("log entry {}: {} ({})", e.id, m.reason, m.raw)),
+            Err(err) => bad.push(format!("log entry {}: {err}", e.id)),
+        }
+    }
+    (out, bad)
 }
 
 /// Creates the event and stock rows of a baseline event (baseline database).

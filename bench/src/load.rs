@@ -8,8 +8,14 @@
 //!   fighting for two cores.
 //! * [`pipelined`]: each connection keeps `pipeline` commands in flight;
 //!   returns the claims per second and every ticket handed out.
+//! * [`scheduled`]: users that act over time (claim, think, confirm, retry):
+//!   each client thread runs an [`Actor`] over its connections and sends
+//!   every action when it is due on the next idle connection, urgent ones
+//!   first, until told to stop.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -80,13 +86,7 @@ pub fn closed_loop(
                 s.spawn(move || closed_loop_thread(g, &barrier, on_reply, progress))
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow!("client thread panicked")))
-            })
-            .collect()
+        join_all(handles)
     });
     let mut hist = latency_histogram();
     let mut outcomes = Vec::new();
@@ -325,3 +325,187 @@ fn pipelined_thread(
 
 /// Tickets, nil replies, error count, first errors.
 type ThreadTally = (Vec<i64>, u64, u64, Vec<String>);
+
+/// A command an [`Actor`] wants sent for one of its users, at `at` or later.
+pub struct Action {
+    pub at: Instant,
+    /// Urgent actions go before every due normal one (a checkout's confirm
+    /// must not wait behind a crowd of retried claims).
+    pub urgent: bool,
+    pub user: usize,
+    pub bytes: Vec<u8>,
+}
+
+/// The users of one client thread of [`scheduled`].
+pub trait Actor: Send {
+    /// The first actions.
+    fn start(&mut self, now: Instant) -> Vec<Action>;
+    /// What `user` does after `reply` (sent at `sent`); `None`: nothing.
+    fn on_reply(
+        &mut self,
+        user: usize,
+        reply: Reply,
+        sent: Instant,
+        now: Instant,
+    ) -> Option<Action>;
+}
+
+/// Actions by due time (then push order): (at, seq, user, bytes).
+type Heap = BinaryHeap<Reverse<(Instant, u64, usize, Vec<u8>)>>;
+
+/// Due-time ordered actions, urgent ones in their own heap.
+#[derive(Default)]
+struct Queue {
+    urgent: Heap,
+    normal: Heap,
+    seq: u64,
+}
+
+impl Queue {
+    fn push(&mut self, a: Action) {
+        self.seq += 1;
+        let item = Reverse((a.at, self.seq, a.user, a.bytes));
+        match a.urgent {
+            true => self.urgent.push(item),
+            false => self.normal.push(item),
+        }
+    }
+
+    /// The next due action, urgent first.
+    fn pop_due(&mut self, now: Instant) -> Option<(usize, Vec<u8>)> {
+        for heap in [&mut self.urgent, &mut self.normal] {
+            if heap.peek().is_some_and(|Reverse(a)| a.0 <= now) {
+                return heap.pop().map(|Reverse((_, _, user, bytes))| (user, bytes));
+            }
+        }
+        None
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        let due = |h: &Heap| h.peek().map(|r| r.0 .0);
+        match (due(&self.urgent), due(&self.normal)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.urgent.is_empty() && self.normal.is_empty()
+    }
+}
+
+/// Runs each actor on its own thread over `conns_per_actor` connections,
+/// all starting together, until `stop` is set, `deadline` passes or no
+/// actor has anything left to do; the replies in flight are read before
+/// it returns the actors.
+pub fn scheduled<A: Actor>(
+    addr: &RedisAddr,
+    actors: Vec<A>,
+    conns_per_actor: usize,
+    stop: &AtomicBool,
+    deadline: Instant,
+) -> Result<Vec<A>> {
+    let mut groups = Vec::new();
+    for a in actors {
+        let conns = (0..conns_per_actor.max(1))
+            .map(|_| RawConn::connect(addr))
+            .collect::<Result<Vec<_>>>()?;
+        groups.push((a, conns));
+    }
+    let barrier = Barrier::new(groups.len());
+    thread::scope(|s| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .map(|(a, conns)| {
+                let barrier = &barrier;
+                s.spawn(move || scheduled_thread(a, conns, barrier, stop, deadline))
+            })
+            .collect();
+        join_all(handles).into_iter().collect()
+    })
+}
+
+/// Joins client threads; a panic becomes an error.
+fn join_all<T>(handles: Vec<thread::ScopedJoinHandle<'_, Result<T>>>) -> Vec<Result<T>> {
+    handles
+        .into_iter()
+        .map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(anyhow!("client thread panicked")))
+        })
+        .collect()
+}
+
+/// Sends due actions on the idle connections, urgent ones first.
+fn dispatch(
+    queue: &mut Queue,
+    conns: &mut [RawConn],
+    busy: &mut [Option<(usize, Instant)>],
+    now: Instant,
+) -> Result<()> {
+    for (c, b) in conns.iter_mut().zip(busy.iter_mut()) {
+        if b.is_none() {
+            let Some((user, bytes)) = queue.pop_due(now) else {
+                break;
+            };
+            c.send(&bytes)?;
+            *b = Some((user, now));
+        }
+    }
+    Ok(())
+}
+
+fn scheduled_thread<A: Actor>(
+    mut actor: A,
+    mut conns: Vec<RawConn>,
+    barrier: &Barrier,
+    stop: &AtomicBool,
+    deadline: Instant,
+) -> Result<A> {
+    let mut queue = Queue::default();
+    // The user and send time of the one command in flight per connection.
+    let mut busy: Vec<Option<(usize, Instant)>> = conns.iter().map(|_| None).collect();
+    barrier.wait();
+    let mut last_reply = Instant::now();
+    actor
+        .start(last_reply)
+        .into_iter()
+        .for_each(|a| queue.push(a));
+    loop {
+        let now = Instant::now();
+        let stopping = stop.load(Ordering::Relaxed) || now >= deadline;
+        if !stopping {
+            dispatch(&mut queue, &mut conns, &mut busy, now)?;
+        }
+        let waiting: Vec<usize> = (0..conns.len()).filter(|&i| busy[i].is_some()).collect();
+        if waiting.is_empty() && (stopping || queue.is_empty()) {
+            return Ok(actor);
+        }
+        let wait_ms = match queue.next_due() {
+            Some(t) if !stopping => t.saturating_duration_since(now).as_millis().min(10) as i32,
+            _ => 10,
+        };
+        let fds: Vec<_> = waiting.iter().map(|&i| conns[i].fd()).collect();
+        let ready = match fds.is_empty() {
+            true => {
+                thread::sleep(Duration::from_millis(wait_ms as u64));
+                Vec::new()
+            }
+            false => poll_readable(&fds, wait_ms)?,
+        };
+        for k in ready {
+            let i = waiting[k];
+            conns[i].fill()?;
+            if let Some(reply) = conns[i].try_reply()? {
+                let (user, sent) = busy[i].take().context("a reply nobody waited for")?;
+                last_reply = Instant::now();
+                if let Some(a) = actor.on_reply(user, reply, sent, last_reply) {
+                    queue.push(a);
+                }
+            }
+        }
+        if !waiting.is_empty() && last_reply.elapsed() > STALL_TIMEOUT {
+            bail!("no reply from Redis for {STALL_TIMEOUT:?}");
+        }
+    }
+}

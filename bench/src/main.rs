@@ -51,6 +51,8 @@ enum Cmd {
     BigEvent,
     /// 10,000 SSE subscribers of ticketgate-live while an event sells out
     Live,
+    /// 100,000 users claim 10,000 tickets with holds; 30% abandon, the rest confirm
+    Checkout,
     /// Every scenario (the default)
     All,
     /// The README demo: 1,000 users burst 100 tickets, MySQL checked against Redis
@@ -146,6 +148,30 @@ pub struct Opts {
     /// live: sell-outs per row (each at another phase of the poll tick)
     #[arg(long, global = true)]
     live_rounds: Option<usize>,
+    /// checkout: users
+    #[arg(long, global = true)]
+    checkout_users: Option<u64>,
+    /// checkout: tickets
+    #[arg(long, global = true)]
+    checkout_tickets: Option<u64>,
+    /// checkout: connections (split over the client threads)
+    #[arg(long, global = true)]
+    checkout_conns: Option<u64>,
+    /// checkout: HOLD of each claim, ms
+    #[arg(long, global = true)]
+    checkout_hold_ms: Option<u64>,
+    /// checkout: mean think time before a confirm, ms (± 50%)
+    #[arg(long, global = true)]
+    checkout_think_ms: Option<u64>,
+    /// checkout: mean wait before a sold-out claim is retried, ms (± 50%)
+    #[arg(long, global = true)]
+    checkout_retry_ms: Option<u64>,
+    /// checkout: percent of the users who never confirm
+    #[arg(long, global = true)]
+    checkout_abandon_pct: Option<u64>,
+    /// checkout: a path fails when not sold out after this many seconds
+    #[arg(long, global = true)]
+    checkout_deadline_s: Option<u64>,
 }
 
 /// Sizes after applying `--quick` and explicit options.
@@ -169,6 +195,14 @@ pub struct Sizes {
     pub live_subscribers: u64,
     pub live_tickets: u64,
     pub live_rounds: usize,
+    pub checkout_users: u64,
+    pub checkout_tickets: u64,
+    pub checkout_conns: u64,
+    pub checkout_hold_ms: u64,
+    pub checkout_think_ms: u64,
+    pub checkout_retry_ms: u64,
+    pub checkout_abandon_pct: u64,
+    pub checkout_deadline_s: u64,
 }
 
 impl Sizes {
@@ -197,6 +231,14 @@ impl Sizes {
             live_subscribers: pick(o.live_subscribers, 10_000, 300).max(1),
             live_tickets: pick(o.live_tickets, 1000, 100).max(1),
             live_rounds: picku(o.live_rounds, 10, 2).max(1),
+            checkout_users: pick(o.checkout_users, 100_000, 2_000).max(1),
+            checkout_tickets: pick(o.checkout_tickets, 10_000, 200).max(1),
+            checkout_conns: pick(o.checkout_conns, 200, 20).max(1),
+            checkout_hold_ms: pick(o.checkout_hold_ms, 2_000, 500).max(1),
+            checkout_think_ms: pick(o.checkout_think_ms, 500, 100),
+            checkout_retry_ms: pick(o.checkout_retry_ms, 500, 100),
+            checkout_abandon_pct: pick(o.checkout_abandon_pct, 30, 30),
+            checkout_deadline_s: pick(o.checkout_deadline_s, 180, 60).max(1),
         }
     }
 }
@@ -377,6 +419,7 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
             Cmd::Drain,
             Cmd::BigEvent,
             Cmd::Live,
+            Cmd::Checkout,
         ],
         c => vec![c],
     };
@@ -389,6 +432,7 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
             Cmd::Drain => scenarios::drain(&ctx),
             Cmd::BigEvent => scenarios::big_event(&ctx),
             Cmd::Live => scenarios::live(&ctx),
+            Cmd::Checkout => scenarios::checkout(&ctx),
             Cmd::All | Cmd::Demo => continue,
         }?;
         if opts.markdown {
@@ -417,6 +461,7 @@ mod tests {
         assert_eq!((s.burst_users, s.burst_tickets), (1000, 100));
         assert_eq!((s.coupon_claims, s.coupon_conns), (30_000, 300));
         assert_eq!(s.big_tickets, 10_000_000);
+        assert_eq!((s.checkout_users, s.checkout_tickets), (100_000, 10_000));
     }
 
     #[test]
@@ -453,6 +498,7 @@ mod tests {
             ("throughput", Cmd::Throughput),
             ("drain", Cmd::Drain),
             ("big-event", Cmd::BigEvent),
+            ("checkout", Cmd::Checkout),
             ("demo", Cmd::Demo),
         ] {
             assert_eq!(Cli::parse_from(["b", arg]).cmd, Some(cmd));

@@ -50,7 +50,8 @@ fn all_quick_reports_every_scenario_without_violations() {
             "throughput",
             "drain",
             "big-event",
-            "live"
+            "live",
+            "checkout"
         ],
         "{stderr}"
     );
@@ -81,6 +82,16 @@ fn all_quick_reports_every_scenario_without_violations() {
                 assert_eq!(r["metrics"]["duplicates"].as_f64(), Some(0.0));
             }
         }
+    }
+    // Checkout sold every ticket on both paths and measured release lateness.
+    let checkout = scenarios[6]["rows"].as_array().unwrap();
+    assert_eq!(checkout.len(), 2, "{stderr}");
+    for r in checkout {
+        assert_eq!(r["metrics"]["sold"].as_f64(), Some(200.0), "{r}");
+        assert!(
+            r["metrics"]["claims_per_s"].as_f64().unwrap_or(0.0) > 0.0,
+            "{r}"
+        );
     }
     let svg = std::fs::read_to_string(&chart).expect("chart written");
     assert!(svg.contains("<svg") && svg.contains("claims per second"));

@@ -3,7 +3,8 @@
 //! [`apply_batch`] is the exactly-once core. In one transaction it locks the
 //! event's `ticket_sync_offset` row (`SELECT .. FOR UPDATE`), drops entries at
 //! or below the stored offset, applies the rest — fast path or record by
-//! record (see [`crate::plan`]) — advances the offset and commits. Whatever
+//! record (planned by [`crate::plan`], run by `crate::fast` and
+//! `crate::slow`) — advances the offset and commits. Whatever
 //! dies at whatever instant, either all of a batch and its offset are in MySQL
 //! or none of it is; a second sidecar waits on the row lock and then skips
 //! what the first one applied.
@@ -22,17 +23,13 @@ use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Transaction, TxOpts, Value};
 
-use crate::plan::{plan, Entry, FastPlan, Plan};
+use crate::plan::{plan, Entry, Plan};
 use crate::timefmt::datetime;
-use protocol::record::{Op, Tickets};
 use protocol::StreamId;
 
 mod embedded {
     refinery::embed_migrations!("../migrations");
 }
-
-/// Rows per multi-row statement (keeps placeholders far below 65,535).
-const INSERT_CHUNK: usize = 1000;
 
 /// Server error codes that describe the data of one record rather than the
 /// health of the server: these become conflicts, everything else is retried.
@@ -144,7 +141,7 @@ pub fn apply_batch(
         };
         match p {
             Plan::Nothing => {}
-            Plan::Fast(fp) => match fast(&mut tx, event, &fp)? {
+            Plan::Fast(fp) => match crate::fast::apply(&mut tx, event, &fp)? {
                 Ok(()) => {
                     out.path = "fast";
                     out.applied = crate::plan::count_ops(&todo);
@@ -159,7 +156,7 @@ pub fn apply_batch(
             Plan::Slow(why) => {
                 log::debug!("event {event}: slow path: {why}");
                 out.path = "slow";
-                slow(&mut tx, event, &todo, &mut out)?;
+                crate::slow::apply(&mut tx, event, &todo, &mut out)?;
             }
         }
         tx.exec_drop(
@@ -190,7 +187,7 @@ fn lock_offset(tx: &mut Transaction<'_>, event: &str) -> Result<StreamId, mysql:
 }
 
 /// Runs a statement; record-level errors become `Ok(Err(msg))`.
-fn try_exec<P: Into<mysql::Params>>(
+pub(crate) fn try_exec<P: Into<mysql::Params>>(
     tx: &mut Transaction<'_>,
     sql: &str,
     params: P,
@@ -202,356 +199,13 @@ fn try_exec<P: Into<mysql::Params>>(
     }
 }
 
-fn opt_time(ms: i64) -> Value {
+/// Unix ms as a DATETIME(3) parameter, 0 as NULL (no bound).
+pub(crate) fn opt_time(ms: i64) -> Value {
     if ms == 0 {
         Value::NULL
     } else {
         Value::from(datetime(ms))
     }
-}
-
-/// The fast path. `Ok(Err(why))` = anomaly: the caller rolls back and goes slow.
-fn fast(
-    tx: &mut Transaction<'_>,
-    event: &str,
-    fp: &FastPlan,
-) -> Result<Result<(), String>, mysql::Error> {
-    if let Some(i) = &fp.init {
-        let at = datetime(i.at);
-        if let Err(e) = try_exec(
-            tx,
-            "INSERT INTO ticket_event (event_id, total, status, opens_at, closes_at, created_at, updated_at) VALUES (?, ?, 'open', ?, ?, ?, ?)",
-            (event, i.total, opt_time(i.opens_at), opt_time(i.closes_at), at.clone(), at),
-        )? {
-            return Ok(Err(format!("init: {e}")));
-        }
-        if let Err(e) = try_exec(
-            tx,
-            "INSERT INTO ticket_stock (event_id, remaining_stock) VALUES (?, ?)",
-            (event, i.total),
-        )? {
-            return Ok(Err(format!("init stock: {e}")));
-        }
-    }
-    for cancels in fp.cancels.chunks(INSERT_CHUNK) {
-        let mut sql = String::from(
-            "UPDATE ticket_participation SET status = 'canceled', canceled_at = CASE user_id",
-        );
-        let mut params: Vec<Value> = Vec::with_capacity(cancels.len() * 6 + 1);
-        for c in cancels {
-            sql.push_str(" WHEN ? THEN ?");
-            params.push(c.user.clone().into());
-            params.push(datetime(c.at).into());
-        }
-        sql.push_str(" END, stream_id = CASE user_id");
-        for c in cancels {
-            sql.push_str(" WHEN ? THEN ?");
-            params.push(c.user.clone().into());
-            params.push(c.id.to_string().into());
-        }
-        sql.push_str(
-            " END WHERE event_id = ? AND status = 'active' AND (user_id, ticket_number) IN (",
-        );
-        params.push(event.into());
-        for (i, c) in cancels.iter().enumerate() {
-            sql.push_str(if i == 0 { "(?, ?)" } else { ", (?, ?)" });
-            params.push(c.user.clone().into());
-            params.push(c.ticket.into());
-        }
-        sql.push(')');
-        match try_exec(tx, &sql, params)? {
-            Ok(n) if n == cancels.len() as u64 => {}
-            Ok(n) => {
-                return Ok(Err(format!(
-                    "{} cancels matched {n} active rows",
-                    cancels.len()
-                )))
-            }
-            Err(e) => return Ok(Err(e)),
-        }
-    }
-    if !fp.claims.is_empty() {
-        let mut existing: HashMap<String, String> = HashMap::new();
-        for chunk in fp.claims.chunks(INSERT_CHUNK) {
-            let mut sql = String::from("SELECT user_id, status FROM ticket_participation WHERE event_id = ? AND user_id IN (");
-            let mut params: Vec<Value> = vec![event.into()];
-            for (i, c) in chunk.iter().enumerate() {
-                sql.push_str(if i == 0 { "?" } else { ", ?" });
-                params.push(c.user.clone().into());
-            }
-            sql.push(')');
-            let rows: Vec<(String, String)> = tx.exec(sql, params)?;
-            existing.extend(rows);
-        }
-        if let Some((u, _)) = existing.iter().find(|(_, s)| s.as_str() == "active") {
-            return Ok(Err(format!("user {u:?} already holds an active ticket")));
-        }
-        let (reclaims, fresh): (Vec<_>, Vec<_>) = fp
-            .claims
-            .iter()
-            .partition(|c| existing.contains_key(&c.user));
-        for c in reclaims {
-            match try_exec(
-                tx,
-                "UPDATE ticket_participation SET status = 'active', ticket_number = ?, claimed_at = ?, canceled_at = NULL, stream_id = ? WHERE event_id = ? AND user_id = ? AND status = 'canceled'",
-                (c.ticket, datetime(c.at), c.id.to_string(), event, c.user.as_str()),
-            )? {
-                Ok(1) => {}
-                Ok(n) => return Ok(Err(format!("re-claim of {:?} matched {n} rows", c.user))),
-                Err(e) => return Ok(Err(e)),
-            }
-        }
-        for chunk in fresh.chunks(INSERT_CHUNK) {
-            let mut sql = String::from(
-                "INSERT INTO ticket_participation (event_id, user_id, ticket_number, status, claimed_at, stream_id) VALUES ",
-            );
-            let mut params: Vec<Value> = Vec::with_capacity(chunk.len() * 5);
-            for (i, c) in chunk.iter().enumerate() {
-                sql.push_str(if i == 0 {
-                    "(?, ?, ?, 'active', ?, ?)"
-                } else {
-                    ", (?, ?, ?, 'active', ?, ?)"
-                });
-                params.push(event.into());
-                params.push(c.user.clone().into());
-                params.push(c.ticket.into());
-                params.push(datetime(c.at).into());
-                params.push(c.id.to_string().into());
-            }
-            if let Err(e) = try_exec(tx, &sql, params)? {
-                return Ok(Err(e));
-            }
-        }
-    }
-    if !fp.claims.is_empty() || !fp.cancels.is_empty() {
-        match try_exec(
-            tx,
-            "UPDATE ticket_stock SET remaining_stock = remaining_stock - ? WHERE event_id = ? AND remaining_stock >= ?",
-            (fp.stock_delta, event, fp.stock_need),
-        )? {
-            Ok(1) => {}
-            Ok(_) => return Ok(Err(format!("stock check refused {} claims (need {})", fp.claims.len(), fp.stock_need))),
-            Err(e) => return Ok(Err(e)),
-        }
-    }
-    if let Some((status, at)) = fp.status {
-        match try_exec(
-            tx,
-            "UPDATE ticket_event SET status = ?, updated_at = ? WHERE event_id = ?",
-            (status, datetime(at), event),
-        )? {
-            Ok(1) => {}
-            Ok(_) => return Ok(Err("open/close of an unknown event".into())),
-            Err(e) => return Ok(Err(e)),
-        }
-    }
-    Ok(Ok(()))
-}
-
-/// The slow path: each record in its own savepoint; bad ones become conflicts.
-fn slow(
-    tx: &mut Transaction<'_>,
-    event: &str,
-    todo: &[Entry],
-    out: &mut Outcome,
-) -> Result<(), mysql::Error> {
-    for e in todo {
-        tx.query_drop("SAVEPOINT rec")?;
-        let verdict = match &e.rec {
-            Err(m) => Err(Conflict {
-                id: e.id,
-                reason: "malformed",
-                user: m.user.clone(),
-                ticket: m.ticket,
-                detail: format!("{}: {}", m.reason, m.raw),
-            }),
-            Ok(rec) => match one(tx, event, e.id, &rec.op, rec.at) {
-                Ok(Ok(())) => Ok(rec.op.name()),
-                Ok(Err((reason, detail))) => Err(conflict_of(e.id, &rec.op, reason, detail)),
-                Err(err) if is_record_level(&err) => {
-                    Err(conflict_of(e.id, &rec.op, "sql_error", err.to_string()))
-                }
-                Err(err) => return Err(err),
-            },
-        };
-        match verdict {
-            Ok(op) => {
-                tx.query_drop("RELEASE SAVEPOINT rec")?;
-                *out.applied.entry(op).or_insert(0) += 1;
-            }
-            Err(c) => {
-                tx.query_drop("ROLLBACK TO SAVEPOINT rec")?;
-                log::warn!(
-                    "event {event}: entry {} -> ticket_conflict ({}): {}",
-                    c.id,
-                    c.reason,
-                    c.detail
-                );
-                let detail: String = c.detail.chars().take(1024).collect();
-                tx.exec_drop(
-                    "INSERT INTO ticket_conflict (event_id, stream_id, user_id, ticket_number, reason, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, NOW(3))",
-                    (event, c.id.to_string(), c.user.clone(), c.ticket, c.reason, detail),
-                )?;
-                out.conflicts.push(c);
-            }
-        }
-    }
-    Ok(())
-}
-
-fn conflict_of(id: StreamId, op: &Op, reason: &'static str, detail: String) -> Conflict {
-    let (user, ticket) = match op.order() {
-        Some((user, tickets, _)) => (Some(user.clone()), Some(tickets.lowest())),
-        None => (None, None),
-    };
-    Conflict {
-        id,
-        reason,
-        user,
-        ticket,
-        detail,
-    }
-}
-
-type Verdict = Result<(), (&'static str, String)>;
-
-/// Applies one record with explicit checks, so the common anomalies are
-/// named precisely instead of surfacing as SQL errors.
-fn one(
-    tx: &mut Transaction<'_>,
-    event: &str,
-    id: StreamId,
-    op: &Op,
-    at: i64,
-) -> Result<Verdict, mysql::Error> {
-    match op {
-        Op::Init {
-            total,
-            opens_at,
-            closes_at,
-        } => {
-            let exists: Option<i32> = tx.exec_first(
-                "SELECT total FROM ticket_event WHERE event_id = ?",
-                (event,),
-            )?;
-            if let Some(t) = exists {
-                return Ok(Err((
-                    "duplicate_init",
-                    format!("event already exists with total {t}"),
-                )));
-            }
-            let at = datetime(at);
-            tx.exec_drop(
-                "INSERT INTO ticket_event (event_id, total, status, opens_at, closes_at, created_at, updated_at) VALUES (?, ?, 'open', ?, ?, ?, ?)",
-                (event, total, opt_time(*opens_at), opt_time(*closes_at), at.clone(), at),
-            )?;
-            tx.exec_drop(
-                // (no VALUES() here: deprecated in MySQL 8)
-                "INSERT INTO ticket_stock (event_id, remaining_stock) VALUES (?, ?) ON DUPLICATE KEY UPDATE remaining_stock = ?",
-                (event, total, total),
-            )?;
-        }
-        Op::Claim {
-            user,
-            tickets: Tickets::One(ticket),
-        } => {
-            let stock: Option<i64> = tx.exec_first(
-                "SELECT remaining_stock FROM ticket_stock WHERE event_id = ?",
-                (event,),
-            )?;
-            if stock.is_none() {
-                return Ok(Err((
-                    "unknown_event",
-                    "claim for an event without a ticket_stock row".into(),
-                )));
-            }
-            let row: Option<(String, i32)> = tx.exec_first(
-                "SELECT status, ticket_number FROM ticket_participation WHERE event_id = ? AND user_id = ?",
-                (event, user.as_str()),
-            )?;
-            if let Some((s, n)) = &row {
-                if s == "active" {
-                    return Ok(Err((
-                        "duplicate_claim",
-                        format!("user already holds ticket {n}"),
-                    )));
-                }
-            }
-            let holder: Option<String> = tx.exec_first(
-                "SELECT user_id FROM ticket_participation WHERE event_id = ? AND active_ticket = ?",
-                (event, ticket),
-            )?;
-            if let Some(h) = holder {
-                return Ok(Err((
-                    "collision",
-                    format!("ticket {ticket} is held by {h:?}"),
-                )));
-            }
-            tx.exec_drop(
-                "UPDATE ticket_stock SET remaining_stock = remaining_stock - 1 WHERE event_id = ? AND remaining_stock >= 1",
-                (event,),
-            )?;
-            if tx.affected_rows() != 1 {
-                return Ok(Err((
-                    "oversell",
-                    format!(
-                        "remaining_stock is {} — conditional UPDATE refused",
-                        stock.unwrap_or(0)
-                    ),
-                )));
-            }
-            if row.is_some() {
-                tx.exec_drop(
-                    "UPDATE ticket_participation SET status = 'active', ticket_number = ?, claimed_at = ?, canceled_at = NULL, stream_id = ? WHERE event_id = ? AND user_id = ?",
-                    (ticket, datetime(at), id.to_string(), event, user.as_str()),
-                )?;
-            } else {
-                tx.exec_drop(
-                    "INSERT INTO ticket_participation (event_id, user_id, ticket_number, status, claimed_at, stream_id) VALUES (?, ?, ?, 'active', ?, ?)",
-                    (event, user.as_str(), ticket, datetime(at), id.to_string()),
-                )?;
-            }
-        }
-        Op::Cancel {
-            user,
-            tickets: Tickets::One(ticket),
-        } => {
-            tx.exec_drop(
-                "UPDATE ticket_participation SET status = 'canceled', canceled_at = ?, stream_id = ? WHERE event_id = ? AND user_id = ? AND status = 'active' AND ticket_number = ?",
-                (datetime(at), id.to_string(), event, user.as_str(), ticket),
-            )?;
-            if tx.affected_rows() != 1 {
-                return Ok(Err((
-                    "cancel_mismatch",
-                    format!("no active row of user {user:?} with ticket {ticket}"),
-                )));
-            }
-            tx.exec_drop(
-                "UPDATE ticket_stock SET remaining_stock = remaining_stock + 1 WHERE event_id = ?",
-                (event,),
-            )?;
-        }
-        Op::Open | Op::Close => {
-            tx.exec_drop(
-                "UPDATE ticket_event SET status = ?, updated_at = ? WHERE event_id = ?",
-                (op.name(), datetime(at), event),
-            )?;
-            if tx.affected_rows() != 1 {
-                return Ok(Err((
-                    "unknown_event",
-                    format!("{} of an event without a ticket_event row", op.name()),
-                )));
-            }
-        }
-        // Orders of several tickets and holds need the V2 schema.
-        other => {
-            return Ok(Err((
-                "unsupported_op",
-                format!("{} is not applied by this sidecar yet", other.name()),
-            )))
-        }
-    }
-    Ok(Ok(()))
 }
 
 /// Every event's committed offset (rows that do not parse are left out).
@@ -564,13 +218,17 @@ pub fn offsets(conn: &mut Conn) -> Result<HashMap<String, StreamId>, mysql::Erro
         .collect())
 }
 
-/// Active participations of `event`: user -> ticket.
-pub fn active_holders(conn: &mut Conn, event: &str) -> Result<HashMap<String, i64>, mysql::Error> {
-    let rows: Vec<(String, i64)> = conn.exec(
-        "SELECT user_id, ticket_number FROM ticket_participation WHERE event_id = ? AND status = 'active'",
+/// Live (held or sold) tickets of `event`, by user.
+pub fn live_users(
+    conn: &mut Conn,
+    event: &str,
+) -> Result<HashMap<String, crate::reconcile::Live>, mysql::Error> {
+    let rows: Vec<(String, i64, String, Option<i64>)> = conn.exec(
+        "SELECT user_id, ticket_number, CAST(status AS CHAR), CAST(ROUND(UNIX_TIMESTAMP(held_until) * 1000) AS SIGNED) \
+         FROM ticket_participation WHERE event_id = ? AND live_ticket IS NOT NULL ORDER BY ticket_number",
         (event,),
     )?;
-    Ok(rows.into_iter().collect())
+    Ok(crate::reconcile::mysql_users(rows))
 }
 
 /// `remaining_stock` of `event`, if it has a stock row.

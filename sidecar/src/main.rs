@@ -9,10 +9,12 @@
 mod backoff;
 mod daemon;
 mod db;
+mod fast;
 mod metrics;
 mod plan;
 mod reconcile;
 mod redisio;
+mod slow;
 mod timefmt;
 mod tls;
 
@@ -303,20 +305,21 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
             for e in &events {
                 let r = redisio::read_event(rc.as_dyn(), e)
                     .map_err(|err| format!("Redis, event {e}: {err}"))?;
-                let holders = db::active_holders(&mut my, e)
-                    .map_err(|err| format!("MySQL, event {e}: {err}"))?;
+                let users =
+                    db::live_users(&mut my, e).map_err(|err| format!("MySQL, event {e}: {err}"))?;
                 let remaining = db::remaining_stock(&mut my, e)
                     .map_err(|err| format!("MySQL, event {e}: {err}"))?;
-                let m = (remaining.is_some() || !holders.is_empty())
-                    .then_some(reconcile::MysqlEvent { holders, remaining });
+                let m = (remaining.is_some() || !users.is_empty())
+                    .then_some(reconcile::MysqlEvent { users, remaining });
                 let lines = reconcile::diff(e, r.as_ref(), m.as_ref());
                 if r.is_none() && m.is_some() {
                     println!("{e}: only in MySQL (dropped in Redis), not compared");
-                } else if lines.is_empty() {
-                    let n = r.as_ref().map(|r| r.holders.len()).unwrap_or(0);
+                } else if let (true, Some(r)) = (lines.is_empty(), &r) {
+                    let (sold, held) = reconcile::totals(&r.users);
                     println!(
-                        "{e}: ok ({n} holders, remaining {})",
-                        r.as_ref().map(|r| r.remaining).unwrap_or(0)
+                        "{e}: ok ({} holders: {sold} tickets sold, {held} held; remaining {})",
+                        r.users.len(),
+                        r.remaining
                     );
                 }
                 for l in &lines {

@@ -1,25 +1,110 @@
 //! `ticketgate-sidecar reconcile [--event E]`: compares Redis with MySQL.
 //!
 //! For each event (the one given, or every event known to either side) it
-//! compares Redis's `holders` hash with MySQL's active participations and
-//! `TICKET.STATUS remaining` with `ticket_stock.remaining_stock`, and prints
-//! every difference. Entries still in the log (`unsynced`) are reported too:
-//! until the sidecar has applied them, the two sides legitimately differ.
-//! An event only MySQL knows was dropped in Redis (`TICKET.DROP`) after it
-//! was synced: it is noted, not counted as drift.
+//! compares, user by user, the tickets each side has **sold** and **held**
+//! (with the hold's deadline): Redis's `holders` hash plus its holds zset
+//! against MySQL's live (`held`/`active`) participation rows. It also compares
+//! `TICKET.STATUS remaining` with `ticket_stock.remaining_stock` (and `held`
+//! with MySQL's held rows, when STATUS reports it), and prints every
+//! difference. Entries still in the log (`unsynced`) are reported too: until
+//! the sidecar has applied them, the two sides legitimately differ. An event
+//! only MySQL knows was dropped in Redis (`TICKET.DROP`) after it was synced:
+//! it is noted, not counted as drift.
 //! Exit status: 0 = consistent, 1 = drift, 2 = could not compare.
 
 use std::collections::{BTreeSet, HashMap};
 
 use crate::redisio::RedisEvent;
+use crate::timefmt::datetime;
+use protocol::record::parse_tickets;
+
+/// What one user has, on one side: sold tickets, held tickets and the
+/// hold's deadline (unix ms), numbers ascending.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Live {
+    pub sold: Vec<i64>,
+    pub held: Vec<i64>,
+    pub held_until: Option<i64>,
+}
+
+impl Live {
+    /// E.g. `sold ticket 3`, `held tickets 1,2 until 2030-03-17 17:46:40.000`.
+    fn describe(&self) -> String {
+        let list = |what: &str, v: &[i64]| {
+            let s = if v.len() == 1 { "" } else { "s" };
+            let n: Vec<String> = v.iter().map(i64::to_string).collect();
+            format!("{what} ticket{s} {}", n.join(","))
+        };
+        let mut parts = Vec::new();
+        if !self.sold.is_empty() {
+            parts.push(list("sold", &self.sold));
+        }
+        if !self.held.is_empty() {
+            let until = self.held_until.map_or("?".into(), datetime);
+            parts.push(format!("{} until {until}", list("held", &self.held)));
+        }
+        parts.join(" and ")
+    }
+}
+
+/// Redis's users from the `holders` hash (user -> `n` or `a,b,c`) and the
+/// holds zset (user -> deadline ms): a user with a deadline holds, the
+/// others bought. The one place that knows how the module stores holds —
+/// adjust it here if the module half stores them differently.
+pub fn redis_users(
+    holders: HashMap<String, String>,
+    holds: &HashMap<String, i64>,
+) -> HashMap<String, Live> {
+    let mut out = HashMap::new();
+    for (user, value) in holders {
+        // an unparsable value never equals MySQL's: shown as ticket -1
+        let tickets = parse_tickets(&value).map_or(vec![-1], |t| t.as_slice().to_vec());
+        let live = match holds.get(&user) {
+            Some(until) => Live {
+                held: tickets,
+                held_until: Some(*until),
+                ..Live::default()
+            },
+            None => Live {
+                sold: tickets,
+                ..Live::default()
+            },
+        };
+        out.insert(user, live);
+    }
+    out
+}
+
+/// MySQL's users from live participation rows `(user, ticket, status,
+/// held_until ms)`, sorted by ticket.
+pub fn mysql_users(rows: Vec<(String, i64, String, Option<i64>)>) -> HashMap<String, Live> {
+    let mut out: HashMap<String, Live> = HashMap::new();
+    for (user, ticket, status, until) in rows {
+        let live = out.entry(user).or_default();
+        if status == "held" {
+            live.held.push(ticket);
+            live.held_until = live.held_until.max(until);
+        } else {
+            live.sold.push(ticket);
+        }
+    }
+    out
+}
 
 /// MySQL's view of one event.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MysqlEvent {
-    /// Active participations: user -> ticket.
-    pub holders: HashMap<String, i64>,
+    /// Users with live (held or sold) tickets.
+    pub users: HashMap<String, Live>,
     /// `remaining_stock`, if the stock row exists.
     pub remaining: Option<i64>,
+}
+
+/// Tickets (sold, held) over all users.
+pub fn totals(users: &HashMap<String, Live>) -> (usize, usize) {
+    users
+        .values()
+        .fold((0, 0), |(s, h), l| (s + l.sold.len(), h + l.held.len()))
 }
 
 /// Every difference between the two views, one human-readable line each.
@@ -50,17 +135,36 @@ pub fn diff(event: &str, redis: Option<&RedisEvent>, mysql: Option<&MysqlEvent>)
         )),
         Some(_) => {}
     }
-    let users: BTreeSet<&String> = r.holders.keys().chain(m.holders.keys()).collect();
+    let held = totals(&m.users).1 as i64;
+    if let Some(h) = r.held.filter(|h| *h != held) {
+        out.push(format!("{event}: held differs: Redis {h} MySQL {held}"));
+    }
+    out.extend(user_lines(event, &r.users, &m.users));
+    out
+}
+
+/// One line per user whose tickets differ.
+fn user_lines(
+    event: &str,
+    redis: &HashMap<String, Live>,
+    mysql: &HashMap<String, Live>,
+) -> Vec<String> {
+    let users: BTreeSet<&String> = redis.keys().chain(mysql.keys()).collect();
+    let mut out = Vec::new();
     for u in users {
-        match (r.holders.get(u), m.holders.get(u)) {
+        match (redis.get(u), mysql.get(u)) {
             (Some(a), Some(b)) if a != b => out.push(format!(
-                "{event}: user {u:?} holds ticket {a} in Redis but {b} in MySQL"
+                "{event}: user {u:?} has {} in Redis but {} in MySQL",
+                a.describe(),
+                b.describe()
             )),
             (Some(a), None) => out.push(format!(
-                "{event}: user {u:?} holds ticket {a} in Redis, no active row in MySQL"
+                "{event}: user {u:?} has {} in Redis, nothing live in MySQL",
+                a.describe()
             )),
             (None, Some(b)) => out.push(format!(
-                "{event}: user {u:?} has active ticket {b} in MySQL, not in Redis"
+                "{event}: user {u:?} has {} in MySQL, not in Redis",
+                b.describe()
             )),
             _ => {}
         }
@@ -72,47 +176,109 @@ pub fn diff(event: &str, redis: Option<&RedisEvent>, mysql: Option<&MysqlEvent>)
 mod tests {
     use super::*;
 
-    fn r(holders: &[(&str, i64)], remaining: i64, unsynced: i64) -> RedisEvent {
-        RedisEvent {
-            holders: holders.iter().map(|(u, t)| (u.to_string(), *t)).collect(),
-            remaining,
-            unsynced,
+    fn sold(t: &[i64]) -> Live {
+        Live {
+            sold: t.to_vec(),
+            ..Live::default()
         }
     }
 
-    fn m(holders: &[(&str, i64)], remaining: Option<i64>) -> MysqlEvent {
+    fn held(t: &[i64], until: i64) -> Live {
+        Live {
+            held: t.to_vec(),
+            held_until: Some(until),
+            ..Live::default()
+        }
+    }
+
+    fn users(v: &[(&str, Live)]) -> HashMap<String, Live> {
+        v.iter().map(|(u, l)| (u.to_string(), l.clone())).collect()
+    }
+
+    fn r(v: &[(&str, Live)], remaining: i64, unsynced: i64) -> RedisEvent {
+        RedisEvent {
+            users: users(v),
+            remaining,
+            unsynced,
+            held: None,
+        }
+    }
+
+    fn m(v: &[(&str, Live)], remaining: Option<i64>) -> MysqlEvent {
         MysqlEvent {
-            holders: holders.iter().map(|(u, t)| (u.to_string(), *t)).collect(),
+            users: users(v),
             remaining,
         }
     }
 
     #[test]
     fn consistent_is_empty() {
-        let a = r(&[("u1", 1), ("u2", 2)], 8, 0);
-        let b = m(&[("u2", 2), ("u1", 1)], Some(8));
+        let a = r(&[("u1", sold(&[1])), ("u2", held(&[2, 3], 9))], 8, 0);
+        let b = m(&[("u2", held(&[2, 3], 9)), ("u1", sold(&[1]))], Some(8));
         assert!(diff("e", Some(&a), Some(&b)).is_empty());
     }
 
     #[test]
     fn reports_each_kind_of_drift() {
-        let a = r(&[("u1", 1), ("u2", 2)], 8, 3);
-        let b = m(&[("u1", 5), ("u3", 3)], Some(7));
+        let mut a = r(
+            &[
+                ("u1", sold(&[1])),
+                ("u2", sold(&[2])),
+                ("u4", held(&[4, 5], 1000)),
+            ],
+            8,
+            3,
+        );
+        a.held = Some(2);
+        let b = m(
+            &[
+                ("u1", sold(&[5])),
+                ("u3", sold(&[3])),
+                ("u4", held(&[4, 5], 2000)),
+            ],
+            Some(7),
+        );
         let d = diff("e", Some(&a), Some(&b));
-        assert_eq!(d.len(), 5, "{d:?}");
+        assert_eq!(d.len(), 6, "{d:?}");
         assert!(d[0].contains("3 log entries"));
         assert!(d[1].contains("Redis 8 MySQL 7"));
-        assert!(d
+        let has = |s: &str| d.iter().any(|l| l.contains(s));
+        assert!(has(
+            "\"u1\" has sold ticket 1 in Redis but sold ticket 5 in MySQL"
+        ));
+        assert!(has(
+            "\"u2\" has sold ticket 2 in Redis, nothing live in MySQL"
+        ));
+        assert!(has("\"u3\" has sold ticket 3 in MySQL, not in Redis"));
+        assert!(has("\"u4\" has held tickets 4,5 until 1970-01-01 00:00:01.000 in Redis but held tickets 4,5 until 1970-01-01 00:00:02.000"));
+        a.held = Some(1);
+        assert!(diff("e", Some(&a), Some(&b))
             .iter()
-            .any(|l| l.contains("\"u1\" holds ticket 1 in Redis but 5")));
-        assert!(d
-            .iter()
-            .any(|l| l.contains("\"u2\" holds ticket 2 in Redis, no active row")));
-        assert!(d
-            .iter()
-            .any(|l| l.contains("\"u3\" has active ticket 3 in MySQL")));
-        assert_eq!(diff("e", Some(&a), None).len(), 4);
+            .any(|l| l.contains("held differs: Redis 1 MySQL 2")));
+        assert_eq!(diff("e", Some(&a), None).len(), 6);
         assert!(diff("e", None, Some(&b)).is_empty());
         assert_eq!(diff("e", None, None).len(), 1);
+    }
+
+    #[test]
+    fn parses_both_sides() {
+        let holders: HashMap<String, String> = [("a", "3"), ("b", "4,5"), ("c", "x")]
+            .iter()
+            .map(|(u, v)| (u.to_string(), v.to_string()))
+            .collect();
+        let holds: HashMap<String, i64> = [("b".to_string(), 77)].into_iter().collect();
+        let redis = redis_users(holders, &holds);
+        assert_eq!(redis["a"], sold(&[3]));
+        assert_eq!(redis["b"], held(&[4, 5], 77));
+        assert_eq!(redis["c"], sold(&[-1]));
+        let row = |u: &str, t, s: &str, until| (u.to_string(), t, s.to_string(), until);
+        let mysql = mysql_users(vec![
+            row("a", 3, "active", None),
+            row("b", 4, "held", Some(77)),
+            row("b", 5, "held", Some(77)),
+        ]);
+        assert_eq!(mysql["a"], redis["a"]);
+        assert_eq!(mysql["b"], redis["b"]);
+        assert_eq!(totals(&mysql), (1, 2));
     }
 }

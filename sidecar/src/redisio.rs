@@ -441,16 +441,24 @@ pub fn lag(conn: &mut dyn ConnectionLike, event: &str, now_ms: u64) -> RedisResu
 /// What reconcile needs from Redis about one event.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RedisEvent {
-    /// `holders` hash: user -> ticket.
-    pub holders: HashMap<String, i64>,
+    /// Users with tickets, sold or held (see [`crate::reconcile::redis_users`]).
+    pub users: HashMap<String, crate::reconcile::Live>,
     /// Tickets remaining.
     pub remaining: i64,
+    /// Tickets in live holds, when `TICKET.STATUS` reports `held`.
+    pub held: Option<i64>,
     /// Entries in the log (not yet applied and trimmed).
     pub unsynced: i64,
 }
 
-/// Reads holders and `TICKET.STATUS` of `event`; `None` if it does not
-/// exist (`-NOEVENT`).
+/// The zset of `event`'s live holds (member user, score deadline ms), as
+/// the module half is expected to keep it.
+fn holds_key(event: &str) -> String {
+    format!("ticket:{{{event}}}:holds")
+}
+
+/// Reads `TICKET.STATUS`, the holders hash and the holds zset of `event`;
+/// `None` if it does not exist (`-NOEVENT`).
 pub fn read_event(conn: &mut dyn ConnectionLike, event: &str) -> RedisResult<Option<RedisEvent>> {
     let status: Value = match redis::cmd("TICKET.STATUS").arg(event).query(conn) {
         Ok(v) => v,
@@ -465,16 +473,20 @@ pub fn read_event(conn: &mut dyn ConnectionLike, event: &str) -> RedisResult<Opt
     let (Some(remaining), Some(unsynced)) = (num("remaining"), num("unsynced")) else {
         return Ok(None);
     };
-    let raw: HashMap<String, String> = redis::cmd("HGETALL")
+    let holders: HashMap<String, String> = redis::cmd("HGETALL")
         .arg(keys::key(event, Part::Holders))
         .query(conn)?;
-    let mut holders = HashMap::new();
-    for (u, t) in raw {
-        holders.insert(u, t.parse::<i64>().unwrap_or(-1));
-    }
+    let holds: Vec<(String, f64)> = redis::cmd("ZRANGE")
+        .arg(holds_key(event))
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query(conn)?;
+    let holds = holds.into_iter().map(|(u, s)| (u, s as i64)).collect();
     Ok(Some(RedisEvent {
-        holders,
+        users: crate::reconcile::redis_users(holders, &holds),
         remaining,
+        held: num("held"),
         unsynced,
     }))
 }

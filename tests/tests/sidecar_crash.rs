@@ -1,5 +1,6 @@
 //! End-to-end crash tests: `kill -9` of the sidecar at random moments while
-//! claims keep arriving, MariaDB stopped and restarted mid-drain, Redis
+//! claims — and, on a second event, holds, confirms, expiries and cancels —
+//! keep arriving, MariaDB stopped and restarted mid-drain, Redis
 //! killed and restarted from its AOF mid-drain, and two sidecars draining the
 //! same logs at once. In every case the final MySQL
 //! state equals Redis exactly and `ticket_conflict` stays empty (an entry
@@ -89,6 +90,33 @@ fn claimer(
     })
 }
 
+/// A checkout stream (holds, confirms, expiries, cancels; see
+/// [`Checkout`]) on its own event, `rounds` rounds of 30 holds.
+fn checkouts(
+    redis_url: String,
+    event: &'static str,
+    rounds: usize,
+    pause: Duration,
+) -> JoinHandle<Checkout> {
+    let mut c = redis::Client::open(redis_url)
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let () = redis::cmd("TICKET.INIT")
+        .arg(event)
+        .arg(50_000)
+        .query(&mut c)
+        .unwrap();
+    thread::spawn(move || {
+        let mut ck = Checkout::new(event, 50_000);
+        for round in 0..rounds {
+            ck.round(&mut c, round, 30);
+            thread::sleep(pause);
+        }
+        ck
+    })
+}
+
 fn assert_exact(r: &mut redis::Connection, db: &str, event: &str, log: &dyn Fn() -> String) {
     wait_synced(r, db, event, Duration::from_secs(90), log);
     let view = mysql_view(db, event).unwrap();
@@ -112,6 +140,7 @@ fn kill_9_at_random_moments_while_claims_arrive() {
         .query(&mut r)
         .unwrap();
     let load = claimer(redis.url(), "k", 120, Duration::from_millis(25));
+    let holds = checkouts(redis.url(), "kc", 120, Duration::from_millis(25));
     let mut rng = Rng::seeded();
     let mut logs = String::new();
     for round in 0..6 {
@@ -126,17 +155,19 @@ fn kill_9_at_random_moments_while_claims_arrive() {
         logs.push_str(&format!("--- run {round} ---\n{}", tail(&sc.log(), 10)));
     }
     let (claims, cancels) = load.join().unwrap();
+    let ck = holds.join().unwrap();
     let sc = Sidecar::start(&redis.url(), &db, &[]);
     assert_exact(&mut r, &db, "k", &|| {
         format!("{logs}\n--- final ---\n{}", sc.log())
     });
+    wait_checkout(&mut r, &db, &ck, Duration::from_secs(90), &|| sc.log());
     let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
     let rows: u64 = my
         .query_first("SELECT COUNT(*) FROM ticket_participation WHERE event_id = 'k'")
         .unwrap()
         .unwrap();
-    // every distinct claimer has exactly one row; re-claims reuse theirs
-    assert_eq!(rows, 120 * 40);
+    // one row per claim (a re-claim after a cancel adds a row: history stays)
+    assert_eq!(rows, claims);
     let active = mysql_view(&db, "k").unwrap().active.len() as u64;
     assert_eq!(active, claims - cancels);
 }
@@ -160,6 +191,7 @@ fn mariadb_stopped_killed_and_restarted_mid_drain() {
     let sc = Sidecar::start(&redis.url(), &db, &["--metrics-addr", "127.0.0.1:0"]);
     let port = sc.metrics_port();
     let load = claimer(redis.url(), "m", 100, Duration::from_millis(20));
+    let holds = checkouts(redis.url(), "mc", 100, Duration::from_millis(20));
     thread::sleep(Duration::from_millis(500));
     maria.stop();
     thread::sleep(Duration::from_secs(2));
@@ -176,6 +208,8 @@ fn mariadb_stopped_killed_and_restarted_mid_drain() {
     maria.start_again();
     load.join().unwrap();
     assert_exact(&mut r, &db, "m", &|| sc.log());
+    let ck = holds.join().unwrap();
+    wait_checkout(&mut r, &db, &ck, Duration::from_secs(90), &|| sc.log());
     assert!(
         during > 0,
         "claims should have queued up in the log while MariaDB was down"
@@ -209,12 +243,14 @@ fn two_sidecars_at_once_apply_each_entry_exactly_once() {
         &["--metrics-addr", "127.0.0.1:0", "--batch-size", "70"],
     );
     let (p1, p2) = (a.metrics_port(), b.metrics_port());
+    let holds = checkouts(redis.url(), "twoc", 80, Duration::from_millis(10));
     let (claims, cancels) = claimer(redis.url(), "two", 80, Duration::from_millis(10))
         .join()
         .unwrap();
-    assert_exact(&mut r, &db, "two", &|| {
-        format!("{}\n--- b ---\n{}", a.log(), b.log())
-    });
+    let ck = holds.join().unwrap();
+    let logs = || format!("{}\n--- b ---\n{}", a.log(), b.log());
+    assert_exact(&mut r, &db, "two", &logs);
+    wait_checkout(&mut r, &db, &ck, Duration::from_secs(90), &logs);
     let series = "ticketgate_applied_records_total{op=\"claim\"}";
     let (ca, cb) = (metric(p1, series), metric(p2, series));
     assert_eq!(
@@ -224,8 +260,14 @@ fn two_sidecars_at_once_apply_each_entry_exactly_once() {
         tail(&a.log(), 30),
         tail(&b.log(), 30)
     );
-    let series = "ticketgate_applied_records_total{op=\"cancel\"}";
-    assert_eq!(metric(p1, series) + metric(p2, series), cancels);
+    let applied = |op: &str| {
+        let series = format!("ticketgate_applied_records_total{{op=\"{op}\"}}");
+        metric(p1, &series) + metric(p2, &series)
+    };
+    assert_eq!(applied("cancel"), cancels + ck.written["cancel"]);
+    for op in ["hold", "confirm", "expire"] {
+        assert_eq!(applied(op), ck.written[op], "{op}");
+    }
 }
 
 #[test]

@@ -97,10 +97,24 @@ fn drains_claims_repeats_cancels_and_reclaims() {
     assert_eq!(view.active.len(), 50);
     assert_eq!(view.remaining, Some(0));
     let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+    // History stays: every cancel keeps its row, a re-claim adds a new one.
     let canceled: Vec<String> = my
         .query("SELECT user_id FROM ticket_participation WHERE event_id = 'ev' AND status = 'canceled' ORDER BY user_id")
         .unwrap();
-    assert_eq!(canceled, ["u5", "u6", "u7", "u8", "u9"]);
+    let want: Vec<String> = (0..10).map(|i| format!("u{i}")).collect();
+    assert_eq!(canceled, want);
+    let orders: Vec<(String, String)> = my
+        .query("SELECT user_id, CAST(status AS CHAR) FROM ticket_order WHERE event_id = 'ev' AND user_id IN ('u0', 'u9') ORDER BY user_id, CAST(status AS CHAR) DESC")
+        .unwrap();
+    let pair = |u: &str, s: &str| (u.to_string(), s.to_string());
+    assert_eq!(
+        orders,
+        [
+            pair("u0", "canceled"),
+            pair("u0", "active"),
+            pair("u9", "canceled")
+        ]
+    );
     let offset: String = my
         .exec_first(
             "SELECT last_stream_id FROM ticket_sync_offset WHERE event_id = 'ev'",
@@ -440,7 +454,11 @@ fn large_batches_of_cancels_and_reclaims_take_the_fast_path() {
     let sc = Sidecar::start(&redis.url(), &db, &args);
     let port = sc.metrics_port();
     wait_synced(&mut r, &db, "f", Duration::from_secs(60), &|| sc.log());
-    assert!(metric(port, "ticketgate_batches_total{path=\"fast\"}") >= 1);
+    assert!(
+        metric(port, "ticketgate_batches_total{path=\"fast\"}") >= 1,
+        "{}",
+        sc.log()
+    );
     assert_eq!(
         metric(port, "ticketgate_batches_total{path=\"slow\"}"),
         0,
@@ -469,7 +487,8 @@ fn run_migrate_flag_and_sigint_stops_cleanly() {
     let st = sc.wait_exit(Duration::from_secs(15));
     assert_eq!(st.map(|s| s.code()), Some(Some(0)), "{}", sc.log());
     assert!(
-        sc.log().contains("applied migration V1__initial_schema"),
+        sc.log().contains("applied migration V1__initial_schema")
+            && sc.log().contains("applied migration V2__holds"),
         "{}",
         sc.log()
     );

@@ -1,4 +1,4 @@
-//! The six scenarios, one file each. Each runs ticketgate and the
+//! The scenarios, one file each. Each runs ticketgate and the
 //! baselines against the same servers and returns a [`ScenarioReport`]
 //! (rows, ratios, targets and correctness violations). This file holds the
 //! paths they share: ticketgate, Lua and MySQL-only closed loops, and the
@@ -22,6 +22,7 @@ use crate::{Sizes, Ui};
 
 mod big_event;
 mod burst;
+mod checkout;
 mod coupon;
 mod drain;
 mod live;
@@ -29,6 +30,7 @@ mod throughput;
 
 pub use big_event::big_event;
 pub use burst::burst;
+pub use checkout::checkout;
 pub use coupon::coupon;
 pub use drain::drain;
 pub use live::live;

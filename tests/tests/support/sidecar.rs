@@ -6,7 +6,7 @@
 //! redis-server (module loaded) and a fresh database on the private MariaDB.
 #![allow(dead_code)]
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -14,6 +14,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
+use protocol::keys;
+use protocol::record::{Op, Record, Tickets};
 use ticketgate_tests::{release_bin, wait_until};
 
 /// Path of the release sidecar binary (see [`release_bin`]).
@@ -293,4 +295,185 @@ pub fn metric(port: u16, series: &str) -> u64 {
         })
         .map(|v| v as u64)
         .unwrap_or(0)
+}
+
+/// Unix time in ms.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// `XADD` of `op` to `event`'s log, exactly as the module logs it: the
+/// fields come from `protocol::record::Record::fields`, the one definition
+/// of the record format (until the module half writes holds itself).
+pub fn xadd_cmd(event: &str, op: Op<&str>) -> redis::Cmd {
+    let rec = Record { op, at: now_ms() };
+    let mut cmd = redis::cmd("XADD");
+    cmd.arg(keys::key(event, keys::Part::Log)).arg("*");
+    for (name, value) in rec.fields(event) {
+        cmd.arg(name).arg(value.to_string());
+    }
+    cmd
+}
+
+/// [`xadd_cmd`], run; returns the entry id.
+pub fn xadd(conn: &mut redis::Connection, event: &str, op: Op<&str>) -> String {
+    xadd_cmd(event, op).query(conn).expect("XADD")
+}
+
+/// Tickets from ascending numbers.
+pub fn tickets(numbers: &[i64]) -> Tickets {
+    Tickets::from_sorted(numbers.to_vec())
+}
+
+/// A checkout stream written as the module half will log it: each round,
+/// new users hold 1–3 of the lowest free tickets, and the previous round's
+/// holders confirm (6 in 10), let the hold expire (3 in 10) or cancel;
+/// returned tickets are held again by later users. Keeps the rows MySQL
+/// must end up with.
+pub struct Checkout {
+    pub event: String,
+    free: BTreeSet<i64>,
+    /// user -> (tickets, status of its order)
+    want: BTreeMap<String, (Vec<i64>, &'static str)>,
+    holding: Vec<String>,
+    /// Log entries written, by op.
+    pub written: HashMap<&'static str, u64>,
+}
+
+impl Checkout {
+    pub fn new(event: &str, total: i64) -> Checkout {
+        Checkout {
+            event: event.to_string(),
+            free: (1..=total).collect(),
+            want: BTreeMap::new(),
+            holding: Vec::new(),
+            written: HashMap::new(),
+        }
+    }
+
+    /// One round of `holds` new users (named after `round`), in one pipeline.
+    pub fn round(&mut self, conn: &mut redis::Connection, round: usize, holds: usize) {
+        let mut p = redis::pipe();
+        for (i, user) in std::mem::take(&mut self.holding).into_iter().enumerate() {
+            let (held, _) = self.want[&user].clone();
+            let t = tickets(&held);
+            let (op, status) = match i % 10 {
+                0..=5 => (
+                    Op::Confirm {
+                        user: user.as_str(),
+                        tickets: t,
+                    },
+                    "active",
+                ),
+                6..=8 => (
+                    Op::Expire {
+                        user: user.as_str(),
+                        tickets: t,
+                    },
+                    "expired",
+                ),
+                _ => (
+                    Op::Cancel {
+                        user: user.as_str(),
+                        tickets: t,
+                    },
+                    "canceled",
+                ),
+            };
+            if status != "active" {
+                self.free.extend(&held);
+            }
+            *self.written.entry(op.name()).or_insert(0) += 1;
+            p.add_command(xadd_cmd(&self.event, op)).ignore();
+            self.want.insert(user, (held, status));
+        }
+        for i in 0..holds {
+            let k = 1 + i % 3;
+            let held: Vec<i64> = self.free.iter().take(k).copied().collect();
+            if held.len() < k {
+                break;
+            }
+            let user = format!("c{round}-{i}");
+            for t in &held {
+                self.free.remove(t);
+            }
+            let op = Op::Hold {
+                user: user.as_str(),
+                tickets: tickets(&held),
+                until: now_ms() + 60_000,
+            };
+            *self.written.entry("hold").or_insert(0) += 1;
+            p.add_command(xadd_cmd(&self.event, op)).ignore();
+            self.want.insert(user.clone(), (held, "held"));
+            self.holding.push(user);
+        }
+        let () = p.query(conn).expect("XADD pipeline");
+    }
+
+    /// Rows MySQL must hold: (user, ticket, status), sorted.
+    pub fn rows(&self) -> Vec<(String, i64, String)> {
+        self.want
+            .iter()
+            .flat_map(|(u, (ts, s))| ts.iter().map(move |t| (u.clone(), *t, s.to_string())))
+            .collect()
+    }
+
+    /// Free tickets now: what `remaining_stock` must be.
+    pub fn remaining(&self) -> i64 {
+        self.free.len() as i64
+    }
+}
+
+/// Every participation row of `event`: (user, ticket, status), sorted.
+pub fn rows_of(url: &str, event: &str) -> mysql::Result<Vec<(String, i64, String)>> {
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(url).expect("url"))?;
+    c.exec(
+        "SELECT user_id, ticket_number, CAST(status AS CHAR) FROM ticket_participation WHERE event_id = ? ORDER BY user_id, ticket_number",
+        (event,),
+    )
+}
+
+/// Waits until `ck`'s log is drained and MySQL holds exactly its rows,
+/// its stock and no conflict.
+pub fn wait_checkout(
+    conn: &mut redis::Connection,
+    url: &str,
+    ck: &Checkout,
+    timeout: Duration,
+    log: &dyn Fn() -> String,
+) {
+    let end = Instant::now() + timeout;
+    let want = ck.rows();
+    loop {
+        let xlen: i64 = redis::cmd("XLEN")
+            .arg(keys::key(&ck.event, keys::Part::Log))
+            .query(conn)
+            .expect("XLEN");
+        let rows = rows_of(url, &ck.event).ok();
+        let view = mysql_view(url, &ck.event).ok();
+        let stock = view.as_ref().and_then(|v| v.remaining);
+        if xlen == 0 && rows.as_ref() == Some(&want) && stock == Some(ck.remaining()) {
+            let conflicts = view.map(|v| v.conflicts).unwrap_or_default();
+            assert!(
+                conflicts.is_empty(),
+                "conflicts: {conflicts:?}\n{}",
+                tail(&log(), 40)
+            );
+            return;
+        }
+        if Instant::now() > end {
+            let have = rows.map(|r| r.len());
+            panic!(
+                "checkout {} not in MySQL after {timeout:?}: log {xlen}, rows {have:?} of {}, stock {stock:?} of {}\n{}",
+                ck.event,
+                want.len(),
+                ck.remaining(),
+                tail(&log(), 60)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

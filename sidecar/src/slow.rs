@@ -1,0 +1,268 @@
+//! The slow path: a batch applied one record at a time, each in its own
+//! savepoint. Every record is checked explicitly, in the order the planning
+//! model (`crate::plan` tests) follows, so an anomaly is named precisely and
+//! lands in `ticket_conflict` while the rest of the batch applies:
+//!
+//! * claim / hold / offer: `unknown_event`, `duplicate_order` (the user
+//!   already has a live order), `collision` (a ticket is live for someone
+//!   else), `oversell` (the conditional stock UPDATE refused);
+//! * confirm / expire / cancel: `confirm_mismatch`, `expire_mismatch`,
+//!   `cancel_mismatch` when the user has no live order in the right status
+//!   (held; held or active for a cancel) with exactly these tickets;
+//! * init: `duplicate_init`; open / close: `unknown_event`;
+//! * `malformed` entries, and `sql_error` for data MySQL refuses.
+
+use mysql::prelude::Queryable;
+use mysql::{Transaction, Value};
+
+use crate::db::{is_record_level, opt_time, Conflict, Outcome};
+use crate::plan::{Change, Entry, NewOrder, Status};
+use crate::timefmt::datetime;
+use protocol::record::{Op, Record};
+use protocol::StreamId;
+
+type Verdict = Result<(), (&'static str, String)>;
+
+/// Applies `todo` record by record; bad records become conflicts.
+pub fn apply(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    todo: &[Entry],
+    out: &mut Outcome,
+) -> Result<(), mysql::Error> {
+    for e in todo {
+        tx.query_drop("SAVEPOINT rec")?;
+        let verdict = match &e.rec {
+            Err(m) => Err(Conflict {
+                id: e.id,
+                reason: "malformed",
+                user: m.user.clone(),
+                ticket: m.ticket,
+                detail: format!("{}: {}", m.reason, m.raw),
+            }),
+            Ok(rec) => match one(tx, event, e.id, rec) {
+                Ok(Ok(())) => Ok(rec.op.name()),
+                Ok(Err((reason, detail))) => Err(conflict_of(e.id, &rec.op, reason, detail)),
+                Err(err) if is_record_level(&err) => {
+                    Err(conflict_of(e.id, &rec.op, "sql_error", err.to_string()))
+                }
+                Err(err) => return Err(err),
+            },
+        };
+        match verdict {
+            Ok(op) => {
+                tx.query_drop("RELEASE SAVEPOINT rec")?;
+                *out.applied.entry(op).or_insert(0) += 1;
+            }
+            Err(c) => {
+                tx.query_drop("ROLLBACK TO SAVEPOINT rec")?;
+                record_conflict(tx, event, &c)?;
+                out.conflicts.push(c);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Logs `c` and writes its `ticket_conflict` row.
+fn record_conflict(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    c: &Conflict,
+) -> Result<(), mysql::Error> {
+    log::warn!(
+        "event {event}: entry {} -> ticket_conflict ({}): {}",
+        c.id,
+        c.reason,
+        c.detail
+    );
+    let detail: String = c.detail.chars().take(1024).collect();
+    tx.exec_drop(
+        "INSERT INTO ticket_conflict (event_id, stream_id, user_id, ticket_number, reason, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, NOW(3))",
+        (event, c.id.to_string(), c.user.clone(), c.ticket, c.reason, detail),
+    )
+}
+
+fn conflict_of(id: StreamId, op: &Op, reason: &'static str, detail: String) -> Conflict {
+    let (user, ticket) = match op.order() {
+        Some((user, tickets, _)) => (Some(user.clone()), Some(tickets.lowest())),
+        None => (None, None),
+    };
+    Conflict {
+        id,
+        reason,
+        user,
+        ticket,
+        detail,
+    }
+}
+
+/// Applies one record with explicit checks.
+fn one(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    id: StreamId,
+    rec: &Record,
+) -> Result<Verdict, mysql::Error> {
+    if let Some(order) = NewOrder::created_by(id, rec) {
+        return create(tx, event, &order);
+    }
+    if let Some(c) = Change::of(id, rec) {
+        return change(tx, event, &c);
+    }
+    match &rec.op {
+        Op::Init { .. } => init(tx, event, &rec.op, rec.at),
+        op => {
+            tx.exec_drop(
+                "UPDATE ticket_event SET status = ?, updated_at = ? WHERE event_id = ?",
+                (op.name(), datetime(rec.at), event),
+            )?;
+            Ok(match tx.affected_rows() {
+                1 => Ok(()),
+                _ => Err((
+                    "unknown_event",
+                    format!("{} of an event without a ticket_event row", op.name()),
+                )),
+            })
+        }
+    }
+}
+
+fn init(tx: &mut Transaction<'_>, event: &str, op: &Op, at: i64) -> Result<Verdict, mysql::Error> {
+    let Op::Init {
+        total,
+        opens_at,
+        closes_at,
+    } = op
+    else {
+        return Ok(Ok(()));
+    };
+    let exists: Option<i32> = tx.exec_first(
+        "SELECT total FROM ticket_event WHERE event_id = ?",
+        (event,),
+    )?;
+    if let Some(t) = exists {
+        let detail = format!("event already exists with total {t}");
+        return Ok(Err(("duplicate_init", detail)));
+    }
+    let at = datetime(at);
+    tx.exec_drop(
+        "INSERT INTO ticket_event (event_id, total, status, opens_at, closes_at, created_at, updated_at) VALUES (?, ?, 'open', ?, ?, ?, ?)",
+        (event, total, opt_time(*opens_at), opt_time(*closes_at), at.clone(), at),
+    )?;
+    tx.exec_drop(
+        // (no VALUES() here: deprecated in MySQL 8)
+        "INSERT INTO ticket_stock (event_id, remaining_stock) VALUES (?, ?) ON DUPLICATE KEY UPDATE remaining_stock = ?",
+        (event, total, total),
+    )?;
+    Ok(Ok(()))
+}
+
+/// `?, ?, ...` for `n` values.
+fn marks(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
+/// A claim, hold or offer: a new order and one row per ticket.
+fn create(tx: &mut Transaction<'_>, event: &str, o: &NewOrder) -> Result<Verdict, mysql::Error> {
+    let stock: Option<i64> = tx.exec_first(
+        "SELECT remaining_stock FROM ticket_stock WHERE event_id = ?",
+        (event,),
+    )?;
+    let Some(stock) = stock else {
+        let detail = "order for an event without a ticket_stock row".into();
+        return Ok(Err(("unknown_event", detail)));
+    };
+    let live: Option<(Option<String>, String)> = tx.exec_first(
+        "SELECT order_id, CAST(status AS CHAR) FROM ticket_participation WHERE event_id = ? AND live_lead = ?",
+        (event, o.user.as_str()),
+    )?;
+    if let Some((order, status)) = live {
+        let order = order.unwrap_or_else(|| "(none)".into());
+        let detail = format!("user already has {status} order {order}");
+        return Ok(Err(("duplicate_order", detail)));
+    }
+    let sql = format!(
+        "SELECT ticket_number, user_id FROM ticket_participation WHERE event_id = ? AND live_ticket IN ({}) LIMIT 1",
+        marks(o.tickets.len())
+    );
+    let mut params: Vec<mysql::Value> = vec![event.into()];
+    params.extend(o.tickets.iter().map(|t| (*t).into()));
+    if let Some((t, holder)) = tx.exec_first::<(i64, String), _, _>(sql, params)? {
+        let detail = format!("ticket {t} is live for {holder:?}");
+        return Ok(Err(("collision", detail)));
+    }
+    let k = o.tickets.len() as i64;
+    tx.exec_drop(
+        "UPDATE ticket_stock SET remaining_stock = remaining_stock - ? WHERE event_id = ? AND remaining_stock >= ?",
+        (k, event, k),
+    )?;
+    if tx.affected_rows() != 1 {
+        let detail = format!("remaining_stock is {stock}, {k} needed — conditional UPDATE refused");
+        return Ok(Err(("oversell", detail)));
+    }
+    insert(tx, event, o)?;
+    Ok(Ok(()))
+}
+
+/// Inserts the rows of order `o`, the first one its lead.
+fn insert(tx: &mut Transaction<'_>, event: &str, o: &NewOrder) -> Result<(), mysql::Error> {
+    let id = o.order_id.to_string();
+    let held = o.held_until.map(datetime);
+    for (i, t) in o.tickets.iter().enumerate() {
+        tx.exec_drop(
+            "INSERT INTO ticket_participation (event_id, order_id, order_tickets, order_lead, user_id, ticket_number, status, held_until, claimed_at, stream_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (event, &id, o.tickets.len(), i == 0, o.user.as_str(), t, o.status.as_str(), held.clone(), datetime(o.created_at), &id),
+        )?;
+    }
+    Ok(())
+}
+
+/// A confirm, expire or cancel of the user's live order.
+fn change(tx: &mut Transaction<'_>, event: &str, c: &Change) -> Result<Verdict, mysql::Error> {
+    let (kind, user, tickets) = (c.kind, c.user.as_str(), c.tickets.as_slice());
+    let live: Option<(Option<String>, String, i64)> = tx.exec_first(
+        "SELECT order_id, CAST(status AS CHAR), order_tickets FROM ticket_participation WHERE event_id = ? AND live_lead = ?",
+        (event, user),
+    )?;
+    let Some((order, status, n)) = live else {
+        let detail = format!("user {user:?} has no live order");
+        return Ok(Err((kind.mismatch(), detail)));
+    };
+    // The order's rows, found through the live_ticket index.
+    let rows = format!(
+        "event_id = ? AND user_id = ? AND order_id <=> ? AND live_ticket IN ({})",
+        marks(tickets.len())
+    );
+    let mut key: Vec<Value> = vec![event.into(), user.into(), order.clone().into()];
+    key.extend(tickets.iter().map(|t| Value::from(*t)));
+    let found: Option<i64> = tx.exec_first(
+        format!("SELECT COUNT(*) FROM ticket_participation WHERE {rows}"),
+        key.clone(),
+    )?;
+    let accepted = Status::parse(&status).is_some_and(|s| kind.accepts(s));
+    if !accepted || n != tickets.len() as i64 || found != Some(n) {
+        let order = order.unwrap_or_else(|| "(none)".into());
+        let detail = format!(
+            "user {user:?}'s live order {order} is {status} with {n} tickets, not {tickets:?}"
+        );
+        return Ok(Err((kind.mismatch(), detail)));
+    }
+    let set = format!("SET {} = ?, stream_id = ?, status = ?", kind.time_column());
+    let values: Vec<Value> = vec![
+        datetime(c.at).into(),
+        c.id.to_string().into(),
+        kind.target().as_str().into(),
+    ];
+    tx.exec_drop(
+        format!("UPDATE ticket_participation {set} WHERE {rows}"),
+        [values, key].concat(),
+    )?;
+    if kind.releases() {
+        tx.exec_drop(
+            "UPDATE ticket_stock SET remaining_stock = remaining_stock + ? WHERE event_id = ?",
+            (tickets.len(), event),
+        )?;
+    }
+    Ok(Ok(()))
+}
