@@ -13,6 +13,7 @@
 #[path = "support/module.rs"]
 mod support;
 
+use std::sync::mpsc;
 use std::time::Duration;
 
 use redis::{Connection, Value};
@@ -68,6 +69,27 @@ fn order(c: &mut Connection, event: &str, user: &str) -> Option<(Vec<i64>, Strin
     Some((tickets, text(&flat[3]), expires_at))
 }
 
+/// Subscribes to the event's offers channel on `server`; the receiver gets
+/// every published user id.
+fn subscribe_offers(server: &RedisServer, event: &str) -> mpsc::Receiver<String> {
+    let (subscribed_tx, subscribed) = mpsc::channel();
+    let (tx, rx) = mpsc::channel();
+    let mut conn = server.conn();
+    let channel = format!("ticket:{{{event}}}:offers");
+    std::thread::spawn(move || {
+        let mut pubsub = conn.as_pubsub();
+        pubsub.subscribe(&channel).unwrap();
+        subscribed_tx.send(()).unwrap();
+        while let Ok(msg) = pubsub.get_message() {
+            if tx.send(msg.get_payload::<String>().unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    subscribed.recv().unwrap();
+    rx
+}
+
 fn state(c: &mut Connection, event: &str, user: &str) -> Option<String> {
     order(c, event, user).map(|o| o.1)
 }
@@ -105,6 +127,7 @@ fn a_cut_off_replica_keeps_the_offer_and_the_list_until_promoted() {
     drop(p);
     primary.kill();
 
+    let offers = subscribe_offers(&replica, "e");
     let mut r = replica.conn();
     let (tickets, st, until) = order(&mut r, "e", "w0").expect("the replica shows the offer");
     assert_eq!((tickets, st.as_str()), (vec![1], "held"));
@@ -124,6 +147,7 @@ fn a_cut_off_replica_keeps_the_offer_and_the_list_until_promoted() {
     assert_eq!(status_int(&mut r, "e", "waiting"), 2);
     assert_eq!(offered_in_log(&mut r, "e"), ["w0"]);
     assert!(entries_of(&mut r, "e", "expire").is_empty());
+    assert!(offers.try_recv().is_err(), "a replica publishes no offer");
 
     let _: () = redis::cmd("REPLICAOF")
         .arg("NO")
@@ -135,6 +159,11 @@ fn a_cut_off_replica_keeps_the_offer_and_the_list_until_promoted() {
     });
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(offered_in_log(&mut r, "e"), ["w0", "w1"], "offered once");
+    assert_eq!(
+        offers.recv_timeout(Duration::from_secs(10)).as_deref(),
+        Ok("w1")
+    );
+    assert!(offers.recv_timeout(Duration::from_millis(300)).is_err());
     assert_eq!(entries_of(&mut r, "e", "expire"), ["w0"]);
     assert_eq!(state(&mut r, "e", "w0"), None);
     let (tickets, st, until) = order(&mut r, "e", "w1").expect("w1 is offered");
@@ -227,10 +256,18 @@ fn a_cluster_failover_keeps_the_list_and_the_new_master_goes_on_offering() {
     let cluster = Cluster::start(3, 1);
     let event = "failover-show";
     let master = cluster.owner_of_event(event);
+    // An event on the same master whose offer falls due around the failover.
+    let short = (0..)
+        .map(|i| format!("failover-short-{i}"))
+        .find(|e| cluster.owner_of_event(e) == master)
+        .unwrap();
     let mut c = cluster.conn(master);
     sold_out_with_waiters(&mut c, event, 1, "60000");
     int_or_nil(&mut c, &["TICKET.CANCEL", event, "c0"]);
     assert_eq!(offered_in_log(&mut c, event), ["w0"]);
+    sold_out_with_waiters(&mut c, &short, 1, "3000");
+    int_or_nil(&mut c, &["TICKET.CANCEL", &short, "c0"]);
+    assert_eq!(offered_in_log(&mut c, &short), ["w0"]);
     wait_replicated(&mut c, 1);
     let replica = cluster.replicas_of(master)[0];
     cluster.failover(replica, Duration::from_secs(60));
@@ -246,6 +283,16 @@ fn a_cluster_failover_keeps_the_list_and_the_new_master_goes_on_offering() {
     assert_eq!(state(&mut n, event, "w1").as_deref(), Some("held"));
     assert_eq!(position(&mut n, event, "w2"), Some(1));
     assert_eq!(int(&mut n, &["TICKET.WAIT", event, "w3"]), 2);
+    // The short offer expires (before or after the failover) and is passed
+    // on exactly once: one master swept it, the other only applied it.
+    wait_until(SWEPT_WITHIN, "the short offer is passed on", || {
+        offered_in_log(&mut n, &short).len() == 2
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(offered_in_log(&mut n, &short), ["w0", "w1"]);
+    assert_eq!(entries_of(&mut n, &short, "expire"), ["w0"]);
+    assert_eq!(state(&mut n, &short, "w1").as_deref(), Some("held"));
+    assert_eq!(position(&mut n, &short, "w2"), Some(1));
     // The old master, now its replica, follows.
     wait_replicated(&mut n, 1);
     let mut old = cluster.conn(master);
@@ -254,5 +301,6 @@ fn a_cluster_failover_keeps_the_list_and_the_new_master_goes_on_offering() {
         offered_in_log(&mut old, event).len() == 2
     });
     assert_eq!(position(&mut old, event, "w3"), Some(2));
+    assert_eq!(offered_in_log(&mut old, &short), ["w0", "w1"]);
     assert_eq!(digest(&mut old), digest(&mut n));
 }
