@@ -45,36 +45,6 @@ fn wait_expired(c: &mut Connection, event: &str, user: &str) {
     );
 }
 
-/// `TICKET.ORDER` as (tickets, state, expires_at), or `None` for nil.
-fn order(c: &mut Connection, event: &str, user: &str) -> Option<(Vec<i64>, String, i64)> {
-    let flat = match value(c, &["TICKET.ORDER", event, user]) {
-        Value::Nil => return None,
-        Value::Array(items) => items,
-        other => panic!("TICKET.ORDER: {other:?}"),
-    };
-    let text = |v: &Value| match v {
-        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-        other => panic!("ORDER text {other:?}"),
-    };
-    let names: Vec<String> = flat.iter().step_by(2).map(text).collect();
-    assert_eq!(names, ["tickets", "state", "expires_at"], "ORDER fields");
-    let tickets = match &flat[1] {
-        Value::Array(t) => t
-            .iter()
-            .map(|v| match v {
-                Value::Int(n) => *n,
-                other => panic!("ORDER ticket {other:?}"),
-            })
-            .collect(),
-        other => panic!("ORDER tickets {other:?}"),
-    };
-    let expires_at = match flat[5] {
-        Value::Int(n) => n,
-        ref other => panic!("ORDER expires_at {other:?}"),
-    };
-    Some((tickets, text(&flat[3]), expires_at))
-}
-
 fn info_int(c: &mut Connection, name: &str) -> i64 {
     info_field(c, "ticket", name)
         .and_then(|v| v.parse().ok())

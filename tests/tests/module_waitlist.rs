@@ -8,7 +8,6 @@
 #[path = "support/module.rs"]
 mod support;
 
-use std::sync::mpsc;
 use std::time::Duration;
 
 use redis::{Connection, Value};
@@ -36,27 +35,6 @@ fn offered_in_log(c: &mut Connection, event: &str) -> Vec<String> {
         .filter(|e| field(e, "op") == Some("offer"))
         .filter_map(|e| field(e, "user").map(str::to_owned))
         .collect()
-}
-
-/// Subscribes to the event's offers channel; the returned receiver gets
-/// every published user id.
-fn subscribe_offers(server: &RedisServer, event: &str) -> mpsc::Receiver<String> {
-    let (subscribed_tx, subscribed) = mpsc::channel();
-    let (tx, rx) = mpsc::channel();
-    let mut conn = server.conn();
-    let channel = format!("ticket:{{{event}}}:offers");
-    std::thread::spawn(move || {
-        let mut pubsub = conn.as_pubsub();
-        pubsub.subscribe(&channel).unwrap();
-        subscribed_tx.send(()).unwrap();
-        while let Ok(msg) = pubsub.get_message() {
-            if tx.send(msg.get_payload::<String>().unwrap()).is_err() {
-                break;
-            }
-        }
-    });
-    subscribed.recv().unwrap();
-    rx
 }
 
 #[test]

@@ -13,7 +13,6 @@
 #[path = "support/module.rs"]
 mod support;
 
-use std::sync::mpsc;
 use std::time::Duration;
 
 use redis::{Connection, Value};
@@ -37,57 +36,6 @@ fn entries_of(c: &mut Connection, event: &str, op: &str) -> Vec<String> {
         .filter(|e| field(e, "op") == Some(op))
         .filter_map(|e| field(e, "user").map(str::to_owned))
         .collect()
-}
-
-/// `TICKET.ORDER` as (tickets, state, expires_at), or `None` for nil.
-fn order(c: &mut Connection, event: &str, user: &str) -> Option<(Vec<i64>, String, i64)> {
-    let flat = match value(c, &["TICKET.ORDER", event, user]) {
-        Value::Nil => return None,
-        Value::Array(items) => items,
-        other => panic!("TICKET.ORDER: {other:?}"),
-    };
-    let text = |v: &Value| match v {
-        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-        other => panic!("ORDER text {other:?}"),
-    };
-    let names: Vec<String> = flat.iter().step_by(2).map(text).collect();
-    assert_eq!(names, ["tickets", "state", "expires_at"], "ORDER fields");
-    let tickets = match &flat[1] {
-        Value::Array(t) => t
-            .iter()
-            .map(|v| match v {
-                Value::Int(n) => *n,
-                other => panic!("ORDER ticket {other:?}"),
-            })
-            .collect(),
-        other => panic!("ORDER tickets {other:?}"),
-    };
-    let expires_at = match flat[5] {
-        Value::Int(n) => n,
-        ref other => panic!("ORDER expires_at {other:?}"),
-    };
-    Some((tickets, text(&flat[3]), expires_at))
-}
-
-/// Subscribes to the event's offers channel on `server`; the receiver gets
-/// every published user id.
-fn subscribe_offers(server: &RedisServer, event: &str) -> mpsc::Receiver<String> {
-    let (subscribed_tx, subscribed) = mpsc::channel();
-    let (tx, rx) = mpsc::channel();
-    let mut conn = server.conn();
-    let channel = format!("ticket:{{{event}}}:offers");
-    std::thread::spawn(move || {
-        let mut pubsub = conn.as_pubsub();
-        pubsub.subscribe(&channel).unwrap();
-        subscribed_tx.send(()).unwrap();
-        while let Ok(msg) = pubsub.get_message() {
-            if tx.send(msg.get_payload::<String>().unwrap()).is_err() {
-                break;
-            }
-        }
-    });
-    subscribed.recv().unwrap();
-    rx
 }
 
 fn state(c: &mut Connection, event: &str, user: &str) -> Option<String> {

@@ -7,8 +7,10 @@
 #![allow(dead_code)]
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::mpsc;
 
 use redis::{Connection, RedisError, Value};
+use ticketgate_tests::RedisServer;
 
 /// A command from byte arguments (the first one is the command name).
 pub fn cmd_b(parts: &[&[u8]]) -> redis::Cmd {
@@ -414,4 +416,55 @@ pub fn strict_replica_of(port: &str) -> ticketgate_tests::RedisServer {
     ]);
     wait_for_link(&replica);
     replica
+}
+
+/// `TICKET.ORDER` as (tickets, state, expires_at), or `None` for nil.
+pub fn order(c: &mut Connection, event: &str, user: &str) -> Option<(Vec<i64>, String, i64)> {
+    let flat = match value(c, &["TICKET.ORDER", event, user]) {
+        Value::Nil => return None,
+        Value::Array(items) => items,
+        other => panic!("TICKET.ORDER: {other:?}"),
+    };
+    let text = |v: &Value| match v {
+        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        other => panic!("ORDER text {other:?}"),
+    };
+    let names: Vec<String> = flat.iter().step_by(2).map(text).collect();
+    assert_eq!(names, ["tickets", "state", "expires_at"], "ORDER fields");
+    let tickets = match &flat[1] {
+        Value::Array(t) => t
+            .iter()
+            .map(|v| match v {
+                Value::Int(n) => *n,
+                other => panic!("ORDER ticket {other:?}"),
+            })
+            .collect(),
+        other => panic!("ORDER tickets {other:?}"),
+    };
+    let expires_at = match flat[5] {
+        Value::Int(n) => n,
+        ref other => panic!("ORDER expires_at {other:?}"),
+    };
+    Some((tickets, text(&flat[3]), expires_at))
+}
+
+/// Subscribes to the event's offers channel on `server`; the receiver gets
+/// every published user id.
+pub fn subscribe_offers(server: &RedisServer, event: &str) -> mpsc::Receiver<String> {
+    let (subscribed_tx, subscribed) = mpsc::channel();
+    let (tx, rx) = mpsc::channel();
+    let mut conn = server.conn();
+    let channel = format!("ticket:{{{event}}}:offers");
+    std::thread::spawn(move || {
+        let mut pubsub = conn.as_pubsub();
+        pubsub.subscribe(&channel).unwrap();
+        subscribed_tx.send(()).unwrap();
+        while let Ok(msg) = pubsub.get_message() {
+            if tx.send(msg.get_payload::<String>().unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    subscribed.recv().unwrap();
+    rx
 }
