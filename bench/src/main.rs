@@ -53,6 +53,8 @@ enum Cmd {
     Live,
     /// 100,000 users claim 10,000 tickets with holds; 30% abandon, the rest confirm
     Checkout,
+    /// 1,000,000 users join a sold-out event's waiting list; cancels are offered in-command, expiries handed on
+    Waitlist,
     /// Every scenario (the default)
     All,
     /// The README demo: 1,000 users burst 100 tickets, MySQL checked against Redis
@@ -172,6 +174,18 @@ pub struct Opts {
     /// checkout: a path fails when not sold out after this many seconds
     #[arg(long, global = true)]
     checkout_deadline_s: Option<u64>,
+    /// waitlist: users joining the waiting list
+    #[arg(long, global = true)]
+    waitlist_users: Option<u64>,
+    /// waitlist: tickets (sold out before anyone joins)
+    #[arg(long, global = true)]
+    waitlist_tickets: Option<u64>,
+    /// waitlist: tickets cancelled (offered, then left to expire)
+    #[arg(long, global = true)]
+    waitlist_cancels: Option<u64>,
+    /// waitlist: the event's OFFER, ms
+    #[arg(long, global = true)]
+    waitlist_offer_ms: Option<u64>,
 }
 
 /// Sizes after applying `--quick` and explicit options.
@@ -203,6 +217,10 @@ pub struct Sizes {
     pub checkout_retry_ms: u64,
     pub checkout_abandon_pct: u64,
     pub checkout_deadline_s: u64,
+    pub waitlist_users: u64,
+    pub waitlist_tickets: u64,
+    pub waitlist_cancels: u64,
+    pub waitlist_offer_ms: u64,
 }
 
 impl Sizes {
@@ -239,6 +257,10 @@ impl Sizes {
             checkout_retry_ms: pick(o.checkout_retry_ms, 500, 100),
             checkout_abandon_pct: pick(o.checkout_abandon_pct, 30, 30),
             checkout_deadline_s: pick(o.checkout_deadline_s, 180, 60).max(1),
+            waitlist_users: pick(o.waitlist_users, 1_000_000, 2_000).max(2),
+            waitlist_tickets: pick(o.waitlist_tickets, 1_000, 50).max(1),
+            waitlist_cancels: pick(o.waitlist_cancels, 100, 10).max(1),
+            waitlist_offer_ms: pick(o.waitlist_offer_ms, 2_000, 500).max(1),
         }
     }
 }
@@ -420,6 +442,7 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
             Cmd::BigEvent,
             Cmd::Live,
             Cmd::Checkout,
+            Cmd::Waitlist,
         ],
         c => vec![c],
     };
@@ -433,6 +456,7 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
             Cmd::BigEvent => scenarios::big_event(&ctx),
             Cmd::Live => scenarios::live(&ctx),
             Cmd::Checkout => scenarios::checkout(&ctx),
+            Cmd::Waitlist => scenarios::waitlist(&ctx),
             Cmd::All | Cmd::Demo => continue,
         }?;
         if opts.markdown {
@@ -499,6 +523,7 @@ mod tests {
             ("drain", Cmd::Drain),
             ("big-event", Cmd::BigEvent),
             ("checkout", Cmd::Checkout),
+            ("waitlist", Cmd::Waitlist),
             ("demo", Cmd::Demo),
         ] {
             assert_eq!(Cli::parse_from(["b", arg]).cmd, Some(cmd));

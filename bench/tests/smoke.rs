@@ -51,7 +51,8 @@ fn all_quick_reports_every_scenario_without_violations() {
             "drain",
             "big-event",
             "live",
-            "checkout"
+            "checkout",
+            "waitlist"
         ],
         "{stderr}"
     );

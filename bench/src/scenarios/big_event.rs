@@ -2,7 +2,7 @@
 
 use super::*;
 
-fn memory_usage(c: &mut redis::Connection, key: &str) -> Result<i64> {
+pub(super) fn memory_usage(c: &mut redis::Connection, key: &str) -> Result<i64> {
     let v: Option<i64> = redis::cmd("MEMORY")
         .arg("USAGE")
         .arg(key)

@@ -27,6 +27,7 @@ mod coupon;
 mod drain;
 mod live;
 mod throughput;
+mod waitlist;
 
 pub use big_event::big_event;
 pub use burst::burst;
@@ -35,6 +36,7 @@ pub use coupon::coupon;
 pub use drain::drain;
 pub use live::live;
 pub use throughput::throughput;
+pub use waitlist::waitlist;
 
 pub struct Ctx<'a> {
     pub servers: &'a Servers,
