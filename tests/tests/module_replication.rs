@@ -155,21 +155,11 @@ fn state(c: &mut Connection) -> State {
     }
 }
 
-/// A replica of the server on `port` that panics on an effect it cannot
-/// apply, and keeps an AOF of what it applied.
+/// A strict replica of the server on `port` that also keeps an AOF of what
+/// it applied, and serves its own replicas without a sync delay.
 fn strict_replica(port: u16) -> RedisServer {
-    let port = port.to_string();
-    RedisServer::start_with(&[
-        "--replicaof",
-        "127.0.0.1",
-        &port,
-        "--propagation-error-behavior",
-        "panic",
-        "--appendonly",
-        "yes",
-        "--repl-diskless-sync-delay",
-        "0",
-    ])
+    let extra = ["--appendonly", "yes", "--repl-diskless-sync-delay", "0"];
+    strict_replica_with(&port.to_string(), &extra)
 }
 
 /// Calls of each command from `INFO commandstats`, e.g. `hset` -> 3.
@@ -205,9 +195,7 @@ fn replica_reaches_the_primarys_state_byte_for_byte() {
     let primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
     let port = primary.port().to_string();
     let replica = strict_replica(primary.port());
-    wait_for_link(&replica);
     let chained = strict_replica(replica.port());
-    wait_for_link(&chained);
     let mut p = primary.conn();
     let mut r = replica.conn();
 
@@ -364,7 +352,6 @@ fn replica_switching_primaries_and_promotion_see_the_new_data() {
     ok(&mut p2, &["TICKET.CLOSE", "ev"]);
 
     let replica = strict_replica(first.port());
-    wait_for_link(&replica);
     wait_replicated(&mut p1, 1);
     let mut r = replica.conn();
     // Reads on the replica (which may keep copies of the meta hash).

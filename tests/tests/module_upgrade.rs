@@ -104,17 +104,8 @@ fn an_aof_written_by_0_1_loads_with_the_same_digest_and_carries_on() {
 #[test]
 fn a_replica_of_this_release_applies_a_0_1_primarys_stream() {
     let primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
-    let replica = RedisServer::start_with(&[
-        "--replicaof",
-        "127.0.0.1",
-        &primary.port().to_string(),
-        "--propagation-error-behavior",
-        "panic",
-    ]);
+    let replica = strict_replica_of(&primary.port().to_string());
     let mut r = replica.conn();
-    wait_until(Duration::from_secs(20), "the replica is linked", || {
-        info_field(&mut r, "replication", "master_link_status").as_deref() == Some("up")
-    });
     // The primary forwards exactly what a 0.1 primary propagated.
     let stream = fs::read(fixture().join("appendonly.aof.1.incr.aof")).unwrap();
     let mut p = primary.conn();

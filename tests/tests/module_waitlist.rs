@@ -30,11 +30,7 @@ fn users(prefix: &str, range: std::ops::Range<usize>) -> Vec<String> {
 
 /// The users of the event's `op=offer` log entries, in log order.
 fn offered_in_log(c: &mut Connection, event: &str) -> Vec<String> {
-    log(c, event)
-        .iter()
-        .filter(|e| field(e, "op") == Some("offer"))
-        .filter_map(|e| field(e, "user").map(str::to_owned))
-        .collect()
+    users_of_op(c, event, "offer")
 }
 
 #[test]

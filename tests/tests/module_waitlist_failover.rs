@@ -26,16 +26,7 @@ const SWEPT_WITHIN: Duration = Duration::from_secs(20);
 
 /// The users of the event's `op=offer` log entries, in log order.
 fn offered_in_log(c: &mut Connection, event: &str) -> Vec<String> {
-    entries_of(c, event, "offer")
-}
-
-/// The users of the event's log entries with `op`, in log order.
-fn entries_of(c: &mut Connection, event: &str, op: &str) -> Vec<String> {
-    log(c, event)
-        .iter()
-        .filter(|e| field(e, "op") == Some(op))
-        .filter_map(|e| field(e, "user").map(str::to_owned))
-        .collect()
+    users_of_op(c, event, "offer")
 }
 
 fn state(c: &mut Connection, event: &str, user: &str) -> Option<String> {
@@ -94,7 +85,7 @@ fn a_cut_off_replica_keeps_the_offer_and_the_list_until_promoted() {
     assert_eq!(state(&mut r, "e", "w1"), None);
     assert_eq!(status_int(&mut r, "e", "waiting"), 2);
     assert_eq!(offered_in_log(&mut r, "e"), ["w0"]);
-    assert!(entries_of(&mut r, "e", "expire").is_empty());
+    assert!(users_of_op(&mut r, "e", "expire").is_empty());
     assert!(offers.try_recv().is_err(), "a replica publishes no offer");
 
     let _: () = redis::cmd("REPLICAOF")
@@ -112,7 +103,7 @@ fn a_cut_off_replica_keeps_the_offer_and_the_list_until_promoted() {
         Ok("w1")
     );
     assert!(offers.recv_timeout(Duration::from_millis(300)).is_err());
-    assert_eq!(entries_of(&mut r, "e", "expire"), ["w0"]);
+    assert_eq!(users_of_op(&mut r, "e", "expire"), ["w0"]);
     assert_eq!(state(&mut r, "e", "w0"), None);
     let (tickets, st, until) = order(&mut r, "e", "w1").expect("w1 is offered");
     assert_eq!((tickets, st.as_str()), (vec![1], "held"));
@@ -238,7 +229,7 @@ fn a_cluster_failover_keeps_the_list_and_the_new_master_goes_on_offering() {
     });
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(offered_in_log(&mut n, &short), ["w0", "w1"]);
-    assert_eq!(entries_of(&mut n, &short, "expire"), ["w0"]);
+    assert_eq!(users_of_op(&mut n, &short, "expire"), ["w0"]);
     assert_eq!(state(&mut n, &short, "w1").as_deref(), Some("held"));
     assert_eq!(position(&mut n, &short, "w2"), Some(1));
     // The old master, now its replica, follows.

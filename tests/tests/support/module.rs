@@ -407,15 +407,31 @@ pub fn wait_replicated(primary: &mut Connection, replicas: i64) {
 /// A replica of the primary on `port` that panics on any effect it cannot
 /// apply, in sync.
 pub fn strict_replica_of(port: &str) -> ticketgate_tests::RedisServer {
-    let replica = ticketgate_tests::RedisServer::start_with(&[
+    strict_replica_with(port, &[])
+}
+
+/// [`strict_replica_of`] with extra `redis-server` arguments.
+pub fn strict_replica_with(port: &str, extra: &[&str]) -> ticketgate_tests::RedisServer {
+    let mut args = vec![
         "--replicaof",
         "127.0.0.1",
         port,
         "--propagation-error-behavior",
         "panic",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let replica = ticketgate_tests::RedisServer::start_with(&args);
     wait_for_link(&replica);
     replica
+}
+
+/// The users of the event's log entries with `op`, in log order.
+pub fn users_of_op(c: &mut Connection, event: &str, op: &str) -> Vec<String> {
+    log(c, event)
+        .iter()
+        .filter(|e| field(e, "op") == Some(op))
+        .filter_map(|e| field(e, "user").map(str::to_owned))
+        .collect()
 }
 
 /// `TICKET.ORDER` as (tickets, state, expires_at), or `None` for nil.
