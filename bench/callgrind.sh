@@ -7,6 +7,7 @@
 # comparison on a shared machine. Needs valgrind (callgrind_control).
 #
 #   bash bench/callgrind.sh [claims]        (default 20000; ~1 min)
+#   ONLY_REPLICA=1 bash bench/callgrind.sh  (just the replica's figure)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-20000}
@@ -76,7 +77,7 @@ replica() {
   local n=$((after - before))
   [ "$n" -gt 0 ] || { echo "replica applied no effects" >&2; exit 1; }
   printf '%-8s %8d instructions per applied claim (%d TICKET._APPLY counted)\n' replica "$((total / n))" "$n"
-  [ -n "${KEEP:-}" ] && echo "$dir" || rm -rf "$dir"
+  rm -rf "$dir"
 }
 
 # Waits until the replica has everything: WAIT counts only the writes of its
