@@ -9,7 +9,7 @@
 //! and the only thing read, whether a cancelled order was held, is the same
 //! on both sides), so the two sides cannot diverge.
 
-use protocol::effect::{Checkout, Effect};
+use protocol::effect::Effect;
 use protocol::record::{Op, Record, Tickets};
 use protocol::StreamId;
 
@@ -18,17 +18,13 @@ use crate::pool::{Meta, Status, Store};
 /// Performs a replicated effect.
 pub fn apply(store: &mut impl Store, effect: &Effect<&str>) {
     match effect {
-        Effect::Append {
-            id,
-            record,
-            minted,
-            checkout,
-        } => {
-            append(store, record, *minted, *checkout, Some(*id));
+        Effect::Append { id, record, minted } => {
+            append(store, record, *minted, Some(*id));
         }
-        Effect::Drop => {
+        Effect::DropAll => {
             store.delete_all();
         }
+        Effect::RestoreBegin(_) | Effect::RestoreOrders(_) | Effect::RestoreFree(_) => {}
         Effect::Wait { user, place } => store.add_waiting(user, *place),
         Effect::Leave { user } => {
             store.remove_waiting(user);
@@ -40,12 +36,11 @@ pub fn apply(store: &mut impl Store, effect: &Effect<&str>) {
 /// `id`, or at an id the store picks); returns the id used. `minted` is the
 /// event's new `minted` when a claim minted numbers: the claimed tickets
 /// above the old `minted` are new, and the numbers above the highest claimed
-/// one up to `minted` go into the pool. `checkout` is an init's settings.
+/// one up to `minted` go into the pool.
 pub fn append(
     store: &mut impl Store,
     record: &Record<&str>,
     minted: Option<i64>,
-    checkout: Checkout,
     id: Option<StreamId>,
 ) -> StreamId {
     match &record.op {
@@ -53,6 +48,8 @@ pub fn append(
             total,
             opens_at,
             closes_at,
+            checkout,
+            incarnation: _,
         } => {
             let meta = Meta {
                 total: *total,
@@ -95,6 +92,7 @@ pub fn append(
         }
         Op::Open => store.set_status(Status::Open),
         Op::Close => store.set_status(Status::Closed),
+        Op::Drop | Op::Restore { .. } => {}
     }
     store.append(record, id)
 }

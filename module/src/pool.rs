@@ -155,22 +155,8 @@ pub trait Store {
 
 /// Performs a decided change and replicates it as one effect.
 fn commit(store: &mut impl Store, record: Record<&str>, minted: Option<i64>) {
-    commit_with(store, record, minted, Checkout::default());
-}
-
-fn commit_with(
-    store: &mut impl Store,
-    record: Record<&str>,
-    minted: Option<i64>,
-    checkout: Checkout,
-) {
-    let id = apply::append(store, &record, minted, checkout, None);
-    store.replicate(&Effect::Append {
-        id,
-        record,
-        minted,
-        checkout,
-    });
+    let id = apply::append(store, &record, minted, None);
+    store.replicate(&Effect::Append { id, record, minted });
 }
 
 /// Longest hold, in ms (7 days).
@@ -267,8 +253,10 @@ pub fn init(
         total,
         opens_at,
         closes_at,
+        checkout,
+        incarnation: None,
     };
-    commit_with(store, Record { op, at: now }, None, checkout);
+    commit(store, Record { op, at: now }, None);
     Ok(())
 }
 
@@ -745,7 +733,7 @@ pub fn drop_event(store: &mut impl Store, event: &str, force: bool) -> Result<i6
     }
     let deleted = store.delete_all();
     if deleted > 0 {
-        store.replicate(&Effect::Drop);
+        store.replicate(&Effect::DropAll);
     }
     Ok(deleted)
 }

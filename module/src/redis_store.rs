@@ -357,7 +357,9 @@ impl<'a> RedisStore<'a> {
             Value::Number(n) if n == protocol::effect::VERSION => strings::constants().version,
             Value::Number(n) => self.number_string(n),
             Value::Id(id) => made.keep(stream_id_string(id)),
-            Value::List(_) => made.keep(rstr(value.to_string().as_bytes())),
+            Value::List(_) | Value::Hex(_) | Value::Range(..) => {
+                made.keep(rstr(value.to_string().as_bytes()))
+            }
         }
     }
 
@@ -760,7 +762,7 @@ impl Store for RedisStore<'_> {
         let c = strings::constants();
         // Strings made here live until the end of this function.
         let mut made = Made::default();
-        let mut argv = [ptr::null_mut::<RedisModuleString>(); 12];
+        let mut argv = [ptr::null_mut::<RedisModuleString>(); 20];
         let mut n = 0;
         self.use_time_string(record.at);
         for (name, value) in record.fields(self.event) {
@@ -825,12 +827,22 @@ impl Store for RedisStore<'_> {
     fn replicate(&mut self, effect: &Effect<&str>) {
         count_decision(effect);
         let mut made = Made::default();
-        let mut args = [ptr::null_mut::<RedisModuleString>(); protocol::effect::MAX_ARGS];
         let values = effect.args(self.event);
-        for (slot, value) in args.iter_mut().zip(values.as_slice()) {
+        let values = values.as_slice();
+        let mut few = [ptr::null_mut::<RedisModuleString>(); protocol::effect::MAX_ARGS];
+        // A restore step has more arguments than the fixed array holds.
+        let mut many = Vec::new();
+        let args = match values.len() <= few.len() {
+            true => &mut few[..values.len()],
+            false => {
+                many.resize(values.len(), ptr::null_mut());
+                &mut many[..]
+            }
+        };
+        for (slot, value) in args.iter_mut().zip(values) {
             *slot = self.value_string(*value, &mut made);
         }
-        self.propagate(APPLY_C, &args[..values.as_slice().len()]);
+        self.propagate(APPLY_C, args);
     }
 }
 

@@ -8,7 +8,7 @@
 //! nothing left to decide:
 //!
 //! ```text
-//! TICKET._APPLY <version> <E> init    <id> <at> <total> <opens_at> <closes_at> [<hold> <limit> [<offer>]]
+//! TICKET._APPLY <version> <E> init    <id> <at> <total> <opens_at> <closes_at> <hold> <limit> <offer> <incarnation>
 //! TICKET._APPLY <version> <E> claim   <id> <at> <user> <tickets> <minted>
 //! TICKET._APPLY <version> <E> hold    <id> <at> <user> <tickets> <minted> <until>
 //! TICKET._APPLY <version> <E> offer   <id> <at> <user> <tickets> <minted> <until>
@@ -17,7 +17,11 @@
 //! TICKET._APPLY <version> <E> cancel  <id> <at> <user> <tickets>
 //! TICKET._APPLY <version> <E> open    <id> <at>
 //! TICKET._APPLY <version> <E> close   <id> <at>
-//! TICKET._APPLY <version> <E> drop
+//! TICKET._APPLY <version> <E> drop    <id> <at>
+//! TICKET._APPLY <version> <E> restore <id> <at> <incarnation> <status> <from>
+//! TICKET._APPLY <version> <E> restore-begin  <the values of TICKET.RESTORE BEGIN, without FORCE>
+//! TICKET._APPLY <version> <E> restore-orders <user> <tickets> <until> [...]
+//! TICKET._APPLY <version> <E> restore-free   <n>|<a>-<b> [...]
 //! TICKET._APPLY <version> <E> wait    <user> <place>
 //! TICKET._APPLY <version> <E> leave   <user>
 //! ```
@@ -25,62 +29,37 @@
 //! `wait` and `leave` change the waiting list, which lives in Redis only:
 //! they carry no stream id and append nothing to the log. A `place` is the
 //! user's score in the list (`seq * 1024 + count`, see
-//! [`WAIT_COUNT_SPAN`]).
+//! [`WAIT_COUNT_SPAN`]). The `restore-*` effects are the steps of a
+//! `TICKET.RESTORE` before its commit (see [`crate::restore`]); they append
+//! nothing either.
 //!
 //! `id` is the log entry's stream id, `at` its `at` field, `tickets` one
 //! number or several, ascending, comma-separated (as in the record). A
 //! claim's, hold's or offer's `minted` is the event's `minted` after the
 //! change when it minted new numbers (the tickets above the old `minted` are
 //! new ones, and the other new numbers up to `minted` go into the pool), or
-//! `0` when every ticket came from the pool. An init's `hold` and `limit`
-//! (the event's default hold in ms and most tickets per user) are written
-//! only when they differ from the defaults `0 1`, so a primary with plain
-//! events still sends the 3-field form every earlier replica reads; an init's `offer` (how long
-//! an offer of the waiting list is held) only when it differs from its
-//! default ([`default_offer`]). `version` lets a newer replica apply an older primary's
+//! `0` when every ticket came from the pool. An init of release 0.3 always
+//! carries its `hold`, `limit`, `offer` and `incarnation`; the forms of 0.2
+//! still decode (incarnation none): `init <id> <at> <total> <opens_at>
+//! <closes_at> [<hold> <limit> [<offer>]]`, and `drop` with no id and time,
+//! which deleted every key of the event including its log. `version` lets a newer replica apply an older primary's
 //! stream: replicas are upgraded first, and a version this build does not
 //! know is refused with an error naming both versions.
 
 use crate::keys::valid_event;
-use crate::record::{parse_number, parse_tickets, parse_time, Op, Record, Value};
+use crate::record::{
+    parse_number, parse_tickets, parse_time, Incarnation, Op, Record, Status, Value,
+};
+use crate::restore::{self, Begin, Order};
 use crate::StreamId;
+
+pub use crate::record::{default_offer, Checkout};
 
 /// The command name.
 pub const APPLY_COMMAND: &str = "TICKET._APPLY";
 
 /// The newest effect format this build writes and reads.
 pub const VERSION: i64 = 1;
-
-/// An event's checkout settings, replicated with its init (they are not
-/// part of the log record: the sidecar does not need them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Checkout {
-    /// The default hold of a claim in ms (0 = a claim is a final sale).
-    pub hold: i64,
-    /// Most tickets one user may hold.
-    pub limit: i64,
-    /// How long an offer of the waiting list is held, in ms.
-    pub offer: i64,
-}
-
-impl Default for Checkout {
-    fn default() -> Checkout {
-        Checkout {
-            hold: 0,
-            limit: 1,
-            offer: default_offer(0),
-        }
-    }
-}
-
-/// An offer's default hold: the event's `hold`, or 10 minutes when a claim
-/// is a final sale (`hold` = 0).
-pub fn default_offer(hold: i64) -> i64 {
-    match hold {
-        0 => 600_000,
-        hold => hold,
-    }
-}
 
 /// A waiting-list place is `seq * WAIT_COUNT_SPAN + count`: `count` (at most
 /// 1000 tickets) fits below it, and the score still orders by `seq`.
@@ -90,40 +69,72 @@ pub const WAIT_COUNT_SPAN: i64 = 1024;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect<U = String> {
     /// `record` was appended to the log at `id`; `minted` is the event's new
-    /// `minted` when the change minted numbers; `checkout` is an init's
-    /// settings (the default for every other op).
+    /// `minted` when the change minted numbers.
     Append {
         id: StreamId,
         record: Record<U>,
         minted: Option<i64>,
-        checkout: Checkout,
     },
-    /// Every key of the event was deleted.
-    Drop,
+    /// Every key of the event, the log included, was deleted: what
+    /// `TICKET.DROP` did before release 0.3 (decoded, no longer written).
+    DropAll,
     /// `user` joined the waiting list at `place` (not logged).
     Wait { user: U, place: i64 },
     /// `user` left the waiting list (not logged).
     Leave { user: U },
+    /// A restore began: the event's state (not its log) was replaced by an
+    /// empty one being restored (not logged).
+    RestoreBegin(Begin),
+    /// Restored orders (not logged).
+    RestoreOrders(Vec<Order<U>>),
+    /// Restored free numbers (not logged).
+    RestoreFree(Vec<std::ops::RangeInclusive<i64>>),
 }
 
-/// Most arguments an effect has after the command name.
-pub const MAX_ARGS: usize = 11;
+/// Most arguments an effect has after the command name, but for the
+/// `restore-*` steps, whose arguments spill into a `Vec`.
+pub const MAX_ARGS: usize = 12;
 
-/// The arguments of one `TICKET._APPLY`, without a heap allocation.
-#[derive(Debug, Clone, Copy)]
+/// The arguments of one `TICKET._APPLY` (or `TICKET.RESTORE`), without a
+/// heap allocation up to [`MAX_ARGS`] of them.
+#[derive(Debug, Clone)]
 pub struct Args<'a> {
     items: [Value<'a>; MAX_ARGS],
     len: usize,
+    /// Every argument once there are more than [`MAX_ARGS`].
+    more: Vec<Value<'a>>,
 }
 
 impl<'a> Args<'a> {
-    fn push(&mut self, v: Value<'a>) {
-        self.items[self.len] = v;
-        self.len += 1;
+    pub(crate) fn new() -> Args<'a> {
+        Args {
+            items: [Value::Number(0); MAX_ARGS],
+            len: 0,
+            more: Vec::new(),
+        }
+    }
+
+    pub(crate) fn push(&mut self, v: Value<'a>) {
+        if self.len < MAX_ARGS {
+            self.items[self.len] = v;
+            self.len += 1;
+            return;
+        }
+        if self.more.is_empty() {
+            self.more.extend_from_slice(&self.items);
+        }
+        self.more.push(v);
+    }
+
+    pub(crate) fn extend(&mut self, values: impl IntoIterator<Item = Value<'a>>) {
+        values.into_iter().for_each(|v| self.push(v));
     }
 
     pub fn as_slice(&self) -> &[Value<'a>] {
-        &self.items[..self.len]
+        match self.more.is_empty() {
+            true => &self.items[..self.len],
+            false => &self.more,
+        }
     }
 }
 
@@ -131,18 +142,12 @@ impl Effect<&str> {
     /// The effect with its user id copied.
     pub fn owned(&self) -> Effect {
         match self {
-            Effect::Append {
-                id,
-                record,
-                minted,
-                checkout,
-            } => Effect::Append {
+            Effect::Append { id, record, minted } => Effect::Append {
                 id: *id,
                 record: record.owned(),
                 minted: *minted,
-                checkout: *checkout,
             },
-            Effect::Drop => Effect::Drop,
+            Effect::DropAll => Effect::DropAll,
             Effect::Wait { user, place } => Effect::Wait {
                 user: (*user).to_owned(),
                 place: *place,
@@ -150,6 +155,11 @@ impl Effect<&str> {
             Effect::Leave { user } => Effect::Leave {
                 user: (*user).to_owned(),
             },
+            Effect::RestoreBegin(begin) => Effect::RestoreBegin(begin.clone()),
+            Effect::RestoreOrders(orders) => {
+                Effect::RestoreOrders(orders.iter().map(Order::owned).collect())
+            }
+            Effect::RestoreFree(free) => Effect::RestoreFree(free.clone()),
         }
     }
 }
@@ -158,18 +168,12 @@ impl<U: AsRef<str>> Effect<U> {
     /// The effect with its user id borrowed.
     pub fn borrowed(&self) -> Effect<&str> {
         match self {
-            Effect::Append {
-                id,
-                record,
-                minted,
-                checkout,
-            } => Effect::Append {
+            Effect::Append { id, record, minted } => Effect::Append {
                 id: *id,
                 record: record.borrowed(),
                 minted: *minted,
-                checkout: *checkout,
             },
-            Effect::Drop => Effect::Drop,
+            Effect::DropAll => Effect::DropAll,
             Effect::Wait { user, place } => Effect::Wait {
                 user: user.as_ref(),
                 place: *place,
@@ -177,25 +181,22 @@ impl<U: AsRef<str>> Effect<U> {
             Effect::Leave { user } => Effect::Leave {
                 user: user.as_ref(),
             },
+            Effect::RestoreBegin(begin) => Effect::RestoreBegin(begin.clone()),
+            Effect::RestoreOrders(orders) => {
+                Effect::RestoreOrders(orders.iter().map(Order::borrowed).collect())
+            }
+            Effect::RestoreFree(free) => Effect::RestoreFree(free.clone()),
         }
     }
 
     /// The arguments after `TICKET._APPLY`, for the effect on `event`.
     pub fn args<'a>(&'a self, event: &'a str) -> Args<'a> {
-        let mut args = Args {
-            items: [Value::Number(0); MAX_ARGS],
-            len: 0,
-        };
+        let mut args = Args::new();
         args.push(Value::Number(VERSION));
         args.push(Value::Text(event));
-        let (id, record, minted, checkout) = match self {
-            Effect::Append {
-                id,
-                record,
-                minted,
-                checkout,
-            } => (id, record, minted, checkout),
-            Effect::Drop => {
+        let (id, record, minted) = match self {
+            Effect::Append { id, record, minted } => (id, record, minted),
+            Effect::DropAll => {
                 args.push(Value::Text("drop"));
                 return args;
             }
@@ -210,27 +211,60 @@ impl<U: AsRef<str>> Effect<U> {
                 args.push(Value::Text(user.as_ref()));
                 return args;
             }
+            Effect::RestoreBegin(begin) => {
+                args.push(Value::Text("restore-begin"));
+                args.extend(begin.values());
+                return args;
+            }
+            Effect::RestoreOrders(orders) => {
+                args.push(Value::Text("restore-orders"));
+                args.extend(orders.iter().flat_map(|o| o.values()));
+                return args;
+            }
+            Effect::RestoreFree(free) => {
+                args.push(Value::Text("restore-free"));
+                args.extend(restore::free_values(free));
+                return args;
+            }
         };
         args.push(Value::Text(record.op.name()));
         args.push(Value::Id(*id));
         args.push(Value::Number(record.at));
-        if let Op::Init {
-            total,
-            opens_at,
-            closes_at,
-        } = &record.op
-        {
-            for n in [*total, *opens_at, *closes_at] {
-                args.push(Value::Number(n));
+        match &record.op {
+            Op::Init {
+                total,
+                opens_at,
+                closes_at,
+                checkout,
+                incarnation,
+            } => {
+                args.extend([*total, *opens_at, *closes_at].map(Value::Number));
+                let (settings, offer) = match incarnation {
+                    Some(_) => (true, true),
+                    // What release 0.2 wrote (only a replayed 0.2 record).
+                    None => checkout.written(),
+                };
+                if settings {
+                    args.push(Value::Number(checkout.hold));
+                    args.push(Value::Number(checkout.limit));
+                }
+                if offer {
+                    args.push(Value::Number(checkout.offer));
+                }
+                if let Some(incarnation) = incarnation {
+                    args.push(Value::Hex(*incarnation));
+                }
             }
-            let default_offer = checkout.offer == default_offer(checkout.hold);
-            if (checkout.hold, checkout.limit) != (0, 1) || !default_offer {
-                args.push(Value::Number(checkout.hold));
-                args.push(Value::Number(checkout.limit));
+            Op::Restore {
+                incarnation,
+                status,
+                from,
+            } => {
+                args.push(Value::Hex(*incarnation));
+                args.push(Value::Text(status.as_str()));
+                args.push(Value::Id(*from));
             }
-            if !default_offer {
-                args.push(Value::Number(checkout.offer));
-            }
+            _ => {}
         }
         if let Some((user, tickets, until)) = record.op.order() {
             args.push(Value::Text(user.as_ref()));
@@ -287,10 +321,25 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Effect<&'a str>), BadEf
         return Err(bad("invalid event id"));
     }
     let op = text(op, "op")?;
+    let restored =
+        |step: Result<Effect<&'a str>, String>| step.map_err(|e| bad(format!("{op}: {e}")));
     match (op, rest) {
-        ("drop", []) => return Ok((event, Effect::Drop)),
-        ("drop", _) => return Err(bad("drop takes no more arguments")),
+        ("drop", []) => return Ok((event, Effect::DropAll)),
         ("wait" | "leave", _) => return Ok((event, waiting(op, rest, text)?)),
+        ("restore-begin", _) => {
+            return Ok((
+                event,
+                restored(Begin::decode(rest).map(Effect::RestoreBegin))?,
+            ))
+        }
+        ("restore-orders", _) => {
+            let orders = restore::decode_orders(rest).map(Effect::RestoreOrders);
+            return Ok((event, restored(orders)?));
+        }
+        ("restore-free", _) => {
+            let free = restore::decode_free(rest).map(Effect::RestoreFree);
+            return Ok((event, restored(free)?));
+        }
         _ => {}
     }
     Ok((event, append(op, rest, text)?))
@@ -358,27 +407,44 @@ fn append<'a>(
             u => Ok(u),
         })
     };
+    let incarnation = |raw: &'a [u8]| {
+        Incarnation::parse(text(raw, "incarnation")?).ok_or_else(|| bad("invalid incarnation"))
+    };
     let mut minted = None;
-    let mut checkout = Checkout::default();
     let op = match (op, fields) {
-        ("init", [total, opens, closes, settings @ ..]) if matches!(settings.len(), 0 | 2 | 3) => {
-            if let [hold, limit, offer @ ..] = settings {
+        ("init", [total, opens, closes, settings @ ..])
+            if matches!(settings.len(), 0 | 2 | 3 | 4) =>
+        {
+            let mut checkout = Checkout::default();
+            let mut born = None;
+            if let [hold, limit, more @ ..] = settings {
                 let hold = time(hold, "hold")?;
                 checkout = Checkout {
                     hold,
                     limit: number(limit, "limit")?,
-                    offer: match offer {
-                        [offer] => time(offer, "offer")?,
-                        _ => default_offer(hold),
+                    offer: match more {
+                        [offer, ..] => time(offer, "offer")?,
+                        [] => default_offer(hold),
                     },
                 };
+                if let [_, i] = more {
+                    born = Some(incarnation(i)?);
+                }
             }
             Op::Init {
                 total: number(total, "total")?,
                 opens_at: time(opens, "opens_at")?,
                 closes_at: time(closes, "closes_at")?,
+                checkout,
+                incarnation: born,
             }
         }
+        ("drop", []) => Op::Drop,
+        ("restore", [i, status, from]) => Op::Restore {
+            incarnation: incarnation(i)?,
+            status: Status::parse(text(status, "status")?).ok_or_else(|| bad("invalid status"))?,
+            from: StreamId::parse(text(from, "from")?).ok_or_else(|| bad("invalid from id"))?,
+        },
         ("claim", [u, t, m]) => {
             minted = minted_after(m)?;
             Op::Claim {
@@ -418,7 +484,7 @@ fn append<'a>(
         ("close", []) => Op::Close,
         (
             "init" | "claim" | "hold" | "offer" | "confirm" | "expire" | "cancel" | "open"
-            | "close",
+            | "close" | "drop" | "restore",
             _,
         ) => return Err(bad(format!("wrong number of arguments for {op}"))),
         _ => {
@@ -432,7 +498,6 @@ fn append<'a>(
         id,
         record: Record { op, at },
         minted,
-        checkout,
     })
 }
 
@@ -468,7 +533,6 @@ mod tests {
                 at: 1699,
             },
             minted: Some(7),
-            checkout: Checkout::default(),
         };
         let args: Vec<String> = claim
             .args("e1")
@@ -478,44 +542,87 @@ mod tests {
             .collect();
         assert_eq!(args, ["1", "e1", "claim", "1700-3", "1699", "u1", "7", "7"]);
         assert_eq!(
-            wire(&Effect::Drop, "e1"),
+            wire(&Effect::DropAll, "e1"),
             [b"1".to_vec(), b"e1".to_vec(), b"drop".to_vec()]
         );
+        let drop = Effect::Append {
+            id: StreamId::new(9, 0),
+            record: Record {
+                op: Op::Drop,
+                at: 8,
+            },
+            minted: None,
+        };
+        let raw = wire(&drop, "e1");
+        assert_eq!(raw[2..], [b"drop".to_vec(), b"9-0".to_vec(), b"8".to_vec()]);
+        assert_eq!(decoded(&raw), Ok(("e1".into(), drop.owned())));
     }
 
-    #[test]
-    fn an_init_keeps_the_three_field_form_unless_it_has_checkout_settings() {
-        let init = |checkout| Effect::Append {
+    fn init(checkout: Checkout, incarnation: Option<Incarnation>) -> Effect<&'static str> {
+        Effect::Append {
             id: StreamId::new(5, 0),
             record: Record {
                 op: Op::Init {
                     total: 10,
                     opens_at: 0,
                     closes_at: 0,
+                    checkout,
+                    incarnation,
                 },
                 at: 4,
             },
             minted: None,
-            checkout,
-        };
-        let plain = init(Checkout::default());
-        assert_eq!(wire(&plain, "e").len(), 8);
-        let held = init(Checkout {
+        }
+    }
+
+    #[test]
+    fn an_init_of_0_3_carries_all_seven_values() {
+        let effect = init(Checkout::default(), Some(Incarnation(0xbeef)));
+        let raw = wire(&effect, "e");
+        let shown: Vec<String> = raw
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).into())
+            .collect();
+        assert_eq!(
+            shown[5..],
+            ["10", "0", "0", "0", "1", "600000", "000000000000beef"]
+        );
+        assert_eq!(decoded(&raw), Ok(("e".into(), effect.owned())));
+    }
+
+    /// The 3-, 5- and 6-value init effects of release 0.2 keep decoding.
+    #[test]
+    fn the_0_2_init_forms_still_decode() {
+        let held = Checkout {
             hold: 60_000,
             limit: 4,
             offer: 60_000,
-        });
-        let raw = wire(&held, "e");
-        assert_eq!(raw[8..], [b"60000".to_vec(), b"4".to_vec()]);
-        assert_eq!(decoded(&raw), Ok(("e".into(), held.owned())));
-        let offered = init(Checkout {
+        };
+        let offered = Checkout {
             hold: 0,
             limit: 1,
             offer: 5_000,
-        });
-        let raw = wire(&offered, "e");
-        assert_eq!(raw[8..], [b"0".to_vec(), b"1".to_vec(), b"5000".to_vec()]);
-        assert_eq!(decoded(&raw), Ok(("e".into(), offered.owned())));
+        };
+        for (args, checkout) in [
+            (&["10", "0", "0"][..], Checkout::default()),
+            (&["10", "0", "0", "60000", "4"], held),
+            (&["10", "0", "0", "0", "1", "5000"], offered),
+        ] {
+            let mut raw: Vec<Vec<u8>> = ["1", "e", "init", "5-0", "4"]
+                .iter()
+                .map(|a| a.as_bytes().to_vec())
+                .collect();
+            raw.extend(args.iter().map(|a| a.as_bytes().to_vec()));
+            assert_eq!(
+                decoded(&raw),
+                Ok(("e".into(), init(checkout, None).owned()))
+            );
+            assert_eq!(
+                wire(&init(checkout, None), "e"),
+                raw,
+                "0.2 records replay as 0.2 wrote them"
+            );
+        }
     }
 
     #[test]
@@ -541,7 +648,43 @@ mod tests {
             (&["0", "e", "drop"], "version '0'"),
             (&["1", "e{x}", "drop"], "invalid event"),
             (&["1", "e"], "needs a version"),
-            (&["1", "e", "drop", "x"], "no more"),
+            (&["1", "e", "drop", "x"], "drop needs a stream id"),
+            (&["1", "e", "drop", "1-1", "1", "x"], "wrong number"),
+            (
+                &[
+                    "1",
+                    "e",
+                    "restore",
+                    "1-1",
+                    "1",
+                    "000000000000000g",
+                    "open",
+                    "0-0",
+                ],
+                "invalid incarnation",
+            ),
+            (
+                &[
+                    "1",
+                    "e",
+                    "restore",
+                    "1-1",
+                    "1",
+                    "0000000000000001",
+                    "restoring",
+                    "0-0",
+                ],
+                "invalid status",
+            ),
+            (&["1", "e", "restore-free", "3-1"], "restore-free"),
+            (&["1", "e", "restore-orders", "u", "1"], "restore-orders"),
+            (&["1", "e", "restore-begin", "1"], "restore-begin"),
+            (
+                &[
+                    "1", "e", "init", "1-1", "1", "5", "0", "0", "0", "1", "5", "x",
+                ],
+                "invalid incarnation",
+            ),
             (&["1", "e", "claim", "1-1"], "stream id and a time"),
             (
                 &["1", "e", "claim", "x", "1", "u", "1", "0"],
@@ -584,32 +727,34 @@ mod tests {
             crate::record::tests::any_record(),
             any::<(u64, u64)>(),
             proptest::option::of(n),
-            (0..=7 * 86_400_000i64, 1..=1000i64, 1..=7 * 86_400_000i64),
         )
-            .prop_map(|(record, (ms, seq), minted, (hold, limit, offer))| {
+            .prop_map(|(record, (ms, seq), minted)| {
                 let minted = minted.filter(|_| takes_tickets(record.op.name()));
-                let checkout = match record.op {
-                    Op::Init { .. } => Checkout { hold, limit, offer },
-                    _ => Checkout::default(),
-                };
                 Effect::Append {
                     id: StreamId::new(ms, seq),
                     record,
                     minted,
-                    checkout,
                 }
             });
         let user = "[a-z0-9]{1,12}";
         let wait = (user, 1..=1i64 << 52).prop_map(|(user, place)| Effect::Wait { user, place });
         let leave = user.prop_map(|user| Effect::Leave { user });
-        prop_oneof![9 => append, 1 => Just(Effect::Drop), 1 => wait, 1 => leave]
+        let restore = prop_oneof![
+            restore::tests::any_begin().prop_map(Effect::RestoreBegin),
+            proptest::collection::vec(restore::tests::any_order(), 1..8)
+                .prop_map(Effect::RestoreOrders),
+            proptest::collection::vec(restore::tests::any_span(), 1..8)
+                .prop_map(Effect::RestoreFree),
+        ];
+        prop_oneof![9 => append, 1 => Just(Effect::DropAll), 1 => wait, 1 => leave, 3 => restore]
     }
 
     proptest! {
         #[test]
         fn every_effect_round_trips(effect in any_effect(), event in "[A-Za-z0-9_.:-]{1,64}") {
             let raw = wire(&effect.borrowed(), &event);
-            prop_assert!(raw.len() <= MAX_ARGS);
+            let restoring = matches!(effect, Effect::RestoreBegin(_) | Effect::RestoreOrders(_) | Effect::RestoreFree(_));
+            prop_assert!(restoring || raw.len() <= MAX_ARGS);
             prop_assert_eq!(decoded(&raw), Ok((event, effect)));
         }
 

@@ -7,6 +7,8 @@
 //! * [`effect`]: `TICKET._APPLY`, the one fully determined command a state
 //!   change is replicated as — encoded by the primary, decoded by replicas
 //!   and the AOF loader;
+//! * [`restore`]: `TICKET.RESTORE`, the steps that install a snapshot of an
+//!   event from MySQL — encoded by the sidecar, decoded by the module;
 //! * [`streamid`]: stream ids, ordered as number pairs.
 //!
 //! The module, the sidecar, `ticketgate-live` and the bench all depend on
@@ -15,6 +17,7 @@
 pub mod effect;
 pub mod keys;
 pub mod record;
+pub mod restore;
 pub mod streamid;
 
 pub use streamid::StreamId;

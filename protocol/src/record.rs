@@ -2,9 +2,11 @@
 //! (DESIGN.md "Stream record"), encoded by the module and decoded by the
 //! sidecar:
 //!
-//! `op <op> event <E> [user <u> (ticket <n> | tickets <n>,<n>,...) [until <ms>]] [total <n> opens_at <ms> closes_at <ms>] at <unix-ms>`
+//! `op <op> event <E> [user <u> (ticket <n> | tickets <n>,<n>,...) [until <ms>]] [total <n> opens_at <ms> closes_at <ms> [hold <ms> limit <n>] [offer <ms>] incarnation <hex>] at <unix-ms>`
 //!
-//! Ops: `init`, `open`, `close`; and, with a user and tickets: `claim`
+//! Ops: `init`, `open`, `close`, `drop` (the event's keys were deleted, the
+//! log kept as its trace), `restore` (`incarnation <hex> status <s> from
+//! <id>`: a rebuild installed a snapshot); and, with a user and tickets: `claim`
 //! (sold at once), `hold` and `offer` (held until `until`), `confirm` (a
 //! held order became sold), `expire` (a hold ran out), `cancel`. One ticket
 //! is written as `ticket <n>` (all that release 0.1 wrote), several as
@@ -24,6 +26,101 @@ use crate::StreamId;
 
 /// Most tickets one record carries (a user's `LIMIT` is at most this).
 pub const MAX_TICKETS: usize = 1000;
+
+/// Longest hold (and offer), in ms: 7 days.
+pub const MAX_HOLD_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// Which incarnation of an event a record or meta hash belongs to: a random
+/// non-zero number `TICKET.INIT` draws, written as 16 lowercase hex digits.
+/// A re-created event gets a new one, so the sidecar can tell it apart from
+/// the event it replaced (events made before release 0.3 have none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Incarnation(pub u64);
+
+impl Incarnation {
+    /// Exactly 16 lowercase hex digits, not all zero.
+    pub fn parse(text: &str) -> Option<Incarnation> {
+        let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+        if text.len() != 16 || !text.bytes().all(hex) {
+            return None;
+        }
+        u64::from_str_radix(text, 16)
+            .ok()
+            .filter(|n| *n != 0)
+            .map(Incarnation)
+    }
+}
+
+impl std::fmt::Display for Incarnation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+/// Whether an event accepts claims (subject to its window): what a restore
+/// installs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Open,
+    Closed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Open => "open",
+            Status::Closed => "closed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        match s {
+            "open" => Some(Status::Open),
+            "closed" => Some(Status::Closed),
+            _ => None,
+        }
+    }
+}
+
+/// An event's checkout settings, set by its init.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checkout {
+    /// The default hold of a claim in ms (0 = a claim is a final sale).
+    pub hold: i64,
+    /// Most tickets one user may hold.
+    pub limit: i64,
+    /// How long an offer of the waiting list is held, in ms.
+    pub offer: i64,
+}
+
+impl Default for Checkout {
+    fn default() -> Checkout {
+        Checkout {
+            hold: 0,
+            limit: 1,
+            offer: default_offer(0),
+        }
+    }
+}
+
+impl Checkout {
+    /// Whether `hold` and `limit` are written (they differ from `0 1`, or
+    /// `offer` is written) and whether `offer` is (it differs from its
+    /// default): the same rule for the init record and the init effect.
+    pub fn written(&self) -> (bool, bool) {
+        let offer = self.offer != default_offer(self.hold);
+        ((self.hold, self.limit) != (0, 1) || offer, offer)
+    }
+}
+
+/// An offer's default hold: the event's `hold`, or 10 minutes when a claim
+/// is a final sale (`hold` = 0).
+pub fn default_offer(hold: i64) -> i64 {
+    match hold {
+        0 => 600_000,
+        hold => hold,
+    }
+}
 
 /// The ticket numbers of one change: ascending, distinct, `1..=MAX_TICKETS`
 /// of them. One ticket, the common case, needs no allocation.
@@ -75,11 +172,14 @@ impl Tickets {
 /// What happened. `U` is the user id: `&str` when encoding, `String` decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op<U = String> {
-    /// Event created with `total` tickets; times in unix ms, 0 = no bound.
+    /// Event created with `total` tickets; times in unix ms, 0 = no bound;
+    /// `incarnation` is `None` in records written before release 0.3.
     Init {
         total: i64,
         opens_at: i64,
         closes_at: i64,
+        checkout: Checkout,
+        incarnation: Option<Incarnation>,
     },
     /// `user` won `tickets`, sold at once.
     Claim { user: U, tickets: Tickets },
@@ -106,6 +206,17 @@ pub enum Op<U = String> {
     Open,
     /// Event closed.
     Close,
+    /// The event's keys were deleted (`TICKET.DROP`); the log stays as the
+    /// trace of it.
+    Drop,
+    /// A rebuild installed a snapshot of incarnation `incarnation` taken
+    /// from MySQL at offset `from` (every earlier entry is replaced by it),
+    /// with status `status`.
+    Restore {
+        incarnation: Incarnation,
+        status: Status,
+        from: StreamId,
+    },
 }
 
 impl<U> Op<U> {
@@ -121,6 +232,8 @@ impl<U> Op<U> {
             Op::Cancel { .. } => "cancel",
             Op::Open => "open",
             Op::Close => "close",
+            Op::Drop => "drop",
+            Op::Restore { .. } => "restore",
         }
     }
 
@@ -142,7 +255,7 @@ impl<U> Op<U> {
                 tickets,
                 until,
             } => Some((user, tickets, *until)),
-            Op::Init { .. } | Op::Open | Op::Close => None,
+            Op::Init { .. } | Op::Open | Op::Close | Op::Drop | Op::Restore { .. } => None,
         }
     }
 }
@@ -163,6 +276,10 @@ pub enum Value<'a> {
     Id(StreamId),
     /// Numbers, written comma-separated.
     List(&'a [i64]),
+    /// An incarnation: 16 lowercase hex digits.
+    Hex(Incarnation),
+    /// An inclusive range of numbers: `<a>-<b>`, or `<a>` when `a == b`.
+    Range(i64, i64),
 }
 
 impl std::fmt::Display for Value<'_> {
@@ -171,6 +288,9 @@ impl std::fmt::Display for Value<'_> {
             Value::Text(s) => f.write_str(s),
             Value::Number(n) => write!(f, "{n}"),
             Value::Id(id) => write!(f, "{id}"),
+            Value::Hex(incarnation) => write!(f, "{incarnation}"),
+            Value::Range(a, b) if a == b => write!(f, "{a}"),
+            Value::Range(a, b) => write!(f, "{a}-{b}"),
             Value::List(numbers) => {
                 for (i, n) in numbers.iter().enumerate() {
                     if i > 0 {
@@ -192,10 +312,14 @@ impl<U> Op<U> {
                 total,
                 opens_at,
                 closes_at,
+                checkout,
+                incarnation,
             } => Op::Init {
                 total: *total,
                 opens_at: *opens_at,
                 closes_at: *closes_at,
+                checkout: *checkout,
+                incarnation: *incarnation,
             },
             Op::Claim { user, tickets } => Op::Claim {
                 user: f(user),
@@ -233,6 +357,16 @@ impl<U> Op<U> {
             },
             Op::Open => Op::Open,
             Op::Close => Op::Close,
+            Op::Drop => Op::Drop,
+            Op::Restore {
+                incarnation,
+                status,
+                from,
+            } => Op::Restore {
+                incarnation: *incarnation,
+                status: *status,
+                from: *from,
+            },
         }
     }
 }
@@ -265,24 +399,49 @@ impl<U: AsRef<str>> Record<U> {
             ("op", Value::Text(self.op.name())),
             ("event", Value::Text(event)),
         ];
-        let detail: [Option<(&'static str, Value<'a>)>; 3] = match &self.op {
+        let detail: [Option<(&'static str, Value<'a>)>; 7] = match &self.op {
             Op::Init {
                 total,
                 opens_at,
                 closes_at,
+                checkout,
+                incarnation,
+            } => {
+                let (settings, offer) = checkout.written();
+                [
+                    Some(("total", Value::Number(*total))),
+                    Some(("opens_at", Value::Number(*opens_at))),
+                    Some(("closes_at", Value::Number(*closes_at))),
+                    settings.then_some(("hold", Value::Number(checkout.hold))),
+                    settings.then_some(("limit", Value::Number(checkout.limit))),
+                    offer.then_some(("offer", Value::Number(checkout.offer))),
+                    incarnation.map(|i| ("incarnation", Value::Hex(i))),
+                ]
+            }
+            Op::Restore {
+                incarnation,
+                status,
+                from,
             } => [
-                Some(("total", Value::Number(*total))),
-                Some(("opens_at", Value::Number(*opens_at))),
-                Some(("closes_at", Value::Number(*closes_at))),
+                Some(("incarnation", Value::Hex(*incarnation))),
+                Some(("status", Value::Text(status.as_str()))),
+                Some(("from", Value::Id(*from))),
+                None,
+                None,
+                None,
+                None,
             ],
-            Op::Open | Op::Close => [None, None, None],
             op => match op.order() {
                 Some((user, tickets, until)) => [
                     Some(("user", Value::Text(user.as_ref()))),
                     Some(tickets.field()),
                     (until > 0).then_some(("until", Value::Number(until))),
+                    None,
+                    None,
+                    None,
+                    None,
                 ],
-                None => [None, None, None],
+                None => [None; 7],
             },
         };
         head.into_iter()
@@ -433,10 +592,59 @@ impl<'f> Fields<'f> {
                 .and_then(parse_time)
                 .ok_or_else(|| self.fail(format!("init: invalid '{name}'"))),
         };
+        // Absent checkout fields mean the defaults (records before 0.3
+        // carried none), an absent incarnation an event made before 0.3.
+        let setting =
+            |name: &str, default: i64, parse: fn(&str) -> Option<i64>| match self.has(name) {
+                false => Ok(default),
+                true => self
+                    .text(name)
+                    .and_then(parse)
+                    .ok_or_else(|| self.fail(format!("init: invalid '{name}'"))),
+            };
+        let hold = setting("hold", 0, |t| parse_time(t).filter(|h| *h <= MAX_HOLD_MS))?;
+        let checkout = Checkout {
+            hold,
+            limit: setting("limit", 1, |t| {
+                parse_number(t).filter(|l| *l <= MAX_TICKETS as i64)
+            })?,
+            offer: setting("offer", default_offer(hold), |t| {
+                parse_number(t).filter(|o| *o <= MAX_HOLD_MS)
+            })?,
+        };
+        let incarnation = match self.has("incarnation") {
+            false => None,
+            true => Some(self.incarnation("init")?),
+        };
         Ok(Op::Init {
             total,
             opens_at: bound("opens_at")?,
             closes_at: bound("closes_at")?,
+            checkout,
+            incarnation,
+        })
+    }
+
+    fn incarnation(&self, what: &str) -> Result<Incarnation, Malformed> {
+        self.text("incarnation")
+            .and_then(Incarnation::parse)
+            .ok_or_else(|| self.fail(format!("{what}: missing or invalid 'incarnation'")))
+    }
+
+    fn restore(&self) -> Result<Op, Malformed> {
+        let incarnation = self.incarnation("restore")?;
+        let status = self
+            .text("status")
+            .and_then(Status::parse)
+            .ok_or_else(|| self.fail("restore: missing or invalid 'status'".into()))?;
+        let from = self
+            .text("from")
+            .and_then(StreamId::parse)
+            .ok_or_else(|| self.fail("restore: missing or invalid 'from'".into()))?;
+        Ok(Op::Restore {
+            incarnation,
+            status,
+            from,
         })
     }
 }
@@ -489,6 +697,8 @@ pub fn decode(event: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<Record, Malform
         b"init" => fields.init()?,
         b"open" => Op::Open,
         b"close" => Op::Close,
+        b"drop" => Op::Drop,
+        b"restore" => fields.restore()?,
         other => {
             let shown: String = String::from_utf8_lossy(other).chars().take(32).collect();
             return Err(fields.fail(format!("unknown op '{shown}'")));
@@ -565,6 +775,8 @@ pub(crate) mod tests {
                 total: 100,
                 opens_at: 5,
                 closes_at: 9,
+                checkout: Checkout::default(),
+                incarnation: None,
             },
             at: 1,
         };
@@ -619,11 +831,112 @@ pub(crate) mod tests {
             total: 100,
             opens_at: 5,
             closes_at: 0,
+            checkout: Checkout::default(),
+            incarnation: None,
         };
         assert_eq!(decode("e1", &init).unwrap().op, want);
         for (op, want) in [("open", Op::Open), ("close", Op::Close)] {
             let r = decode("e1", &f(&[("op", op), ("event", "e1"), ("at", "1")])).unwrap();
             assert_eq!(r.op, want);
+        }
+    }
+
+    /// The init record of release 0.3: checkout settings when they are not
+    /// the defaults, and always the incarnation; drop and restore records.
+    #[test]
+    fn the_0_3_init_drop_and_restore_records() {
+        let init = |checkout| Record {
+            op: Op::<&str>::Init {
+                total: 10,
+                opens_at: 0,
+                closes_at: 0,
+                checkout,
+                incarnation: Some(Incarnation(0xab)),
+            },
+            at: 2,
+        };
+        let plain = flat(&init(Checkout::default()));
+        assert_eq!(plain[10..], ["incarnation", "00000000000000ab", "at", "2"]);
+        let held = init(Checkout {
+            hold: 60_000,
+            limit: 4,
+            offer: 60_000,
+        });
+        assert_eq!(
+            flat(&held)[10..],
+            [
+                "hold",
+                "60000",
+                "limit",
+                "4",
+                "incarnation",
+                "00000000000000ab",
+                "at",
+                "2"
+            ]
+        );
+        let offered = init(Checkout {
+            hold: 0,
+            limit: 1,
+            offer: 5_000,
+        });
+        assert_eq!(
+            flat(&offered)[10..16],
+            ["hold", "0", "limit", "1", "offer", "5000"]
+        );
+        for r in [held, offered] {
+            assert_eq!(decode("e1", &encoded(&r, "e1")), Ok(r.owned()));
+        }
+        let drop = f(&[("op", "drop"), ("event", "e1"), ("at", "9")]);
+        assert_eq!(decode("e1", &drop).unwrap().op, Op::Drop);
+        let restore = f(&[
+            ("op", "restore"),
+            ("event", "e1"),
+            ("incarnation", "0123456789abcdef"),
+            ("status", "closed"),
+            ("from", "17-3"),
+            ("at", "20"),
+        ]);
+        let want = Op::Restore {
+            incarnation: Incarnation(0x0123_4567_89ab_cdef),
+            status: Status::Closed,
+            from: StreamId::new(17, 3),
+        };
+        assert_eq!(decode("e1", &restore).unwrap().op, want);
+        for (field, value, why) in [
+            ("incarnation", "0123456789ABCDEF", "incarnation"),
+            ("incarnation", "0000000000000000", "incarnation"),
+            ("status", "restoring", "status"),
+            ("from", "17-x", "from"),
+        ] {
+            let mut raw = restore.clone();
+            for (k, v) in raw.iter_mut() {
+                if k == field.as_bytes() {
+                    *v = value.as_bytes().to_vec();
+                }
+            }
+            let err = decode("e1", &raw).unwrap_err();
+            assert!(err.reason.contains(why), "{field}={value}: {}", err.reason);
+        }
+    }
+
+    #[test]
+    fn incarnations_are_16_lowercase_hex_digits() {
+        assert_eq!(Incarnation(1).to_string(), "0000000000000001");
+        assert_eq!(Incarnation(u64::MAX).to_string(), "ffffffffffffffff");
+        assert_eq!(
+            Incarnation::parse("ffffffffffffffff"),
+            Some(Incarnation(u64::MAX))
+        );
+        for bad in [
+            "",
+            "1",
+            "0000000000000000",
+            "+000000000000001",
+            "000000000000000g",
+            "00000000000000001",
+        ] {
+            assert_eq!(Incarnation::parse(bad), None, "{bad}");
         }
     }
 
@@ -780,6 +1093,19 @@ pub(crate) mod tests {
         ]
     }
 
+    pub(crate) fn any_incarnation() -> impl Strategy<Value = Incarnation> {
+        (1..=u64::MAX).prop_map(Incarnation)
+    }
+
+    /// Any checkout settings an init can have (often the defaults).
+    pub(crate) fn any_checkout() -> impl Strategy<Value = Checkout> {
+        prop_oneof![
+            Just(Checkout::default()),
+            (0..=MAX_HOLD_MS, 1..=MAX_TICKETS as i64, 1..=MAX_HOLD_MS)
+                .prop_map(|(hold, limit, offer)| Checkout { hold, limit, offer }),
+        ]
+    }
+
     /// Any record the module can write (shared with the effect tests).
     pub(crate) fn any_record() -> impl Strategy<Value = Record> {
         let ticket = 1..=MAX_TOTAL;
@@ -788,13 +1114,30 @@ pub(crate) mod tests {
             (user, any_tickets(), 1..i64::MAX)
         };
         let op = prop_oneof![
-            (ticket, 0..i64::MAX, 0..i64::MAX).prop_map(|(total, opens_at, closes_at)| {
-                Op::Init {
-                    total,
-                    opens_at,
-                    closes_at,
+            (
+                ticket,
+                0..i64::MAX,
+                0..i64::MAX,
+                any_checkout(),
+                proptest::option::of(any_incarnation())
+            )
+                .prop_map(|(total, opens_at, closes_at, checkout, incarnation)| {
+                    Op::Init {
+                        total,
+                        opens_at,
+                        closes_at,
+                        checkout,
+                        incarnation,
+                    }
+                }),
+            Just(Op::Drop),
+            (any_incarnation(), any::<bool>(), any::<(u64, u64)>()).prop_map(
+                |(incarnation, open, (ms, seq))| Op::Restore {
+                    incarnation,
+                    status: if open { Status::Open } else { Status::Closed },
+                    from: StreamId::new(ms, seq),
                 }
-            }),
+            ),
             order().prop_map(|(user, tickets, _)| Op::Claim { user, tickets }),
             order().prop_map(|(user, tickets, until)| Op::Hold {
                 user,

@@ -342,6 +342,7 @@ impl<'a> Planner<'a> {
                 total,
                 opens_at,
                 closes_at,
+                ..
             } if i == 0 => {
                 self.fp.init = Some(Init {
                     id,
@@ -583,7 +584,7 @@ mod tests {
             3 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Confirm { user, tickets })),
             2 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Expire { user, tickets })),
             3 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Cancel { user, tickets })),
-            1 => (1..12i64).prop_map(|t| Ok(Op::Init { total: t, opens_at: 0, closes_at: 0 })),
+            1 => (1..12i64).prop_map(|t| Ok(Op::Init { total: t, opens_at: 0, closes_at: 0, checkout: Default::default(), incarnation: None })),
             1 => Just(Ok(Op::Open)),
             1 => Just(Ok(Op::Close)),
             1 => Just(Err(())),

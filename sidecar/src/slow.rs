@@ -133,6 +133,7 @@ fn init(tx: &mut Transaction<'_>, event: &str, op: &Op, at: i64) -> Result<Verdi
         total,
         opens_at,
         closes_at,
+        ..
     } = op
     else {
         return Ok(Ok(()));

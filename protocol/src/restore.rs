@@ -1,0 +1,711 @@
+//! `TICKET.RESTORE`: installing a snapshot of an event (taken from MySQL by
+//! the sidecar's `rebuild`) in steps small enough that Redis keeps
+//! answering in between. Encoded by the sidecar (and the bench), decoded by
+//! the module; its `restore-*` effects are decoded by replicas and the AOF
+//! loader ([`crate::effect`]).
+//!
+//! ```text
+//! TICKET.RESTORE E BEGIN <incarnation> <total> <minted> <status open|closed> <opens_at> <closes_at> <hold> <limit> <offer> <orders> <from-id> [FORCE]
+//! TICKET.RESTORE E ORDERS <user> <tickets> <until> [<user> <tickets> <until> ...]
+//! TICKET.RESTORE E FREE <n>|<a>-<b> [...]
+//! TICKET.RESTORE E COMMIT
+//! ```
+//!
+//! `minted` is the highest number restored (every number above it is free
+//! and unminted); `orders` how many ORDERS triples follow in all; `from` the
+//! MySQL offset of the snapshot. An order's `tickets` is one number or
+//! several, ascending, comma-separated; `until` its hold's deadline (unix
+//! ms), 0 = sold. FREE names the pooled numbers up to `minted`, one by one
+//! or as inclusive ranges. [`steps`] cuts a snapshot into such calls.
+//!
+//! Decoding checks everything that needs no state (syntax, ranges, order);
+//! what depends on the event (a ticket above `minted`, a user restored
+//! twice, a number pooled twice) the module checks. Decoding never panics;
+//! its errors name the argument that is wrong, with user input escaped.
+
+use std::ops::RangeInclusive;
+
+use crate::effect::Args;
+use crate::keys::{valid_event, valid_user, MAX_TOTAL};
+use crate::record::{
+    parse_number, parse_tickets, parse_time, Checkout, Incarnation, Status, Tickets, Value,
+    MAX_HOLD_MS, MAX_TICKETS,
+};
+use crate::StreamId;
+
+/// The command name.
+pub const RESTORE_COMMAND: &str = "TICKET.RESTORE";
+
+/// Most tickets one `ORDERS` or `FREE` call carries by default in
+/// [`steps`]: measured to keep one call well under ~50 ms.
+pub const DEFAULT_CHUNK: usize = 10_000;
+
+/// What `BEGIN` says about the event being restored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Begin {
+    pub incarnation: Incarnation,
+    pub total: i64,
+    /// The highest number restored.
+    pub minted: i64,
+    /// The status after `COMMIT`.
+    pub status: Status,
+    pub opens_at: i64,
+    pub closes_at: i64,
+    pub checkout: Checkout,
+    /// How many orders the snapshot has (`COMMIT` checks it).
+    pub orders: i64,
+    /// The MySQL offset the snapshot was taken at.
+    pub from: StreamId,
+}
+
+impl Begin {
+    /// The 11 values after `BEGIN` (and after `restore-begin`).
+    pub fn values(&self) -> [Value<'static>; 11] {
+        [
+            Value::Hex(self.incarnation),
+            Value::Number(self.total),
+            Value::Number(self.minted),
+            Value::Text(self.status.as_str()),
+            Value::Number(self.opens_at),
+            Value::Number(self.closes_at),
+            Value::Number(self.checkout.hold),
+            Value::Number(self.checkout.limit),
+            Value::Number(self.checkout.offer),
+            Value::Number(self.orders),
+            Value::Id(self.from),
+        ]
+    }
+
+    /// Decodes the 11 values after `BEGIN`.
+    pub fn decode(args: &[&[u8]]) -> Result<Begin, String> {
+        let [incarnation, total, minted, status, opens, closes, hold, limit, offer, orders, from] =
+            args
+        else {
+            return Err(format!(
+                "BEGIN takes 11 values (incarnation total minted status opens_at closes_at hold limit offer orders from-id), got {}",
+                args.len()
+            ));
+        };
+        let incarnation = Incarnation::parse(text(incarnation)).ok_or_else(|| {
+            wrong(
+                "incarnation",
+                incarnation,
+                "16 lowercase hex digits, not all 0",
+            )
+        })?;
+        let total = parse_number(text(total))
+            .ok_or_else(|| wrong("total", total, &format!("1..={MAX_TOTAL}")))?;
+        let in_range = |raw: &[u8], what: &str, low: i64, high: i64| {
+            parse_time(text(raw))
+                .filter(|n| (low..=high).contains(n))
+                .ok_or_else(|| wrong(what, raw, &format!("{low}..={high}")))
+        };
+        let minted = in_range(minted, "minted", 0, total)?;
+        let status =
+            Status::parse(text(status)).ok_or_else(|| wrong("status", status, "open or closed"))?;
+        let opens_at = in_range(opens, "opens_at", 0, i64::MAX)?;
+        let closes_at = in_range(closes, "closes_at", 0, i64::MAX)?;
+        if opens_at > 0 && closes_at > 0 && closes_at <= opens_at {
+            return Err(format!(
+                "closes_at ({closes_at}) must be after opens_at ({opens_at})"
+            ));
+        }
+        let checkout = Checkout {
+            hold: in_range(hold, "hold", 0, MAX_HOLD_MS)?,
+            limit: in_range(limit, "limit", 1, MAX_TICKETS as i64)?,
+            offer: in_range(offer, "offer", 1, MAX_HOLD_MS)?,
+        };
+        let orders = in_range(orders, "orders", 0, minted)?;
+        let from = StreamId::parse(text(from))
+            .ok_or_else(|| wrong("from-id", from, "a stream id <ms>-<seq>"))?;
+        Ok(Begin {
+            incarnation,
+            total,
+            minted,
+            status,
+            opens_at,
+            closes_at,
+            checkout,
+            orders,
+            from,
+        })
+    }
+}
+
+/// One restored order: `user` holds `tickets`, held until `until` (unix
+/// ms), or sold when `until` is 0.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Order<U = String> {
+    pub user: U,
+    pub tickets: Tickets,
+    pub until: i64,
+}
+
+impl<U: AsRef<str>> Order<U> {
+    /// `<user> <tickets> <until>`.
+    pub fn values(&self) -> [Value<'_>; 3] {
+        [
+            Value::Text(self.user.as_ref()),
+            self.tickets.value(),
+            Value::Number(self.until),
+        ]
+    }
+
+    pub fn borrowed(&self) -> Order<&str> {
+        Order {
+            user: self.user.as_ref(),
+            tickets: self.tickets.clone(),
+            until: self.until,
+        }
+    }
+
+    pub fn owned(&self) -> Order {
+        Order {
+            user: self.user.as_ref().to_owned(),
+            tickets: self.tickets.clone(),
+            until: self.until,
+        }
+    }
+}
+
+/// One call of `TICKET.RESTORE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step<U = String> {
+    Begin { begin: Begin, force: bool },
+    Orders(Vec<Order<U>>),
+    Free(Vec<RangeInclusive<i64>>),
+    Commit,
+}
+
+impl<U: AsRef<str>> Step<U> {
+    /// The arguments after `TICKET.RESTORE` for `event`.
+    pub fn args<'a>(&'a self, event: &'a str) -> Args<'a> {
+        let mut args = Args::new();
+        args.push(Value::Text(event));
+        match self {
+            Step::Begin { begin, force } => {
+                args.push(Value::Text("BEGIN"));
+                args.extend(begin.values());
+                if *force {
+                    args.push(Value::Text("FORCE"));
+                }
+            }
+            Step::Orders(orders) => {
+                args.push(Value::Text("ORDERS"));
+                args.extend(orders.iter().flat_map(|o| o.values()));
+            }
+            Step::Free(free) => {
+                args.push(Value::Text("FREE"));
+                args.extend(free_values(free));
+            }
+            Step::Commit => args.push(Value::Text("COMMIT")),
+        }
+        args
+    }
+
+    /// How many tickets the call carries (orders' and free numbers).
+    pub fn tickets(&self) -> usize {
+        match self {
+            Step::Orders(orders) => orders.iter().map(|o| o.tickets.as_slice().len()).sum(),
+            Step::Free(free) => free
+                .iter()
+                .map(|r| (r.end() - r.start() + 1) as usize)
+                .sum(),
+            Step::Begin { .. } | Step::Commit => 0,
+        }
+    }
+}
+
+/// The values of a `FREE` (and of `restore-free`): `<n>` or `<a>-<b>`.
+pub fn free_values<'a>(free: &'a [RangeInclusive<i64>]) -> impl Iterator<Item = Value<'a>> + 'a {
+    free.iter().map(|r| Value::Range(*r.start(), *r.end()))
+}
+
+/// Decodes the arguments after `TICKET.RESTORE`: the event and the step.
+pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Step<&'a str>), String> {
+    let [event, step, rest @ ..] = args else {
+        return Err("TICKET.RESTORE needs an event and BEGIN, ORDERS, FREE or COMMIT".into());
+    };
+    let event = std::str::from_utf8(event)
+        .ok()
+        .filter(|e| valid_event(e))
+        .ok_or_else(|| format!("invalid event id {}", shown(event)))?;
+    let is = |word: &str| step.eq_ignore_ascii_case(word.as_bytes());
+    let step = if is("BEGIN") {
+        let (values, force) = match rest {
+            [values @ .., last] if values.len() == 11 => {
+                match last.eq_ignore_ascii_case(b"FORCE") {
+                    true => (values, true),
+                    false => {
+                        return Err(format!("unknown option {} (expected FORCE)", shown(last)))
+                    }
+                }
+            }
+            _ => (rest, false),
+        };
+        Step::Begin {
+            begin: Begin::decode(values)?,
+            force,
+        }
+    } else if is("ORDERS") {
+        Step::Orders(decode_orders(rest)?)
+    } else if is("FREE") {
+        Step::Free(decode_free(rest)?)
+    } else if is("COMMIT") {
+        match rest {
+            [] => Step::Commit,
+            _ => return Err("COMMIT takes no arguments".into()),
+        }
+    } else {
+        return Err(format!(
+            "unknown step {} (expected BEGIN, ORDERS, FREE or COMMIT)",
+            shown(step)
+        ));
+    };
+    Ok((event, step))
+}
+
+/// Decodes `<user> <tickets> <until>` triples (at least one).
+pub fn decode_orders<'a>(args: &[&'a [u8]]) -> Result<Vec<Order<&'a str>>, String> {
+    if args.is_empty() || !args.len().is_multiple_of(3) {
+        return Err(format!(
+            "ORDERS takes <user> <tickets> <until> triples, got {} values",
+            args.len()
+        ));
+    }
+    args.chunks_exact(3)
+        .enumerate()
+        .map(|(i, triple)| {
+            let [user, tickets, until] = triple else {
+                unreachable!("chunks of 3")
+            };
+            let n = i + 1;
+            let user = std::str::from_utf8(user)
+                .ok()
+                .filter(|u| valid_user(u))
+                .ok_or_else(|| format!("order {n}: invalid user id {}", shown(user)))?;
+            let tickets = parse_tickets(text(tickets)).ok_or_else(|| {
+                format!(
+                    "order {n} (user {}): tickets {} must be 1 to {MAX_TICKETS} ascending distinct numbers in 1..={MAX_TOTAL}, comma-separated",
+                    shown(user.as_bytes()),
+                    shown(tickets)
+                )
+            })?;
+            let until = parse_time(text(until)).ok_or_else(|| {
+                format!(
+                    "order {n} (user {}): until {} must be a unix time in ms (0 = sold)",
+                    shown(user.as_bytes()),
+                    shown(until)
+                )
+            })?;
+            Ok(Order {
+                user,
+                tickets,
+                until,
+            })
+        })
+        .collect()
+}
+
+/// Decodes `<n>` / `<a>-<b>` values (at least one; `a <= b`).
+pub fn decode_free(args: &[&[u8]]) -> Result<Vec<RangeInclusive<i64>>, String> {
+    if args.is_empty() {
+        return Err("FREE takes at least one number or range <a>-<b>".into());
+    }
+    args.iter()
+        .map(|raw| {
+            let t = text(raw);
+            let (a, b) = t.split_once('-').unwrap_or((t, t));
+            match (parse_number(a), parse_number(b)) {
+                (Some(a), Some(b)) if a <= b => Ok(a..=b),
+                _ => Err(format!(
+                    "free number {} must be <n> or <a>-<b> with 1 <= a <= b <= {MAX_TOTAL}",
+                    shown(raw)
+                )),
+            }
+        })
+        .collect()
+}
+
+/// A snapshot as the calls that restore it: `BEGIN`, `ORDERS` and `FREE`
+/// calls of at most `chunk` tickets each (an order is never split; one
+/// larger than `chunk` goes alone), `COMMIT`.
+pub fn steps<U: Clone>(
+    begin: Begin,
+    force: bool,
+    orders: &[Order<U>],
+    free: &[RangeInclusive<i64>],
+    chunk: usize,
+) -> Vec<Step<U>> {
+    let chunk = chunk.max(1);
+    let mut out = vec![Step::Begin { begin, force }];
+    let mut batch: Vec<Order<U>> = Vec::new();
+    let mut size = 0;
+    for order in orders {
+        let n = order.tickets.as_slice().len();
+        if size + n > chunk && !batch.is_empty() {
+            out.push(Step::Orders(std::mem::take(&mut batch)));
+            size = 0;
+        }
+        batch.push(order.clone());
+        size += n;
+    }
+    if !batch.is_empty() {
+        out.push(Step::Orders(batch));
+    }
+    let mut spans: Vec<RangeInclusive<i64>> = Vec::new();
+    let mut size = 0;
+    for range in free {
+        let (mut start, end) = (*range.start(), *range.end());
+        while start <= end {
+            let room = (chunk - size) as i64;
+            let last = end.min(start.saturating_add(room - 1));
+            spans.push(start..=last);
+            size += (last - start + 1) as usize;
+            start = last + 1;
+            if size == chunk {
+                out.push(Step::Free(std::mem::take(&mut spans)));
+                size = 0;
+            }
+        }
+    }
+    if !spans.is_empty() {
+        out.push(Step::Free(spans));
+    }
+    out.push(Step::Commit);
+    out
+}
+
+/// The numbers `1..=minted` not in `taken` (ascending, distinct), as ranges.
+pub fn free_spans(minted: i64, taken: &[i64]) -> Vec<RangeInclusive<i64>> {
+    let mut out = Vec::new();
+    let mut next = 1;
+    for &t in taken.iter().filter(|t| (1..=minted).contains(*t)) {
+        if t > next {
+            out.push(next..=t - 1);
+        }
+        next = next.max(t + 1);
+    }
+    if next <= minted {
+        out.push(next..=minted);
+    }
+    out
+}
+
+fn text(raw: &[u8]) -> &str {
+    std::str::from_utf8(raw).unwrap_or("")
+}
+
+/// User input for an error message: quoted, escaped, cut short.
+fn shown(raw: &[u8]) -> String {
+    let s: String = String::from_utf8_lossy(raw).chars().take(40).collect();
+    format!("{s:?}")
+}
+
+fn wrong(what: &str, raw: &[u8], want: &str) -> String {
+    format!("{what} {} must be {want}", shown(raw))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    pub(crate) fn any_begin() -> impl Strategy<Value = Begin> {
+        (
+            crate::record::tests::any_incarnation(),
+            (1..=MAX_TOTAL).prop_flat_map(|total| (Just(total), 0..=total)),
+            any::<bool>(),
+            (0..i64::MAX / 2, 0..i64::MAX / 2),
+            (0..=MAX_HOLD_MS, 1..=MAX_TICKETS as i64, 1..=MAX_HOLD_MS),
+            any::<(u64, u64)>(),
+            0..1000i64,
+        )
+            .prop_map(
+                |(
+                    incarnation,
+                    (total, minted),
+                    open,
+                    (a, b),
+                    (hold, limit, offer),
+                    (ms, seq),
+                    orders,
+                )| {
+                    let (opens_at, closes_at) = match (a, b) {
+                        (a, b) if a > 0 && b > 0 && b <= a => (b, a + 1),
+                        window => window,
+                    };
+                    Begin {
+                        incarnation,
+                        total,
+                        minted,
+                        status: if open { Status::Open } else { Status::Closed },
+                        opens_at,
+                        closes_at,
+                        checkout: Checkout { hold, limit, offer },
+                        orders: orders.min(minted),
+                        from: StreamId::new(ms, seq),
+                    }
+                },
+            )
+    }
+
+    pub(crate) fn any_order() -> impl Strategy<Value = Order> {
+        let user = "[^\\p{Cc}]{1,16}".prop_filter("fits 64 bytes", |u| u.len() <= 64);
+        (
+            user,
+            crate::record::tests::any_tickets(),
+            prop_oneof![Just(0i64), 1..i64::MAX],
+        )
+            .prop_map(|(user, tickets, until)| Order {
+                user,
+                tickets,
+                until,
+            })
+    }
+
+    pub(crate) fn any_span() -> impl Strategy<Value = RangeInclusive<i64>> {
+        (1..=MAX_TOTAL, 0..1000i64).prop_map(|(a, len)| a..=(a + len).min(MAX_TOTAL))
+    }
+
+    fn any_step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (any_begin(), any::<bool>()).prop_map(|(begin, force)| Step::Begin { begin, force }),
+            proptest::collection::vec(any_order(), 1..10).prop_map(Step::Orders),
+            proptest::collection::vec(any_span(), 1..10).prop_map(Step::Free),
+            Just(Step::Commit),
+        ]
+    }
+
+    fn wire(step: &Step<&str>, event: &str) -> Vec<Vec<u8>> {
+        step.args(event)
+            .as_slice()
+            .iter()
+            .map(|v| v.to_string().into_bytes())
+            .collect()
+    }
+
+    fn decoded(raw: &[Vec<u8>]) -> Result<(String, Step), String> {
+        let args: Vec<&[u8]> = raw.iter().map(Vec::as_slice).collect();
+        let (event, step) = decode(&args)?;
+        let step = match step {
+            Step::Begin { begin, force } => Step::Begin { begin, force },
+            Step::Orders(orders) => Step::Orders(orders.iter().map(Order::owned).collect()),
+            Step::Free(free) => Step::Free(free),
+            Step::Commit => Step::Commit,
+        };
+        Ok((event.to_owned(), step))
+    }
+
+    fn borrowed(step: &Step) -> Step<&str> {
+        match step {
+            Step::Begin { begin, force } => Step::Begin {
+                begin: begin.clone(),
+                force: *force,
+            },
+            Step::Orders(orders) => Step::Orders(orders.iter().map(Order::borrowed).collect()),
+            Step::Free(free) => Step::Free(free.clone()),
+            Step::Commit => Step::Commit,
+        }
+    }
+
+    fn strs(args: &[&str]) -> Vec<Vec<u8>> {
+        args.iter().map(|a| a.as_bytes().to_vec()).collect()
+    }
+
+    /// The values of a valid BEGIN.
+    const BEGIN: [&str; 11] = [
+        "00000000000000ff",
+        "100",
+        "10",
+        "open",
+        "0",
+        "0",
+        "0",
+        "1",
+        "600000",
+        "3",
+        "17-2",
+    ];
+
+    /// `e <step> <BEGIN values...> <extra...>`.
+    fn begin_args(step: &str, extra: &[&str]) -> Vec<Vec<u8>> {
+        let mut args = vec!["e", step];
+        args.extend(BEGIN);
+        args.extend(extra);
+        strs(&args)
+    }
+
+    fn a_begin() -> Begin {
+        let args = begin_args("BEGIN", &[]);
+        let values: Vec<&[u8]> = args[2..].iter().map(Vec::as_slice).collect();
+        Begin::decode(&values).unwrap()
+    }
+
+    #[test]
+    fn the_commands_on_the_wire() {
+        let begin = begin_args("begin", &["force"]);
+        let (event, step) = decoded(&begin).unwrap();
+        assert_eq!(event, "e");
+        let Step::Begin { begin: b, force } = &step else {
+            panic!("{step:?}")
+        };
+        assert!(force);
+        assert_eq!(
+            (b.total, b.minted, b.orders, b.from),
+            (100, 10, 3, StreamId::new(17, 2))
+        );
+        assert_eq!(
+            wire(&borrowed(&step), "e")[1..],
+            begin_args("BEGIN", &["FORCE"])[1..]
+        );
+        let orders = decoded(&strs(&["e", "ORDERS", "u1", "1,2", "0", "u2", "5", "99"])).unwrap();
+        assert_eq!(
+            orders.1,
+            Step::Orders(vec![
+                Order {
+                    user: "u1".into(),
+                    tickets: Tickets::Many(vec![1, 2]),
+                    until: 0
+                },
+                Order {
+                    user: "u2".into(),
+                    tickets: Tickets::One(5),
+                    until: 99
+                },
+            ])
+        );
+        let free = decoded(&strs(&["e", "free", "3", "6-9"])).unwrap();
+        assert_eq!(free.1, Step::Free(vec![3..=3, 6..=9]));
+        assert_eq!(wire(&borrowed(&free.1), "e")[2..], strs(&["3", "6-9"])[..]);
+        assert_eq!(decoded(&strs(&["e", "COMMIT"])).unwrap().1, Step::Commit);
+    }
+
+    #[test]
+    fn every_bad_argument_is_named() {
+        // A window 5..9, so that closes_at can be made not after opens_at.
+        let begin = |i: usize, value: &str| {
+            let mut args = begin_args("BEGIN", &[]);
+            (args[6], args[7]) = (b"5".to_vec(), b"9".to_vec());
+            args[i] = value.as_bytes().to_vec();
+            args
+        };
+        let cases: Vec<(Vec<Vec<u8>>, &str)> = vec![
+            (strs(&["e"]), "needs an event"),
+            (strs(&["e{x}", "COMMIT"]), "invalid event id"),
+            (strs(&["e", "LATER"]), "unknown step \"LATER\""),
+            (strs(&["e", "COMMIT", "x"]), "COMMIT takes no arguments"),
+            (strs(&["e", "BEGIN", "1"]), "BEGIN takes 11 values"),
+            (begin(2, "00000000000000FF"), "incarnation"),
+            (begin(3, "0"), "total \"0\""),
+            (begin(4, "101"), "minted \"101\" must be 0..=100"),
+            (
+                begin(5, "restoring"),
+                "status \"restoring\" must be open or closed",
+            ),
+            (begin(6, "-1"), "opens_at"),
+            (begin(7, "5"), "closes_at (5) must be after opens_at (5)"),
+            (begin(8, "604800001"), "hold"),
+            (begin(9, "0"), "limit"),
+            (begin(10, "0"), "offer"),
+            (begin(11, "11"), "orders \"11\" must be 0..=10"),
+            (begin(12, "x"), "from-id"),
+            (
+                {
+                    let mut a = begin(0, "e");
+                    a.push(b"NOW".to_vec());
+                    a
+                },
+                "unknown option \"NOW\"",
+            ),
+            (strs(&["e", "ORDERS"]), "triples, got 0"),
+            (strs(&["e", "ORDERS", "u", "1"]), "triples, got 2"),
+            (
+                strs(&["e", "ORDERS", "u", "1", "0", "a\nb", "2", "0"]),
+                "order 2: invalid user id \"a\\nb\"",
+            ),
+            (
+                strs(&["e", "ORDERS", "u", "2,1", "0"]),
+                "order 1 (user \"u\"): tickets \"2,1\"",
+            ),
+            (
+                strs(&["e", "ORDERS", "u", "1,1", "0"]),
+                "ascending distinct",
+            ),
+            (strs(&["e", "ORDERS", "u", "0", "0"]), "tickets \"0\""),
+            (strs(&["e", "ORDERS", "u", "1", "-5"]), "until \"-5\""),
+            (strs(&["e", "FREE"]), "at least one"),
+            (strs(&["e", "FREE", "5-3"]), "free number \"5-3\""),
+            (strs(&["e", "FREE", "0"]), "free number \"0\""),
+            (strs(&["e", "FREE", "1-"]), "free number \"1-\""),
+        ];
+        for (args, want) in cases {
+            let err = decoded(&args).unwrap_err();
+            assert!(err.contains(want), "{args:?}: {err}");
+        }
+        let many = vec!["1"; MAX_TICKETS + 1].join(",");
+        let err = decoded(&strs(&["e", "ORDERS", "u", &many, "0"])).unwrap_err();
+        assert!(err.contains("ascending distinct"), "{err}");
+    }
+
+    #[test]
+    fn steps_cut_a_snapshot_into_chunks() {
+        let begin = a_begin();
+        let order = |user: &str, tickets: Vec<i64>| Order {
+            user: user.to_string(),
+            tickets: Tickets::from_sorted(tickets),
+            until: 0,
+        };
+        let orders = [
+            order("a", vec![1, 2, 3]),
+            order("b", vec![4]),
+            order("c", vec![5, 6]),
+        ];
+        let free = free_spans(20, &[1, 2, 3, 4, 5, 6]);
+        assert_eq!(free, [7..=20]);
+        let steps = steps(begin, false, &orders, &free, 4);
+        let sizes: Vec<usize> = steps.iter().map(Step::tickets).collect();
+        assert_eq!(sizes, [0, 4, 2, 4, 4, 4, 2, 0]);
+        assert!(matches!(steps.last(), Some(Step::Commit)));
+        assert_eq!(free_spans(5, &[2, 4]), [1..=1, 3..=3, 5..=5]);
+        assert_eq!(free_spans(3, &[1, 2, 3]), Vec::<RangeInclusive<i64>>::new());
+    }
+
+    proptest! {
+        #[test]
+        fn every_step_round_trips(step in any_step(), event in "[A-Za-z0-9_.:-]{1,64}") {
+            let raw = wire(&borrowed(&step), &event);
+            prop_assert_eq!(decoded(&raw), Ok((event, step)));
+        }
+
+        #[test]
+        fn decoding_never_panics(args in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..8), 0..16)) {
+            if let Err(e) = decoded(&args) {
+                prop_assert!(!e.is_empty());
+                prop_assert!(!e.bytes().any(|b| b < 0x20), "{}", e);
+            }
+        }
+
+        #[test]
+        fn steps_keep_every_ticket_and_respect_the_chunk(
+            orders in proptest::collection::vec(any_order(), 0..30),
+            free in proptest::collection::vec(any_span(), 0..10),
+            chunk in 1usize..50,
+        ) {
+            let begin = a_begin();
+            let steps = steps(begin, true, &orders, &free, chunk);
+            let total: usize = steps.iter().map(Step::tickets).sum();
+            let want: usize = orders.iter().map(|o| o.tickets.as_slice().len()).sum::<usize>()
+                + free.iter().map(|r| (r.end() - r.start() + 1) as usize).sum::<usize>();
+            prop_assert_eq!(total, want);
+            for step in &steps {
+                if let Step::Orders(o) = step {
+                    prop_assert!(step.tickets() <= chunk || o.len() == 1);
+                }
+                if let Step::Free(_) = step {
+                    prop_assert!(step.tickets() <= chunk);
+                }
+            }
+        }
+    }
+}
