@@ -18,6 +18,13 @@
 //!   it commits, so the reader's cursor never runs past an unapplied entry.
 //!   Consecutive queued batches of one event are merged into one transaction.
 //! - **Trimmer**: trims only committed offsets and reports the lag.
+//! - **Quarantine**: a writer refuses every batch of a quarantined event
+//!   (nothing applied, offset unchanged) and tells the reader to rewind that
+//!   event's cursor to the committed offset and leave it alone for a
+//!   second, so no entry is ever skipped and a quarantined log is re-read
+//!   about once a second. The verifier ([`crate::verify`]) checks every
+//!   synced event against Redis every `--verify-interval` and after every
+//!   reconnect of the reader.
 //! - **Cluster**: given any node of a Redis Cluster, reads and trims go
 //!   through a cluster connection (routed by key, following `MOVED`/`ASK`
 //!   and slot migrations), one XREAD per hash slot, and discovery SCANs
@@ -69,7 +76,12 @@ pub struct Config {
     pub metrics_addr: Option<String>,
     /// The Redis URL points at a Redis Cluster node.
     pub cluster: bool,
+    /// Between two rounds of the verifier.
+    pub verify_interval: Duration,
 }
+
+/// How long the reader leaves an event alone after a refused batch.
+const REFUSED_PAUSE: Duration = Duration::from_secs(1);
 
 /// Discovery state shared by the subscriber, the reader and the trimmer.
 struct Discovery {
@@ -79,6 +91,10 @@ struct Discovery {
     subscribed: Arc<AtomicBool>,
     /// The events being drained (the trimmer reports their lag).
     known: Arc<Mutex<Vec<String>>>,
+    /// Set at every (re)connect of the reader: the verifier runs a round.
+    verify: Arc<AtomicBool>,
+    /// From the writers: (event, committed offset) of a refused batch.
+    rewind: Receiver<(String, StreamId)>,
 }
 
 /// One read of one event's log.
@@ -139,26 +155,41 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), String> {
     let rescan = Arc::new(AtomicBool::new(true));
     let subscribed = Arc::new(AtomicBool::new(false));
     let (trim_tx, trim_rx) = bounded::<(String, StreamId)>(4096);
+    let (rewind_tx, rewind_rx) = bounded::<(String, StreamId)>(4096);
+    let verify = Arc::new(AtomicBool::new(false));
     let mut batch_txs = Vec::new();
     let mut writer_handles = Vec::new();
     for i in 0..writers {
         let (tx, rx) = bounded::<Batch>(4);
         batch_txs.push(tx);
-        let (url, m, s, t) = (
-            cfg.mysql_url.clone(),
-            metrics.clone(),
-            stop.clone(),
-            trim_tx.clone(),
-        );
+        let out = Outputs {
+            trims: trim_tx.clone(),
+            rewind: rewind_tx.clone(),
+            metrics: metrics.clone(),
+        };
+        let (url, s) = (cfg.mysql_url.clone(), stop.clone());
         let max_merge = cfg.batch_size.saturating_mul(4).max(1);
         writer_handles.push(
             thread::Builder::new()
                 .name(format!("writer-{i}"))
-                .spawn(move || writer(i, url, rx, t, m, s, max_merge))
+                .spawn(move || writer(i, url, rx, out, s, max_merge))
                 .map_err(|e| e.to_string())?,
         );
     }
-    drop(trim_tx);
+    drop((trim_tx, rewind_tx));
+    let verifier_handle = {
+        let settings = crate::verify::Settings {
+            redis_url: cfg.redis_url.clone(),
+            mysql_url: cfg.mysql_url.clone(),
+            cluster: cfg.cluster,
+            interval: cfg.verify_interval,
+        };
+        let (v, m, s) = (verify.clone(), metrics.clone(), stop.clone());
+        thread::Builder::new()
+            .name("verifier".into())
+            .spawn(move || crate::verify::verifier(settings, v, m, s))
+            .map_err(|e| e.to_string())?
+    };
     {
         let (url, tx, s, r, sub, m) = (
             cfg.redis_url.clone(),
@@ -190,6 +221,8 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), String> {
                         rescan,
                         subscribed,
                         known: k,
+                        verify,
+                        rewind: rewind_rx,
                     },
                     m,
                     s,
@@ -213,6 +246,8 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), String> {
             Some("reader")
         } else if trimmer_handle.is_finished() {
             Some("trimmer")
+        } else if verifier_handle.is_finished() {
+            Some("verifier")
         } else if writer_handles.iter().any(JoinHandle::is_finished) {
             Some("writer")
         } else {
@@ -231,6 +266,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), String> {
         let _ = h.join();
     }
     let _ = trimmer_handle.join();
+    let _ = verifier_handle.join();
     for (name, h) in handles {
         if h.join().is_err() {
             log::error!("{name} thread panicked");
@@ -317,8 +353,11 @@ fn reader(
         rescan,
         subscribed,
         known,
+        verify,
+        rewind,
     } = shared;
     let mut cursors: BTreeMap<String, StreamId> = BTreeMap::new();
+    let mut paused: HashMap<String, Instant> = HashMap::new();
     let mut conn: Option<redisio::Conn> = None;
     let mut backoff = Backoff::standard();
     let mut last_scan: Option<Instant> = None;
@@ -331,6 +370,7 @@ fn reader(
                 Ok(c) => {
                     conn = Some(c);
                     metrics.set_up("redis", true);
+                    verify.store(true, Ordering::Relaxed);
                 }
                 Err(e) => {
                     log::warn!("reader: cannot connect to Redis: {e}");
@@ -373,7 +413,7 @@ fn reader(
                             .query(c.as_dyn());
                         if let Ok(false) = exists {
                             log::info!(
-                                "event {event}: log is gone (dropped), no longer draining it"
+                                "event {event}: log is gone, no longer draining it (the verifier tells a loss from a drop)"
                             );
                             cursors.remove(&event);
                             metrics.forget(&event);
@@ -412,8 +452,12 @@ fn reader(
             sleep_unless(&stop, Duration::from_millis(100));
             continue;
         }
-        let list: Vec<(String, StreamId)> =
-            cursors.iter().map(|(e, id)| (e.clone(), *id)).collect();
+        take_rewinds(&rewind, &mut cursors, &mut paused);
+        let list: Vec<(String, StreamId)> = cursors
+            .iter()
+            .filter(|(e, _)| !paused.contains_key(*e))
+            .map(|(e, id)| (e.clone(), *id))
+            .collect();
         // In a cluster a multi-key XREAD must stay within one hash slot.
         let chunks: Vec<Vec<(String, StreamId)>> = if cfg.cluster {
             let mut by_slot: BTreeMap<u16, Vec<(String, StreamId)>> = BTreeMap::new();
@@ -502,6 +546,22 @@ fn reader(
     }
 }
 
+/// Applies the writers' rewinds (a refused batch: read the event again
+/// from its committed offset, in a second) and ends pauses that are over.
+fn take_rewinds(
+    rewind: &Receiver<(String, StreamId)>,
+    cursors: &mut BTreeMap<String, StreamId>,
+    paused: &mut HashMap<String, Instant>,
+) {
+    while let Ok((event, offset)) = rewind.try_recv() {
+        if let Some(cursor) = cursors.get_mut(&event) {
+            *cursor = offset;
+            paused.insert(event, Instant::now() + REFUSED_PAUSE);
+        }
+    }
+    paused.retain(|_, until| Instant::now() < *until);
+}
+
 /// Every event's committed offset from `ticket_sync_offset`; empty (and a
 /// warning) when MySQL is unreachable.
 fn committed_offsets(mysql_url: &str) -> HashMap<String, StreamId> {
@@ -528,13 +588,22 @@ fn publish_known(
     }
 }
 
-/// Applies batches of its events in order, retrying each until it commits.
+/// Where a writer sends what it did.
+struct Outputs {
+    /// Committed offsets, for the trimmer.
+    trims: Sender<(String, StreamId)>,
+    /// Refused batches, for the reader.
+    rewind: Sender<(String, StreamId)>,
+    metrics: Arc<Metrics>,
+}
+
+/// Applies batches of its events in order, retrying each until it commits
+/// (or the gate refuses it).
 fn writer(
     idx: usize,
     url: String,
     rx: Receiver<Batch>,
-    trims: Sender<(String, StreamId)>,
-    metrics: Arc<Metrics>,
+    out: Outputs,
     stop: Arc<AtomicBool>,
     max_merge: usize,
 ) {
@@ -549,31 +618,17 @@ fn writer(
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => return,
         };
-        // Merge queued batches per event, keeping each event's order.
-        let mut groups: Vec<(String, Vec<Entry>)> = Vec::new();
-        let mut total = 0;
-        let mut next = Some(first);
-        while let Some(b) = next.take() {
-            total += b.entries.len();
-            match groups.iter_mut().find(|(e, _)| *e == b.event) {
-                Some((_, v)) => v.extend(b.entries),
-                None => groups.push((b.event, b.entries)),
-            }
-            if total < max_merge {
-                next = rx.try_recv().ok();
-            }
-        }
-        for (event, entries) in groups {
+        for (event, entries) in merge(first, &rx, max_merge) {
             loop {
                 if conn.is_none() {
                     match db::connect(&url) {
                         Ok(c) => {
-                            metrics.set_up("mysql", true);
+                            out.metrics.set_up("mysql", true);
                             conn = Some(c);
                         }
                         Err(e) => {
                             log::warn!("writer-{idx}: cannot connect to MySQL: {e}");
-                            metrics.error("mysql");
+                            out.metrics.error("mysql");
                             if sleep_unless(&stop, backoff.next_delay()) {
                                 return;
                             }
@@ -584,32 +639,17 @@ fn writer(
                 let Some(c) = conn.as_mut() else { continue };
                 let started = Instant::now();
                 match db::apply_batch(c, &event, &entries) {
-                    Ok(out) => {
+                    Ok(o) => {
                         backoff.reset();
-                        metrics.set_up("mysql", true);
-                        metrics.batch(out.path, started.elapsed().as_secs_f64());
-                        for (op, n) in &out.applied {
-                            metrics.applied(op, *n);
-                        }
-                        for cf in &out.conflicts {
-                            metrics.conflict(cf.reason);
-                        }
-                        if let Some(offset) = out.offset {
-                            log::debug!(
-                                "event {event}: {} entries via {} path, offset {offset}",
-                                entries.len(),
-                                out.path
-                            );
-                            let _ =
-                                trims.send_timeout((event.clone(), offset), Duration::from_secs(1));
-                        }
+                        out.metrics.set_up("mysql", true);
+                        report(&event, entries.len(), &o, started, &out);
                         break;
                     }
                     Err(e) => {
                         log::warn!(
                             "writer-{idx}: event {event}: batch not applied, will retry: {e}"
                         );
-                        metrics.error("mysql");
+                        out.metrics.error("mysql");
                         conn = None;
                         if sleep_unless(&stop, backoff.next_delay()) {
                             return;
@@ -619,6 +659,64 @@ fn writer(
             }
         }
     }
+}
+
+/// `first` and the batches queued behind it (up to `max_merge` entries),
+/// merged per event, each event's order kept.
+fn merge(first: Batch, rx: &Receiver<Batch>, max_merge: usize) -> Vec<(String, Vec<Entry>)> {
+    let mut groups: Vec<(String, Vec<Entry>)> = Vec::new();
+    let mut total = 0;
+    let mut next = Some(first);
+    while let Some(b) = next.take() {
+        total += b.entries.len();
+        match groups.iter_mut().find(|(e, _)| *e == b.event) {
+            Some((_, v)) => v.extend(b.entries),
+            None => groups.push((b.event, b.entries)),
+        }
+        if total < max_merge {
+            next = rx.try_recv().ok();
+        }
+    }
+    groups
+}
+
+/// Metrics, logs, trims and rewinds after one batch of `event`.
+fn report(event: &str, n: usize, o: &db::Outcome, started: Instant, out: &Outputs) {
+    let m = &out.metrics;
+    for cf in &o.conflicts {
+        m.conflict(cf.reason);
+    }
+    if let Some(ev) = &o.quarantined {
+        log::error!(
+            "event {event}: QUARANTINED ({}): {} -- nothing more of it is applied; repair: ticketgate-sidecar rebuild --event {event} --apply [--force]",
+            ev.reason.code(),
+            ev.text
+        );
+        m.quarantine(event, ev.reason.code());
+    }
+    let Some(offset) = o.offset else { return };
+    if o.refused {
+        log::debug!("event {event}: {n} entries refused (quarantined); re-reading after {offset}");
+        let _ = out
+            .rewind
+            .send_timeout((event.to_owned(), offset), Duration::from_secs(1));
+        return;
+    }
+    if let Some(id) = o.restored {
+        log::info!("event {event}: restore {id} applied; the quarantine is lifted");
+        m.release(event);
+    }
+    m.batch(o.path, started.elapsed().as_secs_f64());
+    for (op, k) in &o.applied {
+        m.applied(op, *k);
+    }
+    log::debug!(
+        "event {event}: {n} entries via {} path, offset {offset}",
+        o.path
+    );
+    let _ = out
+        .trims
+        .send_timeout((event.to_owned(), offset), Duration::from_secs(1));
 }
 
 /// Trims committed offsets (coalesced per event) and refreshes lag gauges.

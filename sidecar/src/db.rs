@@ -23,8 +23,11 @@ use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Transaction, TxOpts, Value};
 
-use crate::plan::{plan, Entry, Plan};
+use crate::gate::{gate, EventState, Gate, Restore};
+use crate::plan::{plan, restored_status, Entry, Init, Plan};
+use crate::quarantine::Evidence;
 use crate::timefmt::datetime;
+use protocol::record::Incarnation;
 use protocol::StreamId;
 
 mod embedded {
@@ -91,85 +94,242 @@ pub struct Conflict {
     pub detail: String,
 }
 
-/// What one committed batch did.
+/// What one batch did.
 #[derive(Debug, Default)]
 pub struct Outcome {
     /// Offset after the commit (None: the batch was empty).
     pub offset: Option<StreamId>,
-    /// `fast`, `slow` or `skip`.
+    /// `fast`, `slow`, `skip` or `refused`.
     pub path: &'static str,
     /// Applied entries by op name (conflicts excluded).
     pub applied: HashMap<&'static str, u64>,
     /// Entries that went to `ticket_conflict`.
     pub conflicts: Vec<Conflict>,
+    /// The batch was refused (nothing applied, offset unchanged): the
+    /// reader must read the event again from `offset`.
+    pub refused: bool,
+    /// The event was quarantined by this batch, with this evidence.
+    pub quarantined: Option<Evidence>,
+    /// A restore was applied: the quarantine is lifted.
+    pub restored: Option<StreamId>,
 }
 
-/// Applies one batch of `event`'s entries (ascending ids) exactly once.
+/// Applies one batch of `event`'s entries (ascending ids) exactly once,
+/// unless the gate refuses it (see [`crate::gate`]).
 pub fn apply_batch(
     conn: &mut Conn,
     event: &str,
     entries: &[Entry],
 ) -> Result<Outcome, mysql::Error> {
     conn.exec_drop(
-        "INSERT IGNORE INTO ticket_sync_offset (event_id, last_stream_id, updated_at) VALUES (?, '0-0', NOW(3))",
+        "INSERT IGNORE INTO ticket_sync_offset (event_id, last_stream_id, entries, updated_at) VALUES (?, '0-0', 0, NOW(3))",
         (event,),
     )?;
     let mut force_slow = false;
     loop {
         let mut tx = conn.start_transaction(TxOpts::default())?;
         let offset = lock_offset(&mut tx, event)?;
-        let (todo, p) = plan(offset, entries);
-        let last = match todo.last() {
-            Some(e) => e.id,
-            None => {
-                tx.commit()?;
-                return Ok(Outcome {
-                    offset: Some(offset),
-                    path: "skip",
-                    ..Outcome::default()
-                });
-            }
+        let todo: Vec<Entry> = entries.iter().filter(|e| e.id > offset).cloned().collect();
+        let Some(last) = todo.last().map(|e| e.id) else {
+            tx.commit()?;
+            return Ok(Outcome {
+                offset: Some(offset),
+                path: "skip",
+                ..Outcome::default()
+            });
         };
-        let p = if force_slow {
-            Plan::Slow("retry after anomaly".into())
-        } else {
-            p
+        let state = event_state(&mut tx, event)?;
+        let (from, restore) = match gate(event, state.as_ref(), offset, &todo) {
+            Gate::Apply { from, restore } => (from, restore),
+            Gate::Refuse {
+                quarantine,
+                conflict,
+            } => return refuse(tx, event, offset, quarantine, conflict),
         };
         let mut out = Outcome {
             offset: Some(last),
             ..Outcome::default()
         };
-        match p {
-            Plan::Nothing => {}
-            Plan::Fast(fp) => match crate::fast::apply(&mut tx, event, &fp)? {
-                Ok(()) => {
-                    out.path = "fast";
-                    out.applied = crate::plan::count_ops(&todo);
-                }
-                Err(why) => {
-                    log::info!("event {event}: fast path refused ({why}); replaying batch record by record");
-                    drop(tx); // rollback
-                    force_slow = true;
-                    continue;
-                }
-            },
-            Plan::Slow(why) => {
-                log::debug!("event {event}: slow path: {why}");
-                out.path = "slow";
-                crate::slow::apply(&mut tx, event, &todo, &mut out)?;
-            }
+        let mut rest = &todo[from..];
+        let mut base = offset;
+        if let Some(r) = &restore {
+            apply_restore(&mut tx, event, r)?;
+            out.restored = Some(r.id);
+            out.applied.insert("restore", 1);
+            (base, rest) = (r.id, &rest[1..]);
         }
+        if !apply_rest(&mut tx, event, base, rest, force_slow, &mut out)? {
+            drop(tx); // rollback
+            force_slow = true;
+            continue;
+        }
+        let (count, sql) = match restore {
+            // the new log's entries so far: the restore and what follows
+            Some(_) => (todo.len() - from, "entries = ?"),
+            None => (todo.len(), "entries = entries + ?"),
+        };
         tx.exec_drop(
-            "UPDATE ticket_sync_offset SET last_stream_id = ?, updated_at = NOW(3) WHERE event_id = ?",
-            (last.to_string(), event),
+            format!("UPDATE ticket_sync_offset SET last_stream_id = ?, {sql}, updated_at = NOW(3) WHERE event_id = ?"),
+            (last.to_string(), count as i64, event),
         )?;
         tx.commit()?;
         return Ok(out);
     }
 }
 
+/// Plans and applies `rest` (the entries above `base`) into `out`; false
+/// when the fast path refused and the batch must be replayed slowly.
+fn apply_rest(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    base: StreamId,
+    rest: &[Entry],
+    force_slow: bool,
+    out: &mut Outcome,
+) -> Result<bool, mysql::Error> {
+    let (todo, p) = plan(base, rest);
+    let p = match (p, force_slow) {
+        (Plan::Nothing, _) => Plan::Nothing,
+        (_, true) => Plan::Slow("retry after anomaly".into()),
+        (p, false) => p,
+    };
+    match p {
+        Plan::Nothing => out.path = "fast",
+        Plan::Fast(fp) => match crate::fast::apply(tx, event, &fp)? {
+            Ok(()) => {
+                out.path = "fast";
+                for (op, n) in crate::plan::count_ops(&todo) {
+                    *out.applied.entry(op).or_insert(0) += n;
+                }
+            }
+            Err(why) => {
+                log::info!(
+                    "event {event}: fast path refused ({why}); replaying batch record by record"
+                );
+                return Ok(false);
+            }
+        },
+        Plan::Slow(why) => {
+            log::debug!("event {event}: slow path: {why}");
+            out.path = "slow";
+            crate::slow::apply(tx, event, &todo, out)?;
+        }
+    }
+    Ok(true)
+}
+
+/// Commits a refused batch: only the quarantine and the conflict, never
+/// the entries or the offset.
+fn refuse(
+    mut tx: Transaction<'_>,
+    event: &str,
+    offset: StreamId,
+    quarantine: Option<Evidence>,
+    conflict: Option<Conflict>,
+) -> Result<Outcome, mysql::Error> {
+    if let Some(ev) = &quarantine {
+        self::quarantine(&mut tx, event, ev)?;
+    }
+    let mut conflicts = Vec::new();
+    if let Some(c) = conflict {
+        if record_conflict_once(&mut tx, event, &c)? {
+            conflicts.push(c);
+        }
+    }
+    tx.commit()?;
+    Ok(Outcome {
+        offset: Some(offset),
+        path: "refused",
+        refused: true,
+        quarantined: quarantine,
+        conflicts,
+        ..Outcome::default()
+    })
+}
+
+/// Writes conflict `c` unless the same entry already has one with its
+/// reason; true when written.
+pub fn record_conflict_once(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    c: &Conflict,
+) -> Result<bool, mysql::Error> {
+    let detail: String = c.detail.chars().take(1024).collect();
+    let id = c.id.to_string();
+    tx.exec_drop(
+        "INSERT INTO ticket_conflict (event_id, stream_id, user_id, ticket_number, reason, detail, created_at) \
+         SELECT ?, ?, ?, ?, ?, ?, NOW(3) FROM DUAL WHERE NOT EXISTS \
+         (SELECT 1 FROM ticket_conflict WHERE event_id = ? AND stream_id = ? AND reason = ?)",
+        (event, &id, c.user.clone(), c.ticket, c.reason, detail, event, &id, c.reason),
+    )?;
+    Ok(tx.affected_rows() > 0)
+}
+
+/// Marks `event` quarantined with `ev` (a quarantine already there stays,
+/// with its first evidence).
+pub fn quarantine(tx: &mut impl Queryable, event: &str, ev: &Evidence) -> Result<(), mysql::Error> {
+    tx.exec_drop(
+        "UPDATE ticket_event SET quarantined_at = NOW(3), quarantine_reason = ? WHERE event_id = ? AND quarantined_at IS NULL",
+        (ev.stored(), event),
+    )
+}
+
+/// The event's row as the gate needs it; None when MySQL has no row.
+fn event_state(tx: &mut Transaction<'_>, event: &str) -> Result<Option<EventState>, mysql::Error> {
+    let row: Option<(Option<String>, bool, bool)> = tx.exec_first(
+        "SELECT incarnation, quarantined_at IS NOT NULL, dropped_at IS NOT NULL FROM ticket_event WHERE event_id = ?",
+        (event,),
+    )?;
+    Ok(row.map(|(inc, quarantined, dropped)| EventState {
+        incarnation: inc.as_deref().and_then(Incarnation::parse),
+        quarantined,
+        dropped,
+    }))
+}
+
+/// Applies a restore: the event's status and incarnation, quarantine lifted.
+fn apply_restore(tx: &mut Transaction<'_>, event: &str, r: &Restore) -> Result<(), mysql::Error> {
+    tx.exec_drop(
+        "UPDATE ticket_event SET status = ?, incarnation = ?, quarantined_at = NULL, quarantine_reason = NULL, updated_at = ? WHERE event_id = ?",
+        (restored_status(r.status), r.incarnation.to_string(), datetime(r.at), event),
+    )
+}
+
+/// The INSERT of an init's event row, with its parameters.
+pub(crate) fn insert_event(event: &str, i: &Init) -> (&'static str, Vec<Value>) {
+    let at = datetime(i.at);
+    let sql = "INSERT INTO ticket_event (event_id, total, status, opens_at, closes_at, incarnation, hold_ms, ticket_limit, offer_ms, created_at, updated_at) VALUES (?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?)";
+    let params = vec![
+        event.into(),
+        i.total.into(),
+        opt_time(i.opens_at),
+        opt_time(i.closes_at),
+        i.incarnation.map(|i| i.to_string()).into(),
+        i.checkout.hold.into(),
+        i.checkout.limit.into(),
+        i.offer_ms().into(),
+        at.clone().into(),
+        at.into(),
+    ];
+    (sql, params)
+}
+
+/// The UPDATE of an open, close or drop (`dropped_at` for a drop).
+pub(crate) fn set_status(event: &str, status: &str, at: i64) -> (&'static str, Vec<Value>) {
+    let sql = "UPDATE ticket_event SET status = ?, updated_at = ?, dropped_at = IF(? = 'dropped', ?, dropped_at) WHERE event_id = ?";
+    let at = datetime(at);
+    let params = vec![
+        status.into(),
+        at.clone().into(),
+        status.into(),
+        at.into(),
+        event.into(),
+    ];
+    (sql, params)
+}
+
 /// Reads and locks the event's offset row.
-fn lock_offset(tx: &mut Transaction<'_>, event: &str) -> Result<StreamId, mysql::Error> {
+pub(crate) fn lock_offset(tx: &mut impl Queryable, event: &str) -> Result<StreamId, mysql::Error> {
     let row: Option<String> = tx.exec_first(
         "SELECT last_stream_id FROM ticket_sync_offset WHERE event_id = ? FOR UPDATE",
         (event,),
@@ -220,7 +380,7 @@ pub fn offsets(conn: &mut Conn) -> Result<HashMap<String, StreamId>, mysql::Erro
 
 /// Live (held or sold) tickets of `event`, by user.
 pub fn live_users(
-    conn: &mut Conn,
+    conn: &mut impl Queryable,
     event: &str,
 ) -> Result<HashMap<String, crate::reconcile::Live>, mysql::Error> {
     let rows: Vec<(String, i64, String, Option<i64>)> = conn.exec(

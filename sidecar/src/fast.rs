@@ -3,7 +3,7 @@
 //! per kind (confirm, expire, cancel), one UPDATE of the rows of the older
 //! orders it changes; the live-row check of orders that begin and end in the
 //! batch; one INSERT of the rows of the batch's new orders (in their final
-//! status); the conditional stock UPDATE; the last open/close.
+//! status); the conditional stock UPDATE; the last open/close/drop.
 //!
 //! Every statement checks what the planner could not: the matched-row count
 //! of each UPDATE, the unique indexes (one live lead row per user, one live
@@ -14,7 +14,7 @@
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
 
-use crate::db::{opt_time, try_exec};
+use crate::db::try_exec;
 use crate::plan::{Change, FastPlan, Init, Kind, NewOrder};
 use crate::timefmt::datetime;
 
@@ -143,9 +143,9 @@ fn statements(event: &str, fp: &FastPlan) -> Vec<(Sql, Want)> {
         steps.push((sql, Want::Matched(1)));
     }
     if let Some((status, at)) = fp.status {
-        let mut sql =
-            Sql::new("UPDATE ticket_event SET status = ?, updated_at = ? WHERE event_id = ?");
-        sql.params = vec![status.into(), datetime(at).into(), event.into()];
+        let (sql, params) = crate::db::set_status(event, status, at);
+        let mut sql = Sql::new(sql);
+        sql.params = params;
         steps.push((sql, Want::Matched(1)));
     }
     steps
@@ -182,16 +182,9 @@ fn transient(event: &str, orders: &[NewOrder]) -> Vec<Sql> {
 
 /// The event and stock rows of an `init`.
 fn init(event: &str, i: &Init) -> [Sql; 2] {
-    let at = datetime(i.at);
-    let mut ev = Sql::new("INSERT INTO ticket_event (event_id, total, status, opens_at, closes_at, created_at, updated_at) VALUES (?, ?, 'open', ?, ?, ?, ?)");
-    ev.params = vec![
-        event.into(),
-        i.total.into(),
-        opt_time(i.opens_at),
-        opt_time(i.closes_at),
-        at.clone().into(),
-        at.into(),
-    ];
+    let (sql, params) = crate::db::insert_event(event, i);
+    let mut ev = Sql::new(sql);
+    ev.params = params;
     let mut stock = Sql::new("INSERT INTO ticket_stock (event_id, remaining_stock) VALUES (?, ?)");
     stock.params = vec![event.into(), i.total.into()];
     [ev, stock]

@@ -1,5 +1,6 @@
 //! `ticketgate-sidecar`: drains ticketgate's Redis event logs into MySQL
-//! exactly once, and the admin commands around it (`migrate`, `reconcile`).
+//! exactly once, and the admin commands around it (`migrate`, `reconcile`,
+//! `rebuild`).
 //!
 //! Configuration comes from flags or the environment
 //! (`TICKETGATE_REDIS_URL`, `TICKETGATE_MYSQL_URL`, ...), so secrets never
@@ -10,13 +11,17 @@ mod backoff;
 mod daemon;
 mod db;
 mod fast;
+mod gate;
 mod metrics;
 mod plan;
+mod quarantine;
+mod rebuild;
 mod reconcile;
 mod redisio;
 mod slow;
 mod timefmt;
 mod tls;
+mod verify;
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -102,6 +107,16 @@ enum Command {
         /// Apply migrations before starting
         #[arg(long, env = "TICKETGATE_MIGRATE")]
         migrate: bool,
+        /// Seconds between two checks of every synced event against Redis
+        /// (lost, restarted or re-created events are quarantined); also
+        /// after every Redis reconnect
+        #[arg(
+            long,
+            env = "TICKETGATE_VERIFY_INTERVAL",
+            default_value_t = 10,
+            value_name = "SECS"
+        )]
+        verify_interval: u64,
     },
     /// Apply the schema migrations (idempotent)
     Migrate,
@@ -114,6 +129,21 @@ enum Command {
         /// the logs (unsynced = 0), then compare
         #[arg(long, value_name = "SECS", default_value_t = 0)]
         wait: u64,
+    },
+    /// Restore an event in Redis from MySQL (prints the plan; acts with --apply)
+    Rebuild {
+        /// The event
+        #[arg(long)]
+        event: String,
+        /// Restore it (without: print the plan only)
+        #[arg(long)]
+        apply: bool,
+        /// Overwrite the event even though it is live in Redis
+        #[arg(long)]
+        force: bool,
+        /// Most tickets per TICKET.RESTORE ORDERS/FREE call
+        #[arg(long, value_name = "N", default_value_t = protocol::restore::DEFAULT_CHUNK as u64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        chunk: u64,
     },
 }
 
@@ -226,6 +256,7 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
             rescan_interval,
             block_ms,
             migrate,
+            verify_interval,
         } => {
             let redis_url = need(cli.redis_url, "--redis-url", "TICKETGATE_REDIS_URL")?;
             let mysql_url = need(cli.mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
@@ -259,86 +290,53 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
                 rescan_interval: Duration::from_secs(rescan_interval.max(1)),
                 metrics_addr,
                 cluster,
+                verify_interval: Duration::from_secs(verify_interval.max(1)),
             };
             daemon::run(cfg, stop)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Reconcile { event, wait } => {
-            let redis_url = need(cli.redis_url, "--redis-url", "TICKETGATE_REDIS_URL")?;
-            let mysql_url = need(cli.mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
-            let mut my = connect_retry(tls::Server::Mysql, &mysql_url, timeout, &stop, || {
-                db::connect(&mysql_url)
-            })?;
-            let mut rc = connect_retry(tls::Server::Redis, &redis_url, timeout, &stop, || {
-                let cluster = redisio::detect_cluster(&redis_url)?;
-                redisio::Conn::open(&redis_url, Duration::from_secs(10), cluster)
-            })?;
-            let events: Vec<String> = match event {
-                Some(e) => vec![e],
-                None => {
-                    let mut all = db::events(&mut my).map_err(|e| format!("MySQL: {e}"))?;
-                    all.extend(
-                        redisio::scan_all(&redis_url, &mut rc, protocol::keys::Part::Meta, "hash")
-                            .map_err(|e| format!("Redis: {e}"))?,
-                    );
-                    let mut v: Vec<String> = all.into_iter().collect();
-                    v.sort();
-                    v
-                }
+            let (mut my, mut rc, redis_url) =
+                admin_conns(cli.redis_url, cli.mysql_url, timeout, &stop)?;
+            let wait = Duration::from_secs(wait);
+            reconcile::run(&mut my, &mut rc, &redis_url, event, wait, &stop)
+        }
+        Command::Rebuild {
+            event,
+            apply,
+            force,
+            chunk,
+        } => {
+            let (mut my, mut rc, _) = admin_conns(cli.redis_url, cli.mysql_url, timeout, &stop)?;
+            let args = rebuild::Args {
+                event,
+                apply,
+                force,
+                chunk: chunk as usize,
             };
-            let deadline = Instant::now() + Duration::from_secs(wait);
-            while wait > 0 && Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
-                let mut pending = 0i64;
-                for e in &events {
-                    if let Some(r) = redisio::read_event(rc.as_dyn(), e)
-                        .map_err(|err| format!("Redis, event {e}: {err}"))?
-                    {
-                        pending += r.unsynced;
-                    }
-                }
-                if pending == 0 {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            let mut drift = 0usize;
-            for e in &events {
-                let r = redisio::read_event(rc.as_dyn(), e)
-                    .map_err(|err| format!("Redis, event {e}: {err}"))?;
-                let users =
-                    db::live_users(&mut my, e).map_err(|err| format!("MySQL, event {e}: {err}"))?;
-                let remaining = db::remaining_stock(&mut my, e)
-                    .map_err(|err| format!("MySQL, event {e}: {err}"))?;
-                let m = (remaining.is_some() || !users.is_empty())
-                    .then_some(reconcile::MysqlEvent { users, remaining });
-                let lines = reconcile::diff(e, r.as_ref(), m.as_ref());
-                if r.is_none() && m.is_some() {
-                    println!("{e}: only in MySQL (dropped in Redis), not compared");
-                } else if let (true, Some(r)) = (lines.is_empty(), &r) {
-                    let (sold, held) = reconcile::totals(&r.users);
-                    println!(
-                        "{e}: ok ({} holders: {sold} tickets sold, {held} held; remaining {})",
-                        r.users.len(),
-                        r.remaining
-                    );
-                }
-                for l in &lines {
-                    println!("{l}");
-                }
-                drift += lines.len();
-            }
-            if drift > 0 {
-                println!(
-                    "DRIFT: {drift} difference(s) in {} event(s) checked",
-                    events.len()
-                );
-                Ok(ExitCode::from(1))
-            } else {
-                println!("consistent: {} event(s) checked", events.len());
-                Ok(ExitCode::SUCCESS)
-            }
+            rebuild::run(&mut my, &mut rc, &args)
         }
     }
+}
+
+/// MySQL and Redis connections of an admin command (reconcile, rebuild),
+/// and the Redis URL.
+fn admin_conns(
+    redis_url: Option<String>,
+    mysql_url: Option<String>,
+    timeout: Duration,
+    stop: &AtomicBool,
+) -> Result<(mysql::Conn, redisio::Conn, String), String> {
+    let redis_url = need(redis_url, "--redis-url", "TICKETGATE_REDIS_URL")?;
+    let mysql_url = need(mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
+    let my = connect_retry(tls::Server::Mysql, &mysql_url, timeout, stop, || {
+        db::connect(&mysql_url)
+    })?;
+    let rc = connect_retry(tls::Server::Redis, &redis_url, timeout, stop, || {
+        let cluster = redisio::detect_cluster(&redis_url)?;
+        redisio::Conn::open(&redis_url, Duration::from_secs(10), cluster)
+    })?;
+    Ok((my, rc, redis_url))
 }
 
 #[cfg(test)]

@@ -11,7 +11,10 @@
 //! - `lag_seconds` — age of the oldest unapplied entry, 0 when caught up;
 //! - `errors_total{kind}` — retried errors (`mysql`, `redis`);
 //! - `events` — event logs being drained;
-//! - `up{component}` — 1 while `redis` / `mysql` answered the last call.
+//! - `up{component}` — 1 while `redis` / `mysql` answered the last call;
+//! - `quarantined_events` — events quarantined (Redis lost or replaced
+//!   them; nothing of them is applied until a rebuild);
+//! - `event_quarantined{event,reason}` — 1 per quarantined event.
 //!
 //! `/healthz` answers `200 ok` while both components are up, else `503`.
 //! Every response closes its connection, as the hand-written server did.
@@ -47,6 +50,10 @@ pub struct Metrics {
     lag_seconds: Gauge,
     events: IntGauge,
     up: IntGaugeVec,
+    quarantined_events: IntGauge,
+    event_quarantined: IntGaugeVec,
+    /// Quarantined events and their reason codes.
+    quarantined: Mutex<BTreeMap<String, String>>,
     /// Per event: (entries left, age of the oldest in ms).
     lag: Mutex<BTreeMap<String, (u64, u64)>>,
 }
@@ -92,6 +99,20 @@ impl Metrics {
                 &["component"],
             )
             .expect("valid name and label"),
+            quarantined_events: IntGauge::new(
+                "quarantined_events",
+                "Events quarantined: Redis lost or replaced them; rebuild repairs them.",
+            )
+            .expect("valid name"),
+            event_quarantined: IntGaugeVec::new(
+                Opts::new(
+                    "event_quarantined",
+                    "1 per quarantined event, with its reason.",
+                ),
+                &["event", "reason"],
+            )
+            .expect("valid name and labels"),
+            quarantined: Mutex::new(BTreeMap::new()),
             lag: Mutex::new(BTreeMap::new()),
             registry,
         };
@@ -100,7 +121,9 @@ impl Metrics {
     }
 
     fn register(&self) {
-        let collectors: [Box<dyn prometheus::core::Collector>; 9] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 11] = [
+            Box::new(self.quarantined_events.clone()),
+            Box::new(self.event_quarantined.clone()),
             Box::new(self.applied.clone()),
             Box::new(self.conflicts.clone()),
             Box::new(self.batches.clone()),
@@ -185,6 +208,45 @@ impl Metrics {
         self.lag_seconds.set(oldest_ms as f64 / 1000.0);
     }
 
+    /// `event` is quarantined for `reason` (a code).
+    pub fn quarantine(&self, event: &str, reason: &str) {
+        self.update_quarantine(|q| {
+            q.insert(event.to_owned(), reason.to_owned());
+        });
+    }
+
+    /// `event` is no longer quarantined.
+    pub fn release(&self, event: &str) {
+        self.update_quarantine(|q| {
+            q.remove(event);
+        });
+    }
+
+    /// Exactly these events are quarantined (event -> reason code).
+    pub fn set_quarantined(&self, now: BTreeMap<String, String>) {
+        self.update_quarantine(|q| *q = now);
+    }
+
+    /// Applies `change` to the quarantined events, then refreshes the
+    /// gauge and the per-event series.
+    fn update_quarantine(&self, change: impl FnOnce(&mut BTreeMap<String, String>)) {
+        let mut q = self.quarantined.lock().unwrap_or_else(|e| e.into_inner());
+        let before = q.clone();
+        change(&mut q);
+        for (event, reason) in &before {
+            if q.get(event) != Some(reason) {
+                let _ = self.event_quarantined.remove_label_values(&[event, reason]);
+            }
+        }
+        for (event, reason) in q.iter() {
+            self.event_quarantined
+                .with_label_values(&[event, reason])
+                .set(1);
+        }
+        self.quarantined_events
+            .set(i64::try_from(q.len()).unwrap_or(i64::MAX));
+    }
+
     /// Renders the Prometheus text exposition.
     pub fn render(&self) -> String {
         let mut out = Vec::new();
@@ -266,7 +328,11 @@ mod tests {
         m.set_lag("e2", 2, 100);
         m.set_lag("gone", 9, 99_000);
         m.forget("gone");
+        m.quarantine("q1", "vanished");
+        m.quarantine("q2", "log_restarted");
+        m.release("q2");
         let text = m.render();
+        assert!(!text.contains("q2"), "{text}");
         for want in [
             "ticketgate_applied_records_total{op=\"claim\"} 3",
             "ticketgate_conflicts_total{reason=\"oversell\"} 1",
@@ -282,6 +348,8 @@ mod tests {
             "ticketgate_up{component=\"mysql\"} 0",
             "ticketgate_up{component=\"redis\"} 0",
             "# TYPE ticketgate_batch_duration_seconds histogram",
+            "ticketgate_quarantined_events 1",
+            "ticketgate_event_quarantined{event=\"q1\",reason=\"vanished\"} 1",
         ] {
             assert!(text.contains(want), "missing {want}\n{text}");
         }

@@ -32,7 +32,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use protocol::record::{Malformed, Op, Record};
+use protocol::record::{default_offer, Checkout, Incarnation, Malformed, Op, Record};
 use protocol::StreamId;
 
 /// One stream entry, decoded or not.
@@ -243,7 +243,7 @@ impl NewOrder {
     }
 }
 
-/// An `init` in a fast plan.
+/// An `init`, as the event row stores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Init {
     /// Entry id.
@@ -254,8 +254,61 @@ pub struct Init {
     pub opens_at: i64,
     /// Closing time (unix ms, 0 = none).
     pub closes_at: i64,
+    /// Hold, limit and offer.
+    pub checkout: Checkout,
+    /// None for an event from before 0.3.
+    pub incarnation: Option<Incarnation>,
     /// Unix ms of the entry.
     pub at: i64,
+}
+
+impl Init {
+    /// The init `rec` records, if it is one.
+    pub fn of(id: StreamId, rec: &Record) -> Option<Init> {
+        match &rec.op {
+            Op::Init {
+                total,
+                opens_at,
+                closes_at,
+                checkout,
+                incarnation,
+            } => Some(Init {
+                id,
+                total: *total,
+                opens_at: *opens_at,
+                closes_at: *closes_at,
+                checkout: *checkout,
+                incarnation: *incarnation,
+                at: rec.at,
+            }),
+            _ => None,
+        }
+    }
+
+    /// `offer_ms`: NULL (None) when the offer is the default.
+    pub fn offer_ms(&self) -> Option<i64> {
+        let c = self.checkout;
+        (c.offer != default_offer(c.hold)).then_some(c.offer)
+    }
+}
+
+/// The event status an open, close or drop sets (`ticket_event.status`:
+/// `open`, `close` — the op's name, as every release stored it — or
+/// `dropped`).
+pub fn status_of<U>(op: &Op<U>) -> Option<&'static str> {
+    match op {
+        Op::Open | Op::Close => Some(op.name()),
+        Op::Drop => Some("dropped"),
+        _ => None,
+    }
+}
+
+/// The `ticket_event.status` of a restored event.
+pub fn restored_status(s: protocol::record::Status) -> &'static str {
+    match s {
+        protocol::record::Status::Open => "open",
+        protocol::record::Status::Closed => "close",
+    }
 }
 
 /// The statements of a fast-path batch.
@@ -267,7 +320,7 @@ pub struct FastPlan {
     pub changes: Vec<Change>,
     /// Orders the batch creates, in their final status.
     pub orders: Vec<NewOrder>,
-    /// The last open/close of the batch: (`"open"`/`"close"`, at).
+    /// The last open/close/drop of the batch: (the status it sets, at).
     pub status: Option<(&'static str, i64)>,
     /// `remaining_stock` must be at least this before the batch (peak prefix
     /// need, `>= 0`); `UPDATE .. WHERE remaining_stock >= need`.
@@ -337,27 +390,16 @@ impl<'a> Planner<'a> {
     }
 
     fn entry(&mut self, i: usize, id: StreamId, rec: &'a Record) -> Result<(), String> {
+        if let Some(status) = status_of(&rec.op) {
+            self.fp.status = Some((status, rec.at));
+            return Ok(());
+        }
         match &rec.op {
-            Op::Init {
-                total,
-                opens_at,
-                closes_at,
-                ..
-            } if i == 0 => {
-                self.fp.init = Some(Init {
-                    id,
-                    total: *total,
-                    opens_at: *opens_at,
-                    closes_at: *closes_at,
-                    at: rec.at,
-                });
+            Op::Init { .. } if i == 0 => {
+                self.fp.init = Init::of(id, rec);
                 Ok(())
             }
             Op::Init { .. } => Err(format!("init {id} not first in batch")),
-            Op::Open | Op::Close => {
-                self.fp.status = Some((rec.op.name(), rec.at));
-                Ok(())
-            }
             op => match (
                 op.order(),
                 NewOrder::created_by(id, rec),
@@ -461,6 +503,10 @@ mod tests {
     #[derive(Debug, Clone, PartialEq, Eq, Default)]
     struct Db {
         event: bool,
+        /// What the init stored (total, window, checkout, incarnation).
+        init: Option<Init>,
+        /// The status the last open/close/drop set, and when.
+        status: Option<(&'static str, i64)>,
         stock: i64,
         orders: Vec<NewOrder>,
         conflicts: Vec<(StreamId, &'static str)>,
@@ -491,12 +537,15 @@ mod tests {
         }
 
         fn one(&mut self, id: StreamId, rec: &Record) -> Result<(), &'static str> {
-            if let Op::Init { total, .. } = &rec.op {
+            if let Some(i) = Init::of(id, rec) {
                 if self.event {
                     return Err("duplicate_init");
                 }
                 self.event = true;
-                self.stock = *total;
+                self.stock = i.total;
+                self.init = Some(i);
+            } else if let Op::Restore { .. } = rec.op {
+                return Err("restore_mismatch");
             } else if let Some(order) = NewOrder::created_by(id, rec) {
                 self.create(order)?;
             } else if let Some(c) = Change::of(id, rec) {
@@ -508,7 +557,9 @@ mod tests {
                     self.stock += c.tickets.len() as i64;
                 }
             } else if !self.event {
-                return Err("unknown_event"); // open / close
+                return Err("unknown_event"); // open / close / drop
+            } else {
+                self.status = status_of(&rec.op).map(|s| (s, rec.at));
             }
             Ok(())
         }
@@ -541,6 +592,7 @@ mod tests {
                 }
                 db.event = true;
                 db.stock = i.total;
+                db.init = Some(i.clone());
             }
             let touches = fp.status.is_some() || !fp.orders.is_empty() || !fp.changes.is_empty();
             if !db.event && touches {
@@ -566,6 +618,9 @@ mod tests {
                 return Err(()); // conditional UPDATE matched no row
             }
             db.stock -= fp.stock_delta;
+            if fp.status.is_some() {
+                db.status = fp.status;
+            }
             Ok(db)
         }
     }
@@ -584,9 +639,21 @@ mod tests {
             3 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Confirm { user, tickets })),
             2 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Expire { user, tickets })),
             3 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Cancel { user, tickets })),
-            1 => (1..12i64).prop_map(|t| Ok(Op::Init { total: t, opens_at: 0, closes_at: 0, checkout: Default::default(), incarnation: None })),
+            1 => (1..12i64, 0..3i64, proptest::option::of(1..4u64)).prop_map(|(t, h, inc)| Ok(Op::Init {
+                total: t,
+                opens_at: 0,
+                closes_at: 0,
+                checkout: Checkout { hold: h * 1000, limit: 1 + h, offer: 5000 + h },
+                incarnation: inc.map(Incarnation),
+            })),
             1 => Just(Ok(Op::Open)),
             1 => Just(Ok(Op::Close)),
+            1 => Just(Ok(Op::Drop)),
+            1 => (1..4u64).prop_map(|i| Ok(Op::Restore {
+                incarnation: Incarnation(i),
+                status: protocol::record::Status::Open,
+                from: StreamId::new(1, 0),
+            })),
             1 => Just(Err(())),
         ]
     }

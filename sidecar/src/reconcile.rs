@@ -7,16 +7,163 @@
 //! `TICKET.STATUS remaining` with `ticket_stock.remaining_stock` (and `held`
 //! with MySQL's held rows, when STATUS reports it), and prints every
 //! difference. Entries still in the log (`unsynced`) are reported too: until
-//! the sidecar has applied them, the two sides legitimately differ. An event
-//! only MySQL knows was dropped in Redis (`TICKET.DROP`) after it was synced:
-//! it is noted, not counted as drift.
+//! the sidecar has applied them, the two sides legitimately differ.
+//!
+//! Before comparing, each event goes through the sidecar's loss checks
+//! ([`crate::quarantine`], read-only here: nothing is trimmed): an event
+//! MySQL has quarantined, or one the checks find evidence against, is
+//! reported `E: QUARANTINED (<reason>): <evidence> -- repair: ...` (`E:
+//! LOST (vanished): ...` when Redis lost it entirely) and counts as drift,
+//! naming the `rebuild` command that repairs it. An event MySQL has as
+//! dropped (an applied `op=drop`) prints `E: dropped`: not drift.
 //! Exit status: 0 = consistent, 1 = drift, 2 = could not compare.
 
 use std::collections::{BTreeSet, HashMap};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
-use crate::redisio::RedisEvent;
+use crate::quarantine::{check, Evidence};
+use crate::redisio::{self, RedisEvent};
 use crate::timefmt::datetime;
+use crate::verify::{self, Row};
 use protocol::record::parse_tickets;
+
+/// The report line of an event Redis lost or replaced (`live`: Redis has
+/// a meta hash that a rebuild must overwrite with `--force`).
+pub fn loss_line(event: &str, code: &str, text: &str, live: bool) -> String {
+    let force = if live { " --force" } else { "" };
+    let repair = format!("-- repair: ticketgate-sidecar rebuild --event {event} --apply{force}");
+    match code {
+        "vanished" => format!("{event}: LOST (vanished): {text} {repair}"),
+        _ => format!("{event}: QUARANTINED ({code}): {text} {repair}"),
+    }
+}
+
+/// Runs `reconcile`: every event (or `only`), after waiting up to `wait`
+/// for the logs to drain.
+pub fn run(
+    my: &mut mysql::Conn,
+    rc: &mut redisio::Conn,
+    redis_url: &str,
+    only: Option<String>,
+    wait: Duration,
+    stop: &AtomicBool,
+) -> Result<ExitCode, String> {
+    let rows: HashMap<String, Row> = verify::rows(my)
+        .map_err(|e| format!("MySQL: {e}"))?
+        .into_iter()
+        .map(|r| (r.event.clone(), r))
+        .collect();
+    let events: Vec<String> = match only {
+        Some(e) => vec![e],
+        None => {
+            let found = redisio::scan_all(redis_url, rc, protocol::keys::Part::Meta, "hash")
+                .map_err(|e| format!("Redis: {e}"))?;
+            let all: BTreeSet<String> = rows.keys().cloned().chain(found).collect();
+            all.into_iter().collect()
+        }
+    };
+    // Quarantined and dropped events never drain: do not wait for them.
+    let draining: Vec<&String> = events
+        .iter()
+        .filter(|e| {
+            rows.get(*e)
+                .is_none_or(|r| !r.dropped && r.quarantine.is_none())
+        })
+        .collect();
+    wait_drained(rc, &draining, wait, stop)?;
+    let mut drift = 0usize;
+    for e in &events {
+        drift += event_lines(my, rc, e, rows.get(e))?;
+    }
+    if drift > 0 {
+        println!(
+            "DRIFT: {drift} difference(s) in {} event(s) checked",
+            events.len()
+        );
+        Ok(ExitCode::from(1))
+    } else {
+        println!("consistent: {} event(s) checked", events.len());
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// Waits up to `wait` until the logs of `events` are empty.
+fn wait_drained(
+    rc: &mut redisio::Conn,
+    events: &[&String],
+    wait: Duration,
+    stop: &AtomicBool,
+) -> Result<(), String> {
+    let deadline = Instant::now() + wait;
+    while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+        let mut pending = 0i64;
+        for e in events {
+            let r = redisio::read_event(rc.as_dyn(), e)
+                .map_err(|err| format!("Redis, event {e}: {err}"))?;
+            pending += r.map_or(0, |r| r.unsynced);
+        }
+        if pending == 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
+/// Prints what is wrong with one event (or that it is fine); the number of
+/// differences.
+fn event_lines(
+    my: &mut mysql::Conn,
+    rc: &mut redisio::Conn,
+    e: &str,
+    row: Option<&Row>,
+) -> Result<usize, String> {
+    let redis_err = |err: redis::RedisError| format!("Redis, event {e}: {err}");
+    if let Some(line) = loss(rc, e, row).map_err(redis_err)? {
+        println!("{line}");
+        return Ok(1);
+    }
+    if row.is_some_and(|r| r.dropped) {
+        println!("{e}: dropped");
+        return Ok(0);
+    }
+    let r = redisio::read_event(rc.as_dyn(), e).map_err(redis_err)?;
+    let my_err = |err: mysql::Error| format!("MySQL, event {e}: {err}");
+    let users = crate::db::live_users(my, e).map_err(my_err)?;
+    let remaining = crate::db::remaining_stock(my, e).map_err(my_err)?;
+    let m = (remaining.is_some() || !users.is_empty()).then_some(MysqlEvent { users, remaining });
+    let lines = diff(e, r.as_ref(), m.as_ref());
+    if let (true, Some(r)) = (lines.is_empty(), &r) {
+        let (sold, held) = totals(&r.users);
+        println!(
+            "{e}: ok ({} holders: {sold} tickets sold, {held} held; remaining {})",
+            r.users.len(),
+            r.remaining
+        );
+    }
+    for l in &lines {
+        println!("{l}");
+    }
+    Ok(lines.len())
+}
+
+/// The loss line of `e`: quarantined in MySQL, or evidence found now.
+fn loss(rc: &mut redisio::Conn, e: &str, row: Option<&Row>) -> redis::RedisResult<Option<String>> {
+    let Some(row) = row else { return Ok(None) };
+    let live = redisio::read_meta(rc.as_dyn(), e)?.is_some_and(|m| m.status != "restoring");
+    if let Some(stored) = &row.quarantine {
+        let (reason, text) = Evidence::from_stored(stored);
+        let code = reason.map_or("quarantined", |r| r.code());
+        return Ok(Some(loss_line(e, code, &text, live)));
+    }
+    if row.dropped || row.offset == protocol::StreamId::ZERO {
+        return Ok(None);
+    }
+    let facts = verify::redis_facts(rc.as_dyn(), e, Some(row.offset))?;
+    Ok(check(e, &row.facts(), &facts).map(|ev| loss_line(e, ev.reason.code(), &ev.text, live)))
+}
 
 /// What one user has, on one side: sold tickets, held tickets and the
 /// hold's deadline (unix ms), numbers ascending.
@@ -112,9 +259,12 @@ pub fn diff(event: &str, redis: Option<&RedisEvent>, mysql: Option<&MysqlEvent>)
     let mut out = Vec::new();
     let (r, m) = match (redis, mysql) {
         (None, None) => return vec![format!("{event}: unknown to both Redis and MySQL")],
-        // Dropped in Redis after the sale (TICKET.DROP): MySQL keeps the
-        // history, nothing to compare. The caller prints a note.
-        (None, Some(_)) => return out,
+        // In MySQL, not in Redis, and no drop applied: Redis lost it.
+        (None, Some(_)) => {
+            return vec![format!(
+                "{event}: LOST: in MySQL but not in Redis, and no drop was applied -- repair: ticketgate-sidecar rebuild --event {event} --apply"
+            )]
+        }
         (Some(r), None) => (r, &MysqlEvent::default()),
         (Some(r), Some(m)) => (r, m),
     };
@@ -256,8 +406,19 @@ mod tests {
             .iter()
             .any(|l| l.contains("held differs: Redis 1 MySQL 2")));
         assert_eq!(diff("e", Some(&a), None).len(), 6);
-        assert!(diff("e", None, Some(&b)).is_empty());
+        assert!(diff("e", None, Some(&b))[0].contains("e: LOST"));
         assert_eq!(diff("e", None, None).len(), 1);
+    }
+
+    #[test]
+    fn loss_lines_name_event_and_repair() {
+        let l = loss_line("e9", "log_restarted", "event e9: the log", true);
+        assert_eq!(l, "e9: QUARANTINED (log_restarted): event e9: the log -- repair: ticketgate-sidecar rebuild --event e9 --apply --force");
+        let l = loss_line("e9", "vanished", "gone", false);
+        assert!(
+            l.starts_with("e9: LOST (vanished): gone") && l.ends_with("--apply"),
+            "{l}"
+        );
     }
 
     #[test]

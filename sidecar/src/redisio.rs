@@ -438,6 +438,128 @@ pub fn lag(conn: &mut dyn ConnectionLike, event: &str, now_ms: u64) -> RedisResu
         .unwrap_or((0, 0)))
 }
 
+/// The meta hash of an event as `TICKET.STATUS` shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// `open`, `closed` or `restoring`.
+    pub status: String,
+    /// 16 hex digits; None for an event created before 0.3.
+    pub incarnation: Option<String>,
+    /// Users on the waiting list.
+    pub waiting: i64,
+    /// Tickets claimed (held or sold).
+    pub claimed: i64,
+}
+
+/// The fields of `TICKET.STATUS event` (nil values left out); `None`
+/// when the event has no meta (`-NOEVENT`).
+fn status_fields(
+    conn: &mut dyn ConnectionLike,
+    event: &str,
+) -> RedisResult<Option<HashMap<String, String>>> {
+    let status: Value = match redis::cmd("TICKET.STATUS").arg(event).query(conn) {
+        Ok(v) => v,
+        Err(e) if e.code() == Some("NOEVENT") => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(Some(
+        pairs(&status)
+            .iter()
+            .filter_map(|(k, v)| Some((text(k)?, text(v)?)))
+            .collect(),
+    ))
+}
+
+/// `TICKET.STATUS` of `event`; `None` when it has no meta (`-NOEVENT`).
+pub fn read_meta(conn: &mut dyn ConnectionLike, event: &str) -> RedisResult<Option<Meta>> {
+    let Some(fields) = status_fields(conn, event)? else {
+        return Ok(None);
+    };
+    let num = |name: &str| fields.get(name).and_then(|v| v.parse::<i64>().ok());
+    Ok(Some(Meta {
+        status: fields.get("status").cloned().unwrap_or_default(),
+        incarnation: fields.get("incarnation").cloned(),
+        waiting: num("waiting").unwrap_or(0),
+        claimed: num("claimed").unwrap_or(0),
+    }))
+}
+
+/// `XINFO STREAM` of `event`'s log: last generated id, entries added,
+/// length; `None` when the log does not exist.
+pub fn stream_info(
+    conn: &mut dyn ConnectionLike,
+    event: &str,
+) -> RedisResult<Option<(StreamId, u64, u64)>> {
+    let info: Value = match redis::cmd("XINFO")
+        .arg("STREAM")
+        .arg(log_key(event))
+        .query(conn)
+    {
+        Ok(v) => v,
+        Err(e) if e.to_string().contains("no such key") => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut last = None;
+    let (mut added, mut length) = (None, None);
+    for (k, v) in pairs(&info) {
+        let n = || match &v {
+            Value::Int(n) => Some((*n).max(0) as u64),
+            other => text(other).and_then(|t| t.parse().ok()),
+        };
+        match text(&k).as_deref() {
+            Some("last-generated-id") => last = text(&v).and_then(|t| StreamId::parse(&t)),
+            Some("entries-added") => added = n(),
+            Some("length") => length = n(),
+            _ => {}
+        }
+    }
+    match (last, added, length) {
+        (Some(l), Some(a), Some(n)) => Ok(Some((l, a, n))),
+        _ => Err(redis::RedisError::from((
+            redis::ErrorKind::UnexpectedReturnType,
+            "XINFO STREAM without last-generated-id / entries-added / length (Redis 7 needed)",
+        ))),
+    }
+}
+
+/// Entries of `event`'s log after `after` (exclusive), at most `count`.
+pub fn entries_after(
+    conn: &mut dyn ConnectionLike,
+    event: &str,
+    after: StreamId,
+    count: usize,
+) -> RedisResult<Vec<Entry>> {
+    let v: Value = redis::cmd("XRANGE")
+        .arg(log_key(event))
+        .arg(format!("({after}"))
+        .arg("+")
+        .arg("COUNT")
+        .arg(count)
+        .query(conn)?;
+    Ok(parse_entries(event, &v))
+}
+
+/// How many entries of `event`'s log are at or below `offset` (at most
+/// `cap`: reconcile's count of applied entries not yet trimmed).
+pub fn count_upto(
+    conn: &mut dyn ConnectionLike,
+    event: &str,
+    offset: StreamId,
+    cap: usize,
+) -> RedisResult<u64> {
+    let v: Value = redis::cmd("XRANGE")
+        .arg(log_key(event))
+        .arg("-")
+        .arg(offset.to_string())
+        .arg("COUNT")
+        .arg(cap)
+        .query(conn)?;
+    Ok(match v {
+        Value::Array(items) => items.len() as u64,
+        _ => 0,
+    })
+}
+
 /// What reconcile needs from Redis about one event.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RedisEvent {
@@ -460,15 +582,9 @@ fn holds_key(event: &str) -> String {
 /// Reads `TICKET.STATUS`, the holders hash and the holds zset of `event`;
 /// `None` if it does not exist (`-NOEVENT`).
 pub fn read_event(conn: &mut dyn ConnectionLike, event: &str) -> RedisResult<Option<RedisEvent>> {
-    let status: Value = match redis::cmd("TICKET.STATUS").arg(event).query(conn) {
-        Ok(v) => v,
-        Err(e) if e.code() == Some("NOEVENT") => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(fields) = status_fields(conn, event)? else {
+        return Ok(None);
     };
-    let fields: HashMap<String, String> = pairs(&status)
-        .iter()
-        .filter_map(|(k, v)| Some((text(k)?, text(v)?)))
-        .collect();
     let num = |name: &str| fields.get(name).and_then(|v| v.parse::<i64>().ok());
     let (Some(remaining), Some(unsynced)) = (num("remaining"), num("unsynced")) else {
         return Ok(None);

@@ -9,14 +9,15 @@
 //! * confirm / expire / cancel: `confirm_mismatch`, `expire_mismatch`,
 //!   `cancel_mismatch` when the user has no live order in the right status
 //!   (held; held or active for a cancel) with exactly these tickets;
-//! * init: `duplicate_init`; open / close: `unknown_event`;
+//! * init: `duplicate_init`; open / close / drop: `unknown_event`;
+//!   a restore here (not at the head of its batch): `restore_mismatch`;
 //! * `malformed` entries, and `sql_error` for data MySQL refuses.
 
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
 
-use crate::db::{is_record_level, opt_time, Conflict, Outcome};
-use crate::plan::{Change, Entry, NewOrder, Status};
+use crate::db::{is_record_level, Conflict, Outcome};
+use crate::plan::{status_of, Change, Entry, Init, NewOrder, Status};
 use crate::timefmt::datetime;
 use protocol::record::{Op, Record};
 use protocol::StreamId;
@@ -110,34 +111,26 @@ fn one(
     if let Some(c) = Change::of(id, rec) {
         return change(tx, event, &c);
     }
-    match &rec.op {
-        Op::Init { .. } => init(tx, event, &rec.op, rec.at),
-        op => {
-            tx.exec_drop(
-                "UPDATE ticket_event SET status = ?, updated_at = ? WHERE event_id = ?",
-                (op.name(), datetime(rec.at), event),
-            )?;
-            Ok(match tx.affected_rows() {
-                1 => Ok(()),
-                _ => Err((
-                    "unknown_event",
-                    format!("{} of an event without a ticket_event row", op.name()),
-                )),
-            })
-        }
+    if let Some(i) = Init::of(id, rec) {
+        return init(tx, event, &i);
     }
+    let Some(status) = status_of(&rec.op) else {
+        let detail = format!("{} {id} not at the head of its batch", rec.op.name());
+        return Ok(Err(("restore_mismatch", detail)));
+    };
+    let (sql, params) = crate::db::set_status(event, status, rec.at);
+    tx.exec_drop(sql, params)?;
+    Ok(match tx.affected_rows() {
+        1 => Ok(()),
+        _ => Err((
+            "unknown_event",
+            format!("{} of an event without a ticket_event row", rec.op.name()),
+        )),
+    })
 }
 
-fn init(tx: &mut Transaction<'_>, event: &str, op: &Op, at: i64) -> Result<Verdict, mysql::Error> {
-    let Op::Init {
-        total,
-        opens_at,
-        closes_at,
-        ..
-    } = op
-    else {
-        return Ok(Ok(()));
-    };
+fn init(tx: &mut Transaction<'_>, event: &str, i: &Init) -> Result<Verdict, mysql::Error> {
+    let total = i.total;
     let exists: Option<i32> = tx.exec_first(
         "SELECT total FROM ticket_event WHERE event_id = ?",
         (event,),
@@ -146,11 +139,8 @@ fn init(tx: &mut Transaction<'_>, event: &str, op: &Op, at: i64) -> Result<Verdi
         let detail = format!("event already exists with total {t}");
         return Ok(Err(("duplicate_init", detail)));
     }
-    let at = datetime(at);
-    tx.exec_drop(
-        "INSERT INTO ticket_event (event_id, total, status, opens_at, closes_at, created_at, updated_at) VALUES (?, ?, 'open', ?, ?, ?, ?)",
-        (event, total, opt_time(*opens_at), opt_time(*closes_at), at.clone(), at),
-    )?;
+    let (sql, params) = crate::db::insert_event(event, i);
+    tx.exec_drop(sql, params)?;
     tx.exec_drop(
         // (no VALUES() here: deprecated in MySQL 8)
         "INSERT INTO ticket_stock (event_id, remaining_stock) VALUES (?, ?) ON DUPLICATE KEY UPDATE remaining_stock = ?",

@@ -1,0 +1,377 @@
+//! Quarantine: has Redis lost or replaced an event behind the sidecar's
+//! back? (DESIGN.md "Incarnations and Redis data loss".)
+//!
+//! [`check`] is a pure function of what MySQL knows about an event (its
+//! committed offset, how many entries it has applied, its incarnation) and
+//! what Redis shows now (the meta hash's incarnation, the log's
+//! `XINFO STREAM` numbers). It answers with [`Evidence`] — a reason code
+//! and a sentence naming the event and the numbers — or `None` when the
+//! two agree. The daemon's verifier calls it under the offset row lock,
+//! after trimming what was applied; `reconcile` calls it read-only, with
+//! the applied entries still in the log counted in
+//! [`LogInfo::applied_present`].
+//!
+//! Reasons, most specific first:
+//! * `incarnation_changed`: the meta's incarnation is not MySQL's (the
+//!   event was re-created, or another one restored over it);
+//! * `log_restarted`: the log's last generated id is below the offset (the
+//!   log began again: a flush, a restart without AOF, an old RDB);
+//! * `entries_lost`: Redis deleted fewer entries than MySQL applied, so
+//!   entries the sidecar applied are gone (an old RDB, a failover that
+//!   dropped unreplicated writes);
+//! * `vanished`: no meta, and no log or nothing in it after the offset,
+//!   and no drop applied (the caller never asks about dropped events).
+
+use protocol::StreamId;
+
+/// Why an event is quarantined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reason {
+    IncarnationChanged,
+    LogRestarted,
+    EntriesLost,
+    Vanished,
+    /// A restore's incarnation or `from` did not match MySQL.
+    RestoreMismatch,
+    /// `rebuild --apply` is installing a snapshot (set by rebuild itself).
+    Rebuilding,
+}
+
+impl Reason {
+    /// Every reason, for parsing.
+    const ALL: [Reason; 6] = [
+        Reason::IncarnationChanged,
+        Reason::LogRestarted,
+        Reason::EntriesLost,
+        Reason::Vanished,
+        Reason::RestoreMismatch,
+        Reason::Rebuilding,
+    ];
+
+    /// The code stored in `quarantine_reason` and used as a metric label.
+    pub fn code(self) -> &'static str {
+        match self {
+            Reason::IncarnationChanged => "incarnation_changed",
+            Reason::LogRestarted => "log_restarted",
+            Reason::EntriesLost => "entries_lost",
+            Reason::Vanished => "vanished",
+            Reason::RestoreMismatch => "restore_mismatch",
+            Reason::Rebuilding => "rebuild_in_progress",
+        }
+    }
+
+    /// The reason whose code is `code`.
+    pub fn parse(code: &str) -> Option<Reason> {
+        Reason::ALL.into_iter().find(|r| r.code() == code)
+    }
+}
+
+/// Why, in words: the reason and a sentence naming the event and evidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evidence {
+    pub reason: Reason,
+    pub text: String,
+}
+
+impl Evidence {
+    /// `<code>: <sentence>`, at most 255 characters (the column's size).
+    pub fn stored(&self) -> String {
+        let full = format!("{}: {}", self.reason.code(), self.text);
+        full.chars().take(255).collect()
+    }
+
+    /// Parses [`Evidence::stored`] back (an unknown code keeps its text).
+    pub fn from_stored(stored: &str) -> (Option<Reason>, String) {
+        match stored.split_once(": ") {
+            Some((code, text)) => match Reason::parse(code) {
+                Some(r) => (Some(r), text.to_owned()),
+                None => (None, stored.to_owned()),
+            },
+            None => (Reason::parse(stored), stored.to_owned()),
+        }
+    }
+}
+
+/// What MySQL knows about one event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MysqlFacts {
+    /// The committed offset (`ticket_sync_offset.last_stream_id`).
+    pub offset: StreamId,
+    /// Entries applied in total (`entries`; None = unknown, pre-V3).
+    pub entries: Option<u64>,
+    /// The incarnation (16 hex digits; None = an event from before 0.3).
+    pub incarnation: Option<String>,
+}
+
+/// `XINFO STREAM` of the log, plus what the caller counted in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogInfo {
+    /// `last-generated-id`.
+    pub last_generated: StreamId,
+    /// `entries-added`: every entry ever appended.
+    pub entries_added: u64,
+    /// `length`: entries in it now.
+    pub length: u64,
+    /// Of those, how many are at or below the offset (0 after the
+    /// verifier's XTRIM; reconcile counts them).
+    pub applied_present: u64,
+}
+
+impl LogInfo {
+    /// Entries Redis deleted (trimmed) plus those still there at or below
+    /// the offset: what it has seen of what MySQL applied.
+    fn seen_applied(&self) -> u64 {
+        let deleted = self.entries_added.saturating_sub(self.length);
+        deleted + self.applied_present
+    }
+
+    /// Entries after the offset.
+    fn after_offset(&self) -> u64 {
+        self.length.saturating_sub(self.applied_present)
+    }
+}
+
+/// What Redis shows of one event now.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RedisFacts {
+    /// The meta hash exists; with its incarnation (None = pre-0.3 event).
+    pub meta: Option<Option<String>>,
+    /// The log exists, with its numbers.
+    pub log: Option<LogInfo>,
+}
+
+/// The evidence that Redis lost or replaced `event`, if any.
+pub fn check(event: &str, m: &MysqlFacts, r: &RedisFacts) -> Option<Evidence> {
+    let found = |reason, text| Some(Evidence { reason, text });
+    if let Some(inc) = &r.meta {
+        if inc != &m.incarnation {
+            let text = format!(
+                "event {event}: Redis has incarnation {} but MySQL has {} (the event was re-created or replaced in Redis)",
+                show(inc),
+                show(&m.incarnation)
+            );
+            return found(Reason::IncarnationChanged, text);
+        }
+    }
+    if r.meta.is_none() && r.log.is_none_or(|l| l.after_offset() == 0) {
+        let log = match &r.log {
+            Some(_) => "its log has nothing after the offset",
+            None => "its log is gone",
+        };
+        let text = format!(
+            "event {event}: no meta hash in Redis and {log}, but MySQL has it applied up to {} and no drop (Redis lost it)",
+            m.offset
+        );
+        return found(Reason::Vanished, text);
+    }
+    let log = r.log.unwrap_or(LogInfo {
+        last_generated: StreamId::ZERO,
+        entries_added: 0,
+        length: 0,
+        applied_present: 0,
+    });
+    if log.last_generated < m.offset {
+        let text = format!(
+            "event {event}: Redis's log ends at {} (last generated id) but MySQL has applied it up to {} (the log started again: Redis lost data)",
+            log.last_generated, m.offset
+        );
+        return found(Reason::LogRestarted, text);
+    }
+    match m.entries {
+        Some(applied) if log.seen_applied() < applied => {
+            let text = format!(
+                "event {event}: MySQL applied {applied} log entries but Redis's log has only seen {} of them ({} added, {} left after offset {}): applied entries are gone from Redis",
+                log.seen_applied(),
+                log.entries_added,
+                log.length,
+                m.offset
+            );
+            found(Reason::EntriesLost, text)
+        }
+        _ => None,
+    }
+}
+
+/// The entry count to adopt for a row from before V3 (`entries` NULL),
+/// when the log exists and shows no evidence: what Redis deleted or keeps
+/// at or below the offset.
+pub fn adopt_entries(m: &MysqlFacts, r: &RedisFacts) -> Option<u64> {
+    match (m.entries, &r.log) {
+        (None, Some(l)) => Some(l.seen_applied()),
+        _ => None,
+    }
+}
+
+fn show(inc: &Option<String>) -> &str {
+    inc.as_deref().unwrap_or("none")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn id(ms: u64) -> StreamId {
+        StreamId::new(ms, 0)
+    }
+
+    fn mysql(offset: u64, entries: Option<u64>) -> MysqlFacts {
+        MysqlFacts {
+            offset: id(offset),
+            entries,
+            incarnation: Some("00000000000000aa".into()),
+        }
+    }
+
+    fn log(last: u64, added: u64, length: u64) -> Option<LogInfo> {
+        Some(LogInfo {
+            last_generated: id(last),
+            entries_added: added,
+            length,
+            applied_present: 0,
+        })
+    }
+
+    fn redis(inc: Option<&str>, log: Option<LogInfo>) -> RedisFacts {
+        RedisFacts {
+            meta: Some(inc.map(str::to_owned)),
+            log,
+        }
+    }
+
+    fn reason(m: &MysqlFacts, r: &RedisFacts) -> Option<Reason> {
+        check("e1", m, r).map(|e| e.reason)
+    }
+
+    #[test]
+    fn a_healthy_event_has_no_evidence() {
+        let m = mysql(10, Some(10));
+        // 10 applied and trimmed, 2 new ones waiting
+        let r = redis(Some("00000000000000aa"), log(12, 12, 2));
+        assert_eq!(check("e1", &m, &r), None);
+        // pre-0.3 on both sides
+        let m = MysqlFacts {
+            incarnation: None,
+            ..mysql(10, None)
+        };
+        assert_eq!(reason(&m, &redis(None, log(10, 10, 0))), None);
+    }
+
+    #[test]
+    fn each_reason_names_event_and_evidence() {
+        let m = mysql(10, Some(10));
+        let e = check("e1", &m, &redis(Some("00000000000000bb"), log(12, 12, 2))).unwrap();
+        assert_eq!(e.reason, Reason::IncarnationChanged);
+        assert!(e.text.contains("e1") && e.text.contains("00000000000000bb"));
+        let e = check("e1", &m, &redis(Some("00000000000000aa"), log(4, 4, 4))).unwrap();
+        assert_eq!(e.reason, Reason::LogRestarted);
+        assert!(
+            e.text.contains("4-0") && e.text.contains("10-0"),
+            "{}",
+            e.text
+        );
+        // an old RDB: ids go on, but 3 applied entries never existed here
+        let e = check("e1", &m, &redis(Some("00000000000000aa"), log(12, 9, 2))).unwrap();
+        assert_eq!(e.reason, Reason::EntriesLost);
+        assert!(e.text.contains("applied 10"), "{}", e.text);
+        let gone = RedisFacts::default();
+        let e = check("e1", &m, &gone).unwrap();
+        assert_eq!(e.reason, Reason::Vanished);
+        assert!(e.text.contains("log is gone"));
+        // an empty log left behind without meta is vanished too
+        let empty = RedisFacts {
+            meta: None,
+            log: log(10, 10, 0),
+        };
+        assert_eq!(reason(&m, &empty), Some(Reason::Vanished));
+        // meta gone but entries waiting (a drop not yet applied): no verdict
+        let pending = RedisFacts {
+            meta: None,
+            log: log(11, 11, 1),
+        };
+        assert_eq!(reason(&m, &pending), None);
+    }
+
+    #[test]
+    fn reconcile_counts_untrimmed_applied_entries() {
+        let m = mysql(10, Some(10));
+        let mut l = log(12, 12, 5).unwrap();
+        // 7 trimmed + 3 applied but not yet trimmed = 10: fine
+        l.applied_present = 3;
+        let r = redis(Some("00000000000000aa"), Some(l));
+        assert_eq!(reason(&m, &r), None);
+        l.applied_present = 2;
+        let r = redis(Some("00000000000000aa"), Some(l));
+        assert_eq!(reason(&m, &r), Some(Reason::EntriesLost));
+    }
+
+    #[test]
+    fn adopts_a_count_for_pre_v3_rows_only() {
+        let r = redis(Some("00000000000000aa"), log(12, 12, 2));
+        assert_eq!(adopt_entries(&mysql(10, None), &r), Some(10));
+        assert_eq!(adopt_entries(&mysql(10, Some(10)), &r), None);
+        assert_eq!(
+            adopt_entries(&mysql(10, None), &RedisFacts::default()),
+            None
+        );
+    }
+
+    #[test]
+    fn stored_reason_round_trips() {
+        let e = Evidence {
+            reason: Reason::LogRestarted,
+            text: "x".repeat(400),
+        };
+        let s = e.stored();
+        assert_eq!(s.chars().count(), 255);
+        assert_eq!(Evidence::from_stored(&s).0, Some(Reason::LogRestarted));
+        assert_eq!(Evidence::from_stored("weird").0, None);
+        for r in Reason::ALL {
+            assert_eq!(Reason::parse(r.code()), Some(r));
+        }
+    }
+
+    /// Facts of an intact log: `applied` entries applied (and `trimmed` of
+    /// them trimmed), `waiting` more after the offset.
+    fn intact(applied: u64, trimmed: u64, waiting: u64) -> (MysqlFacts, RedisFacts) {
+        let m = mysql(applied, Some(applied));
+        let l = LogInfo {
+            last_generated: id(applied + waiting),
+            entries_added: applied + waiting,
+            length: applied - trimmed + waiting,
+            applied_present: applied - trimmed,
+        };
+        (m, redis(Some("00000000000000aa"), Some(l)))
+    }
+
+    proptest! {
+        /// An intact log with its meta never raises an alarm, however much
+        /// of it is applied, trimmed or waiting.
+        #[test]
+        fn intact_logs_are_never_quarantined(applied in 1..1000u64, t in 0..1000u64, waiting in 0..50u64) {
+            let (m, r) = intact(applied, t % (applied + 1), waiting);
+            prop_assert_eq!(check("e", &m, &r), None);
+        }
+
+        /// Losing any applied entry (a shorter history) is always evidence.
+        #[test]
+        fn losing_applied_entries_is_always_evidence(applied in 1..1000u64, lost in 1..1000u64, waiting in 0..50u64) {
+            let lost = lost.min(applied);
+            let (m, mut r) = intact(applied, applied, waiting);
+            if let Some(l) = r.log.as_mut() {
+                l.entries_added -= lost;
+            }
+            let e = check("e", &m, &r);
+            prop_assert!(matches!(e.map(|e| e.reason), Some(Reason::EntriesLost)));
+        }
+
+        /// Any incarnation other than MySQL's is evidence, whatever the log.
+        #[test]
+        fn another_incarnation_is_always_evidence(applied in 1..100u64, waiting in 0..5u64, inc in "[0-9a-f]{16}") {
+            prop_assume!(inc != "00000000000000aa");
+            let (m, mut r) = intact(applied, applied, waiting);
+            r.meta = Some(Some(inc));
+            prop_assert_eq!(reason(&m, &r), Some(Reason::IncarnationChanged));
+        }
+    }
+}

@@ -1,0 +1,660 @@
+//! `ticketgate-sidecar rebuild --event E [--apply] [--force] [--chunk N]`:
+//! puts an event back into Redis from MySQL, the truth for everything synced.
+//!
+//! Pure planning first: the MySQL rows ([`EventRow`], the live orders) become
+//! a [`Snapshot`] — incarnation, total, status, window, checkout settings,
+//! each live order (held with its deadline, or sold), `minted` (the highest
+//! live number) and the free numbers below it — and the snapshot becomes
+//! [`Step`]s: `TICKET.RESTORE E BEGIN`, `ORDERS` and `FREE` in chunks of at
+//! most N tickets (so Redis is never blocked long), `COMMIT`.
+//!
+//! The I/O ([`run`]): the plan is printed (what MySQL says; what Redis has
+//! now: its meta, the log entries after the offset that will be discarded,
+//! the waiting list that will be lost). With `--apply`: refuse a live Redis
+//! event unless `--force`; quarantine the event in MySQL (reason
+//! `rebuild_in_progress`, unless already quarantined) and read the snapshot
+//! in the same transaction, under the offset row lock, so the sidecar
+//! applies nothing more of it until the restore; BEGIN; record the log
+//! entries after the offset as `ticket_conflict` rows `discarded_by_rebuild`
+//! (idempotently: a rerun adds none twice); ORDERS/FREE; COMMIT. The module
+//! then logs `op=restore` in a new log, and the sidecar lifts the quarantine
+//! when it applies it.
+
+use std::collections::{BTreeSet, HashMap};
+use std::ops::RangeInclusive;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use mysql::prelude::Queryable;
+use mysql::TxOpts;
+use redis::ConnectionLike;
+
+use crate::db::Conflict;
+use crate::plan::Entry;
+use crate::quarantine::{Evidence, Reason};
+use crate::reconcile::Live;
+use crate::redisio::{self, Meta};
+use crate::timefmt::datetime;
+use protocol::record::{default_offer, Checkout, Incarnation, Status, Tickets};
+use protocol::restore::{self, free_spans, Begin, Step, RESTORE_COMMAND};
+use protocol::StreamId;
+
+/// A restored order (user, tickets, deadline or 0 = sold).
+pub type Order = restore::Order;
+
+/// The `ticket_event` row of the event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EventRow {
+    pub total: i64,
+    /// `open`, `closed` or `dropped`.
+    pub status: String,
+    /// Unix ms, 0 = no bound.
+    pub opens_at: i64,
+    pub closes_at: i64,
+    pub incarnation: Option<String>,
+    pub hold: i64,
+    pub limit: i64,
+    /// None = the default.
+    pub offer: Option<i64>,
+    pub dropped: bool,
+    /// `quarantine_reason`, when quarantined.
+    pub quarantine: Option<String>,
+}
+
+/// What Redis will hold after the restore: BEGIN's values, the orders
+/// (by user id) and the free numbers up to `minted`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    pub begin: Begin,
+    pub orders: Vec<Order>,
+    pub free: Vec<RangeInclusive<i64>>,
+}
+
+impl Snapshot {
+    /// Tickets (sold, held) over all orders.
+    pub fn counts(&self) -> (usize, usize) {
+        self.orders.iter().fold((0, 0), |(s, h), o| {
+            let n = o.tickets.as_slice().len();
+            match o.until {
+                0 => (s + n, h),
+                _ => (s, h + n),
+            }
+        })
+    }
+
+    /// Free numbers below `minted`.
+    pub fn free_count(&self) -> i64 {
+        self.free.iter().map(|r| r.end() - r.start() + 1).sum()
+    }
+}
+
+/// The snapshot of an event from its row, its live tickets by user and its
+/// offset; `fresh` draws an incarnation for an event from before 0.3.
+pub fn snapshot(
+    row: &EventRow,
+    live: HashMap<String, Live>,
+    from: StreamId,
+    fresh: impl FnOnce() -> Incarnation,
+) -> Result<Snapshot, String> {
+    if row.dropped || row.status == "dropped" {
+        return Err("the event was dropped (TICKET.DROP); there is nothing to rebuild".into());
+    }
+    let status = match row.status.as_str() {
+        "open" => Status::Open,
+        "close" | "closed" => Status::Closed,
+        other => return Err(format!("MySQL status {other:?} is neither open nor closed")),
+    };
+    let mut orders = Vec::with_capacity(live.len());
+    let mut taken = BTreeSet::new();
+    for (user, l) in live {
+        let order = order_of(user, l)?;
+        for t in order.tickets.as_slice() {
+            if !(1..=row.total).contains(t) || !taken.insert(*t) {
+                return Err(format!("ticket {t} is out of range or live twice in MySQL"));
+            }
+        }
+        orders.push(order);
+    }
+    orders.sort_by(|a, b| a.user.cmp(&b.user));
+    let minted = taken.last().copied().unwrap_or(0);
+    let taken: Vec<i64> = taken.into_iter().collect();
+    let incarnation = row.incarnation.as_deref().and_then(Incarnation::parse);
+    let begin = Begin {
+        incarnation: incarnation.unwrap_or_else(fresh),
+        total: row.total,
+        minted,
+        status,
+        opens_at: row.opens_at,
+        closes_at: row.closes_at,
+        checkout: Checkout {
+            hold: row.hold,
+            limit: row.limit,
+            offer: row.offer.unwrap_or_else(|| default_offer(row.hold)),
+        },
+        orders: orders.len() as i64,
+        from,
+    };
+    Ok(Snapshot {
+        begin,
+        orders,
+        free: free_spans(minted, &taken),
+    })
+}
+
+/// A user's live tickets as one order (held or sold, never both).
+fn order_of(user: String, l: Live) -> Result<Order, String> {
+    let (tickets, until) = match (l.sold.is_empty(), l.held.is_empty(), l.held_until) {
+        (false, true, _) => (l.sold, 0),
+        (true, false, Some(until)) if until > 0 => (l.held, until),
+        _ => {
+            return Err(format!(
+                "user {user:?} has both held and sold tickets, or a hold without deadline, in MySQL"
+            ))
+        }
+    };
+    Ok(Order {
+        user,
+        tickets: Tickets::from_sorted(tickets),
+        until,
+    })
+}
+
+/// The `TICKET.RESTORE` calls of `s`: chunks of at most `chunk` tickets.
+pub fn steps(s: &Snapshot, force: bool, chunk: usize) -> Vec<Step> {
+    restore::steps(s.begin.clone(), force, &s.orders, &s.free, chunk)
+}
+
+/// `step` as a command line (`TICKET.RESTORE E ...`).
+pub fn command(event: &str, step: &Step) -> Vec<String> {
+    let args = step.args(event);
+    let values = args.as_slice().iter().map(|v| v.to_string());
+    std::iter::once(RESTORE_COMMAND.to_owned())
+        .chain(values)
+        .collect()
+}
+
+/// What Redis has of the event now.
+#[derive(Debug, Clone, Default)]
+pub struct RedisNow {
+    pub meta: Option<Meta>,
+    /// Log entries after the offset: id and a rendering.
+    pub discarded: Vec<(StreamId, String)>,
+}
+
+impl RedisNow {
+    /// True when a rebuild would overwrite an event in use (not one being
+    /// restored, which BEGIN restarts).
+    pub fn live(&self) -> bool {
+        self.meta.as_ref().is_some_and(|m| m.status != "restoring")
+    }
+}
+
+/// The plan, one line each.
+pub fn describe(event: &str, s: &Snapshot, now: &RedisNow) -> Vec<String> {
+    let (sold, held) = s.counts();
+    let b = &s.begin;
+    let time = |ms: i64| if ms == 0 { "none".into() } else { datetime(ms) };
+    let mut out = vec![
+        format!("rebuild of event {event} from MySQL:"),
+        format!(
+            "  MySQL: incarnation {}, total {}, status {}, opens {}, closes {}, hold {} ms, limit {}, offer {} ms",
+            b.incarnation, b.total, b.status.as_str(), time(b.opens_at), time(b.closes_at),
+            b.checkout.hold, b.checkout.limit, b.checkout.offer
+        ),
+        format!(
+            "  MySQL: {} orders ({sold} tickets sold, {held} held), minted {}, {} free below it, offset {}",
+            s.orders.len(), b.minted, s.free_count(), b.from
+        ),
+    ];
+    for o in s.orders.iter().filter(|o| o.until > 0).take(10) {
+        out.push(format!(
+            "    held: {:?} tickets {:?} until {}",
+            o.user,
+            o.tickets.as_slice(),
+            datetime(o.until)
+        ));
+    }
+    out.push(match &now.meta {
+        None => "  Redis: no meta (the event is gone from Redis)".into(),
+        Some(m) => format!(
+            "  Redis: status {}, incarnation {}, {} tickets claimed, waiting list {} (it will be lost)",
+            m.status,
+            m.incarnation.as_deref().unwrap_or("none"),
+            m.claimed,
+            m.waiting
+        ),
+    });
+    out.push(format!(
+        "  Redis: {} log entries after the offset will be discarded (recorded as ticket_conflict discarded_by_rebuild)",
+        now.discarded.len()
+    ));
+    for (id, what) in now.discarded.iter().take(10) {
+        out.push(format!("    discard {id}: {what}"));
+    }
+    out
+}
+
+/// Flags of `rebuild`.
+#[derive(Debug, Clone)]
+pub struct Args {
+    pub event: String,
+    pub apply: bool,
+    pub force: bool,
+    pub chunk: usize,
+}
+
+/// Most log entries `rebuild` reads after the offset.
+const MAX_DISCARDED: usize = 1_000_000;
+
+/// Runs `rebuild`: prints the plan; with `--apply` restores the event.
+pub fn run(my: &mut mysql::Conn, rc: &mut redisio::Conn, args: &Args) -> Result<ExitCode, String> {
+    let event = args.event.as_str();
+    let redis_err = |e: redis::RedisError| format!("Redis, event {event}: {e}");
+    let my_err = |e: mysql::Error| format!("MySQL, event {event}: {e}");
+    let Some(row) = read_row(my, event).map_err(my_err)? else {
+        println!("{event}: unknown to MySQL; nothing to rebuild it from");
+        return Ok(ExitCode::from(1));
+    };
+    if row.dropped {
+        println!("{event}: dropped (TICKET.DROP); rebuild refuses a dropped event");
+        return Ok(ExitCode::from(1));
+    }
+    let before = RedisNow {
+        meta: redisio::read_meta(rc.as_dyn(), event).map_err(redis_err)?,
+        discarded: Vec::new(),
+    };
+    if args.apply && before.live() && !args.force {
+        let status = before.meta.as_ref().map_or("", |m| m.status.as_str());
+        println!("{event}: the event is live in Redis (status {status}); rebuild refuses to overwrite it without --force");
+        return Ok(ExitCode::from(1));
+    }
+    let snap = match locked_snapshot(my, event, args.apply).map_err(my_err)? {
+        Ok(s) => s,
+        Err(why) => {
+            println!("{event}: {why}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let now = redis_now(rc.as_dyn(), event, snap.begin.from).map_err(redis_err)?;
+    for line in describe(event, &snap, &now) {
+        println!("{line}");
+    }
+    if !args.apply {
+        println!("(plan only: run with --apply to restore)");
+        return Ok(ExitCode::SUCCESS);
+    }
+    restore(my, rc, args, &snap)
+}
+
+/// Drives BEGIN, the discarded entries, ORDERS/FREE and COMMIT.
+fn restore(
+    my: &mut mysql::Conn,
+    rc: &mut redisio::Conn,
+    args: &Args,
+    snap: &Snapshot,
+) -> Result<ExitCode, String> {
+    let event = args.event.as_str();
+    let all = steps(snap, args.force, args.chunk);
+    let mut longest = 0u128;
+    let mut restore_id = String::new();
+    for (i, step) in all.iter().enumerate() {
+        let started = Instant::now();
+        let reply = match send(rc.as_dyn(), &command(event, step)) {
+            Ok(r) => r,
+            Err(e) if e.code() == Some("EXISTS") => {
+                println!("{event}: Redis refused BEGIN ({e}); rerun with --force to overwrite the live event");
+                return Ok(ExitCode::from(1));
+            }
+            Err(e) => return Err(format!("TICKET.RESTORE {event} step {i}: {e}")),
+        };
+        match step {
+            Step::Begin { .. } => record_discarded(my, rc.as_dyn(), snap, event)?,
+            Step::Commit => restore_id = redisio::text(&reply).unwrap_or_default(),
+            _ => longest = longest.max(started.elapsed().as_millis()),
+        }
+    }
+    println!(
+        "{event}: restored: {} commands, restore id {restore_id}, longest chunk {longest} ms",
+        all.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn send(conn: &mut dyn ConnectionLike, args: &[String]) -> redis::RedisResult<redis::Value> {
+    let mut cmd = redis::cmd(RESTORE_COMMAND);
+    for a in args.iter().skip(1) {
+        cmd.arg(a);
+    }
+    cmd.query(conn)
+}
+
+/// Records the log entries after the snapshot's offset as conflicts
+/// `discarded_by_rebuild`, each at most once. (After BEGIN the log only
+/// grows by a drop, so the list is complete.)
+fn record_discarded(
+    my: &mut mysql::Conn,
+    rc: &mut dyn ConnectionLike,
+    snap: &Snapshot,
+    event: &str,
+) -> Result<(), String> {
+    let from = snap.begin.from;
+    let entries = redisio::entries_after(rc, event, from, MAX_DISCARDED)
+        .map_err(|e| format!("Redis, event {event}: {e}"))?;
+    let my_err = |e: mysql::Error| format!("MySQL, event {event}: {e}");
+    let mut tx = my.start_transaction(TxOpts::default()).map_err(my_err)?;
+    let mut added = 0;
+    for e in &entries {
+        let c = discarded(e);
+        added += usize::from(crate::db::record_conflict_once(&mut tx, event, &c).map_err(my_err)?);
+    }
+    tx.commit().map_err(my_err)?;
+    println!(
+        "{event}: {} log entries after {from} discarded ({added} new ticket_conflict rows)",
+        entries.len()
+    );
+    Ok(())
+}
+
+/// The `discarded_by_rebuild` conflict of log entry `e`.
+fn discarded(e: &Entry) -> Conflict {
+    let (user, ticket) = match &e.rec {
+        Ok(r) => r.op.order().map_or((None, None), |(u, t, _)| {
+            (Some(u.clone()), Some(t.lowest()))
+        }),
+        Err(m) => (m.user.clone(), m.ticket),
+    };
+    Conflict {
+        id: e.id,
+        reason: "discarded_by_rebuild",
+        user,
+        ticket,
+        detail: format!("discarded by rebuild: {}", render(e)),
+    }
+}
+
+/// A log entry in a few words.
+fn render(e: &Entry) -> String {
+    match &e.rec {
+        Ok(r) => format!("{:?}", r.op),
+        Err(m) => format!("malformed: {}", m.raw),
+    }
+}
+
+/// Redis's meta and the entries after `from`.
+fn redis_now(
+    conn: &mut dyn ConnectionLike,
+    event: &str,
+    from: StreamId,
+) -> redis::RedisResult<RedisNow> {
+    let meta = redisio::read_meta(conn, event)?;
+    let discarded = redisio::entries_after(conn, event, from, MAX_DISCARDED)?
+        .iter()
+        .map(|e| (e.id, render(e)))
+        .collect();
+    Ok(RedisNow { meta, discarded })
+}
+
+/// The snapshot, read under the offset row lock; with `quarantine` the
+/// event is quarantined (`rebuild_in_progress`) in the same transaction.
+fn locked_snapshot(
+    my: &mut mysql::Conn,
+    event: &str,
+    quarantine: bool,
+) -> Result<Result<Snapshot, String>, mysql::Error> {
+    let mut tx = my.start_transaction(TxOpts::default())?;
+    let from = crate::db::lock_offset(&mut tx, event)?;
+    let Some(row) = read_row(&mut tx, event)? else {
+        return Ok(Err("unknown to MySQL".into()));
+    };
+    let live = crate::db::live_users(&mut tx, event)?;
+    let snap = snapshot(&row, live, from, fresh_incarnation);
+    if quarantine && snap.is_ok() && row.quarantine.is_none() {
+        let why = Evidence {
+            reason: Reason::Rebuilding,
+            text: format!("event {event}: ticketgate-sidecar rebuild --apply is restoring it"),
+        };
+        crate::db::quarantine(&mut tx, event, &why)?;
+    }
+    tx.commit()?;
+    Ok(snap)
+}
+
+/// A random non-zero incarnation.
+fn fresh_incarnation() -> Incarnation {
+    Incarnation(rand::random::<u64>().max(1))
+}
+
+/// The event's `ticket_event` row.
+fn read_row(my: &mut impl Queryable, event: &str) -> Result<Option<EventRow>, mysql::Error> {
+    type Row = (
+        i64,
+        String,
+        Option<i64>,
+        Option<i64>,
+        Option<String>,
+        i64,
+        i64,
+        Option<i64>,
+        bool,
+        Option<String>,
+    );
+    let row: Option<Row> = my.exec_first(
+        "SELECT total, status, CAST(ROUND(UNIX_TIMESTAMP(opens_at) * 1000) AS SIGNED), \
+         CAST(ROUND(UNIX_TIMESTAMP(closes_at) * 1000) AS SIGNED), incarnation, hold_ms, ticket_limit, \
+         offer_ms, dropped_at IS NOT NULL, quarantine_reason FROM ticket_event WHERE event_id = ?",
+        (event,),
+    )?;
+    Ok(row.map(|r| EventRow {
+        total: r.0,
+        status: r.1,
+        opens_at: r.2.unwrap_or(0),
+        closes_at: r.3.unwrap_or(0),
+        incarnation: r.4,
+        hold: r.5,
+        limit: r.6,
+        offer: r.7,
+        dropped: r.8,
+        quarantine: r.9,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn row() -> EventRow {
+        EventRow {
+            total: 10,
+            status: "open".into(),
+            incarnation: Some("00000000000000aa".into()),
+            limit: 3,
+            ..EventRow::default()
+        }
+    }
+
+    fn live(v: &[(&str, &[i64], Option<i64>)]) -> HashMap<String, Live> {
+        v.iter()
+            .map(|(u, t, until)| {
+                let l = match until {
+                    Some(x) => Live {
+                        held: t.to_vec(),
+                        held_until: Some(*x),
+                        ..Live::default()
+                    },
+                    None => Live {
+                        sold: t.to_vec(),
+                        ..Live::default()
+                    },
+                };
+                (u.to_string(), l)
+            })
+            .collect()
+    }
+
+    fn never() -> Incarnation {
+        unreachable!("the event has an incarnation")
+    }
+
+    #[test]
+    fn snapshot_of_sold_and_held_orders() {
+        let l = live(&[
+            ("b", &[2, 3], Some(5000)),
+            ("a", &[1], None),
+            ("c", &[7], None),
+        ]);
+        let s = snapshot(&row(), l, StreamId::new(9, 1), never).unwrap();
+        assert_eq!(s.begin.minted, 7);
+        assert_eq!(s.free, [4..=6]);
+        assert_eq!(s.counts(), (2, 2));
+        assert_eq!(s.orders[0].user, "a");
+        assert_eq!(s.orders[1].until, 5000);
+        assert_eq!(
+            s.begin.checkout.offer, 600_000,
+            "default offer when hold is 0"
+        );
+        let steps = steps(&s, true, 10_000);
+        assert_eq!(steps.len(), 4);
+        assert_eq!(
+            command("e", &steps[0]).join(" "),
+            "TICKET.RESTORE e BEGIN 00000000000000aa 10 7 open 0 0 0 3 600000 3 9-1 FORCE"
+        );
+        assert_eq!(
+            command("e", &steps[1]).join(" "),
+            "TICKET.RESTORE e ORDERS a 1 0 b 2,3 5000 c 7 0"
+        );
+        assert_eq!(
+            command("e", &steps[2]).join(" "),
+            "TICKET.RESTORE e FREE 4-6"
+        );
+        assert_eq!(command("e", &steps[3]).join(" "), "TICKET.RESTORE e COMMIT");
+        // a closed event in MySQL ('close', as every release stored it)
+        let closed = EventRow {
+            status: "close".into(),
+            ..row()
+        };
+        let s = snapshot(&closed, HashMap::new(), StreamId::ZERO, never).unwrap();
+        assert_eq!(s.begin.status, Status::Closed);
+    }
+
+    #[test]
+    fn refuses_what_cannot_be_restored() {
+        let dropped = EventRow {
+            dropped: true,
+            ..row()
+        };
+        assert!(snapshot(&dropped, HashMap::new(), StreamId::ZERO, never).is_err());
+        let both = HashMap::from([(
+            "a".to_string(),
+            Live {
+                sold: vec![1],
+                held: vec![2],
+                held_until: Some(9),
+            },
+        )]);
+        assert!(snapshot(&row(), both, StreamId::ZERO, never).is_err());
+        let twice = live(&[("a", &[1], None), ("b", &[1], None)]);
+        assert!(snapshot(&row(), twice, StreamId::ZERO, never).is_err());
+        let beyond = live(&[("a", &[11], None)]);
+        assert!(snapshot(&row(), beyond, StreamId::ZERO, never).is_err());
+        // a pre-0.3 event gets a fresh incarnation; an empty one mints nothing
+        let old = EventRow {
+            incarnation: None,
+            ..row()
+        };
+        let s = snapshot(&old, HashMap::new(), StreamId::ZERO, || Incarnation(0xff)).unwrap();
+        assert_eq!(
+            (s.begin.incarnation, s.begin.minted),
+            (Incarnation(0xff), 0)
+        );
+        assert!(s.free.is_empty());
+        assert_ne!(fresh_incarnation(), Incarnation(0));
+    }
+
+    #[test]
+    fn describe_names_what_is_lost() {
+        let s = snapshot(
+            &row(),
+            live(&[("a", &[1], Some(9))]),
+            StreamId::new(3, 0),
+            never,
+        )
+        .unwrap();
+        let now = RedisNow {
+            meta: Some(Meta {
+                status: "open".into(),
+                incarnation: Some("00000000000000bb".into()),
+                waiting: 4,
+                claimed: 2,
+            }),
+            discarded: vec![(StreamId::new(4, 0), "Claim".into())],
+        };
+        assert!(now.live());
+        let text = describe("e", &s, &now).join("\n");
+        for want in [
+            "incarnation 00000000000000aa",
+            "waiting list 4",
+            "1 log entries",
+            "discard 4-0",
+            "held: \"a\"",
+        ] {
+            assert!(text.contains(want), "{want}: {text}");
+        }
+    }
+
+    fn arb_orders() -> impl Strategy<Value = (i64, HashMap<String, Live>)> {
+        let picks = proptest::collection::vec((0..40usize, any::<bool>()), 0..60);
+        (1..300i64, picks).prop_map(|(total, picks)| {
+            let mut free: Vec<i64> = (1..=total).collect();
+            let mut out = HashMap::new();
+            for (i, (k, held)) in picks.into_iter().enumerate() {
+                let k = (k % 3 + 1).min(free.len());
+                if k == 0 {
+                    break;
+                }
+                let idx = (i * 7919) % (free.len() - k + 1);
+                let t: Vec<i64> = free.drain(idx..idx + k).collect();
+                let l = match held {
+                    true => Live {
+                        held: t,
+                        held_until: Some(99),
+                        ..Live::default()
+                    },
+                    false => Live {
+                        sold: t,
+                        ..Live::default()
+                    },
+                };
+                out.insert(format!("u{i}"), l);
+            }
+            (total, out)
+        })
+    }
+
+    proptest! {
+        /// Every number 1..=minted is exactly once in an order or free, and
+        /// the calls carry each order exactly once.
+        #[test]
+        fn calls_partition_the_snapshot((total, l) in arb_orders(), chunk in 1..50usize) {
+            let r = EventRow { total, ..row() };
+            let s = snapshot(&r, l, StreamId::ZERO, never).unwrap();
+            let mut seen = BTreeSet::new();
+            let mut orders = 0;
+            for step in steps(&s, false, chunk) {
+                prop_assert!(step.tickets() <= chunk || matches!(&step, Step::Orders(v) if v.len() == 1));
+                match step {
+                    Step::Orders(v) => {
+                        orders += v.len();
+                        for o in v { for t in o.tickets.as_slice() { prop_assert!(seen.insert(*t)); } }
+                    }
+                    Step::Free(v) => {
+                        for r in v { for t in r { prop_assert!(seen.insert(t)); } }
+                    }
+                    _ => {}
+                }
+            }
+            prop_assert_eq!(orders, s.orders.len());
+            prop_assert_eq!(seen, (1..=s.begin.minted).collect::<BTreeSet<i64>>());
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! The verifier: a daemon thread that asks, for every event MySQL has
+//! synced, whether Redis still holds that event (see [`crate::quarantine`]).
+//!
+//! It runs every `--verify-interval` and after every Redis reconnect of the
+//! reader. Per event — not dropped, not quarantined, offset past `0-0` — in
+//! one MySQL transaction under the offset row lock (so no writer commits
+//! meanwhile): `TICKET.STATUS` and `XINFO STREAM`; if the incarnation and
+//! the log's last id agree with MySQL, `XTRIM MINID = next(offset)` and
+//! `XINFO STREAM` again for the entry count. (Trimming only after the
+//! first check keeps a log that restarted below the offset intact for
+//! `rebuild` to report.) Evidence quarantines the event in MySQL, logs an
+//! error naming the event and the evidence, and sets the metrics; a row
+//! from before V3 without an entry count adopts the one Redis shows.
+//!
+//! The same fact gathering, read-only (no XTRIM, the applied entries still
+//! in the log counted instead), serves `reconcile`.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+use mysql::TxOpts;
+use redis::ConnectionLike;
+
+use crate::backoff::Backoff;
+use crate::daemon::sleep_unless;
+use crate::db;
+use crate::metrics::Metrics;
+use crate::quarantine::{adopt_entries, check, Evidence, LogInfo, MysqlFacts, RedisFacts};
+use crate::redisio;
+use protocol::StreamId;
+
+/// Most applied-but-untrimmed entries reconcile counts in a log.
+const COUNT_CAP: usize = 1_000_000;
+
+/// What MySQL has about one event for the checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub event: String,
+    pub offset: StreamId,
+    pub entries: Option<u64>,
+    pub incarnation: Option<String>,
+    pub dropped: bool,
+    /// `quarantine_reason` while quarantined.
+    pub quarantine: Option<String>,
+}
+
+impl Row {
+    /// True when the verifier checks it.
+    pub fn checked(&self) -> bool {
+        !self.dropped && self.quarantine.is_none() && self.offset > StreamId::ZERO
+    }
+
+    /// The MySQL facts of [`check`].
+    pub fn facts(&self) -> MysqlFacts {
+        MysqlFacts {
+            offset: self.offset,
+            entries: self.entries,
+            incarnation: self.incarnation.clone(),
+        }
+    }
+}
+
+type RawRow = (
+    String,
+    Option<String>,
+    Option<i64>,
+    Option<String>,
+    bool,
+    Option<String>,
+);
+
+const ROWS_SQL: &str =
+    "SELECT e.event_id, o.last_stream_id, o.entries, e.incarnation, e.dropped_at IS NOT NULL, \
+     IF(e.quarantined_at IS NULL, NULL, COALESCE(e.quarantine_reason, 'quarantined')) \
+     FROM ticket_event e LEFT JOIN ticket_sync_offset o ON o.event_id = e.event_id";
+
+fn row_of(r: RawRow) -> Row {
+    Row {
+        event: r.0,
+        offset: r
+            .1
+            .and_then(|t| StreamId::parse(&t))
+            .unwrap_or(StreamId::ZERO),
+        entries: r.2.map(|n| n.max(0) as u64),
+        incarnation: r.3,
+        dropped: r.4,
+        quarantine: r.5,
+    }
+}
+
+/// Every event MySQL has.
+pub fn rows(my: &mut impl Queryable) -> Result<Vec<Row>, mysql::Error> {
+    let raw: Vec<RawRow> = my.query(ROWS_SQL)?;
+    Ok(raw.into_iter().map(row_of).collect())
+}
+
+/// One event's row, if MySQL has it.
+pub fn row(my: &mut impl Queryable, event: &str) -> Result<Option<Row>, mysql::Error> {
+    let raw: Option<RawRow> =
+        my.exec_first(format!("{ROWS_SQL} WHERE e.event_id = ?"), (event,))?;
+    Ok(raw.map(row_of))
+}
+
+/// Redis's facts about `event`; with `count_below`, the entries at or
+/// below that offset still in the log are counted (reconcile, no trim).
+pub fn redis_facts(
+    conn: &mut dyn ConnectionLike,
+    event: &str,
+    count_below: Option<StreamId>,
+) -> redis::RedisResult<RedisFacts> {
+    let meta = redisio::read_meta(conn, event)?.map(|m| m.incarnation);
+    let log = match redisio::stream_info(conn, event)? {
+        None => None,
+        Some((last_generated, entries_added, length)) => Some(LogInfo {
+            last_generated,
+            entries_added,
+            length,
+            applied_present: match count_below {
+                Some(offset) => redisio::count_upto(conn, event, offset, COUNT_CAP)?,
+                None => 0,
+            },
+        }),
+    };
+    Ok(RedisFacts { meta, log })
+}
+
+/// Settings of the verifier thread.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub redis_url: String,
+    pub mysql_url: String,
+    pub cluster: bool,
+    pub interval: Duration,
+}
+
+/// Connections of the verifier, opened on demand.
+#[derive(Default)]
+struct Conns {
+    my: Option<mysql::Conn>,
+    rc: Option<redisio::Conn>,
+}
+
+/// The thread: a round every `interval`, and one whenever `trigger` is set.
+pub fn verifier(
+    cfg: Settings,
+    trigger: Arc<AtomicBool>,
+    metrics: Arc<Metrics>,
+    stop: Arc<AtomicBool>,
+) {
+    let mut conns = Conns::default();
+    let mut last: Option<Instant> = None;
+    let mut backoff = Backoff::standard();
+    while !stop.load(Ordering::Relaxed) {
+        let due = last.is_none_or(|t| t.elapsed() >= cfg.interval);
+        if !due && !trigger.swap(false, Ordering::Relaxed) {
+            sleep_unless(&stop, Duration::from_millis(50));
+            continue;
+        }
+        last = Some(Instant::now());
+        if let Err(e) = round(&cfg, &mut conns, &metrics, &stop) {
+            log::warn!("verifier: round not finished, will retry: {e}");
+            conns = Conns::default();
+            sleep_unless(&stop, backoff.next_delay());
+            last = None;
+            continue;
+        }
+        backoff.reset();
+    }
+}
+
+/// Checks every synced event once, then refreshes the quarantine metrics.
+fn round(
+    cfg: &Settings,
+    c: &mut Conns,
+    metrics: &Metrics,
+    stop: &AtomicBool,
+) -> Result<(), String> {
+    if c.my.is_none() {
+        c.my = Some(db::connect(&cfg.mysql_url).map_err(|e| format!("MySQL: {e}"))?);
+    }
+    if c.rc.is_none() {
+        let conn = redisio::Conn::open(&cfg.redis_url, Duration::from_secs(10), cfg.cluster);
+        c.rc = Some(conn.map_err(|e| format!("Redis: {e}"))?);
+    }
+    let (Some(my), Some(rc)) = (c.my.as_mut(), c.rc.as_mut()) else {
+        return Ok(());
+    };
+    let all = rows(my).map_err(|e| format!("MySQL: {e}"))?;
+    for r in all.iter().filter(|r| r.checked()) {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if let Some(ev) = verify_event(my, rc.as_dyn(), &r.event)? {
+            log::error!(
+                "event {}: QUARANTINED ({}): {} -- nothing more of it is applied; repair: ticketgate-sidecar rebuild --event {} --apply [--force]",
+                r.event,
+                ev.reason.code(),
+                ev.text,
+                r.event
+            );
+            metrics.quarantine(&r.event, ev.reason.code());
+        }
+    }
+    let now = rows(my).map_err(|e| format!("MySQL: {e}"))?;
+    metrics.set_quarantined(quarantined(&now));
+    Ok(())
+}
+
+/// Quarantined events and their reason codes.
+pub fn quarantined(rows: &[Row]) -> BTreeMap<String, String> {
+    rows.iter()
+        .filter_map(|r| {
+            let stored = r.quarantine.as_deref()?;
+            let code = match Evidence::from_stored(stored) {
+                (Some(reason), _) => reason.code().to_owned(),
+                (None, _) => "unknown".to_owned(),
+            };
+            Some((r.event.clone(), code))
+        })
+        .collect()
+}
+
+/// Checks one event under its offset row lock; quarantines it on evidence.
+fn verify_event(
+    my: &mut mysql::Conn,
+    rc: &mut dyn ConnectionLike,
+    event: &str,
+) -> Result<Option<Evidence>, String> {
+    let my_err = |e: mysql::Error| format!("MySQL, event {event}: {e}");
+    let redis_err = |e: redis::RedisError| format!("Redis, event {event}: {e}");
+    let mut tx = my.start_transaction(TxOpts::default()).map_err(my_err)?;
+    db::lock_offset(&mut tx, event).map_err(my_err)?;
+    let Some(r) = row(&mut tx, event).map_err(my_err)?.filter(Row::checked) else {
+        return Ok(None);
+    };
+    let m = r.facts();
+    let before = redis_facts(rc, event, None).map_err(redis_err)?;
+    let early = MysqlFacts {
+        entries: None,
+        ..m.clone()
+    };
+    let mut evidence = check(event, &early, &before);
+    if evidence.is_none() {
+        redisio::trim(rc, event, m.offset).map_err(redis_err)?;
+        let after = redis_facts(rc, event, None).map_err(redis_err)?;
+        evidence = check(event, &m, &after);
+        if let (None, Some(n)) = (&evidence, adopt_entries(&m, &after)) {
+            adopt(&mut tx, event, n).map_err(my_err)?;
+        }
+    }
+    if let Some(ev) = &evidence {
+        db::quarantine(&mut tx, event, ev).map_err(my_err)?;
+    }
+    tx.commit().map_err(my_err)?;
+    Ok(evidence)
+}
+
+/// Stores `n` as the entry count of a row from before V3.
+fn adopt(tx: &mut impl Queryable, event: &str, n: u64) -> Result<(), mysql::Error> {
+    tx.exec_drop(
+        "UPDATE ticket_sync_offset SET entries = ? WHERE event_id = ? AND entries IS NULL",
+        (n as i64, event),
+    )?;
+    log::info!(
+        "event {event}: ticket_sync_offset.entries was unknown (a row from before V3); adopted {n}, the entries Redis's log deleted (entries-added - length after trimming)"
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(event: &str, quarantine: Option<&str>, dropped: bool, offset: u64) -> Row {
+        Row {
+            event: event.into(),
+            offset: StreamId::new(offset, 0),
+            entries: Some(1),
+            incarnation: None,
+            dropped,
+            quarantine: quarantine.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn checks_only_live_synced_events() {
+        assert!(r("a", None, false, 5).checked());
+        assert!(!r("a", Some("vanished: x"), false, 5).checked());
+        assert!(!r("a", None, true, 5).checked());
+        assert!(!r("a", None, false, 0).checked());
+    }
+
+    #[test]
+    fn lists_quarantined_events_with_codes() {
+        let all = [
+            r("a", Some("log_restarted: the log"), false, 5),
+            r("b", None, false, 5),
+            r("c", Some("something odd"), false, 5),
+        ];
+        let q = quarantined(&all);
+        assert_eq!(q.get("a").map(String::as_str), Some("log_restarted"));
+        assert_eq!(q.get("c").map(String::as_str), Some("unknown"));
+        assert_eq!(q.len(), 2);
+    }
+}
