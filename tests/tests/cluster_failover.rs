@@ -184,7 +184,11 @@ fn failover_during_claims_and_drain_keeps_every_acknowledged_claim() {
     );
 
     // The sidecar knows only the master that is about to be demoted.
-    let sidecar = Sidecar::start(&cluster.node(target).url(), &db, &[]);
+    let sidecar = Sidecar::start(
+        &cluster.node(target).url(),
+        &db,
+        &["--verify-interval", "1"],
+    );
 
     let progress = Arc::new(Progress::default());
     let handles: Vec<_> = (0..THREADS)
@@ -335,25 +339,17 @@ fn failover_during_claims_and_drain_keeps_every_acknowledged_claim() {
     eprintln!("failover test took {:?}", started.elapsed());
 }
 
-/// Reconcile's "has active ticket N in MySQL, not in Redis" lines: the users.
-fn mysql_only_users(reconcile_output: &str) -> Vec<String> {
-    let mut users: Vec<String> = reconcile_output
-        .lines()
-        .filter(|l| l.contains("in MySQL, not in Redis"))
-        .filter_map(|l| Some(l.split('"').nth(1)?.to_string()))
-        .collect();
-    users.sort();
-    users
-}
-
 /// What failover can lose, and how it shows: claims that the old master
 /// answered but never replicated (its replica was cut off; `WAIT 1` said 0)
 /// and that the sidecar had already applied vanish from Redis when the
-/// replica takes over. `reconcile` reports them as drift, a later claim on
-/// the new master wins their ticket numbers (a `collision` conflict), and the
-/// documented repair (docs/cluster.md) makes reconcile clean again.
+/// replica takes over. The sidecar sees that the new master's log ends
+/// before its offset and quarantines the event (nothing more of it is
+/// applied); `reconcile` names it and the repair, and `rebuild --apply
+/// --force` puts MySQL's state (the lost claims included) back into Redis:
+/// later claims get new numbers, never the lost ones, and `reconcile` is
+/// clean.
 #[test]
-fn unreplicated_claims_lost_in_a_failover_show_up_as_reconcile_drift() {
+fn unreplicated_claims_lost_in_a_failover_are_quarantined_and_rebuilt() {
     let started = Instant::now();
     let cluster = Cluster::start(3, 1);
     let db = fresh_database("cl_lost");
@@ -368,7 +364,7 @@ fn unreplicated_claims_lost_in_a_failover_show_up_as_reconcile_drift() {
         .find(|&m| m != master)
         .unwrap_or_else(|| panic!("another master"));
     let seed = cluster.replicas_of(other)[0];
-    let sidecar = Sidecar::start(&cluster.node(seed).url(), &db, &[]);
+    let sidecar = Sidecar::start(&cluster.node(seed).url(), &db, &["--verify-interval", "1"]);
     let events = vec![event.to_string()];
 
     // Replicated claims: WAIT 1 confirms each.
@@ -435,74 +431,42 @@ fn unreplicated_claims_lost_in_a_failover_show_up_as_reconcile_drift() {
     );
     assert!(h.keys().all(|u| u.starts_with("kept")), "{h:?}");
 
-    // reconcile sees the drift (given the surviving replica-turned-master).
-    let (st, out) = sidecar_cmd(&cluster.node(replica).url(), &db, &["reconcile"]);
-    assert_eq!(st.code(), Some(1), "reconcile must report drift:\n{out}");
-    assert_eq!(mysql_only_users(&out), ["lost0", "lost1", "lost2"], "{out}");
+    // The sidecar quarantines the event; reconcile names it and the repair.
+    let line = format!("event {event}: QUARANTINED (");
+    wait_until(
+        Duration::from_secs(60),
+        "the sidecar quarantines the event",
+        || sidecar.log().contains(&line),
+    );
+    let url = cluster.node(replica).url();
+    let (st, out) = sidecar_cmd(&url, &db, &["reconcile"]);
+    assert_eq!(st.code(), Some(1), "reconcile must report the loss:\n{out}");
+    let repair = format!("rebuild --event {event} --apply --force");
     assert!(
-        out.contains("remaining differs: Redis 15 MySQL 12"),
+        out.contains(&format!("{event}: QUARANTINED (")) && out.contains(&repair),
         "{out}"
     );
 
-    // Later claims on the new master get the lost numbers; MySQL refuses
-    // them as collisions (its unique active-ticket index).
+    // The repair: MySQL is the truth for everything synced.
+    let (st, out) = sidecar_cmd(
+        &url,
+        &db,
+        &["rebuild", "--event", event, "--apply", "--force"],
+    );
+    assert!(st.success(), "rebuild:\n{out}");
+    let h = holders(&mut r, event);
+    assert_eq!(h.len(), 8, "the lost claims are back: {h:?}");
     let mut cc = cluster.cluster_conn();
     for u in 0..3 {
-        assert_eq!(claim(&mut cc, event, &format!("new{u}")).unwrap(), u + 6);
+        assert_eq!(claim(&mut cc, event, &format!("new{u}")).unwrap(), u + 9);
     }
-    wait_until(
-        Duration::from_secs(60),
-        "the sidecar follows the new master and records 3 collisions",
-        || {
-            status_num(&mut cc, event, "unsynced") == 0
-                && conflicts(&db).iter().filter(|c| c.2 == "collision").count() == 3
-        },
-    );
-    let (st, out) = sidecar_cmd(&cluster.node(replica).url(), &db, &["reconcile"]);
-    assert_eq!(st.code(), Some(1), "{out}");
-
-    // The repair of docs/cluster.md: Redis is the truth after a failover.
-    {
-        use mysql::prelude::Queryable;
-        let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
-        let mut tx = my.start_transaction(mysql::TxOpts::default()).unwrap();
-        for u in mysql_only_users(&out) {
-            tx.exec_drop(
-                "UPDATE ticket_participation SET status = 'canceled', canceled_at = NOW(3) \
-                 WHERE event_id = ? AND user_id = ? AND status = 'active'",
-                (event, &u),
-            )
-            .unwrap();
-        }
-        tx.exec_drop(
-            "INSERT INTO ticket_participation (event_id, user_id, ticket_number, status, claimed_at, stream_id) \
-             SELECT event_id, user_id, ticket_number, 'active', created_at, stream_id \
-             FROM ticket_conflict WHERE event_id = ? AND reason = 'collision'",
-            (event,),
-        )
-        .unwrap();
-        tx.exec_drop(
-            "DELETE FROM ticket_conflict WHERE event_id = ? AND reason = 'collision'",
-            (event,),
-        )
-        .unwrap();
-        let remaining = status_num(&mut cc, event, "remaining");
-        tx.exec_drop(
-            "UPDATE ticket_stock SET remaining_stock = ? WHERE event_id = ?",
-            (remaining, event),
-        )
-        .unwrap();
-        tx.commit().unwrap();
-    }
-    let (st, out) = sidecar_cmd(&cluster.node(replica).url(), &db, &["reconcile"]);
-    assert!(st.success(), "reconcile after the repair:\n{out}");
-
-    // A lost user who claims again gets a new number, applied normally.
-    assert_eq!(claim(&mut cc, event, "lost0").unwrap(), 9);
+    // A lost user who claims again gets the ticket MySQL had for them.
+    assert_eq!(claim(&mut cc, event, "lost0").unwrap(), 6);
     wait_drained(&mut cc, &db, &events, Duration::from_secs(60), &|| {
         sidecar.log()
     });
     assert_eq!(conflicts(&db), vec![]);
+    assert_eq!(mysql_active(&db, event).unwrap().len(), 11);
     let (st, out) = sidecar_cmd(&cluster.node(seed).url(), &db, &["reconcile"]);
     assert!(st.success(), "{out}");
     eprintln!("lost-claims test took {:?}", started.elapsed());
@@ -697,26 +661,48 @@ fn master_killed_during_claims_keeps_every_acknowledged_claim() {
         );
         assert!(st.success(), "reconcile after the failover:\n{out}");
     } else {
-        // A lost, unacknowledged claim may already be in MySQL: that is
-        // drift reconcile reports (docs/cluster.md), possibly with a later
-        // claim of its number refused as a collision. Acknowledged claims
-        // are all in Redis (checked by lost_claims); nothing else differs.
+        // A lost, unacknowledged claim may already be in MySQL: then the
+        // new master's log misses an applied entry and the sidecar
+        // quarantines the event (nothing more of it is applied).
+        // Acknowledged claims are all in Redis (checked by lost_claims);
+        // nothing else differs. `rebuild` repairs each quarantined event
+        // (discarding what its log got after the offset), and reconcile
+        // is clean.
         let lost_keys: Vec<(String, String)> = lost
             .iter()
             .map(|c| (c.event.clone(), c.user.clone()))
             .collect();
         wait_until_drained_except(&mut cc, &db, &names, &lost_keys, &|| sidecar.log());
-        let (st, out) = sidecar_cmd(
-            &cluster.node(promoted).url(),
-            &db,
-            &["reconcile", "--wait", "30"],
+        let url = cluster.node(promoted).url();
+        // a few verifier rounds (one a second) to find every loss
+        std::thread::sleep(Duration::from_secs(3));
+        for event in quarantined(&db) {
+            let args = ["rebuild", "--event", event.as_str(), "--apply", "--force"];
+            let (st, out) = sidecar_cmd(&url, &db, &args);
+            assert!(st.success(), "rebuild {event}:\n{out}");
+        }
+        wait_drained(&mut cc, &db, &names, Duration::from_secs(90), &|| {
+            sidecar.log()
+        });
+        let (st, out) = sidecar_cmd(&url, &db, &["reconcile", "--wait", "30"]);
+        assert!(
+            st.success(),
+            "reconcile after rebuild ({st}):\n{out}\nconflicts: {:?}",
+            conflicts(&db)
         );
-        eprintln!("reconcile ({st}):\n{out}\nconflicts: {:?}", conflicts(&db));
     }
     eprintln!("kill test took {:?}", started.elapsed());
 }
 
-/// Waits (up to 90 s) until every event's log is drained and MySQL differs
+/// Events the sidecar has quarantined in MySQL.
+fn quarantined(db: &str) -> Vec<String> {
+    use mysql::prelude::Queryable;
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(db).expect("url")).expect("MySQL");
+    my.query("SELECT event_id FROM ticket_event WHERE quarantined_at IS NOT NULL")
+        .expect("quarantined events")
+}
+
+/// Waits (up to 90 s) until every event's log (but a quarantined one's) is drained and MySQL differs
 /// from Redis only by the `lost` claims (see `drain_gap_except`).
 fn wait_until_drained_except(
     cc: &mut redis::cluster::ClusterConnection,
@@ -727,8 +713,11 @@ fn wait_until_drained_except(
 ) {
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
+        // a quarantined event is not drained until it is rebuilt
+        let skip = quarantined(db);
         let gaps: Vec<String> = names
             .iter()
+            .filter(|e| !skip.contains(e))
             .filter_map(|e| drain_gap_except(cc, db, e, lost))
             .collect();
         if gaps.is_empty() {

@@ -1,0 +1,307 @@
+//! End-to-end: Redis loses an event behind the sidecar's back, and
+//! `ticketgate-sidecar rebuild` puts it back from MySQL (issue 11).
+//!
+//! Each test runs the real sidecar (`--verify-interval 1`) against a private
+//! redis-server with the module and a fresh MariaDB database, makes Redis
+//! lose data in one of the ways the issue lists — `FLUSHALL` then a naive
+//! re-`INIT`, a restart without AOF, an old RDB — and checks what an
+//! operator sees (the error line, the metrics, `reconcile` exiting 1 with
+//! the repair command), that nothing of a replacing incarnation reaches the
+//! old rows, and that after `rebuild --apply` claims resume with no number
+//! handed out twice, MySQL equals Redis and `reconcile` exits 0.
+
+#[path = "support/module.rs"]
+mod msupport;
+#[path = "support/sidecar.rs"]
+mod support;
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
+
+use mysql::prelude::Queryable;
+use support::*;
+use ticketgate_tests::{fresh_database, wait_until, RedisServer};
+
+const LONG: Duration = Duration::from_secs(60);
+
+/// A sidecar that verifies every second and rescans every second.
+fn sidecar(redis: &RedisServer, db: &str) -> (Sidecar, u16) {
+    let args = [
+        "--verify-interval",
+        "1",
+        "--rescan-interval",
+        "1",
+        "--metrics-addr",
+        "127.0.0.1:0",
+    ];
+    let sc = Sidecar::start(&redis.url(), db, &args);
+    let port = sc.metrics_port();
+    (sc, port)
+}
+
+/// `ticketgate-sidecar rebuild --event <event> <args>`.
+fn rebuild(redis: &RedisServer, db: &str, event: &str, args: &[&str]) -> (Option<i32>, String) {
+    let mut all = vec!["rebuild", "--event", event];
+    all.extend_from_slice(args);
+    let (st, out) = sidecar_cmd(&redis.url(), db, &all);
+    (st.code(), out)
+}
+
+/// `ticketgate-sidecar reconcile --event <event>`.
+fn reconcile(redis: &RedisServer, db: &str, event: &str) -> (Option<i32>, String) {
+    let (st, out) = sidecar_cmd(&redis.url(), db, &["reconcile", "--event", event]);
+    (st.code(), out)
+}
+
+/// Waits until the sidecar reports `event` quarantined: the error line,
+/// the gauge, the per-event series.
+fn wait_quarantined(sc: &Sidecar, port: u16, event: &str) -> String {
+    let line = format!("event {event}: QUARANTINED (");
+    wait_until(LONG, "the sidecar reports the quarantine", || {
+        sc.log().contains(&line) && metric(port, "ticketgate_quarantined_events") == 1
+    });
+    let series = format!("ticketgate_event_quarantined{{event=\"{event}\",reason=\"");
+    let metrics = http_get(port, "/metrics");
+    assert!(metrics.contains(&series), "{metrics}");
+    let log = sc.log();
+    let found = log.lines().find(|l| l.contains(&line));
+    found.map(str::to_owned).unwrap_or_default()
+}
+
+/// Waits until the restore was applied and the quarantine lifted.
+fn wait_released(sc: &Sidecar, port: u16, event: &str) {
+    let line = format!("event {event}: restore ");
+    wait_until(LONG, "the sidecar applies the restore", || {
+        sc.log().contains(&line) && metric(port, "ticketgate_quarantined_events") == 0
+    });
+}
+
+/// `TICKET.CLAIM event user [args]` as the raw reply.
+fn claim(r: &mut redis::Connection, event: &str, user: &str, args: &[&str]) -> redis::Value {
+    let mut parts = vec!["TICKET.CLAIM", event, user];
+    parts.extend_from_slice(args);
+    msupport::value(r, &parts)
+}
+
+/// Every live ticket number in Redis (all users).
+fn redis_numbers(r: &mut redis::Connection, event: &str) -> BTreeSet<i64> {
+    let holders: HashMap<String, String> = redis::cmd("HGETALL")
+        .arg(msupport::key(event, "holders"))
+        .query(r)
+        .expect("HGETALL holders");
+    holders
+        .values()
+        .flat_map(|v| v.split(',').map(|n| n.parse::<i64>().expect("ticket")))
+        .collect()
+}
+
+/// Conflicts of `event` with `reason`.
+fn conflicts(db: &str, event: &str, reason: &str) -> usize {
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(db).expect("url")).expect("MySQL");
+    let n: Option<i64> = c
+        .exec_first(
+            "SELECT COUNT(*) FROM ticket_conflict WHERE event_id = ? AND reason = ?",
+            (event, reason),
+        )
+        .expect("count conflicts");
+    n.unwrap_or(0) as usize
+}
+
+/// One MySQL value of `event`'s event row.
+fn event_column(db: &str, event: &str, column: &str) -> Option<String> {
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(db).expect("url")).expect("MySQL");
+    c.exec_first(
+        format!("SELECT CAST({column} AS CHAR) FROM ticket_event WHERE event_id = ?"),
+        (event,),
+    )
+    .expect("ticket_event")
+    .flatten()
+}
+
+#[test]
+fn flushall_then_naive_reinit_is_quarantined_and_rebuild_repairs_it() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("rb_flush");
+    migrate(&db);
+    let (sc, port) = sidecar(&redis, &db);
+    init_event(&mut r, "fl", 50);
+    claim_users(&mut r, "fl", 0..10);
+    wait_synced(&mut r, &db, "fl", LONG, &|| sc.log());
+    let before = mysql_view(&db, "fl").expect("MySQL").active;
+    let incarnation = event_column(&db, "fl", "incarnation").expect("incarnation stored");
+    assert_eq!(incarnation.len(), 16, "{incarnation}");
+
+    // Redis loses everything; an operator re-creates the event naively and
+    // buyers claim in the new incarnation (numbers 1..5 again).
+    let () = redis::cmd("FLUSHALL").query(&mut r).expect("FLUSHALL");
+    init_event(&mut r, "fl", 50);
+    claim_users(&mut r, "fl", 100..105);
+    let line = wait_quarantined(&sc, port, "fl");
+    assert!(line.contains("rebuild --event fl --apply"), "{line}");
+    // nothing of the new incarnation landed on the old rows
+    let view = mysql_view(&db, "fl").expect("MySQL");
+    assert_eq!(view.active, before);
+    assert_eq!(view.remaining, Some(40));
+    assert_eq!(event_column(&db, "fl", "incarnation"), Some(incarnation));
+    let (code, out) = reconcile(&redis, &db, "fl");
+    assert_eq!(code, Some(1), "{out}");
+    // (vanished when the verifier looked between FLUSHALL and the re-INIT)
+    let named = out.contains("fl: QUARANTINED (") || out.contains("fl: LOST (vanished)");
+    assert!(
+        named && out.contains("rebuild --event fl --apply --force"),
+        "{out}"
+    );
+
+    // The plan, a refusal without --force, then the repair.
+    let (code, out) = rebuild(&redis, &db, "fl", &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("10 orders") && out.contains("6 log entries"),
+        "{out}"
+    );
+    let (code, out) = rebuild(&redis, &db, "fl", &["--apply"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("--force"), "{out}");
+    let (code, out) = rebuild(&redis, &db, "fl", &["--apply", "--force"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("restore id"), "{out}");
+    wait_released(&sc, port, "fl");
+
+    // Claims resume after the restored numbers; nothing is handed out twice.
+    let old: BTreeSet<i64> = before.values().copied().collect();
+    assert_eq!(redis_numbers(&mut r, "fl"), old);
+    claim_users(&mut r, "fl", 200..205);
+    let now = redis_numbers(&mut r, "fl");
+    assert_eq!(now.len(), 15, "{now:?}");
+    assert!(old.is_subset(&now));
+    wait_synced(&mut r, &db, "fl", LONG, &|| sc.log());
+    let (code, out) = reconcile(&redis, &db, "fl");
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        conflicts(&db, "fl", "discarded_by_rebuild"),
+        6,
+        "init + 5 claims"
+    );
+    // a second rebuild (plan only) of the healthy event changes nothing
+    let (code, out) = rebuild(&redis, &db, "fl", &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(conflicts(&db, "fl", "discarded_by_rebuild"), 6);
+}
+
+#[test]
+fn restart_without_aof_is_lost_and_rebuild_restores_holds() {
+    let mut redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("rb_lost");
+    migrate(&db);
+    let (sc, port) = sidecar(&redis, &db);
+    msupport::ok(
+        &mut r,
+        &["TICKET.INIT", "hb", "20", "HOLD", "600000", "LIMIT", "2"],
+    );
+    claim(&mut r, "hb", "sold", &[]);
+    msupport::int(&mut r, &["TICKET.CONFIRM", "hb", "sold"]);
+    claim(&mut r, "hb", "long", &["COUNT", "2"]);
+    claim(&mut r, "hb", "short", &["HOLD", "20000"]);
+    let long = msupport::order(&mut r, "hb", "long").expect("long holds");
+    let short = msupport::order(&mut r, "hb", "short").expect("short holds");
+    wait_until(LONG, "MySQL has the holds", || {
+        rows_of(&db, "hb").map(|v| v.len()).unwrap_or(0) == 4
+    });
+
+    redis.kill();
+    redis.start_again();
+    let mut r = redis.conn();
+    let line = wait_quarantined(&sc, port, "hb");
+    assert!(line.contains("(vanished)"), "{line}");
+    let (code, out) = reconcile(&redis, &db, "hb");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("hb: LOST (vanished)") && !out.contains("hb: dropped"),
+        "{out}"
+    );
+
+    let (code, out) = rebuild(&redis, &db, "hb", &["--apply"]);
+    assert_eq!(code, Some(0), "{out}");
+    wait_released(&sc, port, "hb");
+    assert_eq!(msupport::order(&mut r, "hb", "long"), Some(long));
+    let sold = msupport::order(&mut r, "hb", "sold").expect("sold order");
+    assert_eq!((sold.0, sold.1.as_str()), (vec![1], "sold"));
+    // the short hold expires in Redis, and MySQL follows
+    wait_until(LONG, "the short hold expires and MySQL follows", || {
+        let rows = rows_of(&db, "hb").unwrap_or_default();
+        rows.iter()
+            .any(|(u, t, s)| u == "short" && *t == short.0[0] && s == "expired")
+    });
+    assert_eq!(msupport::order(&mut r, "hb", "short"), None);
+    // a new buyer gets the expired number, never a live one
+    claim(&mut r, "hb", "late", &[]);
+    assert_eq!(
+        msupport::order(&mut r, "hb", "late").map(|o| o.0),
+        Some(short.0)
+    );
+    wait_until(LONG, "MySQL equals Redis", || {
+        reconcile(&redis, &db, "hb").0 == Some(0)
+    });
+}
+
+#[test]
+fn an_old_rdb_is_quarantined_and_rebuilt() {
+    let mut redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("rb_rdb");
+    migrate(&db);
+    let (sc, port) = sidecar(&redis, &db);
+    init_event(&mut r, "old", 30);
+    claim_users(&mut r, "old", 0..5);
+    wait_synced(&mut r, &db, "old", LONG, &|| sc.log());
+    let () = redis::cmd("SAVE").query(&mut r).expect("SAVE");
+    let saved = redis.dir().join("saved.rdb");
+    std::fs::copy(redis.dir().join("dump.rdb"), &saved).expect("copy the RDB");
+    claim_users(&mut r, "old", 5..10);
+    wait_synced(&mut r, &db, "old", LONG, &|| sc.log());
+
+    // Redis comes back from the older snapshot: 5 holders, MySQL has 10.
+    redis.kill();
+    std::fs::copy(&saved, redis.dir().join("dump.rdb")).expect("restore the RDB");
+    redis.start_again();
+    let mut r = redis.conn();
+    assert_eq!(redis_numbers(&mut r, "old").len(), 5);
+    wait_quarantined(&sc, port, "old");
+    let (code, out) = reconcile(&redis, &db, "old");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("old: QUARANTINED ("), "{out}");
+
+    let (code, out) = rebuild(&redis, &db, "old", &["--apply", "--force"]);
+    assert_eq!(code, Some(0), "{out}");
+    wait_released(&sc, port, "old");
+    assert_eq!(redis_numbers(&mut r, "old"), (1..=10).collect());
+    claim_users(&mut r, "old", 10..12);
+    assert_eq!(redis_numbers(&mut r, "old"), (1..=12).collect());
+    wait_synced(&mut r, &db, "old", LONG, &|| sc.log());
+    let (code, out) = reconcile(&redis, &db, "old");
+    assert_eq!(code, Some(0), "{out}");
+}
+
+#[test]
+fn rebuild_refuses_unknown_and_dropped_events() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("rb_refuse");
+    migrate(&db);
+    let (code, out) = rebuild(&redis, &db, "nope", &["--apply"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("nope: unknown to MySQL"), "{out}");
+    let (sc, _port) = sidecar(&redis, &db);
+    init_event(&mut r, "dr", 5);
+    claim_users(&mut r, "dr", 0..2);
+    wait_synced(&mut r, &db, "dr", LONG, &|| sc.log());
+    msupport::int(&mut r, &["TICKET.DROP", "dr"]);
+    wait_until(LONG, "the drop is applied", || {
+        event_column(&db, "dr", "status").as_deref() == Some("dropped")
+    });
+    let (code, out) = rebuild(&redis, &db, "dr", &["--apply", "--force"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("dr: dropped"), "{out}");
+}
