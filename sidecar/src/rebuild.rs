@@ -344,7 +344,7 @@ fn record_discarded(
     let mut tx = my.start_transaction(TxOpts::default()).map_err(my_err)?;
     let mut added = 0;
     for e in &entries {
-        let c = discarded(e);
+        let c = discarded(event, e);
         added += usize::from(crate::db::record_conflict_once(&mut tx, event, &c).map_err(my_err)?);
     }
     tx.commit().map_err(my_err)?;
@@ -356,7 +356,7 @@ fn record_discarded(
 }
 
 /// The `discarded_by_rebuild` conflict of log entry `e`.
-fn discarded(e: &Entry) -> Conflict {
+fn discarded(event: &str, e: &Entry) -> Conflict {
     let (user, ticket) = match &e.rec {
         Ok(r) => r.op.order().map_or((None, None), |(u, t, _)| {
             (Some(u.clone()), Some(t.lowest()))
@@ -368,14 +368,22 @@ fn discarded(e: &Entry) -> Conflict {
         reason: "discarded_by_rebuild",
         user,
         ticket,
-        detail: format!("discarded by rebuild: {}", render(e)),
+        detail: format!("discarded by rebuild: {}", render(event, e)),
     }
 }
 
-/// A log entry in a few words.
-fn render(e: &Entry) -> String {
+/// A log entry as its fields (`op=claim user=u1 ticket=3 at=...`).
+fn render(event: &str, e: &Entry) -> String {
     match &e.rec {
-        Ok(r) => format!("{:?}", r.op),
+        Ok(r) => {
+            let fields = r.borrowed();
+            let fields: Vec<String> = fields
+                .fields(event)
+                .filter(|(name, _)| *name != "event")
+                .map(|(name, value)| format!("{name}={value}"))
+                .collect();
+            fields.join(" ")
+        }
         Err(m) => format!("malformed: {}", m.raw),
     }
 }
@@ -389,7 +397,7 @@ fn redis_now(
     let meta = redisio::read_meta(conn, event)?;
     let discarded = redisio::entries_after(conn, event, from, MAX_DISCARDED)?
         .iter()
-        .map(|e| (e.id, render(e)))
+        .map(|e| (e.id, render(event, e)))
         .collect();
     Ok(RedisNow { meta, discarded })
 }
@@ -600,6 +608,31 @@ mod tests {
         ] {
             assert!(text.contains(want), "{want}: {text}");
         }
+    }
+
+    #[test]
+    fn discarded_entries_are_shown_as_their_fields() {
+        let claim = Entry {
+            id: StreamId::new(7, 1),
+            rec: Ok(protocol::record::Record {
+                op: protocol::record::Op::Claim {
+                    user: "u1".into(),
+                    tickets: Tickets::One(3),
+                },
+                at: 5,
+            }),
+        };
+        assert_eq!(render("e", &claim), "op=claim user=u1 ticket=3 at=5");
+        let c = discarded("e", &claim);
+        assert_eq!(
+            (c.reason, c.user.as_deref(), c.ticket),
+            ("discarded_by_rebuild", Some("u1"), Some(3))
+        );
+        assert!(
+            c.detail.ends_with("op=claim user=u1 ticket=3 at=5"),
+            "{}",
+            c.detail
+        );
     }
 
     fn arb_orders() -> impl Strategy<Value = (i64, HashMap<String, Live>)> {

@@ -138,6 +138,7 @@ fn flushall_then_naive_reinit_is_quarantined_and_rebuild_repairs_it() {
     init_event(&mut r, "fl", 50);
     claim_users(&mut r, "fl", 100..105);
     let line = wait_quarantined(&sc, port, "fl");
+    eprintln!("sidecar: {line}");
     assert!(line.contains("rebuild --event fl --apply"), "{line}");
     // nothing of the new incarnation landed on the old rows
     let view = mysql_view(&db, "fl").expect("MySQL");
@@ -145,6 +146,7 @@ fn flushall_then_naive_reinit_is_quarantined_and_rebuild_repairs_it() {
     assert_eq!(view.remaining, Some(40));
     assert_eq!(event_column(&db, "fl", "incarnation"), Some(incarnation));
     let (code, out) = reconcile(&redis, &db, "fl");
+    eprintln!("reconcile:\n{out}");
     assert_eq!(code, Some(1), "{out}");
     // (vanished when the verifier looked between FLUSHALL and the re-INIT)
     let named = out.contains("fl: QUARANTINED (") || out.contains("fl: LOST (vanished)");
@@ -164,6 +166,7 @@ fn flushall_then_naive_reinit_is_quarantined_and_rebuild_repairs_it() {
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("--force"), "{out}");
     let (code, out) = rebuild(&redis, &db, "fl", &["--apply", "--force"]);
+    eprintln!("rebuild --apply --force:\n{out}");
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("restore id"), "{out}");
     wait_released(&sc, port, "fl");
@@ -304,4 +307,53 @@ fn rebuild_refuses_unknown_and_dropped_events() {
     let (code, out) = rebuild(&redis, &db, "dr", &["--apply", "--force"]);
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("dr: dropped"), "{out}");
+}
+
+/// Not a check but a measurement (run with `--ignored --nocapture`;
+/// `TG_REBUILD_HOLDERS`, default 200,000): how long `rebuild --apply` of a
+/// large event takes after a restart without AOF, and its longest call.
+#[test]
+#[ignore]
+fn large_event_rebuild_timing() {
+    let n: usize = std::env::var("TG_REBUILD_HOLDERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200_000);
+    let mut redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("rb_large");
+    migrate(&db);
+    let (sc, port) = sidecar(&redis, &db);
+    init_event(&mut r, "big", n as i64 * 2);
+    // every third holder cancels afterwards: free numbers below minted
+    for (cmd, step) in [("TICKET.CLAIM", 1), ("TICKET.CANCEL", 3)] {
+        for start in (0..n).step_by(30_000) {
+            let mut p = redis::pipe();
+            for i in (start..(start + 30_000).min(n)).step_by(step) {
+                p.cmd(cmd).arg("big").arg(format!("u{i}"));
+            }
+            let _: Vec<redis::Value> = p.query(&mut r).expect(cmd);
+        }
+    }
+    wait_synced(&mut r, &db, "big", Duration::from_secs(600), &|| sc.log());
+    redis.kill();
+    redis.start_again();
+    wait_quarantined(&sc, port, "big");
+    let started = std::time::Instant::now();
+    let (code, out) = rebuild(&redis, &db, "big", &["--apply"]);
+    let took = started.elapsed();
+    let summary: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("big:") || l.contains("orders"))
+        .collect();
+    eprintln!(
+        "rebuild of {n} claims ({} live): {took:?}\n{}",
+        n - n.div_ceil(3),
+        summary.join("\n")
+    );
+    assert_eq!(code, Some(0), "{out}");
+    wait_released(&sc, port, "big");
+    wait_until(LONG, "MySQL equals Redis", || {
+        reconcile(&redis, &db, "big").0 == Some(0)
+    });
 }
