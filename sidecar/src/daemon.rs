@@ -24,7 +24,9 @@
 //!   second, so no entry is ever skipped and a quarantined log is re-read
 //!   about once a second. The verifier ([`crate::verify`]) checks every
 //!   synced event against Redis every `--verify-interval` and after every
-//!   reconnect of the reader.
+//!   connect of the reader, which waits for that round (up to 30 s) before
+//!   it reads: entries of an event Redis lost are not applied before the
+//!   check had a chance to quarantine it.
 //! - **Cluster**: given any node of a Redis Cluster, reads and trims go
 //!   through a cluster connection (routed by key, following `MOVED`/`ASK`
 //!   and slot migrations), one XREAD per hash slot, and discovery SCANs
@@ -54,6 +56,7 @@ use crate::metrics::Metrics;
 use crate::plan::Entry;
 use crate::redisio;
 use crate::timefmt::now_ms;
+use crate::verify::Rounds;
 use protocol::keys::{valid_event, Part, EVENTS_CHANNEL};
 use protocol::StreamId;
 
@@ -80,6 +83,9 @@ pub struct Config {
     pub verify_interval: Duration,
 }
 
+/// How long the reader waits for the verifier after connecting to Redis.
+const VERIFY_WAIT: Duration = Duration::from_secs(30);
+
 /// How long the reader leaves an event alone after a refused batch.
 const REFUSED_PAUSE: Duration = Duration::from_secs(1);
 
@@ -91,8 +97,8 @@ struct Discovery {
     subscribed: Arc<AtomicBool>,
     /// The events being drained (the trimmer reports their lag).
     known: Arc<Mutex<Vec<String>>>,
-    /// Set at every (re)connect of the reader: the verifier runs a round.
-    verify: Arc<AtomicBool>,
+    /// Asked at every (re)connect of the reader: the verifier runs a round.
+    verify: Arc<Rounds>,
     /// From the writers: (event, committed offset) of a refused batch.
     rewind: Receiver<(String, StreamId)>,
 }
@@ -156,7 +162,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), String> {
     let subscribed = Arc::new(AtomicBool::new(false));
     let (trim_tx, trim_rx) = bounded::<(String, StreamId)>(4096);
     let (rewind_tx, rewind_rx) = bounded::<(String, StreamId)>(4096);
-    let verify = Arc::new(AtomicBool::new(false));
+    let verify = Arc::new(Rounds::default());
     let mut batch_txs = Vec::new();
     let mut writer_handles = Vec::new();
     for i in 0..writers {
@@ -370,7 +376,10 @@ fn reader(
                 Ok(c) => {
                     conn = Some(c);
                     metrics.set_up("redis", true);
-                    verify.store(true, Ordering::Relaxed);
+                    let round = verify.ask();
+                    if !verify.wait(round, VERIFY_WAIT, &stop) && !stop.load(Ordering::Relaxed) {
+                        log::warn!("reader: no verifier round finished within {VERIFY_WAIT:?} of connecting to Redis; reading anyway");
+                    }
                 }
                 Err(e) => {
                     log::warn!("reader: cannot connect to Redis: {e}");

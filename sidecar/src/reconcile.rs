@@ -50,11 +50,7 @@ pub fn run(
     wait: Duration,
     stop: &AtomicBool,
 ) -> Result<ExitCode, String> {
-    let rows: HashMap<String, Row> = verify::rows(my)
-        .map_err(|e| format!("MySQL: {e}"))?
-        .into_iter()
-        .map(|r| (r.event.clone(), r))
-        .collect();
+    let rows = rows_by_event(my)?;
     let events: Vec<String> = match only {
         Some(e) => vec![e],
         None => {
@@ -73,6 +69,8 @@ pub fn run(
         })
         .collect();
     wait_drained(rc, &draining, wait, stop)?;
+    // read again: the sidecar may have applied (or quarantined) meanwhile
+    let rows = rows_by_event(my)?;
     let mut drift = 0usize;
     for e in &events {
         drift += event_lines(my, rc, e, rows.get(e))?;
@@ -87,6 +85,12 @@ pub fn run(
         println!("consistent: {} event(s) checked", events.len());
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// MySQL's rows, by event.
+fn rows_by_event(my: &mut mysql::Conn) -> Result<HashMap<String, Row>, String> {
+    let rows = verify::rows(my).map_err(|e| format!("MySQL: {e}"))?;
+    Ok(rows.into_iter().map(|r| (r.event.clone(), r)).collect())
 }
 
 /// Waits up to `wait` until the logs of `events` are empty.
