@@ -142,9 +142,21 @@ pub struct RedisFacts {
 
 /// The evidence that Redis lost or replaced `event`, if any.
 pub fn check(event: &str, m: &MysqlFacts, r: &RedisFacts) -> Option<Evidence> {
+    check_identity(event, m, r).or_else(|| check_entries(event, m, r))
+}
+
+/// A row from before V3: an older sidecar applied its init without storing
+/// an incarnation, so the meta's incarnation is adopted, not evidence.
+fn pre_v3(m: &MysqlFacts) -> bool {
+    m.entries.is_none() && m.incarnation.is_none()
+}
+
+/// The checks that need no entry count: incarnation, vanished, restarted
+/// log (the verifier runs them before it trims).
+pub fn check_identity(event: &str, m: &MysqlFacts, r: &RedisFacts) -> Option<Evidence> {
     let found = |reason, text| Some(Evidence { reason, text });
     if let Some(inc) = &r.meta {
-        if inc != &m.incarnation {
+        if inc != &m.incarnation && !pre_v3(m) {
             let text = format!(
                 "event {event}: Redis has incarnation {} but MySQL has {} (the event was re-created or replaced in Redis)",
                 show(inc),
@@ -154,6 +166,9 @@ pub fn check(event: &str, m: &MysqlFacts, r: &RedisFacts) -> Option<Evidence> {
         }
     }
     if r.meta.is_none() && r.log.is_none_or(|l| l.after_offset() == 0) {
+        // a row from before V3 (no count), gone from Redis already at the
+        // upgrade: a DROP before 0.3 left no trace, nothing to tell
+        m.entries?;
         let log = match &r.log {
             Some(_) => "its log has nothing after the offset",
             None => "its log is gone",
@@ -164,20 +179,30 @@ pub fn check(event: &str, m: &MysqlFacts, r: &RedisFacts) -> Option<Evidence> {
         );
         return found(Reason::Vanished, text);
     }
-    let log = r.log.unwrap_or(LogInfo {
-        last_generated: StreamId::ZERO,
-        entries_added: 0,
-        length: 0,
-        applied_present: 0,
-    });
-    if log.last_generated < m.offset {
+    let last = r.log.map_or(StreamId::ZERO, |l| l.last_generated);
+    if last < m.offset {
         let text = format!(
             "event {event}: Redis's log ends at {} (last generated id) but MySQL has applied it up to {} (the log started again: Redis lost data)",
-            log.last_generated, m.offset
+            last, m.offset
         );
         return found(Reason::LogRestarted, text);
     }
+    None
+}
+
+/// The entry count check: Redis has seen fewer entries than MySQL applied
+/// (with no count, a pre-V3 row: none at all, though MySQL has an offset).
+fn check_entries(event: &str, m: &MysqlFacts, r: &RedisFacts) -> Option<Evidence> {
+    let log = r.log?;
+    let found = |reason, text| Some(Evidence { reason, text });
     match m.entries {
+        None if log.seen_applied() == 0 && m.offset > StreamId::ZERO => {
+            let text = format!(
+                "event {event}: Redis's log never held an entry MySQL applied (offset {}): it is another log",
+                m.offset
+            );
+            found(Reason::EntriesLost, text)
+        }
         Some(applied) if log.seen_applied() < applied => {
             let text = format!(
                 "event {event}: MySQL applied {applied} log entries but Redis's log has only seen {} of them ({} added, {} left after offset {}): applied entries are gone from Redis",
@@ -192,14 +217,27 @@ pub fn check(event: &str, m: &MysqlFacts, r: &RedisFacts) -> Option<Evidence> {
     }
 }
 
-/// The entry count to adopt for a row from before V3 (`entries` NULL),
-/// when the log exists and shows no evidence: what Redis deleted or keeps
-/// at or below the offset.
-pub fn adopt_entries(m: &MysqlFacts, r: &RedisFacts) -> Option<u64> {
-    match (m.entries, &r.log) {
-        (None, Some(l)) => Some(l.seen_applied()),
-        _ => None,
-    }
+/// What a row from before V3 (`entries` NULL) adopts when the log exists
+/// and shows no evidence: what Redis deleted or keeps at or below the
+/// offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Adopt {
+    pub entries: u64,
+    /// The meta's incarnation, when MySQL has none.
+    pub incarnation: Option<String>,
+}
+
+/// See [`Adopt`].
+pub fn adopt(m: &MysqlFacts, r: &RedisFacts) -> Option<Adopt> {
+    let log = r.log.filter(|_| m.entries.is_none())?;
+    let incarnation = match m.incarnation {
+        None => r.meta.clone().flatten(),
+        Some(_) => None,
+    };
+    Some(Adopt {
+        entries: log.seen_applied(),
+        incarnation,
+    })
 }
 
 fn show(inc: &Option<String>) -> &str {
@@ -308,12 +346,28 @@ mod tests {
     #[test]
     fn adopts_a_count_for_pre_v3_rows_only() {
         let r = redis(Some("00000000000000aa"), log(12, 12, 2));
-        assert_eq!(adopt_entries(&mysql(10, None), &r), Some(10));
-        assert_eq!(adopt_entries(&mysql(10, Some(10)), &r), None);
-        assert_eq!(
-            adopt_entries(&mysql(10, None), &RedisFacts::default()),
-            None
-        );
+        let want = |entries, inc: Option<&str>| {
+            Some(Adopt {
+                entries,
+                incarnation: inc.map(str::to_owned),
+            })
+        };
+        assert_eq!(adopt(&mysql(10, None), &r), want(10, None));
+        assert_eq!(adopt(&mysql(10, Some(10)), &r), None);
+        assert_eq!(adopt(&mysql(10, None), &RedisFacts::default()), None);
+        // an event the module (0.3) made before the sidecar was upgraded
+        let old = MysqlFacts {
+            incarnation: None,
+            ..mysql(10, None)
+        };
+        assert_eq!(check("e1", &old, &r), None);
+        assert_eq!(adopt(&old, &r), want(10, Some("00000000000000aa")));
+        // gone from Redis at the upgrade: a DROP before 0.3 left no trace
+        assert_eq!(check("e1", &old, &RedisFacts::default()), None);
+        // ... but not a log that never held an applied entry (re-created)
+        let fresh = redis(Some("00000000000000bb"), log(12, 2, 2));
+        assert_eq!(reason(&old, &fresh), Some(Reason::EntriesLost));
+        assert_eq!(check_identity("e1", &old, &fresh), None);
     }
 
     #[test]

@@ -28,7 +28,9 @@ use crate::backoff::Backoff;
 use crate::daemon::sleep_unless;
 use crate::db;
 use crate::metrics::Metrics;
-use crate::quarantine::{adopt_entries, check, Evidence, LogInfo, MysqlFacts, RedisFacts};
+use crate::quarantine::{
+    adopt, check, check_identity, Adopt, Evidence, LogInfo, MysqlFacts, RedisFacts,
+};
 use crate::redisio;
 use protocol::StreamId;
 
@@ -273,17 +275,13 @@ fn verify_event(
     };
     let m = r.facts();
     let before = redis_facts(rc, event, None).map_err(redis_err)?;
-    let early = MysqlFacts {
-        entries: None,
-        ..m.clone()
-    };
-    let mut evidence = check(event, &early, &before);
+    let mut evidence = check_identity(event, &m, &before);
     if evidence.is_none() {
         redisio::trim(rc, event, m.offset).map_err(redis_err)?;
         let after = redis_facts(rc, event, None).map_err(redis_err)?;
         evidence = check(event, &m, &after);
-        if let (None, Some(n)) = (&evidence, adopt_entries(&m, &after)) {
-            adopt(&mut tx, event, n).map_err(my_err)?;
+        if let (None, Some(a)) = (&evidence, adopt(&m, &after)) {
+            store_adopted(&mut tx, event, &a).map_err(my_err)?;
         }
     }
     if let Some(ev) = &evidence {
@@ -293,8 +291,9 @@ fn verify_event(
     Ok(evidence)
 }
 
-/// Stores `n` as the entry count of a row from before V3.
-fn adopt(tx: &mut impl Queryable, event: &str, n: u64) -> Result<(), mysql::Error> {
+/// Stores what a row from before V3 adopts.
+fn store_adopted(tx: &mut impl Queryable, event: &str, a: &Adopt) -> Result<(), mysql::Error> {
+    let n = a.entries;
     tx.exec_drop(
         "UPDATE ticket_sync_offset SET entries = ? WHERE event_id = ? AND entries IS NULL",
         (n as i64, event),
@@ -302,6 +301,15 @@ fn adopt(tx: &mut impl Queryable, event: &str, n: u64) -> Result<(), mysql::Erro
     log::info!(
         "event {event}: ticket_sync_offset.entries was unknown (a row from before V3); adopted {n}, the entries Redis's log deleted (entries-added - length after trimming)"
     );
+    if let Some(inc) = &a.incarnation {
+        tx.exec_drop(
+            "UPDATE ticket_event SET incarnation = ? WHERE event_id = ? AND incarnation IS NULL",
+            (inc, event),
+        )?;
+        log::info!(
+            "event {event}: adopted Redis's incarnation {inc} (its init was applied by a sidecar from before V3)"
+        );
+    }
     Ok(())
 }
 
