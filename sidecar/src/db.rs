@@ -163,18 +163,30 @@ pub fn apply_batch(
             force_slow = true;
             continue;
         }
-        let (count, sql) = match restore {
-            // the new log's entries so far: the restore and what follows
-            Some(_) => (todo.len() - from, "entries = ?"),
-            None => (todo.len(), "entries = entries + ?"),
-        };
-        tx.exec_drop(
-            format!("UPDATE ticket_sync_offset SET last_stream_id = ?, {sql}, updated_at = NOW(3) WHERE event_id = ?"),
-            (last.to_string(), count as i64, event),
-        )?;
+        advance(&mut tx, event, last, &todo[from..], restore.is_some())?;
         tx.commit()?;
         return Ok(out);
     }
+}
+
+/// Moves the offset to `last` and counts the `applied` entries; after a
+/// restore the count starts again (the new log: the restore and what
+/// follows it).
+fn advance(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    last: StreamId,
+    applied: &[Entry],
+    restored: bool,
+) -> Result<(), mysql::Error> {
+    let count = match restored {
+        true => "entries = ?",
+        false => "entries = entries + ?",
+    };
+    tx.exec_drop(
+        format!("UPDATE ticket_sync_offset SET last_stream_id = ?, {count}, updated_at = NOW(3) WHERE event_id = ?"),
+        (last.to_string(), applied.len() as i64, event),
+    )
 }
 
 /// Plans and applies `rest` (the entries above `base`) into `out`; false
