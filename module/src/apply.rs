@@ -49,7 +49,7 @@ pub fn append(
             opens_at,
             closes_at,
             checkout,
-            incarnation: _,
+            incarnation,
         } => {
             let meta = Meta {
                 total: *total,
@@ -63,6 +63,7 @@ pub fn append(
                 extra: 0,
                 offer: checkout.offer,
                 waitseq: 0,
+                incarnation: *incarnation,
             };
             store.create_meta(&meta, record.at);
         }

@@ -138,7 +138,7 @@ pub const DOCS: &[Doc] = &[
     },
     Doc {
         name: "ticket.status",
-        summary: "Total, remaining, claimed, status, window, unsynced log entries, held tickets and waiting list of an event.",
+        summary: "Total, remaining, claimed, status, window, unsynced log entries, held tickets, waiting list and incarnation of an event.",
         complexity: "O(1)",
         since: "0.1.0",
         arity: 2,

@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::RangeInclusive;
 
 use protocol::effect::{Checkout, Effect, WAIT_COUNT_SPAN};
-use protocol::record::{Op, Record, Tickets};
+use protocol::record::{Incarnation, Op, Record, Tickets};
 use protocol::StreamId;
 
 use crate::apply;
@@ -88,6 +88,8 @@ pub struct Meta {
     /// is `max(now, waitseq + 1)`: increasing, and never before the time the
     /// user joined.
     pub waitseq: i64,
+    /// Which incarnation of the event this is (`None`: made before 0.3).
+    pub incarnation: Option<Incarnation>,
 }
 
 /// Storage of one event. Reads may fail (wrong types, corrupt values); writes
@@ -213,6 +215,7 @@ pub struct Report {
     pub unsynced: i64,
     /// The waiting list's length.
     pub waiting: i64,
+    pub incarnation: Option<Incarnation>,
 }
 
 /// What `TICKET.ORDER` reports.
@@ -235,12 +238,14 @@ fn existing_meta(store: &mut impl Store, event: &str) -> Result<Meta, TicketErro
 }
 
 /// `TICKET.INIT`: creates the meta hash (the pool stays empty until the first
-/// claim mints a chunk, so any size inits in O(1)).
+/// claim mints a chunk, so any size inits in O(1)) of incarnation
+/// `incarnation` (drawn by the command: this stays pure).
 pub fn init(
     store: &mut impl Store,
     event: &str,
     window: (i64, i64, i64),
     checkout: Checkout,
+    incarnation: Incarnation,
     now: i64,
 ) -> Result<(), TicketError> {
     if store.meta()?.is_some() || store.any_state()? {
@@ -254,7 +259,7 @@ pub fn init(
         opens_at,
         closes_at,
         checkout,
-        incarnation: None,
+        incarnation: Some(incarnation),
     };
     commit(store, Record { op, at: now }, None);
     Ok(())
@@ -712,6 +717,7 @@ pub fn report(
         closes_at: meta.closes_at,
         unsynced: store.log_len()?,
         waiting: store.waiting_len()?,
+        incarnation: meta.incarnation,
     })
 }
 
@@ -916,7 +922,15 @@ mod tests {
 
     fn event(total: i64) -> MemoryStore {
         let mut s = MemoryStore::default();
-        init(&mut s, "e", (total, 0, 0), Checkout::default(), 1).unwrap();
+        init(
+            &mut s,
+            "e",
+            (total, 0, 0),
+            Checkout::default(),
+            Incarnation(1),
+            1,
+        )
+        .unwrap();
         s
     }
 
@@ -972,7 +986,15 @@ mod tests {
     #[test]
     fn windows_and_status_gate_new_claims_but_not_repeats() {
         let mut s = MemoryStore::default();
-        init(&mut s, "e", (5, 100, 200), Checkout::default(), 1).unwrap();
+        init(
+            &mut s,
+            "e",
+            (5, 100, 200),
+            Checkout::default(),
+            Incarnation(1),
+            1,
+        )
+        .unwrap();
         assert!(matches!(
             plain(&mut s, "a", 99, 8),
             Err(TicketError::NotOpen { opens_at: 100, .. })
@@ -1005,7 +1027,15 @@ mod tests {
         plain(&mut s, "a", 2, 8).unwrap();
         let before = format!("{s:?}");
         assert!(plain(&mut s, "b", 2, 8).is_err());
-        assert!(init(&mut s, "e", (5, 0, 0), Checkout::default(), 3).is_err());
+        assert!(init(
+            &mut s,
+            "e",
+            (5, 0, 0),
+            Checkout::default(),
+            Incarnation(2),
+            3
+        )
+        .is_err());
         assert!(drop_event(&mut s, "e", false).is_err());
         assert_eq!(before, format!("{s:?}"));
     }
@@ -1218,6 +1248,7 @@ mod tests {
             "e",
             (total, 0, 0),
             Checkout { hold, limit, offer },
+            Incarnation(1),
             1,
         )
         .unwrap();

@@ -22,7 +22,7 @@ use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleString}
 use redis_module::{Context, RedisString};
 
 use protocol::effect::Effect;
-use protocol::record::{parse_tickets, Op, Record, Tickets, Value};
+use protocol::record::{parse_tickets, Incarnation, Op, Record, Tickets, Value};
 use protocol::StreamId;
 
 use crate::error::TicketError;
@@ -393,9 +393,11 @@ impl<'a> RedisStore<'a> {
             c.extra,
             c.offer,
             c.waitseq,
+            c.incarnation,
         ];
-        let Some([total, minted, status, opens, closes, hold, limit, held, extra, offer, waitseq]) =
-            self.meta_fields(fields)?
+        let Some(
+            [total, minted, status, opens, closes, hold, limit, held, extra, offer, waitseq, incarnation],
+        ) = self.meta_fields(fields)?
         else {
             return Ok(None);
         };
@@ -417,6 +419,15 @@ impl<'a> RedisStore<'a> {
             extra: or(extra, "extra", 0)?,
             offer: or(offer, "offer", protocol::effect::default_offer(hold))?,
             waitseq: or(waitseq, "waitseq", 0)?,
+            // Events made before 0.3 have none.
+            incarnation: match incarnation {
+                None => None,
+                Some(value) => {
+                    Some(Incarnation::parse(&value.to_string_lossy()).ok_or_else(|| {
+                        self.corrupt(Part::Meta, "has an invalid field 'incarnation'")
+                    })?)
+                }
+            },
         }))
     }
 
@@ -598,11 +609,15 @@ impl Store for RedisStore<'_> {
             c.limit,
             c.offer,
         ];
-        let pairs: Vec<*mut RedisModuleString> = fields
+        let mut pairs: Vec<*mut RedisModuleString> = fields
             .iter()
             .zip(&values)
             .flat_map(|(f, v)| [*f, v.inner])
             .collect();
+        let incarnation = meta.incarnation.map(|i| rstr(i.to_string().as_bytes()));
+        if let Some(value) = &incarnation {
+            pairs.extend([c.incarnation, value.inner]);
+        }
         self.hash_set(Part::Meta, &pairs);
     }
 

@@ -48,7 +48,19 @@ fn init_creates_meta_and_logs_init_record() {
     let e = &entries[0];
     assert_eq!(
         field_names(e),
-        ["op", "event", "total", "opens_at", "closes_at", "at"]
+        [
+            "op",
+            "event",
+            "total",
+            "opens_at",
+            "closes_at",
+            "incarnation",
+            "at"
+        ]
+    );
+    assert_eq!(
+        field(e, "incarnation"),
+        meta.get("incarnation").map(String::as_str)
     );
     assert_eq!(field(e, "op"), Some("init"));
     assert_eq!(field(e, "event"), Some("e1"));
@@ -298,6 +310,12 @@ fn status_is_a_flat_array_in_resp2_and_a_map_in_resp3() {
         other => panic!("RESP2 STATUS: {other:?}"),
     };
     let b = |s: &str| Value::BulkString(s.as_bytes().to_vec());
+    let incarnation: String = redis::cmd("HGET")
+        .arg(key("s1", "meta"))
+        .arg("incarnation")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(incarnation.len(), 16, "{incarnation}");
     assert_eq!(
         flat,
         vec![
@@ -319,6 +337,8 @@ fn status_is_a_flat_array_in_resp2_and_a_map_in_resp3() {
             Value::Int(0),
             b("waiting"),
             Value::Int(0),
+            b("incarnation"),
+            b(&incarnation),
         ]
     );
 

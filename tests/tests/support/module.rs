@@ -308,7 +308,7 @@ pub fn status_int(conn: &mut Connection, event: &str, name: &str) -> i64 {
     }
 }
 
-pub const STATUS_FIELDS: [&str; 9] = [
+pub const STATUS_FIELDS: [&str; 10] = [
     "total",
     "remaining",
     "claimed",
@@ -318,6 +318,7 @@ pub const STATUS_FIELDS: [&str; 9] = [
     "unsynced",
     "held",
     "waiting",
+    "incarnation",
 ];
 
 /// Redis's clock (`TIME`) in unix milliseconds.
