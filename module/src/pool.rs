@@ -29,38 +29,67 @@
 //! it joined, from when it is offered what is free (at least one ticket).
 //! While anyone waits, a claim by a user without tickets is `SOLDOUT`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::RangeInclusive;
 
 use protocol::effect::{Checkout, Effect, WAIT_COUNT_SPAN};
 use protocol::record::{Incarnation, Op, Record, Tickets};
+use protocol::restore::{Begin, Order};
 use protocol::StreamId;
 
 use crate::apply;
 use crate::error::TicketError;
 
-/// Whether an event accepts claims (subject to its `opens_at`/`closes_at`).
+/// Whether an event accepts claims (subject to its `opens_at`/`closes_at`),
+/// or is being restored (`TICKET.RESTORE`: every command but STATUS, DROP
+/// and the restore's own steps answers `TRYAGAIN`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     Open,
     Closed,
+    Restoring,
 }
 
 impl Status {
     pub fn as_str(self) -> &'static str {
         match self {
-            Status::Open => "open",
-            Status::Closed => "closed",
+            Status::Restoring => "restoring",
+            Status::Open => protocol::record::Status::Open.as_str(),
+            Status::Closed => protocol::record::Status::Closed.as_str(),
         }
     }
 
     pub fn parse(s: &str) -> Option<Status> {
         match s {
-            "open" => Some(Status::Open),
-            "closed" => Some(Status::Closed),
-            _ => None,
+            "restoring" => Some(Status::Restoring),
+            s => protocol::record::Status::parse(s).map(Status::from),
         }
     }
+}
+
+impl From<protocol::record::Status> for Status {
+    fn from(status: protocol::record::Status) -> Status {
+        match status {
+            protocol::record::Status::Open => Status::Open,
+            protocol::record::Status::Closed => Status::Closed,
+        }
+    }
+}
+
+/// What a restore keeps in the meta hash until its commit (the fields
+/// `restore_status`, `restore_orders`, `restore_from`, `restore_sum`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Staging {
+    /// The status the event gets at the commit.
+    pub status: protocol::record::Status,
+    /// How many orders the snapshot has.
+    pub orders: i64,
+    /// The MySQL offset the snapshot was taken at.
+    pub from: StreamId,
+    /// The sum of every ticket number restored so far, held or free: at the
+    /// commit it must be `1 + 2 + ... + minted`, so that no number is both
+    /// held and free while another is missing.
+    pub sum: i64,
 }
 
 /// The event's meta hash.
@@ -149,8 +178,23 @@ pub trait Store {
     /// Appends `record` to the log at `id`, or at an id the store picks
     /// (the primary's auto id) when `None`; returns the id used.
     fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId;
-    /// Deletes every key of the event; returns how many existed.
-    fn delete_all(&mut self) -> i64;
+    /// Deletes every key of the event but its log; returns how many existed.
+    fn delete_state(&mut self) -> i64;
+    /// Deletes the log (unlinked: freed in the background).
+    fn delete_log(&mut self);
+    /// The id the log's last entry got, even when trimmed away since
+    /// (its `last-generated-id`); `None` without a log.
+    fn last_log_id(&mut self) -> Result<Option<StreamId>, TicketError>;
+    /// Whether `ticket` is in the pool.
+    fn is_free(&mut self, ticket: i64) -> Result<bool, TicketError>;
+    /// The staging fields of a restore in progress.
+    fn staging(&mut self) -> Result<Option<Staging>, TicketError>;
+    /// Writes the staging fields (and resets `held`, `extra`, `waitseq`).
+    fn set_staging(&mut self, staging: &Staging);
+    /// Adds `sum` to the staging field `restore_sum`.
+    fn add_staged_sum(&mut self, sum: i64);
+    /// Removes the staging fields.
+    fn clear_staging(&mut self);
     /// Propagates one state change to replicas and the AOF.
     fn replicate(&mut self, effect: &Effect<&str>);
 }
@@ -220,7 +264,7 @@ pub struct Report {
 
 /// What `TICKET.ORDER` reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Order {
+pub struct OrderReport {
     pub tickets: Tickets,
     /// The held order's deadline; `None` when sold.
     pub expires_at: Option<i64>,
@@ -235,6 +279,15 @@ fn existing_meta(store: &mut impl Store, event: &str) -> Result<Meta, TicketErro
     store
         .meta()?
         .ok_or_else(|| TicketError::NoEvent(event.to_owned()))
+}
+
+/// The meta of an event that is not being restored (`TRYAGAIN` while it is).
+fn live_meta(store: &mut impl Store, event: &str) -> Result<Meta, TicketError> {
+    let meta = existing_meta(store, event)?;
+    match meta.status {
+        Status::Restoring => Err(TicketError::Restoring(event.to_owned())),
+        _ => Ok(meta),
+    }
 }
 
 /// `TICKET.INIT`: creates the meta hash (the pool stays empty until the first
@@ -435,7 +488,7 @@ fn expire_due(
 /// What every write command does first: the meta, after checking the keys
 /// agree, expiring due holds and serving the waiting list.
 fn prepare(store: &mut impl Store, event: &str, now: i64) -> Result<Meta, TicketError> {
-    let meta = existing_meta(store, event)?;
+    let meta = live_meta(store, event)?;
     check_consistent(store, event, &meta)?;
     settle(store, event, meta, now)
 }
@@ -567,7 +620,7 @@ pub fn position(
     event: &str,
     user: &str,
 ) -> Result<Option<i64>, TicketError> {
-    existing_meta(store, event)?;
+    live_meta(store, event)?;
     Ok(store.waiting_rank(user)?.map(|rank| rank + 1))
 }
 
@@ -582,6 +635,9 @@ pub fn sweep(
     let Some(meta) = store.meta()? else {
         return Ok(0);
     };
+    if meta.status == Status::Restoring {
+        return Ok(0);
+    }
     check_consistent(store, event, &meta)?;
     let expired = expire_holds(store, now, max)?;
     if expired > 0 {
@@ -639,15 +695,15 @@ pub fn order(
     event: &str,
     user: &str,
     expired_from: ExpiredFrom,
-) -> Result<Option<Order>, TicketError> {
-    existing_meta(store, event)?;
+) -> Result<Option<OrderReport>, TicketError> {
+    live_meta(store, event)?;
     let Some(tickets) = store.holder(user)? else {
         return Ok(None);
     };
     let expires_at = store.hold_until(user)?;
     match (expires_at, expired_from) {
         (Some(until), Some(now)) if until <= now => Ok(None),
-        _ => Ok(Some(Order {
+        _ => Ok(Some(OrderReport {
             tickets,
             expires_at,
         })),
@@ -671,7 +727,7 @@ pub fn set_status(
     status: Status,
     now: i64,
 ) -> Result<(), TicketError> {
-    let meta = existing_meta(store, event)?;
+    let meta = live_meta(store, event)?;
     if meta.status == status {
         return Ok(());
     }
@@ -683,7 +739,7 @@ pub fn set_status(
     }
     let op = match status {
         Status::Open => Op::Open,
-        Status::Closed => Op::Close,
+        Status::Closed | Status::Restoring => Op::Close,
     };
     commit(store, Record { op, at: now }, None);
     if serve {
@@ -700,6 +756,8 @@ pub fn report(
 ) -> Result<Report, TicketError> {
     let meta = existing_meta(store, event)?;
     let mut lapsed = 0;
+    // A restore in progress expires nothing, not even in what it reports.
+    let expired_from = expired_from.filter(|_| meta.status != Status::Restoring);
     if let Some(now) = expired_from.filter(|now| store.maybe_due(*now)) {
         for user in store.due_holds(now, usize::MAX)? {
             lapsed += store
@@ -721,27 +779,245 @@ pub fn report(
     })
 }
 
-/// `TICKET.DROP`: deletes the event, refusing while the log is not drained.
-pub fn drop_event(store: &mut impl Store, event: &str, force: bool) -> Result<i64, TicketError> {
-    // Type-check every key before deleting any (`any_state` stops at the
-    // first key that exists, so the pool and holders are checked on their own).
+/// Reads every key of the event, so that a wrong type is an error before
+/// anything is deleted (`any_state` stops at the first key that exists, so
+/// the pool and holders are checked on their own); returns the log's length.
+fn type_check_all(store: &mut impl Store) -> Result<i64, TicketError> {
     store.any_state()?;
     store.free_count()?;
     store.holder_count()?;
     store.due_holds(0, 1)?;
     store.waiting_len()?;
-    let entries = store.log_len()?;
+    store.log_len()
+}
+
+/// `TICKET.DROP`: deletes the event's keys but its log, and appends
+/// `op=drop` to the log (the trace that tells the sidecar a drop from a
+/// loss); refuses while the log is not drained unless `force`. Returns how
+/// many keys were deleted (the log not counted); an event without any key
+/// is left alone (0, nothing logged).
+pub fn drop_event(
+    store: &mut impl Store,
+    event: &str,
+    force: bool,
+    now: i64,
+) -> Result<i64, TicketError> {
+    let entries = type_check_all(store)?;
     if entries > 0 && !force {
         return Err(TicketError::Unsynced {
             event: event.to_owned(),
             entries,
         });
     }
-    let deleted = store.delete_all();
-    if deleted > 0 {
-        store.replicate(&Effect::DropAll);
+    let deleted = store.delete_state();
+    if deleted > 0 || store.log_exists()? {
+        commit(
+            store,
+            Record {
+                op: Op::Drop,
+                at: now,
+            },
+            None,
+        );
     }
     Ok(deleted)
+}
+
+/// The meta and staging fields of an event being restored (`NOTRESTORING`
+/// otherwise).
+fn restoring(store: &mut impl Store, event: &str) -> Result<(Meta, Staging), TicketError> {
+    let not = || TicketError::NotRestoring(event.to_owned());
+    let meta = store.meta()?.ok_or_else(not)?;
+    if meta.status != Status::Restoring {
+        return Err(not());
+    }
+    let staging = store.staging()?.ok_or_else(|| {
+        TicketError::Corrupt(format!(
+            "the meta hash of event '{event}' says restoring but has no restore fields"
+        ))
+    })?;
+    Ok((meta, staging))
+}
+
+/// `TICKET.RESTORE E BEGIN`: replaces the event's state (not its log) by an
+/// empty one being restored. Refuses an event that exists and is not being
+/// restored, unless `force`; restarts a restore in progress.
+pub fn restore_begin(
+    store: &mut impl Store,
+    event: &str,
+    begin: &Begin,
+    force: bool,
+) -> Result<(), TicketError> {
+    type_check_all(store)?;
+    let restarting = match store.meta() {
+        Ok(Some(meta)) => meta.status == Status::Restoring,
+        Ok(None) => true,
+        // A corrupt meta hash is replaced only when forced.
+        Err(e) if !force => return Err(e),
+        Err(_) => false,
+    };
+    if !restarting && !force {
+        return Err(TicketError::Exists(event.to_owned()));
+    }
+    apply::restore_begin(store, begin);
+    store.replicate(&Effect::RestoreBegin(begin.clone()));
+    Ok(())
+}
+
+/// `TICKET.RESTORE E ORDERS`: restores orders; returns how many are
+/// restored so far. Refused, with nothing changed, for a user restored
+/// already (or twice in the call), a ticket above `minted`, free, or in two
+/// orders of the call, or more orders than `BEGIN` announced.
+pub fn restore_orders(
+    store: &mut impl Store,
+    event: &str,
+    orders: &[Order<&str>],
+) -> Result<i64, TicketError> {
+    let (meta, staging) = restoring(store, event)?;
+    store.due_holds(0, 1)?;
+    store.free_count()?;
+    let so_far = store.holder_count()?;
+    let invalid = |why: String| TicketError::Invalid(format!("TICKET.RESTORE ORDERS: {why}"));
+    if so_far + orders.len() as i64 > staging.orders {
+        return Err(invalid(format!(
+            "{} orders restored already, {} more would exceed the {} that BEGIN announced",
+            so_far,
+            orders.len(),
+            staging.orders
+        )));
+    }
+    let mut users = HashSet::with_capacity(orders.len());
+    let mut tickets = HashSet::new();
+    for (i, order) in orders.iter().enumerate() {
+        let named = || {
+            format!(
+                "order {} (user {})",
+                i + 1,
+                crate::error::quote(order.user.as_bytes())
+            )
+        };
+        if !users.insert(order.user) || store.holder(order.user)?.is_some() {
+            return Err(invalid(format!(
+                "{}: the user is restored already",
+                named()
+            )));
+        }
+        for &t in order.tickets.as_slice() {
+            let problem = if t > meta.minted {
+                Some(format!("is above minted ({})", meta.minted))
+            } else if !tickets.insert(t) {
+                Some("is in two orders".to_owned())
+            } else if store.is_free(t)? {
+                Some("is restored as free already".to_owned())
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return Err(invalid(format!("{}: ticket {t} {problem}", named())));
+            }
+        }
+    }
+    apply::restore_orders(store, orders);
+    store.replicate(&Effect::RestoreOrders(orders.to_vec()));
+    store.holder_count()
+}
+
+/// `TICKET.RESTORE E FREE`: puts numbers into the pool; returns how many
+/// are in it. Refused, with nothing changed, for a number above `minted`,
+/// in the pool already, or given twice.
+pub fn restore_free(
+    store: &mut impl Store,
+    event: &str,
+    free: &[RangeInclusive<i64>],
+) -> Result<i64, TicketError> {
+    let (meta, _) = restoring(store, event)?;
+    store.free_count()?;
+    let invalid = |why: String| TicketError::Invalid(format!("TICKET.RESTORE FREE: {why}"));
+    let mut sorted = free.to_vec();
+    sorted.sort_by_key(|r| *r.start());
+    for pair in sorted.windows(2) {
+        if pair[1].start() <= pair[0].end() {
+            return Err(invalid(format!(
+                "{} is given twice",
+                pair[1].start().max(pair[0].start())
+            )));
+        }
+    }
+    for range in &sorted {
+        if *range.end() > meta.minted {
+            return Err(invalid(format!(
+                "{} is above minted ({})",
+                range.end(),
+                meta.minted
+            )));
+        }
+        for n in range.clone() {
+            if store.is_free(n)? {
+                return Err(invalid(format!("{n} is in the pool already")));
+            }
+        }
+    }
+    apply::restore_free(store, free);
+    store.replicate(&Effect::RestoreFree(free.to_vec()));
+    store.free_count()
+}
+
+/// `TICKET.RESTORE E COMMIT`: once every order and every free number is
+/// restored, replaces the log by one whose first entry is `op=restore` at
+/// `max(now-0, next(from), next(the old log's last id))` and gives the event
+/// its status; returns that id.
+pub fn restore_commit(
+    store: &mut impl Store,
+    event: &str,
+    now: i64,
+) -> Result<StreamId, TicketError> {
+    let (meta, staging) = restoring(store, event)?;
+    let (holders, free) = (store.holder_count()?, store.free_count()?);
+    let accounted = holders + meta.extra + free;
+    let sum = meta.minted * (meta.minted + 1) / 2;
+    let detail = if holders != staging.orders {
+        Some(format!("{holders} of {} orders restored", staging.orders))
+    } else if accounted != meta.minted {
+        Some(format!(
+            "{accounted} of the {} numbers up to minted restored (held or free)",
+            meta.minted
+        ))
+    } else if staging.sum != sum {
+        Some(
+            "the numbers restored are not 1 to minted once each: some number is both held and free"
+                .to_owned(),
+        )
+    } else {
+        None
+    };
+    if let Some(detail) = detail {
+        return Err(TicketError::Incomplete {
+            event: event.to_owned(),
+            detail,
+        });
+    }
+    let incarnation = meta.incarnation.ok_or_else(|| {
+        TicketError::Corrupt(format!(
+            "the meta hash of event '{event}' has no incarnation"
+        ))
+    })?;
+    let after = |id: Option<StreamId>| id.and_then(StreamId::next).unwrap_or_default();
+    let id = StreamId::new(now.max(0) as u64, 0)
+        .max(after(Some(staging.from)))
+        .max(after(store.last_log_id()?));
+    let op = Op::Restore {
+        incarnation,
+        status: staging.status,
+        from: staging.from,
+    };
+    let record = Record { op, at: now };
+    apply::append(store, &record, None, Some(id));
+    store.replicate(&Effect::Append {
+        id,
+        record,
+        minted: None,
+    });
+    Ok(id)
 }
 
 /// An in-memory [`Store`] for tests: one event, plain collections.
@@ -755,12 +1031,16 @@ pub struct MemoryStore {
     pub log: Vec<(StreamId, Record)>,
     /// What [`Store::replicate`] was given, in order.
     pub effects: Vec<Effect>,
-    /// The next auto id's sequence number.
-    pub next_seq: u64,
     /// The waiting list: user -> place.
     pub waiting: BTreeMap<String, i64>,
     /// The users announced as offered, in order (not replicated state).
     pub offered: Vec<String>,
+    /// Whether the log key exists (an emptied stream still does).
+    pub log_key: bool,
+    /// The id of the log's last entry ever (its `last-generated-id`).
+    pub last_id: Option<StreamId>,
+    /// The staging fields of a restore in progress.
+    pub staging: Option<Staging>,
 }
 
 impl MemoryStore {
@@ -812,13 +1092,52 @@ impl Store for MemoryStore {
         Ok(self.log.len() as i64)
     }
     fn log_exists(&mut self) -> Result<bool, TicketError> {
-        Ok(self.meta.is_some() || !self.log.is_empty())
+        Ok(self.log_key)
     }
     fn any_state(&mut self) -> Result<bool, TicketError> {
         Ok(self.meta.is_some() || !self.pool.is_empty() || !self.holders.is_empty())
     }
     fn create_meta(&mut self, meta: &Meta, _created_at: i64) {
         self.meta = Some(meta.clone());
+    }
+    fn delete_state(&mut self) -> i64 {
+        let existed = [
+            self.meta.take().is_some(),
+            !std::mem::take(&mut self.pool).is_empty(),
+            !std::mem::take(&mut self.holders).is_empty(),
+            !std::mem::take(&mut self.holds).is_empty(),
+            !std::mem::take(&mut self.waiting).is_empty(),
+        ];
+        self.staging = None;
+        existed.iter().filter(|&&e| e).count() as i64
+    }
+    fn delete_log(&mut self) {
+        self.log.clear();
+        self.log_key = false;
+        self.last_id = None;
+    }
+    fn last_log_id(&mut self) -> Result<Option<StreamId>, TicketError> {
+        Ok(self.last_id.filter(|_| self.log_key))
+    }
+    fn is_free(&mut self, ticket: i64) -> Result<bool, TicketError> {
+        Ok(self.pool.contains(&ticket))
+    }
+    fn staging(&mut self) -> Result<Option<Staging>, TicketError> {
+        Ok(self.staging)
+    }
+    fn set_staging(&mut self, staging: &Staging) {
+        self.staging = Some(*staging);
+        if let Some(meta) = &mut self.meta {
+            (meta.held, meta.extra, meta.waitseq) = (0, 0, 0);
+        }
+    }
+    fn add_staged_sum(&mut self, sum: i64) {
+        if let Some(staging) = &mut self.staging {
+            staging.sum += sum;
+        }
+    }
+    fn clear_staging(&mut self) {
+        self.staging = None;
     }
     fn set_status(&mut self, status: Status) {
         if let Some(meta) = &mut self.meta {
@@ -881,29 +1200,17 @@ impl Store for MemoryStore {
     }
     fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId {
         let id = id.unwrap_or_else(|| {
-            self.next_seq += 1;
-            StreamId::new(1, self.next_seq)
+            let after = self.last_id.and_then(StreamId::next);
+            after.unwrap_or(StreamId::new(1, 1))
         });
+        if self.last_id.is_some_and(|last| id <= last) {
+            // What Redis refuses (a replica whose log differs).
+            return id;
+        }
         self.log.push((id, record.owned()));
+        self.log_key = true;
+        self.last_id = Some(id);
         id
-    }
-    fn delete_all(&mut self) -> i64 {
-        let existed = [
-            self.meta.is_some(),
-            !self.pool.is_empty(),
-            !self.holders.is_empty(),
-            !self.log.is_empty(),
-            !self.holds.is_empty(),
-            !self.waiting.is_empty(),
-        ];
-        let effects = std::mem::take(&mut self.effects);
-        let offered = std::mem::take(&mut self.offered);
-        *self = MemoryStore {
-            effects,
-            offered,
-            ..MemoryStore::default()
-        };
-        existed.iter().filter(|&&e| e).count() as i64
     }
     fn replicate(&mut self, effect: &Effect<&str>) {
         self.effects.push(effect.owned());
@@ -1036,7 +1343,7 @@ mod tests {
             3
         )
         .is_err());
-        assert!(drop_event(&mut s, "e", false).is_err());
+        assert!(drop_event(&mut s, "e", false, 3).is_err());
         assert_eq!(before, format!("{s:?}"));
     }
 
@@ -1066,25 +1373,64 @@ mod tests {
         assert_eq!(holder(&mut s, "e", "a", None), Err(no.clone()));
         assert_eq!(order(&mut s, "e", "a", None), Err(no.clone()));
         assert_eq!(set_status(&mut s, "e", Status::Open, 1), Err(no));
-        assert_eq!(drop_event(&mut s, "e", false), Ok(0));
+        assert_eq!(drop_event(&mut s, "e", false, 1), Ok(0));
+        assert!(
+            s.log.is_empty() && !s.log_key,
+            "no key at all: nothing logged"
+        );
     }
 
     #[test]
     fn drop_waits_for_the_log_unless_forced() {
         let mut s = event(5);
         assert_eq!(
-            drop_event(&mut s, "e", false),
+            drop_event(&mut s, "e", false, 2),
             Err(TicketError::Unsynced {
                 event: "e".into(),
                 entries: 1
             })
         );
         s.log.clear();
-        assert_eq!(drop_event(&mut s, "e", false), Ok(1));
+        assert_eq!(drop_event(&mut s, "e", false, 2), Ok(1));
         let mut s = event(5);
         plain(&mut s, "a", 2, 8).unwrap();
-        assert_eq!(drop_event(&mut s, "e", true), Ok(4));
+        assert_eq!(
+            drop_event(&mut s, "e", true, 3),
+            Ok(3),
+            "meta, pool, holders"
+        );
         assert!(s.meta.is_none());
+    }
+
+    #[test]
+    fn a_drop_keeps_the_log_as_its_trace_and_a_new_init_continues_it() {
+        let mut s = event(5);
+        plain(&mut s, "a", 2, 8).unwrap();
+        assert_eq!(drop_event(&mut s, "e", true, 3), Ok(3));
+        let ops: Vec<_> = s.log.iter().map(|(_, r)| r.op.name()).collect();
+        assert_eq!(ops, ["init", "claim", "drop"]);
+        let (id, _) = s.log[2];
+        assert!(matches!(
+            s.effects.last(),
+            Some(Effect::Append { record: Record { op: Op::Drop, at: 3 }, id: i, .. }) if *i == id
+        ));
+        // Trimmed by the sidecar: only the (empty) log is left.
+        s.log.clear();
+        assert_eq!(drop_event(&mut s, "e", false, 4), Ok(0));
+        assert_eq!(s.log.len(), 1, "dropped again: logged again");
+        s.log.clear();
+        init(
+            &mut s,
+            "e",
+            (5, 0, 0),
+            Checkout::default(),
+            Incarnation(9),
+            5,
+        )
+        .unwrap();
+        let (new, _) = s.log[0];
+        assert!(new > id, "the ids keep growing: {new} > {id}");
+        assert_eq!(plain(&mut s, "b", 6, 8), Ok(Claim::New(Tickets::One(1))));
     }
 
     /// A [`MemoryStore`] whose pool or holders key holds the wrong type.
@@ -1213,8 +1559,29 @@ mod tests {
         fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId {
             self.inner.append(record, id)
         }
-        fn delete_all(&mut self) -> i64 {
-            self.inner.delete_all()
+        fn delete_state(&mut self) -> i64 {
+            self.inner.delete_state()
+        }
+        fn delete_log(&mut self) {
+            self.inner.delete_log()
+        }
+        fn last_log_id(&mut self) -> Result<Option<StreamId>, TicketError> {
+            self.inner.last_log_id()
+        }
+        fn is_free(&mut self, ticket: i64) -> Result<bool, TicketError> {
+            self.inner.is_free(ticket)
+        }
+        fn staging(&mut self) -> Result<Option<Staging>, TicketError> {
+            self.inner.staging()
+        }
+        fn set_staging(&mut self, staging: &Staging) {
+            self.inner.set_staging(staging)
+        }
+        fn add_staged_sum(&mut self, sum: i64) {
+            self.inner.add_staged_sum(sum)
+        }
+        fn clear_staging(&mut self) {
+            self.inner.clear_staging()
         }
         fn replicate(&mut self, effect: &Effect<&str>) {
             self.inner.replicate(effect)
@@ -1230,7 +1597,7 @@ mod tests {
             for force in [false, true] {
                 assert!(
                     matches!(
-                        drop_event(&mut s, "e", force),
+                        drop_event(&mut s, "e", force, 3),
                         Err(TicketError::WrongType { .. })
                     ),
                     "pool={pool} force={force}"

@@ -149,6 +149,10 @@ pub struct Constants {
     pub offer: *mut RedisModuleString,
     pub waitseq: *mut RedisModuleString,
     pub incarnation: *mut RedisModuleString,
+    pub restore_status: *mut RedisModuleString,
+    pub restore_orders: *mut RedisModuleString,
+    pub restore_from: *mut RedisModuleString,
+    pub restore_sum: *mut RedisModuleString,
     /// The effect version this build writes, as an argument of `TICKET._APPLY`.
     pub version: *mut RedisModuleString,
     named: [(&'static str, *mut RedisModuleString); NAMED.len()],
@@ -177,6 +181,10 @@ impl Constants {
             offer: find("offer"),
             waitseq: forever(b"waitseq"),
             incarnation: find("incarnation"),
+            restore_status: forever(b"restore_status"),
+            restore_orders: forever(b"restore_orders"),
+            restore_from: forever(b"restore_from"),
+            restore_sum: forever(b"restore_sum"),
             version: forever(protocol::effect::VERSION.to_string().as_bytes()),
             named,
         }
