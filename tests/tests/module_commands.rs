@@ -15,14 +15,6 @@ fn hgetall(conn: &mut redis::Connection, key: &str) -> HashMap<String, String> {
     redis::cmd("HGETALL").arg(key).query(conn).expect("HGETALL")
 }
 
-fn exists(conn: &mut redis::Connection, key: &str) -> bool {
-    redis::cmd("EXISTS")
-        .arg(key)
-        .query::<i64>(conn)
-        .expect("EXISTS")
-        == 1
-}
-
 #[test]
 fn init_creates_meta_and_logs_init_record() {
     let server = RedisServer::start();

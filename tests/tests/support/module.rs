@@ -87,6 +87,15 @@ pub fn key(event: &str, part: &str) -> String {
     format!("ticket:{{{event}}}:{part}")
 }
 
+/// Whether `key` exists.
+pub fn exists(conn: &mut Connection, key: &str) -> bool {
+    redis::cmd("EXISTS")
+        .arg(key)
+        .query::<i64>(conn)
+        .expect("EXISTS")
+        == 1
+}
+
 /// `DEBUG DIGEST` of the whole dataset.
 pub fn digest(conn: &mut Connection) -> String {
     redis::cmd("DEBUG")
