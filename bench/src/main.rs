@@ -55,6 +55,8 @@ enum Cmd {
     Checkout,
     /// 1,000,000 users join a sold-out event's waiting list; cancels are offered in-command, expiries handed on
     Waitlist,
+    /// TICKET.RESTORE of 1,000,000 orders in chunks while another connection PINGs
+    Restore,
     /// Every scenario (the default)
     All,
     /// The README demo: 1,000 users burst 100 tickets, MySQL checked against Redis
@@ -186,6 +188,12 @@ pub struct Opts {
     /// waitlist: the event's OFFER, ms
     #[arg(long, global = true)]
     waitlist_offer_ms: Option<u64>,
+    /// restore: orders in the snapshot
+    #[arg(long, global = true)]
+    restore_orders: Option<u64>,
+    /// restore: most tickets per ORDERS or FREE call
+    #[arg(long, global = true)]
+    restore_chunk: Option<usize>,
 }
 
 /// Sizes after applying `--quick` and explicit options.
@@ -221,6 +229,8 @@ pub struct Sizes {
     pub waitlist_tickets: u64,
     pub waitlist_cancels: u64,
     pub waitlist_offer_ms: u64,
+    pub restore_orders: u64,
+    pub restore_chunk: usize,
 }
 
 impl Sizes {
@@ -261,6 +271,8 @@ impl Sizes {
             waitlist_tickets: pick(o.waitlist_tickets, 1_000, 50).max(1),
             waitlist_cancels: pick(o.waitlist_cancels, 100, 10).max(1),
             waitlist_offer_ms: pick(o.waitlist_offer_ms, 2_000, 500).max(1),
+            restore_orders: pick(o.restore_orders, 1_000_000, 20_000).max(1),
+            restore_chunk: picku(o.restore_chunk, protocol::restore::DEFAULT_CHUNK, 1_000).max(1),
         }
     }
 }
@@ -443,6 +455,7 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
             Cmd::Live,
             Cmd::Checkout,
             Cmd::Waitlist,
+            Cmd::Restore,
         ],
         c => vec![c],
     };
@@ -457,6 +470,7 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
             Cmd::Live => scenarios::live(&ctx),
             Cmd::Checkout => scenarios::checkout(&ctx),
             Cmd::Waitlist => scenarios::waitlist(&ctx),
+            Cmd::Restore => scenarios::restore(&ctx),
             Cmd::All | Cmd::Demo => continue,
         }?;
         if opts.markdown {
@@ -524,6 +538,7 @@ mod tests {
             ("big-event", Cmd::BigEvent),
             ("checkout", Cmd::Checkout),
             ("waitlist", Cmd::Waitlist),
+            ("restore", Cmd::Restore),
             ("demo", Cmd::Demo),
         ] {
             assert_eq!(Cli::parse_from(["b", arg]).cmd, Some(cmd));

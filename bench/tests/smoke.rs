@@ -52,7 +52,8 @@ fn all_quick_reports_every_scenario_without_violations() {
             "big-event",
             "live",
             "checkout",
-            "waitlist"
+            "waitlist",
+            "restore"
         ],
         "{stderr}"
     );

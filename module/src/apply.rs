@@ -9,11 +9,14 @@
 //! and the only thing read, whether a cancelled order was held, is the same
 //! on both sides), so the two sides cannot diverge.
 
+use std::ops::RangeInclusive;
+
 use protocol::effect::Effect;
 use protocol::record::{Op, Record, Tickets};
+use protocol::restore::{Begin, Order};
 use protocol::StreamId;
 
-use crate::pool::{Meta, Status, Store};
+use crate::pool::{Meta, Staging, Status, Store};
 
 /// Performs a replicated effect.
 pub fn apply(store: &mut impl Store, effect: &Effect<&str>) {
@@ -22,9 +25,12 @@ pub fn apply(store: &mut impl Store, effect: &Effect<&str>) {
             append(store, record, *minted, Some(*id));
         }
         Effect::DropAll => {
-            store.delete_all();
+            store.delete_state();
+            store.delete_log();
         }
-        Effect::RestoreBegin(_) | Effect::RestoreOrders(_) | Effect::RestoreFree(_) => {}
+        Effect::RestoreBegin(begin) => restore_begin(store, begin),
+        Effect::RestoreOrders(orders) => restore_orders(store, orders),
+        Effect::RestoreFree(free) => restore_free(store, free),
         Effect::Wait { user, place } => store.add_waiting(user, *place),
         Effect::Leave { user } => {
             store.remove_waiting(user);
@@ -49,7 +55,7 @@ pub fn append(
             opens_at,
             closes_at,
             checkout,
-            incarnation: _,
+            incarnation,
         } => {
             let meta = Meta {
                 total: *total,
@@ -63,6 +69,7 @@ pub fn append(
                 extra: 0,
                 offer: checkout.offer,
                 waitseq: 0,
+                incarnation: *incarnation,
             };
             store.create_meta(&meta, record.at);
         }
@@ -92,7 +99,16 @@ pub fn append(
         }
         Op::Open => store.set_status(Status::Open),
         Op::Close => store.set_status(Status::Closed),
-        Op::Drop | Op::Restore { .. } => {}
+        // The log stays: it is the trace of the drop.
+        Op::Drop => {
+            store.delete_state();
+        }
+        // The snapshot replaces every earlier entry.
+        Op::Restore { status, .. } => {
+            store.delete_log();
+            store.set_status(Status::from(*status));
+            store.clear_staging();
+        }
     }
     store.append(record, id)
 }
@@ -140,4 +156,66 @@ fn give_back(store: &mut impl Store, user: &str, tickets: &Tickets, held: bool) 
     if held != 0 || extra != 0 {
         store.add_counts(-held, -extra);
     }
+}
+
+/// A restore begins: the event's state (not its log) is replaced by an
+/// empty one being restored, with the snapshot's settings.
+pub fn restore_begin(store: &mut impl Store, begin: &Begin) {
+    store.delete_state();
+    let meta = Meta {
+        total: begin.total,
+        minted: begin.minted,
+        status: Status::Restoring,
+        opens_at: begin.opens_at,
+        closes_at: begin.closes_at,
+        hold: begin.checkout.hold,
+        limit: begin.checkout.limit,
+        held: 0,
+        extra: 0,
+        offer: begin.checkout.offer,
+        waitseq: 0,
+        incarnation: Some(begin.incarnation),
+    };
+    // No creation time: a replica could not know the primary's.
+    store.create_meta(&meta, 0);
+    store.set_staging(&Staging {
+        status: begin.status,
+        orders: begin.orders,
+        from: begin.from,
+        sum: 0,
+    });
+}
+
+/// Restored orders: holders, holds and the meta counters, as the apply of
+/// their claims would have written them.
+pub fn restore_orders(store: &mut impl Store, orders: &[Order<&str>]) {
+    let (mut held, mut extra, mut sum) = (0, 0, 0i64);
+    for order in orders {
+        store.set_holder(order.user, &order.tickets);
+        let n = count(&order.tickets);
+        if order.until > 0 {
+            store.set_hold(order.user, order.until);
+            held += n;
+        }
+        extra += n - 1;
+        sum = order
+            .tickets
+            .as_slice()
+            .iter()
+            .fold(sum, |s, t| s.wrapping_add(*t));
+    }
+    store.add_counts(held, extra);
+    store.add_staged_sum(sum);
+}
+
+/// Restored free numbers, into the pool.
+pub fn restore_free(store: &mut impl Store, free: &[RangeInclusive<i64>]) {
+    let mut sum = 0i64;
+    for range in free {
+        let (a, b) = (*range.start(), *range.end());
+        let span = (a as i128 + b as i128) * (b as i128 - a as i128 + 1) / 2;
+        sum = sum.wrapping_add(span as i64);
+        store.add_free(range.clone());
+    }
+    store.add_staged_sum(sum);
 }

@@ -138,7 +138,7 @@ pub const DOCS: &[Doc] = &[
     },
     Doc {
         name: "ticket.status",
-        summary: "Total, remaining, claimed, status, window, unsynced log entries, held tickets and waiting list of an event.",
+        summary: "Total, remaining, claimed, status, window, unsynced log entries, held tickets, waiting list and incarnation of an event.",
         complexity: "O(1)",
         since: "0.1.0",
         arity: 2,
@@ -168,13 +168,27 @@ pub const DOCS: &[Doc] = &[
     },
     Doc {
         name: "ticket.drop",
-        summary: "Deletes an event's keys; refuses while its log is not drained, unless FORCE.",
+        summary: "Deletes an event's keys but its log, and logs op=drop (the trace); refuses while its log is not drained, unless FORCE.",
         complexity: "O(N) in the event's holders and log",
         since: "0.1.0",
         arity: -2,
         key: 1,
         access: Access::Delete,
         args: &[EVENT, arg("force", Kind::Flag("FORCE"))],
+    },
+    Doc {
+        name: "ticket.restore",
+        summary: "Operator: installs a snapshot of an event in steps: BEGIN <incarnation> <total> <minted> <status> <opens_at> <closes_at> <hold> <limit> <offer> <orders> <from-id> [FORCE], ORDERS <user> <tickets> <until> ..., FREE <n>|<a>-<b> ..., COMMIT (replies with the id of the op=restore entry).",
+        complexity: "O(N log N) in the orders or numbers of the step",
+        since: "0.3.0",
+        arity: -3,
+        key: 1,
+        access: Access::Update,
+        args: &[
+            EVENT,
+            arg("step", Kind::Text),
+            arg("values", Kind::Rest),
+        ],
     },
     Doc {
         name: "ticket.wait",

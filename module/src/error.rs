@@ -40,6 +40,15 @@ pub enum TicketError {
     /// `TRYAGAIN`: the event's keys disagree with each other (a cluster slot
     /// migration in progress, or hand edits); nothing was changed.
     TryAgain(String),
+    /// `TRYAGAIN`: the event is being restored (`TICKET.RESTORE`); nothing
+    /// was changed.
+    Restoring(String),
+    /// `NOTRESTORING`: a `TICKET.RESTORE` step on an event that is not
+    /// being restored.
+    NotRestoring(String),
+    /// `INCOMPLETE`: `TICKET.RESTORE E COMMIT` before every order and free
+    /// number was restored.
+    Incomplete { event: String, detail: String },
     /// `CORRUPT`: the event's keys hold values the module never writes.
     Corrupt(String),
     /// `INTERNAL`: a bug caught at the command boundary (a panic).
@@ -63,7 +72,9 @@ impl TicketError {
             TicketError::Holding { .. } => "HOLDING",
             TicketError::Unsynced { .. } => "UNSYNCED",
             TicketError::WrongType { .. } => "WRONGTYPE",
-            TicketError::TryAgain(_) => "TRYAGAIN",
+            TicketError::TryAgain(_) | TicketError::Restoring(_) => "TRYAGAIN",
+            TicketError::NotRestoring(_) => "NOTRESTORING",
+            TicketError::Incomplete { .. } => "INCOMPLETE",
             TicketError::Corrupt(_) => "CORRUPT",
             TicketError::Internal(_) => "INTERNAL",
             TicketError::NoPerm(_) => "NOPERM",
@@ -93,6 +104,19 @@ impl fmt::Display for TicketError {
                 quote(e.as_bytes())
             ),
             TicketError::SoldOut(e) => write!(f, "event {} is sold out", quote(e.as_bytes())),
+            TicketError::Restoring(e) => {
+                write!(f, "event {} is being restored", quote(e.as_bytes()))
+            }
+            TicketError::NotRestoring(e) => write!(
+                f,
+                "event {} is not being restored (TICKET.RESTORE E BEGIN first)",
+                quote(e.as_bytes())
+            ),
+            TicketError::Incomplete { event, detail } => write!(
+                f,
+                "the restore of event {} is incomplete: {detail}",
+                quote(event.as_bytes())
+            ),
             TicketError::Limit {
                 event,
                 limit,

@@ -56,13 +56,19 @@ pub fn note(db: i32, event: &str, until: i64) {
         if !known {
             index.deadlines.insert((until, db, event.to_owned()));
         }
-        let events = index.earliest.get_or_insert_with(FxHashMap::default);
-        let earliest = events
+        let events = index
+            .earliest
+            .get_or_insert_with(FxHashMap::default)
             .entry(db)
-            .or_default()
-            .entry(event.to_owned())
-            .or_insert(until);
-        *earliest = (*earliest).min(until);
+            .or_default();
+        // Look up before inserting: no key copy for an event noted already
+        // (a restore notes one hold per order).
+        match events.get_mut(event) {
+            Some(earliest) => *earliest = (*earliest).min(until),
+            None => {
+                events.insert(event.to_owned(), until);
+            }
+        }
     })
 }
 

@@ -54,6 +54,7 @@ mod registration {
             ["ticket.open", cmd::open_close::open, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.close", cmd::open_close::close, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.drop", cmd::drop::command, "write deny-oom", 1, 1, 1, "", "write"],
+            ["ticket.restore", cmd::restore::command, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.holder", cmd::holder::command, "readonly fast", 1, 1, 1, "", "read"],
             ["ticket.status", cmd::status::command, "readonly fast", 1, 1, 1, "", "read"],
             ["ticket.order", cmd::order::command, "readonly fast", 1, 1, 1, "", "read"],

@@ -89,6 +89,7 @@ mod tests {
             extra: 0,
             offer: 600_000,
             waitseq: 0,
+            incarnation: None,
         }
     }
 

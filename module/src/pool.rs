@@ -29,38 +29,67 @@
 //! it joined, from when it is offered what is free (at least one ticket).
 //! While anyone waits, a claim by a user without tickets is `SOLDOUT`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::RangeInclusive;
 
 use protocol::effect::{Checkout, Effect, WAIT_COUNT_SPAN};
-use protocol::record::{Op, Record, Tickets};
+use protocol::record::{Incarnation, Op, Record, Tickets};
+use protocol::restore::{Begin, Order};
 use protocol::StreamId;
 
 use crate::apply;
 use crate::error::TicketError;
 
-/// Whether an event accepts claims (subject to its `opens_at`/`closes_at`).
+/// Whether an event accepts claims (subject to its `opens_at`/`closes_at`),
+/// or is being restored (`TICKET.RESTORE`: every command but STATUS, DROP
+/// and the restore's own steps answers `TRYAGAIN`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     Open,
     Closed,
+    Restoring,
 }
 
 impl Status {
     pub fn as_str(self) -> &'static str {
         match self {
-            Status::Open => "open",
-            Status::Closed => "closed",
+            Status::Restoring => "restoring",
+            Status::Open => protocol::record::Status::Open.as_str(),
+            Status::Closed => protocol::record::Status::Closed.as_str(),
         }
     }
 
     pub fn parse(s: &str) -> Option<Status> {
         match s {
-            "open" => Some(Status::Open),
-            "closed" => Some(Status::Closed),
-            _ => None,
+            "restoring" => Some(Status::Restoring),
+            s => protocol::record::Status::parse(s).map(Status::from),
         }
     }
+}
+
+impl From<protocol::record::Status> for Status {
+    fn from(status: protocol::record::Status) -> Status {
+        match status {
+            protocol::record::Status::Open => Status::Open,
+            protocol::record::Status::Closed => Status::Closed,
+        }
+    }
+}
+
+/// What a restore keeps in the meta hash until its commit (the fields
+/// `restore_status`, `restore_orders`, `restore_from`, `restore_sum`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Staging {
+    /// The status the event gets at the commit.
+    pub status: protocol::record::Status,
+    /// How many orders the snapshot has.
+    pub orders: i64,
+    /// The MySQL offset the snapshot was taken at.
+    pub from: StreamId,
+    /// The sum of every ticket number restored so far, held or free: at the
+    /// commit it must be `1 + 2 + ... + minted`, so that no number is both
+    /// held and free while another is missing.
+    pub sum: i64,
 }
 
 /// The event's meta hash.
@@ -88,6 +117,8 @@ pub struct Meta {
     /// is `max(now, waitseq + 1)`: increasing, and never before the time the
     /// user joined.
     pub waitseq: i64,
+    /// Which incarnation of the event this is (`None`: made before 0.3).
+    pub incarnation: Option<Incarnation>,
 }
 
 /// Storage of one event. Reads may fail (wrong types, corrupt values); writes
@@ -147,8 +178,23 @@ pub trait Store {
     /// Appends `record` to the log at `id`, or at an id the store picks
     /// (the primary's auto id) when `None`; returns the id used.
     fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId;
-    /// Deletes every key of the event; returns how many existed.
-    fn delete_all(&mut self) -> i64;
+    /// Deletes every key of the event but its log; returns how many existed.
+    fn delete_state(&mut self) -> i64;
+    /// Deletes the log (unlinked: freed in the background).
+    fn delete_log(&mut self);
+    /// The id the log's last entry got, even when trimmed away since
+    /// (its `last-generated-id`); `None` without a log.
+    fn last_log_id(&mut self) -> Result<Option<StreamId>, TicketError>;
+    /// Whether `ticket` is in the pool.
+    fn is_free(&mut self, ticket: i64) -> Result<bool, TicketError>;
+    /// The staging fields of a restore in progress.
+    fn staging(&mut self) -> Result<Option<Staging>, TicketError>;
+    /// Writes the staging fields (and resets `held`, `extra`, `waitseq`).
+    fn set_staging(&mut self, staging: &Staging);
+    /// Adds `sum` to the staging field `restore_sum`.
+    fn add_staged_sum(&mut self, sum: i64);
+    /// Removes the staging fields.
+    fn clear_staging(&mut self);
     /// Propagates one state change to replicas and the AOF.
     fn replicate(&mut self, effect: &Effect<&str>);
 }
@@ -213,11 +259,12 @@ pub struct Report {
     pub unsynced: i64,
     /// The waiting list's length.
     pub waiting: i64,
+    pub incarnation: Option<Incarnation>,
 }
 
 /// What `TICKET.ORDER` reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Order {
+pub struct OrderReport {
     pub tickets: Tickets,
     /// The held order's deadline; `None` when sold.
     pub expires_at: Option<i64>,
@@ -234,13 +281,24 @@ fn existing_meta(store: &mut impl Store, event: &str) -> Result<Meta, TicketErro
         .ok_or_else(|| TicketError::NoEvent(event.to_owned()))
 }
 
+/// The meta of an event that is not being restored (`TRYAGAIN` while it is).
+fn live_meta(store: &mut impl Store, event: &str) -> Result<Meta, TicketError> {
+    let meta = existing_meta(store, event)?;
+    match meta.status {
+        Status::Restoring => Err(TicketError::Restoring(event.to_owned())),
+        _ => Ok(meta),
+    }
+}
+
 /// `TICKET.INIT`: creates the meta hash (the pool stays empty until the first
-/// claim mints a chunk, so any size inits in O(1)).
+/// claim mints a chunk, so any size inits in O(1)) of incarnation
+/// `incarnation` (drawn by the command: this stays pure).
 pub fn init(
     store: &mut impl Store,
     event: &str,
     window: (i64, i64, i64),
     checkout: Checkout,
+    incarnation: Incarnation,
     now: i64,
 ) -> Result<(), TicketError> {
     if store.meta()?.is_some() || store.any_state()? {
@@ -254,7 +312,7 @@ pub fn init(
         opens_at,
         closes_at,
         checkout,
-        incarnation: None,
+        incarnation: Some(incarnation),
     };
     commit(store, Record { op, at: now }, None);
     Ok(())
@@ -430,7 +488,7 @@ fn expire_due(
 /// What every write command does first: the meta, after checking the keys
 /// agree, expiring due holds and serving the waiting list.
 fn prepare(store: &mut impl Store, event: &str, now: i64) -> Result<Meta, TicketError> {
-    let meta = existing_meta(store, event)?;
+    let meta = live_meta(store, event)?;
     check_consistent(store, event, &meta)?;
     settle(store, event, meta, now)
 }
@@ -562,7 +620,7 @@ pub fn position(
     event: &str,
     user: &str,
 ) -> Result<Option<i64>, TicketError> {
-    existing_meta(store, event)?;
+    live_meta(store, event)?;
     Ok(store.waiting_rank(user)?.map(|rank| rank + 1))
 }
 
@@ -577,6 +635,9 @@ pub fn sweep(
     let Some(meta) = store.meta()? else {
         return Ok(0);
     };
+    if meta.status == Status::Restoring {
+        return Ok(0);
+    }
     check_consistent(store, event, &meta)?;
     let expired = expire_holds(store, now, max)?;
     if expired > 0 {
@@ -634,15 +695,15 @@ pub fn order(
     event: &str,
     user: &str,
     expired_from: ExpiredFrom,
-) -> Result<Option<Order>, TicketError> {
-    existing_meta(store, event)?;
+) -> Result<Option<OrderReport>, TicketError> {
+    live_meta(store, event)?;
     let Some(tickets) = store.holder(user)? else {
         return Ok(None);
     };
     let expires_at = store.hold_until(user)?;
     match (expires_at, expired_from) {
         (Some(until), Some(now)) if until <= now => Ok(None),
-        _ => Ok(Some(Order {
+        _ => Ok(Some(OrderReport {
             tickets,
             expires_at,
         })),
@@ -666,7 +727,7 @@ pub fn set_status(
     status: Status,
     now: i64,
 ) -> Result<(), TicketError> {
-    let meta = existing_meta(store, event)?;
+    let meta = live_meta(store, event)?;
     if meta.status == status {
         return Ok(());
     }
@@ -678,7 +739,7 @@ pub fn set_status(
     }
     let op = match status {
         Status::Open => Op::Open,
-        Status::Closed => Op::Close,
+        Status::Closed | Status::Restoring => Op::Close,
     };
     commit(store, Record { op, at: now }, None);
     if serve {
@@ -695,6 +756,8 @@ pub fn report(
 ) -> Result<Report, TicketError> {
     let meta = existing_meta(store, event)?;
     let mut lapsed = 0;
+    // A restore in progress expires nothing, not even in what it reports.
+    let expired_from = expired_from.filter(|_| meta.status != Status::Restoring);
     if let Some(now) = expired_from.filter(|now| store.maybe_due(*now)) {
         for user in store.due_holds(now, usize::MAX)? {
             lapsed += store
@@ -712,30 +775,249 @@ pub fn report(
         closes_at: meta.closes_at,
         unsynced: store.log_len()?,
         waiting: store.waiting_len()?,
+        incarnation: meta.incarnation,
     })
 }
 
-/// `TICKET.DROP`: deletes the event, refusing while the log is not drained.
-pub fn drop_event(store: &mut impl Store, event: &str, force: bool) -> Result<i64, TicketError> {
-    // Type-check every key before deleting any (`any_state` stops at the
-    // first key that exists, so the pool and holders are checked on their own).
+/// Reads every key of the event, so that a wrong type is an error before
+/// anything is deleted (`any_state` stops at the first key that exists, so
+/// the pool and holders are checked on their own); returns the log's length.
+fn type_check_all(store: &mut impl Store) -> Result<i64, TicketError> {
     store.any_state()?;
     store.free_count()?;
     store.holder_count()?;
     store.due_holds(0, 1)?;
     store.waiting_len()?;
-    let entries = store.log_len()?;
+    store.log_len()
+}
+
+/// `TICKET.DROP`: deletes the event's keys but its log, and appends
+/// `op=drop` to the log (the trace that tells the sidecar a drop from a
+/// loss); refuses while the log is not drained unless `force`. Returns how
+/// many keys were deleted (the log not counted); an event without any key
+/// is left alone (0, nothing logged).
+pub fn drop_event(
+    store: &mut impl Store,
+    event: &str,
+    force: bool,
+    now: i64,
+) -> Result<i64, TicketError> {
+    let entries = type_check_all(store)?;
     if entries > 0 && !force {
         return Err(TicketError::Unsynced {
             event: event.to_owned(),
             entries,
         });
     }
-    let deleted = store.delete_all();
-    if deleted > 0 {
-        store.replicate(&Effect::DropAll);
+    let deleted = store.delete_state();
+    if deleted > 0 || store.log_exists()? {
+        commit(
+            store,
+            Record {
+                op: Op::Drop,
+                at: now,
+            },
+            None,
+        );
     }
     Ok(deleted)
+}
+
+/// The meta and staging fields of an event being restored (`NOTRESTORING`
+/// otherwise).
+fn restoring(store: &mut impl Store, event: &str) -> Result<(Meta, Staging), TicketError> {
+    let not = || TicketError::NotRestoring(event.to_owned());
+    let meta = store.meta()?.ok_or_else(not)?;
+    if meta.status != Status::Restoring {
+        return Err(not());
+    }
+    let staging = store.staging()?.ok_or_else(|| {
+        TicketError::Corrupt(format!(
+            "the meta hash of event '{event}' says restoring but has no restore fields"
+        ))
+    })?;
+    Ok((meta, staging))
+}
+
+/// `TICKET.RESTORE E BEGIN`: replaces the event's state (not its log) by an
+/// empty one being restored. Refuses an event that exists and is not being
+/// restored, unless `force`; restarts a restore in progress.
+pub fn restore_begin(
+    store: &mut impl Store,
+    event: &str,
+    begin: &Begin,
+    force: bool,
+) -> Result<(), TicketError> {
+    type_check_all(store)?;
+    let restarting = match store.meta() {
+        Ok(Some(meta)) => meta.status == Status::Restoring,
+        Ok(None) => true,
+        // A corrupt meta hash is replaced only when forced.
+        Err(e) if !force => return Err(e),
+        Err(_) => false,
+    };
+    if !restarting && !force {
+        return Err(TicketError::Exists(event.to_owned()));
+    }
+    apply::restore_begin(store, begin);
+    store.replicate(&Effect::RestoreBegin(begin.clone()));
+    Ok(())
+}
+
+/// `TICKET.RESTORE E ORDERS`: restores orders; returns how many are
+/// restored so far. Refused, with nothing changed, for a user restored
+/// already (or twice in the call), a ticket above `minted`, free, or in two
+/// orders of the call, or more orders than `BEGIN` announced.
+pub fn restore_orders(
+    store: &mut impl Store,
+    event: &str,
+    orders: &[Order<&str>],
+) -> Result<i64, TicketError> {
+    let (meta, staging) = restoring(store, event)?;
+    store.due_holds(0, 1)?;
+    store.free_count()?;
+    let so_far = store.holder_count()?;
+    let invalid = |why: String| TicketError::Invalid(format!("TICKET.RESTORE ORDERS: {why}"));
+    if so_far + orders.len() as i64 > staging.orders {
+        return Err(invalid(format!(
+            "{} orders restored already, {} more would exceed the {} that BEGIN announced",
+            so_far,
+            orders.len(),
+            staging.orders
+        )));
+    }
+    let mut users = HashSet::with_capacity(orders.len());
+    let mut tickets = HashSet::new();
+    for (i, order) in orders.iter().enumerate() {
+        let named = || {
+            format!(
+                "order {} (user {})",
+                i + 1,
+                crate::error::quote(order.user.as_bytes())
+            )
+        };
+        if !users.insert(order.user) || store.holder(order.user)?.is_some() {
+            return Err(invalid(format!(
+                "{}: the user is restored already",
+                named()
+            )));
+        }
+        for &t in order.tickets.as_slice() {
+            let problem = if t > meta.minted {
+                Some(format!("is above minted ({})", meta.minted))
+            } else if !tickets.insert(t) {
+                Some("is in two orders".to_owned())
+            } else if store.is_free(t)? {
+                Some("is restored as free already".to_owned())
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return Err(invalid(format!("{}: ticket {t} {problem}", named())));
+            }
+        }
+    }
+    apply::restore_orders(store, orders);
+    store.replicate(&Effect::RestoreOrders(orders.to_vec()));
+    store.holder_count()
+}
+
+/// `TICKET.RESTORE E FREE`: puts numbers into the pool; returns how many
+/// are in it. Refused, with nothing changed, for a number above `minted`,
+/// in the pool already, or given twice.
+pub fn restore_free(
+    store: &mut impl Store,
+    event: &str,
+    free: &[RangeInclusive<i64>],
+) -> Result<i64, TicketError> {
+    let (meta, _) = restoring(store, event)?;
+    store.free_count()?;
+    let invalid = |why: String| TicketError::Invalid(format!("TICKET.RESTORE FREE: {why}"));
+    let mut sorted = free.to_vec();
+    sorted.sort_by_key(|r| *r.start());
+    for pair in sorted.windows(2) {
+        if pair[1].start() <= pair[0].end() {
+            return Err(invalid(format!(
+                "{} is given twice",
+                pair[1].start().max(pair[0].start())
+            )));
+        }
+    }
+    for range in &sorted {
+        if *range.end() > meta.minted {
+            return Err(invalid(format!(
+                "{} is above minted ({})",
+                range.end(),
+                meta.minted
+            )));
+        }
+        for n in range.clone() {
+            if store.is_free(n)? {
+                return Err(invalid(format!("{n} is in the pool already")));
+            }
+        }
+    }
+    apply::restore_free(store, free);
+    store.replicate(&Effect::RestoreFree(free.to_vec()));
+    store.free_count()
+}
+
+/// `TICKET.RESTORE E COMMIT`: once every order and every free number is
+/// restored, replaces the log by one whose first entry is `op=restore` at
+/// `max(now-0, next(from), next(the old log's last id))` and gives the event
+/// its status; returns that id.
+pub fn restore_commit(
+    store: &mut impl Store,
+    event: &str,
+    now: i64,
+) -> Result<StreamId, TicketError> {
+    let (meta, staging) = restoring(store, event)?;
+    let (holders, free) = (store.holder_count()?, store.free_count()?);
+    let accounted = holders + meta.extra + free;
+    let sum = meta.minted * (meta.minted + 1) / 2;
+    let detail = if holders != staging.orders {
+        Some(format!("{holders} of {} orders restored", staging.orders))
+    } else if accounted != meta.minted {
+        Some(format!(
+            "{accounted} of the {} numbers up to minted restored (held or free)",
+            meta.minted
+        ))
+    } else if staging.sum != sum {
+        Some(
+            "the numbers restored are not 1 to minted once each: some number is both held and free"
+                .to_owned(),
+        )
+    } else {
+        None
+    };
+    if let Some(detail) = detail {
+        return Err(TicketError::Incomplete {
+            event: event.to_owned(),
+            detail,
+        });
+    }
+    let incarnation = meta.incarnation.ok_or_else(|| {
+        TicketError::Corrupt(format!(
+            "the meta hash of event '{event}' has no incarnation"
+        ))
+    })?;
+    let after = |id: Option<StreamId>| id.and_then(StreamId::next).unwrap_or_default();
+    let id = StreamId::new(now.max(0) as u64, 0)
+        .max(after(Some(staging.from)))
+        .max(after(store.last_log_id()?));
+    let op = Op::Restore {
+        incarnation,
+        status: staging.status,
+        from: staging.from,
+    };
+    let record = Record { op, at: now };
+    apply::append(store, &record, None, Some(id));
+    store.replicate(&Effect::Append {
+        id,
+        record,
+        minted: None,
+    });
+    Ok(id)
 }
 
 /// An in-memory [`Store`] for tests: one event, plain collections.
@@ -749,12 +1031,16 @@ pub struct MemoryStore {
     pub log: Vec<(StreamId, Record)>,
     /// What [`Store::replicate`] was given, in order.
     pub effects: Vec<Effect>,
-    /// The next auto id's sequence number.
-    pub next_seq: u64,
     /// The waiting list: user -> place.
     pub waiting: BTreeMap<String, i64>,
     /// The users announced as offered, in order (not replicated state).
     pub offered: Vec<String>,
+    /// Whether the log key exists (an emptied stream still does).
+    pub log_key: bool,
+    /// The id of the log's last entry ever (its `last-generated-id`).
+    pub last_id: Option<StreamId>,
+    /// The staging fields of a restore in progress.
+    pub staging: Option<Staging>,
 }
 
 impl MemoryStore {
@@ -806,13 +1092,52 @@ impl Store for MemoryStore {
         Ok(self.log.len() as i64)
     }
     fn log_exists(&mut self) -> Result<bool, TicketError> {
-        Ok(self.meta.is_some() || !self.log.is_empty())
+        Ok(self.log_key)
     }
     fn any_state(&mut self) -> Result<bool, TicketError> {
         Ok(self.meta.is_some() || !self.pool.is_empty() || !self.holders.is_empty())
     }
     fn create_meta(&mut self, meta: &Meta, _created_at: i64) {
         self.meta = Some(meta.clone());
+    }
+    fn delete_state(&mut self) -> i64 {
+        let existed = [
+            self.meta.take().is_some(),
+            !std::mem::take(&mut self.pool).is_empty(),
+            !std::mem::take(&mut self.holders).is_empty(),
+            !std::mem::take(&mut self.holds).is_empty(),
+            !std::mem::take(&mut self.waiting).is_empty(),
+        ];
+        self.staging = None;
+        existed.iter().filter(|&&e| e).count() as i64
+    }
+    fn delete_log(&mut self) {
+        self.log.clear();
+        self.log_key = false;
+        self.last_id = None;
+    }
+    fn last_log_id(&mut self) -> Result<Option<StreamId>, TicketError> {
+        Ok(self.last_id.filter(|_| self.log_key))
+    }
+    fn is_free(&mut self, ticket: i64) -> Result<bool, TicketError> {
+        Ok(self.pool.contains(&ticket))
+    }
+    fn staging(&mut self) -> Result<Option<Staging>, TicketError> {
+        Ok(self.staging)
+    }
+    fn set_staging(&mut self, staging: &Staging) {
+        self.staging = Some(*staging);
+        if let Some(meta) = &mut self.meta {
+            (meta.held, meta.extra, meta.waitseq) = (0, 0, 0);
+        }
+    }
+    fn add_staged_sum(&mut self, sum: i64) {
+        if let Some(staging) = &mut self.staging {
+            staging.sum += sum;
+        }
+    }
+    fn clear_staging(&mut self) {
+        self.staging = None;
     }
     fn set_status(&mut self, status: Status) {
         if let Some(meta) = &mut self.meta {
@@ -875,29 +1200,17 @@ impl Store for MemoryStore {
     }
     fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId {
         let id = id.unwrap_or_else(|| {
-            self.next_seq += 1;
-            StreamId::new(1, self.next_seq)
+            let after = self.last_id.and_then(StreamId::next);
+            after.unwrap_or(StreamId::new(1, 1))
         });
+        if self.last_id.is_some_and(|last| id <= last) {
+            // What Redis refuses (a replica whose log differs).
+            return id;
+        }
         self.log.push((id, record.owned()));
+        self.log_key = true;
+        self.last_id = Some(id);
         id
-    }
-    fn delete_all(&mut self) -> i64 {
-        let existed = [
-            self.meta.is_some(),
-            !self.pool.is_empty(),
-            !self.holders.is_empty(),
-            !self.log.is_empty(),
-            !self.holds.is_empty(),
-            !self.waiting.is_empty(),
-        ];
-        let effects = std::mem::take(&mut self.effects);
-        let offered = std::mem::take(&mut self.offered);
-        *self = MemoryStore {
-            effects,
-            offered,
-            ..MemoryStore::default()
-        };
-        existed.iter().filter(|&&e| e).count() as i64
     }
     fn replicate(&mut self, effect: &Effect<&str>) {
         self.effects.push(effect.owned());
@@ -916,7 +1229,15 @@ mod tests {
 
     fn event(total: i64) -> MemoryStore {
         let mut s = MemoryStore::default();
-        init(&mut s, "e", (total, 0, 0), Checkout::default(), 1).unwrap();
+        init(
+            &mut s,
+            "e",
+            (total, 0, 0),
+            Checkout::default(),
+            Incarnation(1),
+            1,
+        )
+        .unwrap();
         s
     }
 
@@ -972,7 +1293,15 @@ mod tests {
     #[test]
     fn windows_and_status_gate_new_claims_but_not_repeats() {
         let mut s = MemoryStore::default();
-        init(&mut s, "e", (5, 100, 200), Checkout::default(), 1).unwrap();
+        init(
+            &mut s,
+            "e",
+            (5, 100, 200),
+            Checkout::default(),
+            Incarnation(1),
+            1,
+        )
+        .unwrap();
         assert!(matches!(
             plain(&mut s, "a", 99, 8),
             Err(TicketError::NotOpen { opens_at: 100, .. })
@@ -1005,8 +1334,16 @@ mod tests {
         plain(&mut s, "a", 2, 8).unwrap();
         let before = format!("{s:?}");
         assert!(plain(&mut s, "b", 2, 8).is_err());
-        assert!(init(&mut s, "e", (5, 0, 0), Checkout::default(), 3).is_err());
-        assert!(drop_event(&mut s, "e", false).is_err());
+        assert!(init(
+            &mut s,
+            "e",
+            (5, 0, 0),
+            Checkout::default(),
+            Incarnation(2),
+            3
+        )
+        .is_err());
+        assert!(drop_event(&mut s, "e", false, 3).is_err());
         assert_eq!(before, format!("{s:?}"));
     }
 
@@ -1036,25 +1373,64 @@ mod tests {
         assert_eq!(holder(&mut s, "e", "a", None), Err(no.clone()));
         assert_eq!(order(&mut s, "e", "a", None), Err(no.clone()));
         assert_eq!(set_status(&mut s, "e", Status::Open, 1), Err(no));
-        assert_eq!(drop_event(&mut s, "e", false), Ok(0));
+        assert_eq!(drop_event(&mut s, "e", false, 1), Ok(0));
+        assert!(
+            s.log.is_empty() && !s.log_key,
+            "no key at all: nothing logged"
+        );
     }
 
     #[test]
     fn drop_waits_for_the_log_unless_forced() {
         let mut s = event(5);
         assert_eq!(
-            drop_event(&mut s, "e", false),
+            drop_event(&mut s, "e", false, 2),
             Err(TicketError::Unsynced {
                 event: "e".into(),
                 entries: 1
             })
         );
         s.log.clear();
-        assert_eq!(drop_event(&mut s, "e", false), Ok(1));
+        assert_eq!(drop_event(&mut s, "e", false, 2), Ok(1));
         let mut s = event(5);
         plain(&mut s, "a", 2, 8).unwrap();
-        assert_eq!(drop_event(&mut s, "e", true), Ok(4));
+        assert_eq!(
+            drop_event(&mut s, "e", true, 3),
+            Ok(3),
+            "meta, pool, holders"
+        );
         assert!(s.meta.is_none());
+    }
+
+    #[test]
+    fn a_drop_keeps_the_log_as_its_trace_and_a_new_init_continues_it() {
+        let mut s = event(5);
+        plain(&mut s, "a", 2, 8).unwrap();
+        assert_eq!(drop_event(&mut s, "e", true, 3), Ok(3));
+        let ops: Vec<_> = s.log.iter().map(|(_, r)| r.op.name()).collect();
+        assert_eq!(ops, ["init", "claim", "drop"]);
+        let (id, _) = s.log[2];
+        assert!(matches!(
+            s.effects.last(),
+            Some(Effect::Append { record: Record { op: Op::Drop, at: 3 }, id: i, .. }) if *i == id
+        ));
+        // Trimmed by the sidecar: only the (empty) log is left.
+        s.log.clear();
+        assert_eq!(drop_event(&mut s, "e", false, 4), Ok(0));
+        assert_eq!(s.log.len(), 1, "dropped again: logged again");
+        s.log.clear();
+        init(
+            &mut s,
+            "e",
+            (5, 0, 0),
+            Checkout::default(),
+            Incarnation(9),
+            5,
+        )
+        .unwrap();
+        let (new, _) = s.log[0];
+        assert!(new > id, "the ids keep growing: {new} > {id}");
+        assert_eq!(plain(&mut s, "b", 6, 8), Ok(Claim::New(Tickets::One(1))));
     }
 
     /// A [`MemoryStore`] whose pool or holders key holds the wrong type.
@@ -1183,8 +1559,29 @@ mod tests {
         fn append(&mut self, record: &Record<&str>, id: Option<StreamId>) -> StreamId {
             self.inner.append(record, id)
         }
-        fn delete_all(&mut self) -> i64 {
-            self.inner.delete_all()
+        fn delete_state(&mut self) -> i64 {
+            self.inner.delete_state()
+        }
+        fn delete_log(&mut self) {
+            self.inner.delete_log()
+        }
+        fn last_log_id(&mut self) -> Result<Option<StreamId>, TicketError> {
+            self.inner.last_log_id()
+        }
+        fn is_free(&mut self, ticket: i64) -> Result<bool, TicketError> {
+            self.inner.is_free(ticket)
+        }
+        fn staging(&mut self) -> Result<Option<Staging>, TicketError> {
+            self.inner.staging()
+        }
+        fn set_staging(&mut self, staging: &Staging) {
+            self.inner.set_staging(staging)
+        }
+        fn add_staged_sum(&mut self, sum: i64) {
+            self.inner.add_staged_sum(sum)
+        }
+        fn clear_staging(&mut self) {
+            self.inner.clear_staging()
         }
         fn replicate(&mut self, effect: &Effect<&str>) {
             self.inner.replicate(effect)
@@ -1200,7 +1597,7 @@ mod tests {
             for force in [false, true] {
                 assert!(
                     matches!(
-                        drop_event(&mut s, "e", force),
+                        drop_event(&mut s, "e", force, 3),
                         Err(TicketError::WrongType { .. })
                     ),
                     "pool={pool} force={force}"
@@ -1218,6 +1615,7 @@ mod tests {
             "e",
             (total, 0, 0),
             Checkout { hold, limit, offer },
+            Incarnation(1),
             1,
         )
         .unwrap();
@@ -1732,6 +2130,325 @@ mod tests {
             prop_assert_eq!(&replica.holders, &s.holders);
             prop_assert_eq!(&replica.holds, &s.holds);
             prop_assert_eq!(&replica.waiting, &s.waiting);
+        }
+    }
+
+    /// What MySQL would say about `s` (as `rebuild` reads it): its live
+    /// orders, `minted` = the highest live number, the other numbers up to
+    /// it free.
+    fn snapshot_of(
+        s: &MemoryStore,
+        from: StreamId,
+    ) -> (Begin, Vec<Order>, Vec<RangeInclusive<i64>>) {
+        let meta = s.meta.clone().unwrap();
+        let mut orders: Vec<Order> = s
+            .holders
+            .iter()
+            .map(|(user, tickets)| Order {
+                user: user.clone(),
+                tickets: tickets.clone(),
+                until: s.holds.get(user).copied().unwrap_or(0),
+            })
+            .collect();
+        orders.sort_by(|a, b| a.user.cmp(&b.user));
+        let mut live: Vec<i64> = orders
+            .iter()
+            .flat_map(|o| o.tickets.as_slice().to_vec())
+            .collect();
+        live.sort_unstable();
+        let minted = live.last().copied().unwrap_or(0);
+        let begin = Begin {
+            incarnation: meta.incarnation.unwrap_or(Incarnation(7)),
+            total: meta.total,
+            minted,
+            status: protocol::record::Status::Open,
+            opens_at: meta.opens_at,
+            closes_at: meta.closes_at,
+            checkout: Checkout {
+                hold: meta.hold,
+                limit: meta.limit,
+                offer: meta.offer,
+            },
+            orders: orders.len() as i64,
+            from,
+        };
+        (begin, orders, protocol::restore::free_spans(minted, &live))
+    }
+
+    /// Restores a snapshot into `s` through the pool's own steps, in chunks
+    /// of `chunk` tickets; returns the commit's id.
+    fn restore_into(
+        s: &mut MemoryStore,
+        (begin, orders, free): &(Begin, Vec<Order>, Vec<RangeInclusive<i64>>),
+        chunk: usize,
+        now: i64,
+    ) -> Result<StreamId, TicketError> {
+        let steps = protocol::restore::steps(begin.clone(), true, orders, free, chunk);
+        let mut id = Err(TicketError::Internal("no commit".into()));
+        for step in steps {
+            match step {
+                protocol::restore::Step::Begin { begin, force } => {
+                    restore_begin(s, "e", &begin, force)?
+                }
+                protocol::restore::Step::Orders(orders) => {
+                    let orders: Vec<Order<&str>> = orders.iter().map(Order::borrowed).collect();
+                    restore_orders(s, "e", &orders)?;
+                }
+                protocol::restore::Step::Free(free) => {
+                    restore_free(s, "e", &free)?;
+                }
+                protocol::restore::Step::Commit => id = restore_commit(s, "e", now),
+            }
+        }
+        id
+    }
+
+    /// An event with sold orders, a multi-ticket order, a live hold, a
+    /// past-deadline hold and a cancelled number (a hole below minted).
+    fn sold_and_held() -> MemoryStore {
+        let mut s = checkout_event(20, 0, 3);
+        for (user, count, hold) in [
+            ("sold1", 1, None),
+            ("multi", 3, None),
+            ("gone", 1, None),
+            ("held", 2, Some(1_000)),
+            ("late", 1, Some(10)),
+            ("sold2", 1, None),
+        ] {
+            claim(&mut s, "e", user, with(Some(count), hold), 2, 1).unwrap();
+        }
+        cancel(&mut s, "e", "gone", 3).unwrap();
+        s
+    }
+
+    #[test]
+    fn a_restore_installs_the_snapshot_and_claims_never_hand_out_a_restored_number() {
+        let original = sold_and_held();
+        let snapshot = snapshot_of(&original, StreamId::new(1, 5));
+        assert_eq!(snapshot.0.minted, 9);
+        assert_eq!(snapshot.2, [5..=5]);
+        let mut s = MemoryStore::default();
+        let id = restore_into(&mut s, &snapshot, 2, 100).unwrap();
+        assert_eq!(id, StreamId::new(100, 0));
+        assert_eq!(s.log.len(), 1);
+        assert!(matches!(s.log[0].1.op, Op::Restore { from, .. } if from == StreamId::new(1, 5)));
+        for user in ["sold1", "multi", "held", "late", "sold2"] {
+            assert_eq!(s.holders.get(user), original.holders.get(user), "{user}");
+            assert_eq!(s.holds.get(user), original.holds.get(user), "{user}");
+        }
+        let meta = s.meta.clone().unwrap();
+        assert_eq!((meta.status, meta.held, meta.extra), (Status::Open, 3, 3));
+        assert!(s.staging.is_none());
+        // At 20 the hold of `late` (until 12) is past: claims take 5, then
+        // late's 8, then 10, 11, ... above minted; never a restored number.
+        let r = report(&mut s, "e", Some(20)).unwrap();
+        assert_eq!((r.remaining, r.claimed, r.held), (13, 7, 2));
+        let got: Vec<i64> = (0..12)
+            .map(|i| plain(&mut s, &format!("n{i}"), 20, 1).unwrap().ticket())
+            .collect();
+        assert_eq!(got, [5, 8, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+        assert_eq!(plain(&mut s, "n12", 20, 1).unwrap().ticket(), 20);
+        assert_eq!(
+            plain(&mut s, "n13", 20, 1),
+            Err(TicketError::SoldOut("e".into()))
+        );
+        let ops: Vec<_> = s.log.iter().map(|(_, r)| r.op.name()).collect();
+        assert_eq!(
+            ops[..2],
+            ["restore", "expire"],
+            "the past hold expires first"
+        );
+    }
+
+    #[test]
+    fn while_restoring_the_event_answers_tryagain_and_expires_nothing() {
+        let original = sold_and_held();
+        let (begin, orders, _) = snapshot_of(&original, StreamId::ZERO);
+        let mut s = original.clone();
+        let before = format!("{s:?}");
+        assert_eq!(
+            restore_begin(&mut s, "e", &begin, false),
+            Err(TicketError::Exists("e".into()))
+        );
+        assert_eq!(before, format!("{s:?}"), "EXISTS changes nothing");
+        restore_begin(&mut s, "e", &begin, true).unwrap();
+        assert_eq!(s.log.len(), original.log.len(), "BEGIN keeps the log");
+        let orders: Vec<Order<&str>> = orders.iter().map(Order::borrowed).collect();
+        restore_orders(&mut s, "e", &orders).unwrap();
+        let again = TicketError::Restoring("e".into());
+        let snapshot = format!("{s:?}");
+        assert_eq!(plain(&mut s, "x", 50, 1), Err(again.clone()));
+        assert_eq!(cancel(&mut s, "e", "sold1", 50), Err(again.clone()));
+        assert_eq!(confirm(&mut s, "e", "held", 50), Err(again.clone()));
+        assert_eq!(holder(&mut s, "e", "sold1", Some(50)), Err(again.clone()));
+        assert_eq!(order(&mut s, "e", "sold1", Some(50)), Err(again.clone()));
+        assert_eq!(wait(&mut s, "e", "x", None, 50), Err(again.clone()));
+        assert_eq!(leave(&mut s, "e", "x", 50), Err(again.clone()));
+        assert_eq!(position(&mut s, "e", "x"), Err(again.clone()));
+        assert_eq!(
+            set_status(&mut s, "e", Status::Closed, 50),
+            Err(again.clone())
+        );
+        assert_eq!(sweep(&mut s, "e", 5_000, 10), Ok(0), "the sweep skips it");
+        let r = report(&mut s, "e", Some(5_000)).unwrap();
+        assert_eq!((r.status, r.held), (Status::Restoring, 3), "nothing lapses");
+        assert_eq!(snapshot, format!("{s:?}"));
+        // Incomplete: the free number 5 is missing.
+        assert!(matches!(
+            restore_commit(&mut s, "e", 60),
+            Err(TicketError::Incomplete { .. })
+        ));
+        assert_eq!(snapshot, format!("{s:?}"));
+        // BEGIN again restarts it without FORCE; DROP abandons it.
+        restore_begin(&mut s, "e", &begin, false).unwrap();
+        assert!(s.holders.is_empty());
+        assert_eq!(drop_event(&mut s, "e", true, 70), Ok(1));
+        for e in [
+            restore_orders(&mut s, "e", &orders).unwrap_err(),
+            restore_free(&mut s, "e", &[5..=5]).unwrap_err(),
+            restore_commit(&mut s, "e", 80).unwrap_err(),
+        ] {
+            assert_eq!(e, TicketError::NotRestoring("e".into()));
+        }
+    }
+
+    #[test]
+    fn bad_restore_steps_are_refused_and_change_nothing() {
+        let original = sold_and_held();
+        let (begin, orders, _) = snapshot_of(&original, StreamId::ZERO);
+        let mut s = MemoryStore::default();
+        restore_begin(&mut s, "e", &begin, false).unwrap();
+        let orders: Vec<Order<&str>> = orders.iter().map(Order::borrowed).collect();
+        restore_orders(&mut s, "e", &orders[..2]).unwrap();
+        restore_free(&mut s, "e", &[5..=5]).unwrap();
+        let before = format!("{s:?}");
+        let order = |user: &'static str, tickets: Vec<i64>| Order {
+            user,
+            tickets: Tickets::from_sorted(tickets),
+            until: 0,
+        };
+        let cases: Vec<(Result<i64, TicketError>, &str)> = vec![
+            (
+                restore_orders(&mut s, "e", &orders[..1]),
+                "restored already",
+            ),
+            (
+                restore_orders(&mut s, "e", &[order("x", vec![10])]),
+                "ticket 10 is above minted (9)",
+            ),
+            (
+                restore_orders(&mut s, "e", &[order("x", vec![5])]),
+                "ticket 5 is restored as free",
+            ),
+            (
+                restore_orders(&mut s, "e", &[order("x", vec![6]), order("y", vec![6])]),
+                "ticket 6 is in two orders",
+            ),
+            (
+                restore_orders(&mut s, "e", &[order("x", vec![6]), order("x", vec![7])]),
+                "order 2 (user 'x'): the user is restored already",
+            ),
+            (
+                restore_orders(
+                    &mut s,
+                    "e",
+                    &[
+                        order("x", vec![6]),
+                        order("y", vec![7]),
+                        order("z", vec![8]),
+                        order("w", vec![9]),
+                    ],
+                ),
+                "would exceed the 5",
+            ),
+            (
+                restore_free(&mut s, "e", &[5..=5]),
+                "5 is in the pool already",
+            ),
+            (
+                restore_free(&mut s, "e", &[6..=7, 7..=7]),
+                "7 is given twice",
+            ),
+            (restore_free(&mut s, "e", &[9..=10]), "10 is above minted"),
+        ];
+        for (got, want) in cases {
+            let e = got.unwrap_err().to_string();
+            assert!(e.starts_with("ERR ") && e.contains(want), "{want}: {e}");
+        }
+        assert_eq!(before, format!("{s:?}"));
+        // Numbers held and free at once, another missing: the counts add up
+        // but the sum does not.
+        restore_orders(&mut s, "e", &orders[2..]).unwrap();
+        let mut t = s.clone();
+        t.pool.clear();
+        t.pool.insert(1);
+        t.staging.as_mut().unwrap().sum += 1 - 5;
+        assert!(
+            matches!(restore_commit(&mut t, "e", 9), Err(TicketError::Incomplete { detail, .. }) if detail.contains("both held and free"))
+        );
+        assert!(restore_commit(&mut s, "e", 9).is_ok());
+    }
+
+    proptest! {
+        #[test]
+        fn restored_state_and_claims_never_hand_out_a_number_twice(
+            total in 1i64..40,
+            limit in 1i64..4,
+            actions in proptest::collection::vec((0u8..6, 0u8..12, 1i64..4, 0i64..3), 0..60),
+            chunk in 1usize..6,
+            later in 0i64..40,
+        ) {
+            let mut s = checkout_event(total, 0, limit);
+            let mut now = 1;
+            for (kind, user, count, hold) in actions {
+                let user = format!("u{user}");
+                now += 1;
+                let hold = (hold > 0).then_some(hold * 10);
+                let _ = match kind {
+                    0..=2 => claim(&mut s, "e", &user, with(Some(count.min(limit)), hold), now, 2).map(|_| ()),
+                    3 => cancel(&mut s, "e", &user, now).map(|_| ()),
+                    4 => confirm(&mut s, "e", &user, now).map(|_| ()),
+                    _ => sweep(&mut s, "e", now, 3).map(|_| ()),
+                };
+            }
+            let last = s.log.last().map(|(id, _)| *id).unwrap_or_default();
+            let snapshot = snapshot_of(&s, last);
+            let mut r = s.clone();
+            let id = restore_into(&mut r, &snapshot, chunk, now).unwrap();
+            prop_assert!(id > last);
+            // The restored orders are the original's.
+            prop_assert_eq!(&r.holders, &s.holders);
+            prop_assert_eq!(&r.holds, &s.holds);
+            // A replica applying the effects of the restore reaches the same state.
+            let mut replica = s.clone();
+            let from = s.effects.len();
+            for effect in &r.effects[from..] {
+                apply::apply(&mut replica, &effect.borrowed());
+            }
+            prop_assert_eq!(format!("{:?}", (&replica.meta, &replica.pool, &replica.log, &replica.holds)),
+                format!("{:?}", (&r.meta, &r.pool, &r.log, &r.holds)));
+            prop_assert_eq!(&replica.holders, &r.holders);
+            // Claims until sold out: every number once, none a restored one
+            // (unless its hold lapsed), the free ones first.
+            let now = now + later;
+            let live: BTreeSet<i64> = r.holders.iter()
+                .filter(|(u, _)| r.holds.get(*u).is_none_or(|until| *until > now))
+                .flat_map(|(_, t)| t.as_slice().to_vec())
+                .collect();
+            let mut taken = BTreeSet::new();
+            for i in 0.. {
+                match plain(&mut r, &format!("new{i}"), now, 1) {
+                    Ok(c) => {
+                        let t = c.ticket();
+                        prop_assert!(!live.contains(&t), "restored number {} handed out", t);
+                        prop_assert!(taken.insert(t), "number {} handed out twice", t);
+                        prop_assert!((1..=total).contains(&t));
+                    }
+                    Err(TicketError::SoldOut(_)) => break,
+                    Err(e) => prop_assert!(false, "{}", e),
+                }
+            }
+            prop_assert_eq!(taken.len() + live.len(), total as usize, "every number is held or handed out");
         }
     }
 }

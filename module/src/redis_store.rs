@@ -22,16 +22,19 @@ use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleString}
 use redis_module::{Context, RedisString};
 
 use protocol::effect::Effect;
-use protocol::record::{parse_tickets, Op, Record, Tickets, Value};
+use protocol::record::{parse_tickets, Incarnation, Op, Record, Tickets, Value};
 use protocol::StreamId;
 
 use crate::error::TicketError;
-use crate::pool::{Meta, Status, Store};
+use crate::pool::{Meta, Staging, Status, Store};
 use crate::strings::{self, expected_type, EventStrings, Part, PARTS};
 use crate::{expiry, meta_cache, stats};
 
 /// `TICKET._APPLY` (protocol::effect::APPLY_COMMAND) for `RedisModule_Replicate`.
 const APPLY_C: &std::ffi::CStr = c"TICKET._APPLY";
+
+/// The value that makes `RedisModule_HashSet` delete a field.
+const HASH_DELETE: *mut RedisModuleString = raw::REDISMODULE_HASH_DELETE as *mut RedisModuleString;
 
 /// How a command opens the event's keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -305,7 +308,8 @@ impl<'a> RedisStore<'a> {
         }
     }
 
-    /// Sets hash fields (field/value string pairs).
+    /// Sets hash fields (field/value string pairs; a [`HASH_DELETE`] value
+    /// deletes the field).
     fn hash_set(&mut self, part: Part, pairs: &[*mut RedisModuleString]) {
         self.written[part as usize] = true;
         for pair in pairs.chunks_exact(2) {
@@ -363,6 +367,24 @@ impl<'a> RedisStore<'a> {
         }
     }
 
+    /// Deletes one of the event's keys if it exists (unlinked where the
+    /// server can: a big holders hash or log is freed in the background);
+    /// returns whether it existed.
+    fn delete(&mut self, part: Part) -> bool {
+        let Ok(Some(key)) = self.existing(part) else {
+            return false;
+        };
+        // SAFETY: an open handle opened for writing; UnlinkKey exists from 7.0.
+        unsafe {
+            match raw::RedisModule_UnlinkKey {
+                Some(unlink) => unlink(key),
+                None => raw::RedisModule_DeleteKey.unwrap()(key),
+            };
+        }
+        self.written[part as usize] = true;
+        true
+    }
+
     /// Reads meta fields; `None` for fields that are missing.
     fn meta_fields<const N: usize>(
         &self,
@@ -393,9 +415,11 @@ impl<'a> RedisStore<'a> {
             c.extra,
             c.offer,
             c.waitseq,
+            c.incarnation,
         ];
-        let Some([total, minted, status, opens, closes, hold, limit, held, extra, offer, waitseq]) =
-            self.meta_fields(fields)?
+        let Some(
+            [total, minted, status, opens, closes, hold, limit, held, extra, offer, waitseq, incarnation],
+        ) = self.meta_fields(fields)?
         else {
             return Ok(None);
         };
@@ -417,6 +441,15 @@ impl<'a> RedisStore<'a> {
             extra: or(extra, "extra", 0)?,
             offer: or(offer, "offer", protocol::effect::default_offer(hold))?,
             waitseq: or(waitseq, "waitseq", 0)?,
+            // Events made before 0.3 have none.
+            incarnation: match incarnation {
+                None => None,
+                Some(value) => {
+                    Some(Incarnation::parse(&value.to_string_lossy()).ok_or_else(|| {
+                        self.corrupt(Part::Meta, "has an invalid field 'incarnation'")
+                    })?)
+                }
+            },
         }))
     }
 
@@ -598,11 +631,19 @@ impl Store for RedisStore<'_> {
             c.limit,
             c.offer,
         ];
-        let pairs: Vec<*mut RedisModuleString> = fields
+        let mut pairs: Vec<*mut RedisModuleString> = fields
             .iter()
             .zip(&values)
             .flat_map(|(f, v)| [*f, v.inner])
             .collect();
+        if created_at == 0 {
+            // A restored event: its creation time is not known.
+            pairs.drain(10..12);
+        }
+        let incarnation = meta.incarnation.map(|i| rstr(i.to_string().as_bytes()));
+        if let Some(value) = &incarnation {
+            pairs.extend([c.incarnation, value.inner]);
+        }
         self.hash_set(Part::Meta, &pairs);
     }
 
@@ -658,19 +699,9 @@ impl Store for RedisStore<'_> {
     }
 
     fn remove_holder(&mut self, user: &str) {
-        self.written[Part::Holders as usize] = true;
         let mut made = Made::default();
         let field_ptr = self.user_string(user, &mut made);
-        // SAFETY: REDISMODULE_HASH_DELETE as the value deletes the field.
-        unsafe {
-            raw::RedisModule_HashSet.unwrap()(
-                self.key(Part::Holders),
-                raw::REDISMODULE_HASH_NONE as c_int,
-                field_ptr,
-                raw::REDISMODULE_HASH_DELETE as *mut RedisModuleString,
-                ptr::null::<c_char>(),
-            );
-        }
+        self.hash_set(Part::Holders, &[field_ptr, HASH_DELETE]);
     }
 
     fn set_hold(&mut self, user: &str, until: i64) {
@@ -808,20 +839,154 @@ impl Store for RedisStore<'_> {
         StreamId::new(stream_id.ms, stream_id.seq)
     }
 
-    fn delete_all(&mut self) -> i64 {
+    fn delete_state(&mut self) -> i64 {
         meta_cache::forget(self.db, self.event);
         let _ = self.holds();
         let _ = self.lazy(Part::Waiting);
-        let mut deleted = vec![];
-        for part in PARTS {
-            if let Ok(Some(key)) = self.existing(part) {
-                // SAFETY: an open handle opened for writing.
-                unsafe { raw::RedisModule_DeleteKey.unwrap()(key) };
-                self.written[part as usize] = true;
-                deleted.push(self.names.key(part));
-            }
+        PARTS
+            .into_iter()
+            .filter(|part| *part != Part::Log)
+            .filter(|part| self.delete(*part))
+            .count() as i64
+    }
+
+    fn delete_log(&mut self) {
+        self.delete(Part::Log);
+    }
+
+    fn last_log_id(&mut self) -> Result<Option<StreamId>, TicketError> {
+        if self.existing(Part::Log)?.is_none() {
+            return Ok(None);
         }
-        deleted.len() as i64
+        let key = self.names.key_string(Part::Log);
+        let fail = |why: String| TicketError::Internal(format!("XINFO STREAM {key}: {why}"));
+        let info = Context::new(self.ctx)
+            .call("XINFO", &["STREAM", key.as_str()])
+            .map_err(|e| fail(e.to_string()))?;
+        let text = |v: &redis_module::RedisValue| match v {
+            redis_module::RedisValue::SimpleString(s) | redis_module::RedisValue::BulkString(s) => {
+                Some(s.clone())
+            }
+            redis_module::RedisValue::BulkRedisString(s) => Some(s.to_string_lossy()),
+            redis_module::RedisValue::StringBuffer(b) => {
+                Some(String::from_utf8_lossy(b).into_owned())
+            }
+            _ => None,
+        };
+        let redis_module::RedisValue::Array(items) = info else {
+            return Err(fail("not an array".into()));
+        };
+        items
+            .chunks_exact(2)
+            .find(|pair| text(&pair[0]).as_deref() == Some("last-generated-id"))
+            .and_then(|pair| text(&pair[1]))
+            .and_then(|id| StreamId::parse(&id))
+            .map(Some)
+            .ok_or_else(|| fail("no last-generated-id".into()))
+    }
+
+    fn is_free(&mut self, ticket: i64) -> Result<bool, TicketError> {
+        let Some(key) = self.existing(Part::Pool)? else {
+            return Ok(false);
+        };
+        let member = self.number_string(ticket);
+        let mut score = 0.0;
+        // SAFETY: an open, type-checked zset handle and a live member.
+        let found = unsafe { raw::RedisModule_ZsetScore.unwrap()(key, member, &mut score) };
+        Ok(found == raw::REDISMODULE_OK as c_int)
+    }
+
+    fn staging(&mut self) -> Result<Option<Staging>, TicketError> {
+        let c = strings::constants();
+        let fields = [
+            c.restore_status,
+            c.restore_orders,
+            c.restore_from,
+            c.restore_sum,
+        ];
+        let Some([status, orders, from, sum]) = self.meta_fields(fields)? else {
+            return Ok(None);
+        };
+        if status.is_none() {
+            return Ok(None);
+        }
+        let text = |v: &Option<RedisString>| v.as_ref().map(|s| s.to_string_lossy());
+        let corrupt = |field: &str| {
+            self.corrupt(
+                Part::Meta,
+                &format!("has a missing or invalid field '{field}'"),
+            )
+        };
+        Ok(Some(Staging {
+            status: text(&status)
+                .and_then(|s| protocol::record::Status::parse(&s))
+                .ok_or_else(|| corrupt("restore_status"))?,
+            orders: self.meta_number(&orders, "restore_orders")?,
+            from: text(&from)
+                .and_then(|s| StreamId::parse(&s))
+                .ok_or_else(|| corrupt("restore_from"))?,
+            sum: self.meta_number(&sum, "restore_sum")?,
+        }))
+    }
+
+    fn set_staging(&mut self, staging: &Staging) {
+        let c = strings::constants();
+        meta_cache::update(self.db, self.event, |m| {
+            (m.held, m.extra, m.waitseq) = (0, 0, 0)
+        });
+        let values = [
+            rstr(staging.status.as_str().as_bytes()),
+            rnum(staging.orders),
+            stream_id_string(staging.from),
+            rnum(staging.sum),
+            rnum(0),
+        ];
+        let zero = values[4].inner;
+        self.hash_set(
+            Part::Meta,
+            &[
+                c.restore_status,
+                values[0].inner,
+                c.restore_orders,
+                values[1].inner,
+                c.restore_from,
+                values[2].inner,
+                c.restore_sum,
+                values[3].inner,
+                c.held,
+                zero,
+                c.extra,
+                zero,
+                c.waitseq,
+                zero,
+            ],
+        );
+    }
+
+    fn add_staged_sum(&mut self, sum: i64) {
+        // The command read the staging fields before deciding.
+        let Ok(Some(staging)) = self.staging() else {
+            return;
+        };
+        let value = rnum(staging.sum.wrapping_add(sum));
+        self.hash_set(Part::Meta, &[strings::constants().restore_sum, value.inner]);
+    }
+
+    fn clear_staging(&mut self) {
+        let c = strings::constants();
+        self.hash_set(
+            Part::Meta,
+            &[
+                c.restore_status,
+                HASH_DELETE,
+                c.restore_orders,
+                HASH_DELETE,
+                c.restore_from,
+                HASH_DELETE,
+                c.restore_sum,
+                HASH_DELETE,
+            ],
+        );
     }
 
     fn replicate(&mut self, effect: &Effect<&str>) {

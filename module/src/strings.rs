@@ -105,7 +105,7 @@ pub fn event_strings(event: &str) -> EventStrings {
 
 /// The log's field names and op names, and the effect's op names (the
 /// index of each is its position in [`Constants::named`]'s `match`).
-const NAMED: [&str; 20] = [
+const NAMED: [&str; 25] = [
     "op",
     "event",
     "user",
@@ -126,6 +126,11 @@ const NAMED: [&str; 20] = [
     "confirm",
     "expire",
     "offer",
+    "incarnation",
+    "restore",
+    "status",
+    "from",
+    "limit",
 ];
 
 /// Constant field names and values.
@@ -143,6 +148,11 @@ pub struct Constants {
     pub extra: *mut RedisModuleString,
     pub offer: *mut RedisModuleString,
     pub waitseq: *mut RedisModuleString,
+    pub incarnation: *mut RedisModuleString,
+    pub restore_status: *mut RedisModuleString,
+    pub restore_orders: *mut RedisModuleString,
+    pub restore_from: *mut RedisModuleString,
+    pub restore_sum: *mut RedisModuleString,
     /// The effect version this build writes, as an argument of `TICKET._APPLY`.
     pub version: *mut RedisModuleString,
     named: [(&'static str, *mut RedisModuleString); NAMED.len()],
@@ -160,16 +170,21 @@ impl Constants {
         Constants {
             total: find("total"),
             minted: forever(b"minted"),
-            status: forever(b"status"),
+            status: find("status"),
             opens_at: find("opens_at"),
             closes_at: find("closes_at"),
             created_at: forever(b"created_at"),
             hold: find("hold"),
-            limit: forever(b"limit"),
+            limit: find("limit"),
             held: forever(b"held"),
             extra: forever(b"extra"),
             offer: find("offer"),
             waitseq: forever(b"waitseq"),
+            incarnation: find("incarnation"),
+            restore_status: forever(b"restore_status"),
+            restore_orders: forever(b"restore_orders"),
+            restore_from: forever(b"restore_from"),
+            restore_sum: forever(b"restore_sum"),
             version: forever(protocol::effect::VERSION.to_string().as_bytes()),
             named,
         }
@@ -199,6 +214,11 @@ impl Constants {
             "confirm" => 17,
             "expire" => 18,
             "offer" => 19,
+            "incarnation" => 20,
+            "restore" => 21,
+            "status" => 22,
+            "from" => 23,
+            "limit" => 24,
             _ => return None,
         };
         let (name, string) = self.named[index];

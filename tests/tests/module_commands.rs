@@ -15,14 +15,6 @@ fn hgetall(conn: &mut redis::Connection, key: &str) -> HashMap<String, String> {
     redis::cmd("HGETALL").arg(key).query(conn).expect("HGETALL")
 }
 
-fn exists(conn: &mut redis::Connection, key: &str) -> bool {
-    redis::cmd("EXISTS")
-        .arg(key)
-        .query::<i64>(conn)
-        .expect("EXISTS")
-        == 1
-}
-
 #[test]
 fn init_creates_meta_and_logs_init_record() {
     let server = RedisServer::start();
@@ -48,7 +40,19 @@ fn init_creates_meta_and_logs_init_record() {
     let e = &entries[0];
     assert_eq!(
         field_names(e),
-        ["op", "event", "total", "opens_at", "closes_at", "at"]
+        [
+            "op",
+            "event",
+            "total",
+            "opens_at",
+            "closes_at",
+            "incarnation",
+            "at"
+        ]
+    );
+    assert_eq!(
+        field(e, "incarnation"),
+        meta.get("incarnation").map(String::as_str)
     );
     assert_eq!(field(e, "op"), Some("init"));
     assert_eq!(field(e, "event"), Some("e1"));
@@ -298,6 +302,12 @@ fn status_is_a_flat_array_in_resp2_and_a_map_in_resp3() {
         other => panic!("RESP2 STATUS: {other:?}"),
     };
     let b = |s: &str| Value::BulkString(s.as_bytes().to_vec());
+    let incarnation: String = redis::cmd("HGET")
+        .arg(key("s1", "meta"))
+        .arg("incarnation")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(incarnation.len(), 16, "{incarnation}");
     assert_eq!(
         flat,
         vec![
@@ -319,6 +329,8 @@ fn status_is_a_flat_array_in_resp2_and_a_map_in_resp3() {
             Value::Int(0),
             b("waiting"),
             Value::Int(0),
+            b("incarnation"),
+            b(&incarnation),
         ]
     );
 
@@ -445,25 +457,43 @@ fn drop_refuses_unsynced_logs_unless_forced_and_counts_keys() {
     claim(&mut c, "d1", "a");
     let msg = expect_error(&mut c, &["TICKET.DROP", "d1"], "UNSYNCED");
     assert!(msg.contains("'d1'") && msg.contains(" 2 "), "{msg}");
-    // FORCE (any case) deletes meta, pool, holders and log.
-    assert_eq!(int(&mut c, &["TICKET.DROP", "d1", "force"]), 4);
-    for part in ["meta", "pool", "holders", "log"] {
+    // FORCE (any case) deletes meta, pool and holders; the log stays, with
+    // an op=drop entry as the trace of the drop (not counted in the reply).
+    let before = log(&mut c, "d1");
+    assert_eq!(int(&mut c, &["TICKET.DROP", "d1", "force"]), 3);
+    for part in ["meta", "pool", "holders"] {
         assert!(!exists(&mut c, &key("d1", part)), "{part} left behind");
     }
+    let after = log(&mut c, "d1");
+    assert_eq!(after.len(), 3, "{after:?}");
+    assert_eq!(after[..2], before[..]);
+    let drop = &after[2];
+    assert_eq!(field_names(drop), ["op", "event", "at"]);
+    assert_eq!(field(drop, "op"), Some("drop"));
+    assert_eq!(field(drop, "event"), Some("d1"));
     expect_error(&mut c, &["TICKET.STATUS", "d1"], "NOEVENT");
-    // Dropping what does not exist deletes nothing.
-    assert_eq!(int(&mut c, &["TICKET.DROP", "d1"]), 0);
+    // Only the log is left: the UNSYNCED rule still applies, and a forced
+    // drop is logged again (0 keys deleted).
+    expect_error(&mut c, &["TICKET.DROP", "d1"], "UNSYNCED");
+    assert_eq!(int(&mut c, &["TICKET.DROP", "d1", "FORCE"]), 0);
+    assert_eq!(log_len(&mut c, "d1"), 4);
+    // Dropping what does not exist at all deletes and logs nothing.
     assert_eq!(int(&mut c, &["TICKET.DROP", "never", "FORCE"]), 0);
-    // The event can be created again, from scratch.
+    assert!(!exists(&mut c, &key("never", "log")));
+    // The event can be created again, from scratch; its log goes on (the
+    // ids keep growing).
     ok(&mut c, &["TICKET.INIT", "d1", "3"]);
     assert_eq!(claim(&mut c, "d1", "a"), 1);
-    assert_eq!(log_len(&mut c, "d1"), 2);
+    let again = log(&mut c, "d1");
+    assert_eq!(again.len(), 6);
+    assert_eq!(field(&again[4], "op"), Some("init"));
+    assert!(id_pair(&again[4].0) > id_pair(&after[2].0));
 
-    // A one-ticket event never creates a pool key: three keys.
+    // A one-ticket event never creates a pool key: two keys.
     ok(&mut c, &["TICKET.INIT", "d2", "1"]);
     claim(&mut c, "d2", "a");
     assert!(!exists(&mut c, &key("d2", "pool")));
-    assert_eq!(int(&mut c, &["TICKET.DROP", "d2", "FORCE"]), 3);
+    assert_eq!(int(&mut c, &["TICKET.DROP", "d2", "FORCE"]), 2);
 
     // Once the sidecar has trimmed the log to nothing, DROP needs no FORCE.
     ok(&mut c, &["TICKET.INIT", "d3", "10"]);
@@ -479,8 +509,8 @@ fn drop_refuses_unsynced_logs_unless_forced_and_counts_keys() {
     assert_eq!(status_int(&mut c, "d3", "unsynced"), 0);
     assert!(exists(&mut c, &key("d3", "log")), "an empty stream remains");
     let other = snapshot(&mut c);
-    assert_eq!(int(&mut c, &["TICKET.DROP", "d3"]), 4);
-    assert!(!exists(&mut c, &key("d3", "log")));
+    assert_eq!(int(&mut c, &["TICKET.DROP", "d3"]), 3);
+    assert_eq!(log_len(&mut c, "d3"), 1, "only the op=drop entry");
     assert!(!exists(&mut c, &key("d3", "meta")));
     // Other events untouched.
     let after = snapshot(&mut c);
@@ -505,6 +535,8 @@ fn drop_refuses_unsynced_logs_unless_forced_and_counts_keys() {
             .unwrap();
     }
     expect_error(&mut c, &["TICKET.DROP", "d4"], "UNSYNCED");
-    assert_eq!(int(&mut c, &["TICKET.DROP", "d4", "FORCE"]), 1);
-    assert!(!exists(&mut c, &key("d4", "log")));
+    assert_eq!(int(&mut c, &["TICKET.DROP", "d4", "FORCE"]), 0);
+    let entries = log(&mut c, "d4");
+    assert_eq!(entries.len(), 3, "init, claim, drop: {entries:?}");
+    assert_eq!(field(&entries[2], "op"), Some("drop"));
 }

@@ -222,7 +222,7 @@ fn databases_flushes_swaps_and_reloads_are_seen() {
     assert_eq!(status_int(&mut c, "e", "remaining"), 3);
 
     // Drop and re-create with another size.
-    assert_eq!(int(&mut c, &["TICKET.DROP", "e", "FORCE"]), 3);
+    assert_eq!(int(&mut c, &["TICKET.DROP", "e", "FORCE"]), 2);
     warm(&mut c, "e", 2);
     assert_eq!(claim(&mut c, "e", "b"), 2);
     expect_error(&mut c, &["TICKET.CLAIM", "e", "c"], "SOLDOUT");

@@ -139,6 +139,7 @@ fn the_application_claims_cancels_and_reads_and_is_refused_the_rest() {
         "tg-app",
         &[
             &["TICKET.DROP", "ev", "FORCE"],
+            &["TICKET.RESTORE", "ev", "COMMIT"],
             &["TICKET.INIT", "other", "10"],
             &["TICKET.OPEN", "ev"],
             &["TICKET.CLOSE", "ev"],
@@ -205,6 +206,25 @@ fn the_operator_manages_events_and_writes_no_key_directly() {
             &["HGETALL", "ticket:{ev}:meta"],
             &["XRANGE", "ticket:{ev}:log", "-", "+"],
             &["TICKET.DROP", "ev", "FORCE"],
+            // What `ticketgate-sidecar rebuild --apply` sends.
+            &[
+                "TICKET.RESTORE",
+                "ev",
+                "BEGIN",
+                "00000000000000aa",
+                "3",
+                "1",
+                "open",
+                "0",
+                "0",
+                "0",
+                "1",
+                "600000",
+                "1",
+                "0-0",
+            ],
+            &["TICKET.RESTORE", "ev", "ORDERS", "u", "1", "0"],
+            &["TICKET.RESTORE", "ev", "COMMIT"],
         ],
     );
     assert_all_refused(&mut op, "tg-operator", FORGERIES);
@@ -239,6 +259,7 @@ fn the_sidecar_user_writes_nothing_but_trims() {
             &["TICKET.CLAIM", "ev", "u"],
             &["TICKET.INIT", "other", "1"],
             &["TICKET.DROP", "ev", "FORCE"],
+            &["TICKET.RESTORE", "ev", "COMMIT"],
             &["XTRIM", "ticket:{ev}:holders", "MAXLEN", "0"],
             &["GET", "unrelated"],
         ],

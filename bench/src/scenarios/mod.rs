@@ -26,6 +26,7 @@ mod checkout;
 mod coupon;
 mod drain;
 mod live;
+mod restore;
 mod throughput;
 mod waitlist;
 
@@ -35,6 +36,7 @@ pub use checkout::checkout;
 pub use coupon::coupon;
 pub use drain::drain;
 pub use live::live;
+pub use restore::restore;
 pub use throughput::throughput;
 pub use waitlist::waitlist;
 
@@ -101,12 +103,17 @@ fn tg_init(c: &mut redis::Connection, event: &str, total: u64) -> Result<()> {
     Ok(())
 }
 
+/// Deletes the event, and its log (which `TICKET.DROP` keeps as a trace).
 fn tg_drop(c: &mut redis::Connection, event: &str) -> Result<()> {
     let _: i64 = redis::cmd("TICKET.DROP")
         .arg(event)
         .arg("FORCE")
         .query(c)
         .with_context(|| format!("TICKET.DROP {event} FORCE"))?;
+    let _: i64 = redis::cmd("UNLINK")
+        .arg(protocol::keys::key(event, protocol::keys::Part::Log))
+        .query(c)
+        .with_context(|| format!("UNLINK the log of {event}"))?;
     Ok(())
 }
 

@@ -1,16 +1,23 @@
-//! `TICKET.DROP event [FORCE]` — deletes an event's keys.
+//! `TICKET.DROP event [FORCE]` — deletes an event's keys, leaving a trace.
 //!
+//! Deletes the meta hash, the pool, the holders, the holds and the waiting
+//! list, but keeps the log and appends `op=drop` to it: the sidecar applies
+//! the drop (the event's rows become `dropped`) and so tells it from Redis
+//! losing the event. A later `TICKET.INIT` of the same id continues that log.
 //! Refuses while the log still holds entries the sidecar has not drained
 //! (and trimmed), unless `FORCE` is given: dropping an undrained log would
-//! lose winners on their way to MySQL.
+//! lose winners on their way to MySQL. An event being restored can be
+//! dropped (that abandons the restore).
 //!
-//! Reply: integer, the number of keys deleted (0 if the event did not exist).
+//! Reply: integer, the number of keys deleted, the log not counted (0 if
+//! the event had no key but its log: a drop is logged again; 0 and nothing
+//! logged if the event had no key at all).
 //! Errors: `UNSYNCED` (log not drained, no FORCE), `ERR` (invalid event id,
 //! unknown option), `WRONGTYPE`.
 
 use redis_module::{Context, RedisResult, RedisString, RedisValue};
 
-use super::{arguments, guarded};
+use super::{arguments, guarded, now_ms};
 use crate::redis_store::{Access, RedisStore};
 use crate::{args, pool};
 
@@ -20,8 +27,7 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
         let event = args::event_id(given[0])?;
         let force = args::force_flag(given.get(1).copied())?;
         let mut store = RedisStore::open(ctx, event, Access::Write, None);
-        Ok(RedisValue::Integer(pool::drop_event(
-            &mut store, event, force,
-        )?))
+        let deleted = pool::drop_event(&mut store, event, force, now_ms())?;
+        Ok(RedisValue::Integer(deleted))
     })
 }

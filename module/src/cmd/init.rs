@@ -2,7 +2,9 @@
 //! — creates an event.
 //!
 //! Writes the meta hash (`status` = `open`, `minted` = 0: the pool is minted
-//! lazily by the first claim, so any size inits in O(1)), appends `op=init`
+//! lazily by the first claim, so any size inits in O(1); `incarnation` = a
+//! random non-zero 64-bit number, 16 hex digits, that tells this event apart
+//! from any earlier or later one of the same id), appends `op=init`
 //! to the log and publishes the event id on the `ticket:events` channel so a
 //! running sidecar starts draining it at once. Claims are accepted from
 //! `OPENS` (if given) until `CLOSES` (if given); `0` means no bound.
@@ -18,7 +20,7 @@
 
 use redis_module::{raw, Context, RedisResult, RedisString, RedisValue};
 
-use protocol::effect::Checkout;
+use protocol::record::{Checkout, Incarnation};
 
 use super::{arguments, guarded, now_ms};
 use crate::redis_store::{Access, RedisStore};
@@ -40,12 +42,26 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
                 limit: init.limit,
                 offer: init.offer,
             },
+            draw_incarnation(),
             now_ms(),
         )?;
         stats::INITS.bump();
         announce(ctx, init.event);
         Ok(RedisValue::SimpleStringStatic("OK"))
     })
+}
+
+/// A random non-zero incarnation, from Redis's own random source.
+fn draw_incarnation() -> Incarnation {
+    loop {
+        let mut bytes = [0u8; 8];
+        // SAFETY: fills exactly the 8 bytes it is given.
+        unsafe { raw::RedisModule_GetRandomBytes.unwrap()(bytes.as_mut_ptr(), bytes.len()) };
+        match u64::from_le_bytes(bytes) {
+            0 => continue,
+            n => return Incarnation(n),
+        }
+    }
 }
 
 fn announce(ctx: &Context, event: &str) {

@@ -4,7 +4,8 @@
 //! order: `total`, `remaining` (free tickets), `claimed` (tickets held or
 //! sold), `status` (`open`/`closed`), `opens_at`, `closes_at` (unix ms, 0 =
 //! none), `unsynced` (log entries the sidecar has not drained yet), `held`
-//! (tickets in live holds), `waiting` (the waiting list's length). On a
+//! (tickets in live holds), `waiting` (the waiting list's length),
+//! `incarnation` (16 hex digits; nil for an event made before 0.3). On a
 //! primary, holds past their deadline count as free even before the sweep
 //! expires them; a replica counts them held until its primary's expiry.
 //! Errors: `NOEVENT`, `ERR` (invalid event id), `WRONGTYPE`/`CORRUPT`.
@@ -35,6 +36,11 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
                 ("unsynced", RedisValue::Integer(r.unsynced)),
                 ("held", RedisValue::Integer(r.held)),
                 ("waiting", RedisValue::Integer(r.waiting)),
+                (
+                    "incarnation",
+                    r.incarnation
+                        .map_or(RedisValue::Null, |i| RedisValue::BulkString(i.to_string())),
+                ),
             ],
         );
         Ok(RedisValue::NoReply)

@@ -87,6 +87,15 @@ pub fn key(event: &str, part: &str) -> String {
     format!("ticket:{{{event}}}:{part}")
 }
 
+/// Whether `key` exists.
+pub fn exists(conn: &mut Connection, key: &str) -> bool {
+    redis::cmd("EXISTS")
+        .arg(key)
+        .query::<i64>(conn)
+        .expect("EXISTS")
+        == 1
+}
+
 /// `DEBUG DIGEST` of the whole dataset.
 pub fn digest(conn: &mut Connection) -> String {
     redis::cmd("DEBUG")
@@ -308,7 +317,7 @@ pub fn status_int(conn: &mut Connection, event: &str, name: &str) -> i64 {
     }
 }
 
-pub const STATUS_FIELDS: [&str; 9] = [
+pub const STATUS_FIELDS: [&str; 10] = [
     "total",
     "remaining",
     "claimed",
@@ -318,6 +327,7 @@ pub const STATUS_FIELDS: [&str; 9] = [
     "unsynced",
     "held",
     "waiting",
+    "incarnation",
 ];
 
 /// Redis's clock (`TIME`) in unix milliseconds.

@@ -1,0 +1,73 @@
+//! `TICKET.RESTORE event BEGIN|ORDERS|FREE|COMMIT ...` — installs a
+//! snapshot of an event (from MySQL: the sidecar's `rebuild` drives it) in
+//! steps small enough that Redis keeps answering in between. Operator-only.
+//!
+//! ```text
+//! TICKET.RESTORE E BEGIN <incarnation> <total> <minted> <status open|closed> <opens_at> <closes_at> <hold> <limit> <offer> <orders> <from-id> [FORCE]
+//! TICKET.RESTORE E ORDERS <user> <tickets> <until> [<user> <tickets> <until> ...]
+//! TICKET.RESTORE E FREE <n>|<a>-<b> [...]
+//! TICKET.RESTORE E COMMIT
+//! ```
+//!
+//! * `BEGIN` deletes the event's meta, pool, holders, holds and waiting list
+//!   (not its log) and writes a meta hash with status `restoring` and the
+//!   given settings (`minted` = the highest number restored; `orders` = how
+//!   many orders follow; `from-id` = the MySQL offset of the snapshot).
+//!   Reply: `OK`. Errors: `EXISTS` (the event exists and is not being
+//!   restored; `FORCE` replaces it), `ERR` (a value out of range, named).
+//!   A `BEGIN` on an event being restored starts it over.
+//! * `ORDERS`: one triple per user: `tickets` one number or several,
+//!   ascending, comma-separated, each `1..=minted`; `until` the hold's
+//!   deadline (unix ms), `0` = sold. Reply: integer, orders restored so far.
+//!   Errors (`ERR`, nothing changed): a user restored already, a ticket above
+//!   `minted`, free already or in two orders, tickets not ascending, more
+//!   than 1000, more orders than `BEGIN` announced, a malformed triple.
+//! * `FREE`: numbers or inclusive ranges into the pool, each `1..=minted`.
+//!   Reply: integer, numbers in the pool so far. Errors (`ERR`, nothing
+//!   changed): a number above `minted`, in the pool already, given twice.
+//! * `COMMIT`: once `orders` orders and every number up to `minted` (held or
+//!   free, each once) are restored, deletes the old log and starts a new one
+//!   whose first entry is `op restore event E incarnation I status S from
+//!   <from-id> at T`, at id `max(now-0, next(from-id), next(the old log's
+//!   last id))`, and gives the event its status. Reply: that id (bulk
+//!   string). Errors: `INCOMPLETE` (what is missing).
+//!
+//! `ORDERS`, `FREE` and `COMMIT` answer `NOTRESTORING` on an event that is
+//! not being restored. While an event is being restored, CLAIM, CANCEL,
+//! CONFIRM, WAIT, LEAVE, OPEN, CLOSE, HOLDER, ORDER and POSITION answer
+//! `TRYAGAIN`, STATUS shows status `restoring`, holds do not expire, and
+//! DROP works. Past-deadline holds are restored as held; the sweep expires
+//! them after the commit. The waiting list is not restored. Every step is
+//! replicated as one `TICKET._APPLY` effect (`restore-begin`,
+//! `restore-orders`, `restore-free`, and `restore` for the commit).
+
+use redis_module::{Context, RedisResult, RedisString, RedisValue};
+
+use super::{arguments, guarded, now_ms};
+use crate::error::TicketError;
+use crate::pool;
+use crate::redis_store::{Access, RedisStore};
+use protocol::restore::Step;
+
+pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+    guarded(|| {
+        let given = arguments(&argv, 2, usize::MAX)?;
+        let (event, step) = protocol::restore::decode(&given)
+            .map_err(|e| TicketError::Invalid(format!("TICKET.RESTORE: {e}")))?;
+        let mut store = RedisStore::open(ctx, event, Access::Write, None);
+        Ok(match step {
+            Step::Begin { begin, force } => {
+                pool::restore_begin(&mut store, event, &begin, force)?;
+                RedisValue::SimpleStringStatic("OK")
+            }
+            Step::Orders(orders) => {
+                RedisValue::Integer(pool::restore_orders(&mut store, event, &orders)?)
+            }
+            Step::Free(free) => RedisValue::Integer(pool::restore_free(&mut store, event, &free)?),
+            Step::Commit => {
+                let id = pool::restore_commit(&mut store, event, now_ms())?;
+                RedisValue::BulkString(id.to_string())
+            }
+        })
+    })
+}
