@@ -279,7 +279,7 @@ pub fn decode_orders<'a>(args: &[&'a [u8]]) -> Result<Vec<Order<&'a str>>, Strin
         .enumerate()
         .map(|(i, triple)| {
             let [user, tickets, until] = triple else {
-                unreachable!("chunks of 3")
+                return Err("ORDERS takes <user> <tickets> <until> triples".to_owned());
             };
             let n = i + 1;
             let user = std::str::from_utf8(user)
