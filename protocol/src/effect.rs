@@ -764,5 +764,26 @@ mod tests {
                 prop_assert!(!e.0.is_empty());
             }
         }
+
+        /// Every known op with arguments that are nearly right.
+        #[test]
+        fn decoding_known_ops_never_panics(
+            op in prop_oneof![
+                Just("init"), Just("claim"), Just("hold"), Just("drop"), Just("restore"),
+                Just("restore-begin"), Just("restore-orders"), Just("restore-free"), Just("wait"),
+            ],
+            rest in proptest::collection::vec(
+                prop_oneof![Just("1-1".to_string()), Just("0".to_string()), Just("00000000000000ff".to_string()),
+                    Just("open".to_string()), Just("3-2".to_string()), Just("1,2".to_string()), "[0-9a-z,-]{0,8}"],
+                0..16,
+            ),
+        ) {
+            let mut raw = vec![b"1".to_vec(), b"e".to_vec(), op.as_bytes().to_vec()];
+            raw.extend(rest.into_iter().map(String::into_bytes));
+            match decoded(&raw) {
+                Ok((_, effect)) => prop_assert_eq!(decoded(&wire(&effect.borrowed(), "e")), Ok(("e".to_string(), effect))),
+                Err(e) => prop_assert!(!e.0.is_empty()),
+            }
+        }
     }
 }
