@@ -103,9 +103,10 @@ struct Discovery {
     rewind: Receiver<(String, StreamId)>,
 }
 
-/// One read of one event's log.
+/// One read of one event's log: the entries after `after`.
 struct Batch {
     event: String,
+    after: StreamId,
     entries: Vec<Entry>,
 }
 
@@ -494,8 +495,10 @@ fn reader(
                         };
                         got_any = true;
                         let w = writer_of(&event, writers.len());
+                        let after = cursors.get(&event).copied().unwrap_or(StreamId::ZERO);
                         let mut batch = Batch {
                             event: event.clone(),
+                            after,
                             entries,
                         };
                         // Blocks while the writer is behind (back-pressure),
@@ -627,7 +630,12 @@ fn writer(
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => return,
         };
-        for (event, entries) in merge(first, &rx, max_merge) {
+        for Batch {
+            event,
+            after,
+            entries,
+        } in merge(first, &rx, max_merge)
+        {
             loop {
                 if conn.is_none() {
                     match db::connect(&url) {
@@ -647,7 +655,7 @@ fn writer(
                 }
                 let Some(c) = conn.as_mut() else { continue };
                 let started = Instant::now();
-                match db::apply_batch(c, &event, &entries) {
+                match db::apply_batch(c, &event, after, &entries) {
                     Ok(o) => {
                         backoff.reset();
                         out.metrics.set_up("mysql", true);
@@ -671,16 +679,21 @@ fn writer(
 }
 
 /// `first` and the batches queued behind it (up to `max_merge` entries),
-/// merged per event, each event's order kept.
-fn merge(first: Batch, rx: &Receiver<Batch>, max_merge: usize) -> Vec<(String, Vec<Entry>)> {
-    let mut groups: Vec<(String, Vec<Entry>)> = Vec::new();
+/// merged per event, each event's order kept. A batch joins its event's
+/// latest group only when it was read right after it; one read after a
+/// rewind starts a group of its own.
+fn merge(first: Batch, rx: &Receiver<Batch>, max_merge: usize) -> Vec<Batch> {
+    let mut groups: Vec<Batch> = Vec::new();
     let mut total = 0;
     let mut next = Some(first);
     while let Some(b) = next.take() {
         total += b.entries.len();
-        match groups.iter_mut().find(|(e, _)| *e == b.event) {
-            Some((_, v)) => v.extend(b.entries),
-            None => groups.push((b.event, b.entries)),
+        let latest = groups.iter_mut().rev().find(|g| g.event == b.event);
+        match latest {
+            Some(g) if g.entries.last().map(|e| e.id) == Some(b.after) => {
+                g.entries.extend(b.entries)
+            }
+            _ => groups.push(b),
         }
         if total < max_merge {
             next = rx.try_recv().ok();
@@ -702,6 +715,13 @@ fn report(event: &str, n: usize, o: &db::Outcome, started: Instant, out: &Output
             ev.text
         );
         m.quarantine(event, ev.reason.code());
+    }
+    if let Some(id) = o.discarded {
+        log::warn!(
+            "event {event}: the re-created id of this dropped event was dropped again at {id}: its {} entries are reused_after_drop conflicts; the quarantine is lifted",
+            o.conflicts.len()
+        );
+        m.release(event);
     }
     let Some(offset) = o.offset else { return };
     if o.refused {
@@ -833,5 +853,57 @@ fn trimmer(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(event: &str, after: u64, ids: std::ops::RangeInclusive<u64>) -> Batch {
+        let entries = ids
+            .map(|ms| Entry {
+                id: StreamId::new(ms, 0),
+                rec: Ok(protocol::record::Record {
+                    op: protocol::record::Op::Open,
+                    at: ms as i64,
+                }),
+            })
+            .collect();
+        Batch {
+            event: event.into(),
+            after: StreamId::new(after, 0),
+            entries,
+        }
+    }
+
+    #[test]
+    fn merges_only_batches_read_one_after_the_other() {
+        let (tx, rx) = bounded(8);
+        for b in [
+            batch("b", 0, 1..=2),
+            batch("a", 2, 3..=4),
+            // read after a rewind: not a continuation of a's group
+            batch("a", 0, 1..=4),
+            batch("a", 4, 5..=5),
+        ] {
+            tx.send(b).unwrap();
+        }
+        let groups = merge(batch("a", 0, 1..=2), &rx, 100);
+        let shape: Vec<(&str, u64, Vec<u64>)> = groups
+            .iter()
+            .map(|g| {
+                let ids = g.entries.iter().map(|e| e.id.ms).collect();
+                (g.event.as_str(), g.after.ms, ids)
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                ("a", 0, vec![1, 2, 3, 4]),
+                ("b", 0, vec![1, 2]),
+                ("a", 0, vec![1, 2, 3, 4, 5]),
+            ]
+        );
     }
 }

@@ -99,7 +99,7 @@ pub struct Conflict {
 pub struct Outcome {
     /// Offset after the commit (None: the batch was empty).
     pub offset: Option<StreamId>,
-    /// `fast`, `slow`, `skip` or `refused`.
+    /// `fast`, `slow`, `skip`, `refused` or `discarded`.
     pub path: &'static str,
     /// Applied entries by op name (conflicts excluded).
     pub applied: HashMap<&'static str, u64>,
@@ -112,13 +112,20 @@ pub struct Outcome {
     pub quarantined: Option<Evidence>,
     /// A restore was applied: the quarantine is lifted.
     pub restored: Option<StreamId>,
+    /// A dropped event's re-created id was dropped again: its entries up
+    /// to this one are conflicts, and the quarantine is lifted.
+    pub discarded: Option<StreamId>,
 }
 
-/// Applies one batch of `event`'s entries (ascending ids) exactly once,
-/// unless the gate refuses it (see [`crate::gate`]).
+/// Applies one batch of `event`'s entries (ascending ids, read from the
+/// log after `after`) exactly once, unless the gate refuses it (see
+/// [`crate::gate`]). A batch read after a point beyond the committed
+/// offset (queued before the reader rewound to it) is refused too: the
+/// entries in between are not in it, and nothing may skip them.
 pub fn apply_batch(
     conn: &mut Conn,
     event: &str,
+    after: StreamId,
     entries: &[Entry],
 ) -> Result<Outcome, mysql::Error> {
     conn.exec_drop(
@@ -138,9 +145,15 @@ pub fn apply_batch(
                 ..Outcome::default()
             });
         };
+        if after > offset {
+            return refuse(tx, event, offset, None, None);
+        }
         let state = event_state(&mut tx, event)?;
         let (from, restore) = match gate(event, state.as_ref(), offset, &todo) {
             Gate::Apply { from, restore } => (from, restore),
+            Gate::Discard { upto, lifted } => {
+                return discard(tx, event, &todo[..=upto], lifted, upto + 1 < todo.len())
+            }
             Gate::Refuse {
                 quarantine,
                 conflict,
@@ -254,6 +267,61 @@ fn refuse(
         path: "refused",
         refused: true,
         quarantined: quarantine,
+        conflicts,
+        ..Outcome::default()
+    })
+}
+
+/// Commits the discard of `reused` (entries of a dropped event's
+/// re-created id): each becomes a `reused_after_drop` conflict and the
+/// offset moves past them. With `lifted` (the last is the re-created
+/// sale's drop) the quarantine is lifted; the event stays dropped. With
+/// `more` (entries after them in the batch), the reader reads on from the
+/// new offset, through the gate again.
+fn discard(
+    mut tx: Transaction<'_>,
+    event: &str,
+    reused: &[Entry],
+    lifted: bool,
+    more: bool,
+) -> Result<Outcome, mysql::Error> {
+    let detail = "the event was dropped; its id was created again in Redis and dropped again: not applied (event ids are not reused)";
+    log::warn!(
+        "event {event}: {} entries of a sale created again under this dropped event's id are not applied (reused_after_drop conflicts)",
+        reused.len()
+    );
+    let mut conflicts = Vec::new();
+    for e in reused {
+        let c = match &e.rec {
+            Ok(r) => crate::slow::conflict_of(e.id, &r.op, "reused_after_drop", detail.into()),
+            Err(m) => Conflict {
+                id: e.id,
+                reason: "reused_after_drop",
+                user: m.user.clone(),
+                ticket: m.ticket,
+                detail: format!("{detail}: {}", m.raw),
+            },
+        };
+        if record_conflict_once(&mut tx, event, &c)? {
+            conflicts.push(c);
+        }
+    }
+    if lifted {
+        tx.exec_drop(
+            "UPDATE ticket_event SET quarantined_at = NULL, quarantine_reason = NULL WHERE event_id = ?",
+            (event,),
+        )?;
+    }
+    let last = reused.last().map(|e| e.id);
+    if let Some(last) = last {
+        advance(&mut tx, event, last, reused, false)?;
+    }
+    tx.commit()?;
+    Ok(Outcome {
+        offset: last,
+        path: "discarded",
+        refused: more,
+        discarded: last.filter(|_| lifted),
         conflicts,
         ..Outcome::default()
     })

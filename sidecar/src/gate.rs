@@ -15,7 +15,13 @@
 //!   the event is (or stays) quarantined;
 //! * an `op=init` for an event MySQL already has with another incarnation
 //!   (or one side has none) quarantines it: a re-created event must never
-//!   be applied on top of the old one's rows.
+//!   be applied on top of the old one's rows;
+//! * an event MySQL has as dropped and that is quarantined (its id was
+//!   re-created in Redis: event ids are not reused, MySQL keys a sale's
+//!   rows by its id) has its entries discarded, [`Gate::Discard`]: each
+//!   becomes a `reused_after_drop` conflict and the offset moves past it.
+//!   The quarantine (the alarm) stays until the re-created sale is dropped
+//!   too: its `op=drop` lifts it, and the event stays dropped.
 
 use crate::db::Conflict;
 use crate::plan::Entry;
@@ -48,6 +54,11 @@ pub enum Gate {
         from: usize,
         restore: Option<Restore>,
     },
+    /// Apply nothing of `todo[..=upto]` (entries of a dropped event's
+    /// re-created id): record each as a conflict and move the offset past
+    /// them. With `lifted`, `todo[upto]` is the re-created sale's drop: the
+    /// quarantine is lifted, and the rest is read again and gated anew.
+    Discard { upto: usize, lifted: bool },
     /// Apply nothing; quarantine with `quarantine` (None: already
     /// quarantined) and record `conflict`.
     Refuse {
@@ -86,6 +97,9 @@ pub fn gate(event: &str, state: Option<&EventState>, offset: StreamId, todo: &[E
     if let Some((i, r, from)) = restore {
         return restore_gate(event, state, offset, i, r, from);
     }
+    if let Some(discard) = reused_after_drop(state, todo) {
+        return discard;
+    }
     if quarantined {
         return Gate::Refuse {
             quarantine: None,
@@ -102,6 +116,23 @@ pub fn gate(event: &str, state: Option<&EventState>, offset: StreamId, todo: &[E
             restore: None,
         },
     }
+}
+
+/// The discard of `todo` when the event is dropped in MySQL and
+/// quarantined (its id was re-created in Redis): up to its last `op=drop`
+/// (which lifts the quarantine), or all of it.
+fn reused_after_drop(state: Option<&EventState>, todo: &[Entry]) -> Option<Gate> {
+    let s = state?;
+    if !(s.quarantined && s.dropped) || todo.is_empty() {
+        return None;
+    }
+    let drop = todo
+        .iter()
+        .rposition(|e| matches!(&e.rec, Ok(r) if matches!(r.op, Op::Drop)));
+    Some(Gate::Discard {
+        upto: drop.unwrap_or(todo.len() - 1),
+        lifted: drop.is_some(),
+    })
 }
 
 /// A batch with a restore at `todo[i]`.
@@ -153,7 +184,7 @@ fn changed_init(event: &str, s: &EventState, todo: &[Entry]) -> Option<Evidence>
         }
         let show = |i: &Option<Incarnation>| i.map_or("none".into(), |i| i.to_string());
         let dropped = match s.dropped {
-            true => " (MySQL has the event as dropped: an event id cannot be reused)",
+            true => " (MySQL has the event as dropped: an event id cannot be reused; TICKET.DROP it again and pick a new id)",
             false => " (the event was re-created in Redis)",
         };
         Some(Evidence {
@@ -215,6 +246,52 @@ mod tests {
 
     fn offset(ms: u64) -> StreamId {
         StreamId::new(ms, 0)
+    }
+
+    #[test]
+    fn a_reused_id_of_a_dropped_event_leaves_quarantine_by_its_own_drop() {
+        let dropped = |quarantined| EventState {
+            incarnation: Some(Incarnation(7)),
+            quarantined,
+            dropped: true,
+        };
+        let todo = [
+            entry(10, init(Some(8))),
+            entry(11, claim("a")),
+            entry(12, Op::Drop),
+            entry(13, claim("b")),
+        ];
+        let q = dropped(true);
+        assert_eq!(
+            gate("e", Some(&q), offset(5), &todo),
+            Gate::Discard {
+                upto: 2,
+                lifted: true
+            }
+        );
+        // before its drop arrives: discarded, still quarantined
+        assert_eq!(
+            gate("e", Some(&q), offset(5), &todo[..2]),
+            Gate::Discard {
+                upto: 1,
+                lifted: false
+            }
+        );
+        // the re-init itself quarantines, naming the way out
+        let Gate::Refuse {
+            quarantine: Some(ev),
+            ..
+        } = gate("e", Some(&dropped(false)), offset(5), &todo[..2])
+        else {
+            panic!("not refused");
+        };
+        assert!(ev.text.contains("DROP it again"), "{}", ev.text);
+        // a drop of an event that is merely quarantined (not dropped) is
+        // not a way out: that takes a rebuild
+        assert!(matches!(
+            gate("e", Some(&state(Some(7), true)), offset(5), &todo),
+            Gate::Refuse { .. }
+        ));
     }
 
     #[test]

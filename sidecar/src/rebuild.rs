@@ -256,7 +256,7 @@ pub fn run(my: &mut mysql::Conn, rc: &mut redisio::Conn, args: &Args) -> Result<
         return Ok(ExitCode::from(1));
     };
     if row.dropped {
-        println!("{event}: dropped (TICKET.DROP); rebuild refuses a dropped event");
+        println!("{event}: dropped (TICKET.DROP); rebuild refuses a dropped event. If Redis has the id again (a new TICKET.INIT), that sale is quarantined: TICKET.DROP {event} FORCE it and give the sale a new id (its entries become reused_after_drop conflicts)");
         return Ok(ExitCode::from(1));
     }
     let before = RedisNow {

@@ -84,7 +84,8 @@ fn record_conflict(
     )
 }
 
-fn conflict_of(id: StreamId, op: &Op, reason: &'static str, detail: String) -> Conflict {
+/// The conflict of the entry `id` carrying `op`, with its user and lowest ticket.
+pub(crate) fn conflict_of(id: StreamId, op: &Op, reason: &'static str, detail: String) -> Conflict {
     let (user, ticket) = match op.order() {
         Some((user, tickets, _)) => (Some(user.clone()), Some(tickets.lowest())),
         None => (None, None),

@@ -230,7 +230,18 @@ fn round(
         if stop.load(Ordering::Relaxed) {
             return Ok(());
         }
-        if let Some(ev) = verify_event(my, rc.as_dyn(), &r.event)? {
+        let found = match verify_event(my, rc.as_dyn(), &r.event) {
+            Ok(found) => found,
+            // One event Redis answers with an error (a key of the wrong
+            // type, say) must not hold up the round, nor the reader that
+            // waits for it; a broken connection ends the round.
+            Err(Failure::Event(e)) => {
+                log::warn!("verifier: {e}; checking the other events");
+                None
+            }
+            Err(Failure::Connection(e)) => return Err(e),
+        };
+        if let Some(ev) = found {
             log::error!(
                 "event {}: QUARANTINED ({}): {} -- nothing more of it is applied; repair: ticketgate-sidecar rebuild --event {} --apply [--force]",
                 r.event,
@@ -260,14 +271,32 @@ pub fn quarantined(rows: &[Row]) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Why one event could not be checked.
+enum Failure {
+    /// Redis answered this event's commands with an error.
+    Event(String),
+    /// A connection failed: the round ends and starts over.
+    Connection(String),
+}
+
 /// Checks one event under its offset row lock; quarantines it on evidence.
 fn verify_event(
     my: &mut mysql::Conn,
     rc: &mut dyn ConnectionLike,
     event: &str,
-) -> Result<Option<Evidence>, String> {
-    let my_err = |e: mysql::Error| format!("MySQL, event {event}: {e}");
-    let redis_err = |e: redis::RedisError| format!("Redis, event {event}: {e}");
+) -> Result<Option<Evidence>, Failure> {
+    let my_err = |e: mysql::Error| Failure::Connection(format!("MySQL, event {event}: {e}"));
+    let redis_err = |e: redis::RedisError| {
+        let text = format!("Redis, event {event}: {e}");
+        let connection = e.is_io_error()
+            || e.is_connection_dropped()
+            || e.is_connection_refusal()
+            || e.is_timeout();
+        match connection {
+            true => Failure::Connection(text),
+            false => Failure::Event(text),
+        }
+    };
     let mut tx = my.start_transaction(TxOpts::default()).map_err(my_err)?;
     db::lock_offset(&mut tx, event).map_err(my_err)?;
     let Some(r) = row(&mut tx, event).map_err(my_err)?.filter(Row::checked) else {
