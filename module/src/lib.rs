@@ -43,7 +43,7 @@ mod registration {
 
     redis_module! {
         name: "ticket",
-        version: 2,
+        version: 3,
         allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
         data_types: [],
         init: on_load,

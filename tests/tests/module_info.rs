@@ -47,7 +47,7 @@ fn module_list_names_ticket() {
         .chunks(2)
         .find(|kv| text(&kv[0]) == "ver")
         .map(|kv| kv[1].clone());
-    assert_eq!(ver, Some(Value::Int(2)));
+    assert_eq!(ver, Some(Value::Int(3)));
 }
 
 const ALL: [(&str, &[&str]); 10] = [
