@@ -347,7 +347,7 @@ fn assert_dml_only(url: &str) {
 
 #[test]
 fn the_sidecar_drains_as_tg_sidecar_into_mysql_as_the_dml_only_user() {
-    let redis = acl_redis();
+    let mut redis = acl_redis();
     let mut op = redis.conn();
     let mut app = login(&redis, "tg-app");
     let db = fresh_database("acl_drain");
@@ -381,6 +381,39 @@ fn the_sidecar_drains_as_tg_sidecar_into_mysql_as_the_dml_only_user() {
     let (st, out) = sidecar_cmd(&redis_url, &mysql_url, &["reconcile"]);
     assert!(st.success(), "reconcile as tg-sidecar: {out}");
     assert!(out.contains("consistent: 2 event(s) checked"), "{out}");
+
+    // Redis (no AOF) restarts empty: the verifier, as tg-sidecar, finds
+    // both events lost, and the operator rebuilds them (Redis as
+    // tg-operator, MySQL as the DML-only user) without a refused command.
+    redis.kill();
+    redis.start_again();
+    wait_until(Duration::from_secs(60), "both events quarantined", || {
+        sc.log().matches("QUARANTINED (vanished)").count() >= 2
+    });
+    let operator_url = redis.url_as(OPERATOR.0, OPERATOR.1);
+    for event in ["early", "late"] {
+        let args = ["rebuild", "--event", event, "--apply"];
+        let (st, out) = sidecar_cmd(&operator_url, &mysql_url, &args);
+        assert!(st.success(), "rebuild {event} as tg-operator: {out}");
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while sc.log().matches(": restore ").count() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "both restores applied within 60 s:\n{}",
+            sc.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (st, out) = sidecar_cmd(&redis_url, &mysql_url, &["reconcile", "--wait", "30"]);
+    assert!(
+        st.success(),
+        "reconcile after the rebuilds: {out}\n{}",
+        sc.log()
+    );
+    assert!(!sc.log().contains("NOPERM"), "{}", sc.log());
+    let mut app = login(&redis, "tg-app");
+    assert_all_allowed(&mut app, "tg-app", &[&["TICKET.CLAIM", "late", "u9"]]);
 }
 
 /// `ACL SETUSER` arguments of one `user` line of an ACL file: the words,

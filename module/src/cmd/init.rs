@@ -26,9 +26,6 @@ use super::{arguments, guarded, now_ms};
 use crate::redis_store::{Access, RedisStore};
 use crate::{args, pool, stats};
 
-/// Channel on which `TICKET.INIT` announces new events to the sidecar.
-pub const EVENTS_CHANNEL: &str = "ticket:events";
-
 pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
     guarded(|| {
         let init = args::init_args(&arguments(&argv, 2, 12)?)?;
@@ -46,7 +43,7 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
             now_ms(),
         )?;
         stats::INITS.bump();
-        announce(ctx, init.event);
+        super::announce(ctx, init.event);
         Ok(RedisValue::SimpleStringStatic("OK"))
     })
 }
@@ -62,11 +59,4 @@ fn draw_incarnation() -> Incarnation {
             n => return Incarnation(n),
         }
     }
-}
-
-fn announce(ctx: &Context, event: &str) {
-    let channel = RedisString::create_from_slice(std::ptr::null_mut(), EVENTS_CHANNEL.as_bytes());
-    let message = RedisString::create_from_slice(std::ptr::null_mut(), event.as_bytes());
-    // SAFETY: both strings are live for the call; Redis copies what it sends.
-    unsafe { raw::RedisModule_PublishMessage.unwrap()(ctx.ctx, channel.inner, message.inner) };
 }

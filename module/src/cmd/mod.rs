@@ -94,6 +94,16 @@ pub(crate) fn bytes_of<'a>(s: *mut RedisModuleString) -> &'a [u8] {
     }
 }
 
+/// Publishes `event` on `ticket:events` (after `TICKET.INIT` and a
+/// restore's `COMMIT`), so a running sidecar drains its log at once.
+pub fn announce(ctx: &Context, event: &str) {
+    let channel = protocol::keys::EVENTS_CHANNEL.as_bytes();
+    let channel = RedisString::create_from_slice(std::ptr::null_mut(), channel);
+    let message = RedisString::create_from_slice(std::ptr::null_mut(), event.as_bytes());
+    // SAFETY: both strings are live for the call; Redis copies what it sends.
+    unsafe { raw::RedisModule_PublishMessage.unwrap()(ctx.ctx, channel.inner, message.inner) };
+}
+
 /// Current unix time in milliseconds, from Redis's clock.
 pub fn now_ms() -> i64 {
     // SAFETY: a plain getter with no arguments.

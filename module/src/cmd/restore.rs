@@ -29,8 +29,10 @@
 //!   free, each once) are restored, deletes the old log and starts a new one
 //!   whose first entry is `op restore event E incarnation I status S from
 //!   <from-id> at T`, at id `max(now-0, next(from-id), next(the old log's
-//!   last id))`, and gives the event its status. Reply: that id (bulk
-//!   string). Errors: `INCOMPLETE` (what is missing).
+//!   last id))`, gives the event its status and publishes the event id on
+//!   `ticket:events` (as `TICKET.INIT` does: a running sidecar drains the
+//!   new log at once). Reply: that id (bulk string). Errors: `INCOMPLETE`
+//!   (what is missing).
 //!
 //! `ORDERS`, `FREE` and `COMMIT` answer `NOTRESTORING` on an event that is
 //! not being restored. While an event is being restored, CLAIM, CANCEL,
@@ -66,6 +68,9 @@ pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
             Step::Free(free) => RedisValue::Integer(pool::restore_free(&mut store, event, &free)?),
             Step::Commit => {
                 let id = pool::restore_commit(&mut store, event, now_ms())?;
+                // Like an INIT: the log is new, and a sidecar that forgot
+                // the event (its log was gone) picks it up at once.
+                super::announce(ctx, event);
                 RedisValue::BulkString(id.to_string())
             }
         })
