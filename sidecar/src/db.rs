@@ -94,6 +94,26 @@ pub struct Conflict {
     pub detail: String,
 }
 
+impl Conflict {
+    /// Conflict `reason` about log entry `e`, with the user and lowest
+    /// ticket it names (decoded, or as far as a malformed entry shows them).
+    pub fn about(e: &Entry, reason: &'static str, detail: String) -> Conflict {
+        let (user, ticket) = match &e.rec {
+            Ok(r) => r.op.order().map_or((None, None), |(u, t, _)| {
+                (Some(u.clone()), Some(t.lowest()))
+            }),
+            Err(m) => (m.user.clone(), m.ticket),
+        };
+        Conflict {
+            id: e.id,
+            reason,
+            user,
+            ticket,
+            detail,
+        }
+    }
+}
+
 /// What one batch did.
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -285,23 +305,18 @@ fn discard(
     lifted: bool,
     more: bool,
 ) -> Result<Outcome, mysql::Error> {
-    let detail = "the event was dropped; its id was created again in Redis and dropped again: not applied (event ids are not reused)";
+    let detail = "the event was dropped; its id was created again in Redis: not applied (event ids are not reused)";
     log::warn!(
         "event {event}: {} entries of a sale created again under this dropped event's id are not applied (reused_after_drop conflicts)",
         reused.len()
     );
     let mut conflicts = Vec::new();
     for e in reused {
-        let c = match &e.rec {
-            Ok(r) => crate::slow::conflict_of(e.id, &r.op, "reused_after_drop", detail.into()),
-            Err(m) => Conflict {
-                id: e.id,
-                reason: "reused_after_drop",
-                user: m.user.clone(),
-                ticket: m.ticket,
-                detail: format!("{detail}: {}", m.raw),
-            },
+        let detail = match &e.rec {
+            Ok(_) => detail.to_owned(),
+            Err(m) => format!("{detail}: {}", m.raw),
         };
+        let c = Conflict::about(e, "reused_after_drop", detail);
         if record_conflict_once(&mut tx, event, &c)? {
             conflicts.push(c);
         }

@@ -357,19 +357,8 @@ fn record_discarded(
 
 /// The `discarded_by_rebuild` conflict of log entry `e`.
 fn discarded(event: &str, e: &Entry) -> Conflict {
-    let (user, ticket) = match &e.rec {
-        Ok(r) => r.op.order().map_or((None, None), |(u, t, _)| {
-            (Some(u.clone()), Some(t.lowest()))
-        }),
-        Err(m) => (m.user.clone(), m.ticket),
-    };
-    Conflict {
-        id: e.id,
-        reason: "discarded_by_rebuild",
-        user,
-        ticket,
-        detail: format!("discarded by rebuild: {}", render(event, e)),
-    }
+    let detail = format!("discarded by rebuild: {}", render(event, e));
+    Conflict::about(e, "discarded_by_rebuild", detail)
 }
 
 /// A log entry as its fields (`op=claim user=u1 ticket=3 at=...`).

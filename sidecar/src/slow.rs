@@ -19,7 +19,7 @@ use mysql::{Transaction, Value};
 use crate::db::{is_record_level, Conflict, Outcome};
 use crate::plan::{status_of, Change, Entry, Init, NewOrder, Status};
 use crate::timefmt::datetime;
-use protocol::record::{Op, Record};
+use protocol::record::Record;
 use protocol::StreamId;
 
 type Verdict = Result<(), (&'static str, String)>;
@@ -34,18 +34,16 @@ pub fn apply(
     for e in todo {
         tx.query_drop("SAVEPOINT rec")?;
         let verdict = match &e.rec {
-            Err(m) => Err(Conflict {
-                id: e.id,
-                reason: "malformed",
-                user: m.user.clone(),
-                ticket: m.ticket,
-                detail: format!("{}: {}", m.reason, m.raw),
-            }),
+            Err(m) => Err(Conflict::about(
+                e,
+                "malformed",
+                format!("{}: {}", m.reason, m.raw),
+            )),
             Ok(rec) => match one(tx, event, e.id, rec) {
                 Ok(Ok(())) => Ok(rec.op.name()),
-                Ok(Err((reason, detail))) => Err(conflict_of(e.id, &rec.op, reason, detail)),
+                Ok(Err((reason, detail))) => Err(Conflict::about(e, reason, detail)),
                 Err(err) if is_record_level(&err) => {
-                    Err(conflict_of(e.id, &rec.op, "sql_error", err.to_string()))
+                    Err(Conflict::about(e, "sql_error", err.to_string()))
                 }
                 Err(err) => return Err(err),
             },
@@ -82,21 +80,6 @@ fn record_conflict(
         "INSERT INTO ticket_conflict (event_id, stream_id, user_id, ticket_number, reason, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, NOW(3))",
         (event, c.id.to_string(), c.user.clone(), c.ticket, c.reason, detail),
     )
-}
-
-/// The conflict of the entry `id` carrying `op`, with its user and lowest ticket.
-pub(crate) fn conflict_of(id: StreamId, op: &Op, reason: &'static str, detail: String) -> Conflict {
-    let (user, ticket) = match op.order() {
-        Some((user, tickets, _)) => (Some(user.clone()), Some(tickets.lowest())),
-        None => (None, None),
-    };
-    Conflict {
-        id,
-        reason,
-        user,
-        ticket,
-        detail,
-    }
 }
 
 /// Applies one record with explicit checks.
