@@ -82,6 +82,13 @@ pub fn release_bin(name: &str, package: &str) -> PathBuf {
     p
 }
 
+/// The redis-server the tests start: env `TICKETGATE_REDIS_SERVER` (e.g.
+/// the Redis 8 binary `scripts/redis8.sh` prints), else `redis-server` from
+/// `PATH` (Debian's 7.0).
+pub fn redis_server_bin() -> String {
+    std::env::var("TICKETGATE_REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_string())
+}
+
 /// Path of the built module: env `TICKETGATE_MODULE`, else
 /// `<workspace>/target/release/libticketgate.so`.
 ///
@@ -379,7 +386,7 @@ impl RedisServer {
         let log_offset = file_len(&log_path);
         let stderr = fs::File::create(&stderr_path)
             .unwrap_or_else(|e| panic!("create {}: {e}", stderr_path.display()));
-        let mut cmd = Command::new("redis-server");
+        let mut cmd = Command::new(redis_server_bin());
         cmd.arg("--bind")
             .arg("127.0.0.1")
             .args(self.listen_args(port))
