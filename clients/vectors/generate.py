@@ -313,6 +313,14 @@ SCRIPT = [
         err("ERR", "HOLD must be between 0 and 604800000, got 99999999999"),
         hold=99999999999,
     ),
+    # redis-py strips "ERR ": this one must not read as a LIMIT error.
+    V(
+        "init: limit out of range",
+        "init",
+        ["e5", 5],
+        err("ERR", "LIMIT must be between 1 and 1000, got 0"),
+        limit=0,
+    ),
     V("claim: invalid event id", "claim", ["bad{id}", "u"], err("ERR", None)),
     V("claim: invalid user id", "claim", ["e2", "a\nb"], err("ERR", None)),
     V("claim: count out of range", "claim", ["e2", "u9"], err("ERR", None), count=0),
