@@ -9,7 +9,7 @@ from redis.exceptions import ResponseError
 
 from . import commands
 from .errors import from_response_error
-from .replies import Order, Status
+from .replies import Order, Status, parse_integer
 
 T = TypeVar("T")
 
@@ -58,6 +58,14 @@ class TicketGate:
         self, event: str, user: str, count: int | None = None, hold: int | None = None
     ) -> int | list[int]:
         """The user's ticket; with `count`, all the user's tickets, ascending."""
+        if count is None and hold is None:
+            # The hot path, inlined: a Call and a second coroutine cost ~5 us,
+            # over 5% of what redis-py itself spends on a claim.
+            try:
+                reply = await self.client.execute_command("ticket.claim", event, user)
+            except ResponseError as e:
+                raise from_response_error(e) from None
+            return parse_integer(reply)
         return await self.run(commands.claim(event, user, count, hold))
 
     async def confirm(self, event: str, user: str) -> int:
