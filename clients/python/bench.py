@@ -2,7 +2,7 @@
 """Claims/s through the wrapper vs raw `execute_command` from the same
 redis-py asyncio client, in the same run (alternating rounds, medians).
 
-    python3 clients/testenv.py --no-cluster -- python clients/python/bench.py [--claims N] [--rounds R]
+    python3 clients/testenv.py --no-cluster -- python clients/python/bench.py [--rounds R]
 """
 
 from __future__ import annotations
