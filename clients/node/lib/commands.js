@@ -83,6 +83,9 @@ function close(event) {
     return write(["ticket.close", event], replies.parseOk);
 }
 function claim(event, user, o = {}) {
+    if (o.count === undefined && o.hold === undefined) {
+        return { args: ["ticket.claim", event, user], readonly: false, parse: replies.parseInteger };
+    }
     const opts = options([
         ["COUNT", o.count],
         ["HOLD", o.hold],

@@ -41,6 +41,9 @@ exports.TicketGate = void 0;
 const commands = __importStar(require("./commands"));
 const errors_1 = require("./errors");
 const transport_1 = require("./transport");
+function rethrow(err) {
+    throw (0, errors_1.fromReplyError)(err);
+}
 class TicketGate {
     #send;
     /** `client`: a node-redis 5 client or cluster, or an ioredis 5 `Redis` or `Cluster`. */
@@ -48,15 +51,10 @@ class TicketGate {
         this.#send = (0, transport_1.transportFor)(client);
     }
     /** Sends one prepared command and types its reply. */
-    async run(call) {
-        let reply;
-        try {
-            reply = await this.#send(call.args, call.readonly);
-        }
-        catch (err) {
-            throw (0, errors_1.fromReplyError)(err);
-        }
-        return call.parse(reply);
+    run(call) {
+        // `then` rather than async/await: one promise less per command (the
+        // claim is the hot path; the wrapper must cost under 5%).
+        return this.#send(call.args, call.readonly).then(call.parse, rethrow);
     }
     /** Creates an event of `total` tickets (times in unix ms, durations in ms). */
     init(event, total, options) {

@@ -26,15 +26,18 @@ function transportFor(client) {
  * command table, which has no module commands: `call("ticket.claim", ...)`
  * would go to a random node and be redirected (MOVED). So the transport
  * builds the `Command` itself and sets its keys to the event, which gives it
- * the event's slot (and a standalone client ignores it). ioredis follows
+ * the event's slot. ioredis follows
  * MOVED for such a command as for any other.
  */
 function ioredisTransport(client) {
+    if (typeof client.nodes !== "function") {
+        return (args) => client.call(...args); // a standalone Redis: nothing to route
+    }
     let Command;
     return (args) => {
         Command ??= ioredisCommandClass(client);
         const command = new Command(args[0], args.slice(1), { replyEncoding: "utf8" });
-        Object.assign(command, { keys: [args[1]] });
+        command.keys = [args[1]];
         client.sendCommand(command);
         return command.promise;
     };

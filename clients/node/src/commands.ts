@@ -78,6 +78,9 @@ export function close(event: string): Call<void> {
 }
 
 export function claim(event: string, user: string, o: ClaimOptions = {}): Call<number | number[]> {
+  if (o.count === undefined && o.hold === undefined) {
+    return { args: ["ticket.claim", event, user], readonly: false, parse: replies.parseInteger };
+  }
   const opts = options([
     ["COUNT", o.count],
     ["HOLD", o.hold],

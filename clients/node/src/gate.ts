@@ -8,6 +8,10 @@ import { fromReplyError } from "./errors";
 import type { Order, Status } from "./replies";
 import { type AnyClient, type Send, transportFor } from "./transport";
 
+function rethrow(err: unknown): never {
+  throw fromReplyError(err);
+}
+
 export class TicketGate {
   readonly #send: Send;
 
@@ -17,14 +21,10 @@ export class TicketGate {
   }
 
   /** Sends one prepared command and types its reply. */
-  async run<T>(call: commands.Call<T>): Promise<T> {
-    let reply: unknown;
-    try {
-      reply = await this.#send(call.args, call.readonly);
-    } catch (err) {
-      throw fromReplyError(err);
-    }
-    return call.parse(reply);
+  run<T>(call: commands.Call<T>): Promise<T> {
+    // `then` rather than async/await: one promise less per command (the
+    // claim is the hot path; the wrapper must cost under 5%).
+    return this.#send(call.args, call.readonly).then(call.parse, rethrow);
   }
 
   /** Creates an event of `total` tickets (times in unix ms, durations in ms). */

@@ -56,15 +56,18 @@ export function transportFor(client: AnyClient): Send {
  * command table, which has no module commands: `call("ticket.claim", ...)`
  * would go to a random node and be redirected (MOVED). So the transport
  * builds the `Command` itself and sets its keys to the event, which gives it
- * the event's slot (and a standalone client ignores it). ioredis follows
+ * the event's slot. ioredis follows
  * MOVED for such a command as for any other.
  */
 function ioredisTransport(client: Ioredis): Send {
+  if (typeof (client as { nodes?: unknown }).nodes !== "function") {
+    return (args) => client.call(...args); // a standalone Redis: nothing to route
+  }
   let Command: IoredisCommandClass | undefined;
   return (args) => {
     Command ??= ioredisCommandClass(client);
     const command = new Command(args[0], args.slice(1), { replyEncoding: "utf8" });
-    Object.assign(command, { keys: [args[1]] });
+    (command as unknown as { keys: string[] }).keys = [args[1]];
     client.sendCommand(command);
     return command.promise;
   };
