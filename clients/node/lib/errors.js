@@ -12,78 +12,122 @@ exports.isReplyError = isReplyError;
 exports.errorFor = errorFor;
 exports.fromReplyError = fromReplyError;
 class TicketGateError extends Error {
+    /** The code of this class's errors (`""` for the base). */
+    static code = "";
     /** The first word of the error reply, e.g. `SOLDOUT` (`ERR` for malformed input). */
     code;
-    constructor(code, message, options) {
-        super(message, options);
-        this.code = code;
-        this.name = "TicketGateError";
+    /** `code` is needed only for the base class (a code with no class of its own). */
+    constructor(message, options = {}) {
+        super(message, { cause: options.cause });
+        const cls = new.target;
+        this.code = options.code ?? cls.code;
+        this.name = cls.name;
     }
 }
 exports.TicketGateError = TicketGateError;
-function errorClass(code, name) {
-    const cls = class extends TicketGateError {
-        static code = code;
-        constructor(message, options) {
-            super(code, message, options);
-            this.name = name;
-        }
-    };
-    Object.defineProperty(cls, "name", { value: name });
-    return cls;
-}
 /** `ERR`: malformed input (ids, numbers, options) or a wrong arity. */
-exports.InvalidError = errorClass("ERR", "InvalidError");
+class InvalidError extends TicketGateError {
+    static code = "ERR";
+}
+exports.InvalidError = InvalidError;
 /** The event does not exist. */
-exports.NoEventError = errorClass("NOEVENT", "NoEventError");
+class NoEventError extends TicketGateError {
+    static code = "NOEVENT";
+}
+exports.NoEventError = NoEventError;
 /** `init` of an event that exists already. */
-exports.ExistsError = errorClass("EXISTS", "ExistsError");
+class ExistsError extends TicketGateError {
+    static code = "EXISTS";
+}
+exports.ExistsError = ExistsError;
 /** A claim before the event opens. */
-exports.NotOpenError = errorClass("NOTOPEN", "NotOpenError");
+class NotOpenError extends TicketGateError {
+    static code = "NOTOPEN";
+}
+exports.NotOpenError = NotOpenError;
 /** The event was closed, or its closing time has passed. */
-exports.ClosedError = errorClass("CLOSED", "ClosedError");
+class ClosedError extends TicketGateError {
+    static code = "CLOSED";
+}
+exports.ClosedError = ClosedError;
 /** Fewer free tickets than asked for (or others wait in line). */
-exports.SoldOutError = errorClass("SOLDOUT", "SoldOutError");
+class SoldOutError extends TicketGateError {
+    static code = "SOLDOUT";
+}
+exports.SoldOutError = SoldOutError;
 /** More tickets than the event allows one user. */
-exports.LimitError = errorClass("LIMIT", "LimitError");
+class LimitError extends TicketGateError {
+    static code = "LIMIT";
+}
+exports.LimitError = LimitError;
 /** `confirm` for a user who holds nothing (e.g. the hold expired). */
-exports.NoHoldError = errorClass("NOHOLD", "NoHoldError");
+class NoHoldError extends TicketGateError {
+    static code = "NOHOLD";
+}
+exports.NoHoldError = NoHoldError;
 /** `wait` by a user who already holds tickets. */
-exports.HoldingError = errorClass("HOLDING", "HoldingError");
+class HoldingError extends TicketGateError {
+    static code = "HOLDING";
+}
+exports.HoldingError = HoldingError;
 /** `drop` while the event's log still has entries to drain. */
-exports.UnsyncedError = errorClass("UNSYNCED", "UnsyncedError");
+class UnsyncedError extends TicketGateError {
+    static code = "UNSYNCED";
+}
+exports.UnsyncedError = UnsyncedError;
 /** The event's keys are moving or being restored; nothing changed, retry. */
-exports.TryAgainError = errorClass("TRYAGAIN", "TryAgainError");
+class TryAgainError extends TicketGateError {
+    static code = "TRYAGAIN";
+}
+exports.TryAgainError = TryAgainError;
 /** The event admits buyers through its queue (the draw). */
-exports.QueueError = errorClass("QUEUE", "QueueError");
+class QueueError extends TicketGateError {
+    static code = "QUEUE";
+}
+exports.QueueError = QueueError;
 /** One of the event's keys holds another Redis type. */
-exports.WrongTypeError = errorClass("WRONGTYPE", "WrongTypeError");
+class WrongTypeError extends TicketGateError {
+    static code = "WRONGTYPE";
+}
+exports.WrongTypeError = WrongTypeError;
 /** The event's keys hold values the module never writes. */
-exports.CorruptError = errorClass("CORRUPT", "CorruptError");
+class CorruptError extends TicketGateError {
+    static code = "CORRUPT";
+}
+exports.CorruptError = CorruptError;
 /** A bug in the module, caught before it could harm Redis. */
-exports.InternalError = errorClass("INTERNAL", "InternalError");
+class InternalError extends TicketGateError {
+    static code = "INTERNAL";
+}
+exports.InternalError = InternalError;
 /** A restore step on an event that is not being restored. */
-exports.NotRestoringError = errorClass("NOTRESTORING", "NotRestoringError");
+class NotRestoringError extends TicketGateError {
+    static code = "NOTRESTORING";
+}
+exports.NotRestoringError = NotRestoringError;
 /** A restore committed before all of it was sent. */
-exports.IncompleteError = errorClass("INCOMPLETE", "IncompleteError");
+class IncompleteError extends TicketGateError {
+    static code = "INCOMPLETE";
+}
+exports.IncompleteError = IncompleteError;
 exports.ERRORS_BY_CODE = new Map([
-    exports.InvalidError,
-    exports.NoEventError,
-    exports.ExistsError,
-    exports.NotOpenError,
-    exports.ClosedError,
-    exports.SoldOutError,
-    exports.LimitError,
-    exports.NoHoldError,
-    exports.HoldingError,
-    exports.UnsyncedError,
-    exports.TryAgainError,
-    exports.QueueError,
-    exports.WrongTypeError,
-    exports.CorruptError,
-    exports.InternalError,
-    exports.NotRestoringError,
-    exports.IncompleteError,
+    InvalidError,
+    NoEventError,
+    ExistsError,
+    NotOpenError,
+    ClosedError,
+    SoldOutError,
+    LimitError,
+    NoHoldError,
+    HoldingError,
+    UnsyncedError,
+    TryAgainError,
+    QueueError,
+    WrongTypeError,
+    CorruptError,
+    InternalError,
+    NotRestoringError,
+    IncompleteError,
 ].map((cls) => [cls.code, cls]));
 /** Error classes of the Redis clients for a server's error reply. */
 const REPLY_ERROR_NAMES = new Set(["ErrorReply", "SimpleError", "BlobError", "ReplyError"]);
@@ -97,7 +141,7 @@ function errorFor(line, cause) {
     const code = space < 0 ? line : line.slice(0, space);
     const message = space < 0 ? "" : line.slice(space + 1);
     const cls = exports.ERRORS_BY_CODE.get(code);
-    return cls ? new cls(message, { cause }) : new TicketGateError(code, message, { cause });
+    return cls ? new cls(message, { cause }) : new TicketGateError(message, { code, cause });
 }
 /** Maps a client's error: reply errors become ours, anything else is kept. */
 function fromReplyError(err) {

@@ -7,64 +7,106 @@
  */
 
 export class TicketGateError extends Error {
+  /** The code of this class's errors (`""` for the base). */
+  static readonly code: string = "";
   /** The first word of the error reply, e.g. `SOLDOUT` (`ERR` for malformed input). */
   readonly code: string;
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-    this.name = "TicketGateError";
+  /** `code` is needed only for the base class (a code with no class of its own). */
+  constructor(message: string, options: { code?: string; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    const cls = new.target as typeof TicketGateError;
+    this.code = options.code ?? cls.code;
+    this.name = cls.name;
   }
 }
 
-function errorClass(code: string, name: string) {
-  const cls = class extends TicketGateError {
-    static readonly code = code;
-    constructor(message: string, options?: { cause?: unknown }) {
-      super(code, message, options);
-      this.name = name;
-    }
-  };
-  Object.defineProperty(cls, "name", { value: name });
-  return cls;
+/** `ERR`: malformed input (ids, numbers, options) or a wrong arity. */
+export class InvalidError extends TicketGateError {
+  static readonly code = "ERR";
 }
 
-/** `ERR`: malformed input (ids, numbers, options) or a wrong arity. */
-export const InvalidError = errorClass("ERR", "InvalidError");
 /** The event does not exist. */
-export const NoEventError = errorClass("NOEVENT", "NoEventError");
-/** `init` of an event that exists already. */
-export const ExistsError = errorClass("EXISTS", "ExistsError");
-/** A claim before the event opens. */
-export const NotOpenError = errorClass("NOTOPEN", "NotOpenError");
-/** The event was closed, or its closing time has passed. */
-export const ClosedError = errorClass("CLOSED", "ClosedError");
-/** Fewer free tickets than asked for (or others wait in line). */
-export const SoldOutError = errorClass("SOLDOUT", "SoldOutError");
-/** More tickets than the event allows one user. */
-export const LimitError = errorClass("LIMIT", "LimitError");
-/** `confirm` for a user who holds nothing (e.g. the hold expired). */
-export const NoHoldError = errorClass("NOHOLD", "NoHoldError");
-/** `wait` by a user who already holds tickets. */
-export const HoldingError = errorClass("HOLDING", "HoldingError");
-/** `drop` while the event's log still has entries to drain. */
-export const UnsyncedError = errorClass("UNSYNCED", "UnsyncedError");
-/** The event's keys are moving or being restored; nothing changed, retry. */
-export const TryAgainError = errorClass("TRYAGAIN", "TryAgainError");
-/** The event admits buyers through its queue (the draw). */
-export const QueueError = errorClass("QUEUE", "QueueError");
-/** One of the event's keys holds another Redis type. */
-export const WrongTypeError = errorClass("WRONGTYPE", "WrongTypeError");
-/** The event's keys hold values the module never writes. */
-export const CorruptError = errorClass("CORRUPT", "CorruptError");
-/** A bug in the module, caught before it could harm Redis. */
-export const InternalError = errorClass("INTERNAL", "InternalError");
-/** A restore step on an event that is not being restored. */
-export const NotRestoringError = errorClass("NOTRESTORING", "NotRestoringError");
-/** A restore committed before all of it was sent. */
-export const IncompleteError = errorClass("INCOMPLETE", "IncompleteError");
+export class NoEventError extends TicketGateError {
+  static readonly code = "NOEVENT";
+}
 
-export type TicketGateErrorClass = ReturnType<typeof errorClass>;
+/** `init` of an event that exists already. */
+export class ExistsError extends TicketGateError {
+  static readonly code = "EXISTS";
+}
+
+/** A claim before the event opens. */
+export class NotOpenError extends TicketGateError {
+  static readonly code = "NOTOPEN";
+}
+
+/** The event was closed, or its closing time has passed. */
+export class ClosedError extends TicketGateError {
+  static readonly code = "CLOSED";
+}
+
+/** Fewer free tickets than asked for (or others wait in line). */
+export class SoldOutError extends TicketGateError {
+  static readonly code = "SOLDOUT";
+}
+
+/** More tickets than the event allows one user. */
+export class LimitError extends TicketGateError {
+  static readonly code = "LIMIT";
+}
+
+/** `confirm` for a user who holds nothing (e.g. the hold expired). */
+export class NoHoldError extends TicketGateError {
+  static readonly code = "NOHOLD";
+}
+
+/** `wait` by a user who already holds tickets. */
+export class HoldingError extends TicketGateError {
+  static readonly code = "HOLDING";
+}
+
+/** `drop` while the event's log still has entries to drain. */
+export class UnsyncedError extends TicketGateError {
+  static readonly code = "UNSYNCED";
+}
+
+/** The event's keys are moving or being restored; nothing changed, retry. */
+export class TryAgainError extends TicketGateError {
+  static readonly code = "TRYAGAIN";
+}
+
+/** The event admits buyers through its queue (the draw). */
+export class QueueError extends TicketGateError {
+  static readonly code = "QUEUE";
+}
+
+/** One of the event's keys holds another Redis type. */
+export class WrongTypeError extends TicketGateError {
+  static readonly code = "WRONGTYPE";
+}
+
+/** The event's keys hold values the module never writes. */
+export class CorruptError extends TicketGateError {
+  static readonly code = "CORRUPT";
+}
+
+/** A bug in the module, caught before it could harm Redis. */
+export class InternalError extends TicketGateError {
+  static readonly code = "INTERNAL";
+}
+
+/** A restore step on an event that is not being restored. */
+export class NotRestoringError extends TicketGateError {
+  static readonly code = "NOTRESTORING";
+}
+
+/** A restore committed before all of it was sent. */
+export class IncompleteError extends TicketGateError {
+  static readonly code = "INCOMPLETE";
+}
+
+export type TicketGateErrorClass = typeof TicketGateError;
 
 export const ERRORS_BY_CODE: ReadonlyMap<string, TicketGateErrorClass> = new Map(
   [
@@ -102,7 +144,7 @@ export function errorFor(line: string, cause?: unknown): TicketGateError {
   const code = space < 0 ? line : line.slice(0, space);
   const message = space < 0 ? "" : line.slice(space + 1);
   const cls = ERRORS_BY_CODE.get(code);
-  return cls ? new cls(message, { cause }) : new TicketGateError(code, message, { cause });
+  return cls ? new cls(message, { cause }) : new TicketGateError(message, { code, cause });
 }
 
 /** Maps a client's error: reply errors become ours, anything else is kept. */

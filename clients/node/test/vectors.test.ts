@@ -14,6 +14,7 @@ import { Decoder, RESP_TYPES } from "@redis/client/dist/lib/RESP/decoder";
 import { Command } from "ioredis";
 import RedisParser from "redis-parser";
 
+import * as tg from "../src";
 import { commands, ERRORS_BY_CODE, fromReplyError, TicketGateError } from "../src";
 import type { Call } from "../src";
 
@@ -147,3 +148,13 @@ for (const vector of VECTORS) {
     await t.test("ioredis RESP2", async () => check(vector, await ioredisDecode(vector.resp2)));
   });
 }
+
+test("codes without a class keep their code; other errors pass through", () => {
+  const queue = tg.errorFor("QUEUE event 'e' admits through its queue");
+  assert.ok(queue instanceof tg.QueueError && queue instanceof tg.TicketGateError);
+  const other = tg.errorFor("NOPERM User u has no permissions");
+  assert.equal(other.constructor, tg.TicketGateError);
+  assert.equal(other.code, "NOPERM");
+  const connection = new Error("Connection is closed.");
+  assert.equal(tg.fromReplyError(connection), connection);
+});
