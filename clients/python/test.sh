@@ -29,7 +29,9 @@ unit | integration)
     trap 'rm -f "$log"' EXIT
     lint_failed=0
     if [ "$mode" = unit ]; then
-        "$venv/bin/ruff" check . && "$venv/bin/ruff" format --check . || lint_failed=1
+        # This package, and the shared Python next to it (testenv, the vectors).
+        "$venv/bin/ruff" check . ../testenv.py ../vectors &&
+            "$venv/bin/ruff" format --check . ../testenv.py ../vectors || lint_failed=1
         "$venv/bin/python" -m pytest -q -p no:cacheprovider -m "not integration" tests 2>&1 | tee "$log"
     else
         "$venv/bin/python" -m pytest -q -p no:cacheprovider -m integration tests 2>&1 | tee "$log"
