@@ -6,9 +6,14 @@
 # from clients/testenv.py; plus the vectors' drift check on both servers.
 # Closing line: "clients: N passed, N failed"; non-zero status on failure.
 #
-# A language's test.sh takes `setup`, `unit` or `integration` (servers in the
-# TICKETGATE_TEST_* environment) and ends with "<lang> <mode>: N passed, N failed".
-# Order: python, node, then any other language folder (java, go, ...).
+# A language's clients/<lang>/test.sh either takes `setup`, `unit` or
+# `integration` (servers in the TICKETGATE_TEST_* environment; its usage
+# text says "setup|unit|integration"), or takes no argument and runs its
+# unit tests, plus its integration tests when TICKETGATE_TEST_* are set: then
+# it is run once alone and once under each server. Counts come from the last
+# output line saying "N passed, N failed" (a run without one counts as one
+# test). Order: python, node, then the other folders; CLIENTS="go java"
+# runs only those languages.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export TICKETGATE_MODULE=${TICKETGATE_MODULE:-$PWD/target/release/libticketgate.so}
@@ -25,14 +30,13 @@ step() {
     echo "== $*"
     "$@" 2>&1 | tee "$log"
     local status=${PIPESTATUS[0]} counts
-    counts=$(tail -n1 "$log" | sed -nE 's/^.*: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/p')
-    if [ -n "$counts" ]; then
-        passed=$((passed + ${counts% *}))
-        failed=$((failed + ${counts#* }))
-        [ "$status" -eq 0 ] || [ "${counts#* }" -gt 0 ] || failed=$((failed + 1))
-    elif [ "$status" -ne 0 ]; then
-        failed=$((failed + 1))
+    counts=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1 | sed -E 's/ passed, / /; s/ failed//')
+    if [ -z "$counts" ]; then
+        counts=$([ "$status" -eq 0 ] && echo "1 0" || echo "0 1")
     fi
+    passed=$((passed + ${counts% *}))
+    failed=$((failed + ${counts#* }))
+    [ "$status" -eq 0 ] || [ "${counts#* }" -gt 0 ] || failed=$((failed + 1))
     return 0
 }
 
@@ -58,16 +62,25 @@ for dir in clients/*/; do
     lang=$(basename "$dir")
     [ -x "$dir/test.sh" ] && [[ ! " ${languages[*]} " =~ " $lang " ]] && languages+=("$lang")
 done
+[ -z "${CLIENTS:-}" ] || read -r -a languages <<<"$CLIENTS"
 
 for lang in "${languages[@]}"; do
-    if ! "clients/$lang/test.sh" setup; then
+    script=clients/$lang/test.sh
+    if ! grep -q 'setup|unit|integration' "$script"; then
+        step "$script"
+        for server in "${servers[@]}"; do
+            step python3 clients/testenv.py --redis-server "$server" -- "$script"
+        done
+        continue
+    fi
+    if ! "$script" setup; then
         echo "clients: $lang setup failed" >&2
         failed=$((failed + 1))
         continue
     fi
-    step "clients/$lang/test.sh" unit
+    step "$script" unit
     for server in "${servers[@]}"; do
-        step python3 clients/testenv.py --redis-server "$server" -- "clients/$lang/test.sh" integration
+        step python3 clients/testenv.py --redis-server "$server" -- "$script" integration
     done
 done
 for server in "${servers[@]}"; do
