@@ -2,7 +2,7 @@
 # The Python client's tests, run by clients/test.sh:
 #   test.sh setup        venv under $TICKETGATE_CACHE (default <repo>/.cache) with
 #                        `pip install ./clients/python[test]` (a real, non-editable install)
-#   test.sh unit         ruff (lint + format) and the vector tests; no server
+#   test.sh unit         ruff (lint + format), mypy --strict, the vector tests; no server
 #   test.sh integration  pytest against the servers of clients/testenv.py
 # The last line is "python <mode>: N passed, N failed"; the status is non-zero on failure.
 set -uo pipefail
@@ -32,6 +32,7 @@ unit | integration)
         # This package, and the shared Python next to it (testenv, the vectors).
         "$venv/bin/ruff" check . ../testenv.py ../vectors &&
             "$venv/bin/ruff" format --check . ../testenv.py ../vectors || lint_failed=1
+        "$venv/bin/mypy" --strict src/ticketgate || lint_failed=$((lint_failed + 1))
         "$venv/bin/python" -m pytest -q -p no:cacheprovider -m "not integration" tests 2>&1 | tee "$log"
     else
         "$venv/bin/python" -m pytest -q -p no:cacheprovider -m integration tests 2>&1 | tee "$log"

@@ -226,3 +226,16 @@ async def test_async_cluster_follows_moved_after_a_reshard(cluster_nodes, event)
     assert await gate.claim(event, "b", count=1) == [2]
     assert client.get_node_from_key(event).name == new
     await client.aclose()
+
+
+def test_cluster_gives_up_on_tryagain_as_tryagain(cluster, event):
+    """An event being restored answers TRYAGAIN; RedisCluster retries it 16
+    times, then the wrapper raises TryAgain (not a bare ClusterError)."""
+    gate = ticketgate.TicketGate(cluster)
+    args = ["ticket.restore", event, "BEGIN", "1111111111111111", "10", "10", "open"]
+    cluster.execute_command(*args, "0", "0", "0", "1", "600000", "0", "0")
+    with pytest.raises(ticketgate.TryAgain) as again:
+        gate.claim(event, "u")
+    assert again.value.code == "TRYAGAIN"
+    with pytest.raises(ticketgate.TryAgain):
+        gate.holder(event, "u")

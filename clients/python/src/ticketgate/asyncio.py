@@ -3,12 +3,12 @@ asyncio `Redis` or `RedisCluster` (`redis.asyncio`)."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
-from redis.exceptions import ResponseError
+from redis.exceptions import ClusterError, ResponseError
 
 from . import commands
-from .errors import from_response_error
+from .errors import from_cluster_error, from_response_error
 from .replies import Order, Status, parse_integer
 
 T = TypeVar("T")
@@ -32,6 +32,8 @@ class TicketGate:
             reply = await self.client.execute_command(*call.argv)
         except ResponseError as e:
             raise from_response_error(e) from None
+        except ClusterError as e:
+            raise from_cluster_error(e) from e
         return call.parse(reply)
 
     async def init(
@@ -54,6 +56,14 @@ class TicketGate:
     async def close(self, event: str) -> None:
         await self.run(commands.close(event))
 
+    @overload
+    async def claim(
+        self, event: str, user: str, count: None = None, hold: int | None = None
+    ) -> int: ...
+    @overload
+    async def claim(
+        self, event: str, user: str, count: int, hold: int | None = None
+    ) -> list[int]: ...
     async def claim(
         self, event: str, user: str, count: int | None = None, hold: int | None = None
     ) -> int | list[int]:
@@ -65,6 +75,8 @@ class TicketGate:
                 reply = await self.client.execute_command("ticket.claim", event, user)
             except ResponseError as e:
                 raise from_response_error(e) from None
+            except ClusterError as e:
+                raise from_cluster_error(e) from e
             return parse_integer(reply)
         return await self.run(commands.claim(event, user, count, hold))
 

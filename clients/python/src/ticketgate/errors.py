@@ -9,7 +9,7 @@ message-less `TryAgainError`); `from_response_error` undoes that.
 
 from __future__ import annotations
 
-from redis.exceptions import NoPermissionError, ResponseError, TryAgainError
+from redis.exceptions import ClusterError, NoPermissionError, ResponseError, TryAgainError
 
 
 class TicketGateError(ResponseError):
@@ -158,6 +158,17 @@ def error_for(code: str, message: str) -> TicketGateError:
     """The exception for a code and message (the base class for other codes)."""
     cls = BY_CODE.get(code)
     return cls(message) if cls else TicketGateError(message, code=code)
+
+
+def from_cluster_error(exc: ClusterError) -> Exception:
+    """RedisCluster retries TRYAGAIN (and follows MOVED/ASK) 16 times, then
+    gives up with a bare `ClusterError("TTL exhausted.")`: the command never
+    ran, as TRYAGAIN says, so it becomes `TryAgain`. Other errors stay."""
+    if str(exc) == "TTL exhausted.":
+        return TryAgain(
+            "the cluster client retried 16 times (TRYAGAIN or redirections); retry later"
+        )
+    return exc
 
 
 def from_response_error(exc: ResponseError) -> TicketGateError:
