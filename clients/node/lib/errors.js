@@ -143,7 +143,25 @@ function errorFor(line, cause) {
     const cls = exports.ERRORS_BY_CODE.get(code);
     return cls ? new cls(message, { cause }) : new TicketGateError(message, { code, cause });
 }
+/**
+ * ioredis's Cluster retries TRYAGAIN on a random node (following the MOVED
+ * that earns) up to 16 times, then rejects with a plain Error naming the last
+ * reply error: TRYAGAIN, or a redirection. Either way the command did not
+ * run, so it becomes `TryAgainError`.
+ */
+const IOREDIS_GAVE_UP = "Too many Cluster redirections. Last error: ReplyError: ";
+const REDIRECTIONS = new Set(["MOVED", "ASK", "CLUSTERDOWN"]);
 /** Maps a client's error: reply errors become ours, anything else is kept. */
 function fromReplyError(err) {
-    return isReplyError(err) ? errorFor(err.message, err) : err;
+    if (isReplyError(err))
+        return errorFor(err.message, err);
+    if (err instanceof Error && err.message.startsWith(IOREDIS_GAVE_UP)) {
+        const last = errorFor(err.message.slice(IOREDIS_GAVE_UP.length), err);
+        if (!REDIRECTIONS.has(last.code))
+            return last;
+        return new TryAgainError(`the cluster client gave up after 16 tries: ${err.message}`, {
+            cause: err,
+        });
+    }
+    return err;
 }

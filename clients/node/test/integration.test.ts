@@ -251,5 +251,31 @@ for (const [name, connect] of Object.entries(CLUSTERS)) {
 
     test("1,000 users on 100 tickets", async () =>
       thousandUsersHundredTickets(new tg.TicketGate(await connect()), newEvent()));
+
+    test("an event being restored answers TryAgainError", async () => {
+      const gate = new tg.TicketGate(await connect());
+      const event = newEvent();
+      const begin = [
+        "BEGIN",
+        "1111111111111111",
+        "10",
+        "10",
+        "open",
+        "0",
+        "0",
+        "0",
+        "1",
+        "600000",
+        "0",
+        "0",
+      ];
+      await gate.run({ args: ["ticket.restore", event, ...begin], readonly: false, parse: String });
+      await assert.rejects(gate.claim(event, "u"), (e: unknown) => {
+        assert.ok(e instanceof tg.TryAgainError, String(e));
+        // node-redis passes the reply on; ioredis retries it (on random nodes) and gives up.
+        assert.match(e.message, new RegExp(`event '${event}' is being restored|gave up after 16`));
+        return true;
+      });
+    });
   });
 }

@@ -158,3 +158,11 @@ test("codes without a class keep their code; other errors pass through", () => {
   const connection = new Error("Connection is closed.");
   assert.equal(tg.fromReplyError(connection), connection);
 });
+
+test("ioredis giving up after 16 redirections is a TryAgainError", () => {
+  const moved = new Error("Too many Cluster redirections. Last error: ReplyError: MOVED 1 h:1");
+  assert.ok(tg.fromReplyError(moved) instanceof tg.TryAgainError);
+  const again = new Error("Too many Cluster redirections. Last error: ReplyError: TRYAGAIN x");
+  const mapped = tg.fromReplyError(again);
+  assert.ok(mapped instanceof tg.TryAgainError && mapped.message === "x");
+});
