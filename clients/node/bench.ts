@@ -1,10 +1,12 @@
 /**
  * Claims/s through the wrapper vs raw commands from the same client in the
  * same run, for node-redis 5 and ioredis 5 (standalone; both pipeline the
- * concurrent commands of a batch on one connection). Alternating rounds;
- * medians and the median of the rounds' ratios.
+ * concurrent commands of a batch on one connection). Raw and wrapper batches
+ * alternate (ABBA), so the load of a busy machine hits both alike; the
+ * elapsed and CPU time of each side is summed. BENCH_AA=1 runs raw against
+ * itself: the noise floor.
  *
- *   python3 clients/testenv.py --no-cluster -- node clients/node/dist/bench.js [rounds] [claims per round]
+ *   python3 clients/testenv.py --no-cluster -- node clients/node/dist/bench.js [batches]
  */
 
 import { Redis as IoRedis } from "ioredis";
@@ -12,91 +14,53 @@ import { createClient } from "redis";
 
 import { TicketGate } from "./src";
 
-const CLAIMS = Number(process.argv[3] ?? 20000);
-const CONCURRENCY = 500;
+const BATCH = 500;
 type Claim = (event: string, user: string) => Promise<unknown>;
+type Side = { claim: Claim; seconds: number; cpu: number };
 
-interface Round {
-  /** Claims per second of wall time. */
-  rate: number;
-  /** This process's CPU time per claim, in microseconds (less noisy on a busy machine). */
-  cpu: number;
-}
-
-async function round(claim: Claim, event: string, prefix: string): Promise<Round> {
+async function batch(side: Side, event: string, prefix: string): Promise<void> {
   const start = process.hrtime.bigint();
   const cpuStart = process.cpuUsage();
-  for (let base = 0; base < CLAIMS; base += CONCURRENCY) {
-    const batch = Array.from({ length: CONCURRENCY }, (_, i) =>
-      claim(event, `${prefix}${base + i}`),
-    );
-    await Promise.all(batch);
-  }
+  const claims = Array.from({ length: BATCH }, (_, i) => side.claim(event, `${prefix}${i}`));
+  await Promise.all(claims);
   const cpu = process.cpuUsage(cpuStart);
-  const rate = CLAIMS / (Number(process.hrtime.bigint() - start) / 1e9);
-  return { rate, cpu: (cpu.user + cpu.system) / CLAIMS };
+  side.seconds += Number(process.hrtime.bigint() - start) / 1e9;
+  side.cpu += (cpu.user + cpu.system) / 1e6;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-async function compare(name: string, raw: Claim, gate: TicketGate, rounds: number) {
+async function compare(name: string, raw: Claim, gate: TicketGate, batches: number) {
   const event = `bench-${name.replace(/\W/g, "")}-${Date.now()}`;
   await gate.init(event, 10_000_000);
-  await round(raw, event, "warm"); // connections, JIT, minting
-  const results: Record<"raw" | "wrapper", Round[]> = { raw: [], wrapper: [] };
-  // BENCH_AA=1: raw against itself, to see the noise floor of this machine.
   const wrapped: Claim = process.env.BENCH_AA ? raw : (e, u) => gate.claim(e, u);
-  for (let r = 0; r < rounds; r++) {
-    const order: ["raw" | "wrapper", Claim][] = [
-      ["raw", raw],
-      ["wrapper", wrapped],
-    ];
-    for (const [kind, claim] of r % 2 ? order.reverse() : order) {
-      results[kind].push(await round(claim, event, `${kind[0]}${r}-`)); // same-length user ids
-    }
+  const a: Side = { claim: raw, seconds: 0, cpu: 0 };
+  const b: Side = { claim: wrapped, seconds: 0, cpu: 0 };
+  for (let i = 0; i < 20; i++) await batch(a, event, `warm${i}-`); // connections, JIT, minting
+  a.seconds = a.cpu = 0;
+  for (let i = 0; i < batches; i++) {
+    const order = i % 4 === 0 || i % 4 === 3 ? [a, b] : [b, a]; // ABBA
+    for (const side of order) await batch(side, event, `${side === a ? "r" : "w"}${i}-`);
   }
-  const rate = (kind: "raw" | "wrapper") => median(results[kind].map((x) => x.rate));
-  const cpu = (kind: "raw" | "wrapper") => median(results[kind].map((x) => x.cpu));
-  // Rounds come in pairs (raw first, then wrapper first): the geometric mean of
-  // a pair's two ratios cancels any advantage of running first or second.
-  const ratio = (i: number) => results.wrapper[i].rate / results.raw[i].rate;
-  const ratios = Array.from({ length: rounds / 2 }, (_, k) =>
-    Math.sqrt(ratio(2 * k) * ratio(2 * k + 1)),
-  );
-  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-  console.log(`${name}, ${CONCURRENCY} concurrent, ${CLAIMS} claims x ${rounds} rounds (medians):`);
-  console.log(
-    `  raw:     ${rate("raw").toFixed(0)} claims/s, ${cpu("raw").toFixed(2)} us CPU/claim`,
-  );
-  console.log(
-    `  wrapper: ${rate("wrapper").toFixed(0)} claims/s, ${cpu("wrapper").toFixed(2)} us CPU/claim`,
-  );
-  console.log(
-    `  wrapper cost: ${pct(1 - median(ratios))} claims/s (median over pairs of rounds), ` +
-      `${pct(cpu("wrapper") / cpu("raw") - 1)} client CPU`,
-  );
+  const claims = batches * BATCH;
+  const rate = (s: Side) => (claims / s.seconds).toFixed(0);
+  const cpu = (s: Side) => ((1e6 * s.cpu) / claims).toFixed(2);
+  console.log(`${name}: ${batches} x ${BATCH} concurrent claims per side, batches alternating`);
+  console.log(`  raw:     ${rate(a)} claims/s, ${cpu(a)} us client CPU per claim`);
+  console.log(`  wrapper: ${rate(b)} claims/s, ${cpu(b)} us client CPU per claim`);
+  console.log(`  wrapper cost: ${(100 * (b.seconds / a.seconds - 1)).toFixed(1)}% time`);
 }
 
 async function main() {
   const url = process.env.TICKETGATE_TEST_REDIS;
   if (!url) throw new Error("TICKETGATE_TEST_REDIS is not set: run through clients/testenv.py");
-  const rounds = 2 * Math.ceil(Number(process.argv[2] ?? 10) / 2);
+  const batches = Number(process.argv[2] ?? 400);
   const nodeRedis = createClient({ url });
   await nodeRedis.connect();
-  await compare(
-    "node-redis",
-    (e, u) => nodeRedis.sendCommand(["ticket.claim", e, u]),
-    new TicketGate(nodeRedis),
-    rounds,
-  );
+  const nodeRedisRaw: Claim = (e, u) => nodeRedis.sendCommand(["ticket.claim", e, u]);
+  await compare("node-redis", nodeRedisRaw, new TicketGate(nodeRedis), batches);
   await nodeRedis.close();
   const ioredis = new IoRedis(url);
-  await compare(
-    "ioredis",
-    (e, u) => ioredis.call("ticket.claim", e, u),
-    new TicketGate(ioredis),
-    rounds,
-  );
+  const ioredisRaw: Claim = (e, u) => ioredis.call("ticket.claim", e, u);
+  await compare("ioredis", ioredisRaw, new TicketGate(ioredis), batches);
   await ioredis.quit();
 }
 

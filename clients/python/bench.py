@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Claims/s through the wrapper vs raw `execute_command` from the same
-redis-py asyncio client, in the same run (alternating rounds, medians).
+redis-py asyncio client in the same run. Raw and wrapper batches of
+concurrent claims alternate (ABBA), so the load of a busy machine hits both
+alike; each side's elapsed and CPU time is summed. BENCH_AA=1 runs raw
+against itself: the noise floor.
 
-    python3 clients/testenv.py --no-cluster -- python clients/python/bench.py [--rounds R]
+    python3 clients/testenv.py --no-cluster -- python clients/python/bench.py [--batches N]
 """
 
 from __future__ import annotations
@@ -10,62 +13,60 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import statistics
 import time
 import uuid
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import redis.asyncio
 
 import ticketgate.asyncio
 
-CONCURRENCY = 100
+BATCH = 100
 
 
-async def round_of(claim, event: str, prefix: str, claims: int) -> float:
-    """Claims/s of `claims` claims by distinct users, CONCURRENCY at a time."""
-    start = time.perf_counter()
-    for base in range(0, claims, CONCURRENCY):
-        batch = range(base, min(base + CONCURRENCY, claims))
-        await asyncio.gather(*(claim(event, f"{prefix}{i}") for i in batch))
-    return claims / (time.perf_counter() - start)
+@dataclass
+class Side:
+    claim: Callable[[str, str], Any]
+    seconds: float = 0.0
+    cpu: float = 0.0
 
 
-async def main(claims: int, rounds: int) -> None:
+async def batch(side: Side, event: str, prefix: str) -> None:
+    start, cpu_start = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(side.claim(event, f"{prefix}{i}") for i in range(BATCH)))
+    side.seconds += time.perf_counter() - start
+    side.cpu += time.process_time() - cpu_start
+
+
+async def main(batches: int) -> None:
     client = redis.asyncio.Redis.from_url(
-        os.environ["TICKETGATE_TEST_REDIS"], max_connections=CONCURRENCY
+        os.environ["TICKETGATE_TEST_REDIS"], max_connections=BATCH
     )
     gate = ticketgate.asyncio.TicketGate(client)
     event = "bench-" + uuid.uuid4().hex[:8]
     await gate.init(event, 10_000_000)
 
-    def raw(e, u):
+    def raw(e: str, u: str) -> Any:
         return client.execute_command("ticket.claim", e, u)
 
-    results: dict[str, list[float]] = {"raw": [], "wrapper": []}
-    await round_of(raw, event, "warm", claims)  # connections, minting
-    for r in range(rounds):
-        order = [("raw", raw), ("wrapper", gate.claim)]
-        for name, claim in order if r % 2 == 0 else order[::-1]:  # no order bias
-            results[name].append(await round_of(claim, event, f"{name[0]}{r}-", claims))
-    raw_median = statistics.median(results["raw"])
-    wrapped = statistics.median(results["wrapper"])
-    print(f"python asyncio, {CONCURRENCY} concurrent, {claims} claims x {rounds} rounds:")
-    print(f"  raw execute_command: {raw_median:,.0f} claims/s (median)")
-    print(f"  TicketGate.claim:    {wrapped:,.0f} claims/s (median)")
-    # Rounds come in pairs (raw first, then wrapper first): the geometric mean
-    # of a pair's two ratios cancels any advantage of running first or second.
-    ratios = [w / r for w, r in zip(results["wrapper"], results["raw"])]
-    paired = statistics.median(
-        (ratios[k] * ratios[k + 1]) ** 0.5 for k in range(0, len(ratios) - 1, 2)
-    )
-    print(f"  wrapper cost: {100 * (1 - wrapped / raw_median):+.1f}% (medians), ", end="")
-    print(f"{100 * (1 - paired):+.1f}% (median over pairs of rounds)")
+    a, b = Side(raw), Side(raw if os.environ.get("BENCH_AA") else gate.claim)
+    for i in range(20):  # connections, minting
+        await batch(a, event, f"warm{i}-")
+    a.seconds = a.cpu = 0.0
+    for i in range(batches):
+        for side in (a, b) if i % 4 in (0, 3) else (b, a):  # ABBA
+            await batch(side, event, f"{'r' if side is a else 'w'}{i}-")
+    claims = batches * BATCH
+    print(f"python asyncio: {batches} x {BATCH} concurrent claims per side, batches alternating")
+    for name, side in (("raw execute_command", a), ("TicketGate.claim", b)):
+        rate, cpu = claims / side.seconds, 1e6 * side.cpu / claims
+        print(f"  {name}: {rate:,.0f} claims/s, {cpu:.1f} us client CPU per claim")
+    print(f"  wrapper cost: {100 * (b.seconds / a.seconds - 1):+.1f}% time")
     await client.aclose()
 
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser()
-    p.add_argument("--claims", type=int, default=5000)
-    p.add_argument("--rounds", type=int, default=10, help="even")
-    a = p.parse_args()
-    asyncio.run(main(a.claims, a.rounds))
+    p.add_argument("--batches", type=int, default=200)
+    asyncio.run(main(p.parse_args().batches))
