@@ -17,7 +17,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export TICKETGATE_MODULE=${TICKETGATE_MODULE:-$PWD/target/release/libticketgate.so}
-[ -f "$TICKETGATE_MODULE" ] || { echo "clients: no module at $TICKETGATE_MODULE (cargo build --release --workspace)" >&2; exit 1; }
+if [ ! -f "$TICKETGATE_MODULE" ]; then
+    echo "clients: no module at $TICKETGATE_MODULE (cargo build --release --workspace)" >&2
+    echo "clients: 0 passed, 1 failed"
+    exit 1
+fi
 
 passed=0
 failed=0
