@@ -119,7 +119,22 @@ func TestClusterRouting(t *testing.T) {
 		t.Fatalf("claims per node %v, want %v; MOVED per node %v", got, want, stats.moved(t))
 	}
 	t.Logf("claims per node %v, MOVED per node %v", got, stats.moved(t))
+	checkRawDo(t, rdb, stats, events)
 	checkReshard(t, g, stats, addrs, events[0])
+}
+
+// checkRawDo: go-redis also routes a raw Do("ticket.claim", event, user) by
+// the first key COMMAND INFO gives (the module declares it), without MOVED.
+func checkRawDo(t *testing.T, rdb *redis.ClusterClient, stats nodeStats, events []string) {
+	ctx := context.Background()
+	stats.reset(t)
+	for _, e := range events {
+		noErr(t, rdb.Do(ctx, "ticket.claim", e, "raw-user").Err())
+	}
+	calls := stats.stat(t, "commandstats", "cmdstat_ticket.claim", "calls")
+	if total(calls) != int64(len(events)) || total(stats.moved(t)) != 0 {
+		t.Fatalf("raw Do: claims per node %v, MOVED per node %v", calls, stats.moved(t))
+	}
 }
 
 // checkReshard moves the event's slot to another master: the client follows
@@ -160,7 +175,7 @@ func checkReshard(t *testing.T, g *TicketGate, stats nodeStats, addrs []string, 
 	if total(stats.moved(t)) != 0 || calls[to] != 20 {
 		t.Fatalf("after the reshard: claims per node %v, MOVED %v", calls, stats.moved(t))
 	}
-	if s := check[*Status](t)(g.Status(ctx, e)); s.Claimed != claimsPerEvent+21 {
+	if s := check[*Status](t)(g.Status(ctx, e)); s.Claimed != claimsPerEvent+22 {
 		t.Fatalf("the event did not move whole: %+v", s)
 	}
 	t.Logf("after the reshard: %d MOVED while the slot map caught up, then 0", settling)

@@ -2,6 +2,7 @@ package io.ticketgate;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,6 +17,8 @@ import redis.clients.jedis.util.KeyValue;
  * Jedis follows MOVED and renews its slot cache after a reshard.
  */
 final class JedisTransport implements Transport {
+  private static final Map<TicketCommand, ProtocolCommand> COMMANDS = commands();
+
   private final UnifiedJedis jedis;
 
   JedisTransport(UnifiedJedis jedis) {
@@ -30,9 +33,8 @@ final class JedisTransport implements Transport {
     for (int i = 0; i < args.size(); i++) {
       wire[i + 1] = args.get(i).getBytes(StandardCharsets.UTF_8);
     }
-    ProtocolCommand name = command::wireName;
     try {
-      return normalise(jedis.sendCommand(key, name, wire));
+      return normalise(jedis.sendCommand(key, COMMANDS.get(command), wire));
     } catch (JedisDataException e) {
       throw TicketGateException.fromReply(e.getMessage());
     }
@@ -57,6 +59,14 @@ final class JedisTransport implements Transport {
       return out;
     }
     return reply;
+  }
+
+  private static Map<TicketCommand, ProtocolCommand> commands() {
+    Map<TicketCommand, ProtocolCommand> map = new EnumMap<>(TicketCommand.class);
+    for (TicketCommand command : TicketCommand.values()) {
+      map.put(command, command::wireName);
+    }
+    return map;
   }
 
   /** The application owns the Jedis client: nothing to release here. */

@@ -26,7 +26,7 @@ enum TicketCommand {
    * name find module commands that way.
    */
   byte[] wireName() {
-    return wireName.clone();
+    return wireName; // shared, never written: the drivers only copy it to the socket
   }
 
   String wireString() {
