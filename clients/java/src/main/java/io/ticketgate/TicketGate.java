@@ -1,23 +1,20 @@
 package io.ticketgate;
 
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import redis.clients.jedis.UnifiedJedis;
 
 /**
- * The ticketgate module's commands, typed, over Lettuce or Jedis, standalone or cluster. Every
- * command goes to the event's slot first time. Error replies are thrown as the subclass of {@link
- * TicketGateException} for their code, e.g. {@link SoldOutException}. Thread-safe when the
- * underlying connection is (Lettuce connections and Jedis pools and clusters are).
+ * The ticketgate module's commands, typed, over Lettuce ({@link LettuceTicketGate}) or Jedis
+ * ({@link JedisTicketGate}), standalone or cluster. Every command goes to the event's slot first
+ * time. Error replies are thrown as the subclass of {@link TicketGateException} for their code,
+ * e.g. {@link SoldOutException}. Thread-safe when the underlying connection is (Lettuce connections
+ * and Jedis pools and clusters are). This class names no driver type, so an application needs only
+ * the driver it uses, also under reflection (Spring).
  *
  * <pre>{@code
- * TicketGate gate = TicketGate.lettuce(redisClient.connect());
+ * TicketGate gate = LettuceTicketGate.create(redisClient.connect());
  * gate.init("e1", 100);
  * long ticket = gate.claim("e1", "alice");
  * }</pre>
@@ -25,35 +22,9 @@ import redis.clients.jedis.UnifiedJedis;
 public final class TicketGate implements AutoCloseable {
   private final Transport transport;
 
-  private TicketGate(Transport transport) {
+  /** Built by {@link LettuceTicketGate} or {@link JedisTicketGate}. */
+  TicketGate(Transport transport) {
     this.transport = transport;
-  }
-
-  /** Over a Lettuce standalone connection (any codec); closing the gate leaves it open. */
-  public static TicketGate lettuce(StatefulRedisConnection<?, ?> connection) {
-    return new TicketGate(new LettuceTransport(connection, connection.async(), false));
-  }
-
-  /** Over a Lettuce cluster connection (any codec); closing the gate leaves it open. */
-  public static TicketGate lettuce(StatefulRedisClusterConnection<?, ?> connection) {
-    return new TicketGate(new LettuceTransport(connection, connection.async(), false));
-  }
-
-  /** Opens a connection of its own from a Lettuce client; closing the gate closes it. */
-  public static TicketGate lettuce(RedisClient client) {
-    StatefulRedisConnection<String, String> connection = client.connect();
-    return new TicketGate(new LettuceTransport(connection, connection.async(), true));
-  }
-
-  /** Opens a cluster connection of its own from a Lettuce cluster client; closing closes it. */
-  public static TicketGate lettuce(RedisClusterClient client) {
-    StatefulRedisClusterConnection<String, String> connection = client.connect();
-    return new TicketGate(new LettuceTransport(connection, connection.async(), true));
-  }
-
-  /** Over Jedis: {@code JedisPooled}, {@code JedisCluster} or any {@code UnifiedJedis}. */
-  public static TicketGate jedis(UnifiedJedis jedis) {
-    return new TicketGate(new JedisTransport(jedis));
   }
 
   /** Creates an event of {@code total} tickets numbered 1..=total, open now, final sales. */

@@ -45,7 +45,7 @@ public final class ClaimBench {
     RedisClient lettuceClient = RedisClient.create(url);
     try (StatefulRedisConnection<String, String> conn = lettuceClient.connect();
         UnifiedJedis jedis = redis.clients.jedis.RedisClient.create(java.net.URI.create(url))) {
-      TicketGate overLettuce = TicketGate.lettuce(conn);
+      TicketGate overLettuce = LettuceTicketGate.create(conn);
       ProtocolKeyword keyword = new RawKeyword();
       compare(
           "lettuce",
@@ -57,7 +57,7 @@ public final class ClaimBench {
                       keyword,
                       new IntegerOutput<>(StringCodec.UTF8),
                       new CommandArgs<>(StringCodec.UTF8).addKey(e).add(u)));
-      TicketGate overJedis = TicketGate.jedis(jedis);
+      TicketGate overJedis = JedisTicketGate.create(jedis);
       ProtocolCommand command = () -> "ticket.claim".getBytes(StandardCharsets.US_ASCII);
       compare(
           "jedis",

@@ -58,21 +58,21 @@ final class Servers {
       return switch (this) {
         case LETTUCE_STANDALONE -> {
           io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(standalone());
-          yield new Session(TicketGate.lettuce(client), client::shutdown);
+          yield new Session(LettuceTicketGate.create(client), client::shutdown);
         }
         case JEDIS_STANDALONE -> {
           RedisClient jedis = RedisClient.create(java.net.URI.create(standalone()));
-          yield new Session(TicketGate.jedis(jedis), jedis::close);
+          yield new Session(JedisTicketGate.create(jedis), jedis::close);
         }
         case LETTUCE_CLUSTER -> {
           RedisClusterClient client = lettuceCluster();
-          yield new Session(TicketGate.lettuce(client), client::shutdown);
+          yield new Session(LettuceTicketGate.create(client), client::shutdown);
         }
         case JEDIS_CLUSTER -> {
           Set<HostAndPort> nodes = new HashSet<>();
           clusterNodes().forEach(n -> nodes.add(HostAndPort.from(n)));
           JedisCluster jedis = new JedisCluster(nodes);
-          yield new Session(TicketGate.jedis(jedis), jedis::close);
+          yield new Session(JedisTicketGate.create(jedis), jedis::close);
         }
       };
     }

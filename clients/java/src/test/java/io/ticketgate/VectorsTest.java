@@ -117,7 +117,7 @@ class VectorsTest {
     ProtocolVersion version = protocol == 2 ? ProtocolVersion.RESP2 : ProtocolVersion.RESP3;
     client.setOptions(ClientOptions.builder().protocolVersion(version).build());
     OPENED.add(client::shutdown);
-    TicketGate gate = TicketGate.lettuce(client);
+    TicketGate gate = LettuceTicketGate.create(client);
     OPENED.add(0, gate);
     return gate;
   }
@@ -130,7 +130,7 @@ class VectorsTest {
             .clientConfig(DefaultJedisClientConfig.builder().protocol(version).build())
             .build();
     OPENED.add(jedis);
-    return TicketGate.jedis(jedis);
+    return JedisTicketGate.create(jedis);
   }
 
   static JsonObject json(String text) {
