@@ -21,7 +21,7 @@ class ClusterRoutingTest {
   @ParameterizedTest
   @EnumSource(
       value = Servers.Backend.class,
-      names = {"LETTUCE_CLUSTER", "JEDIS_CLUSTER"})
+      names = {"LETTUCE_CLUSTER", "LETTUCE_CLUSTER_DEFAULTS", "JEDIS_CLUSTER"})
   void everyCommandReachesTheEventsMaster(Servers.Backend backend) throws Exception {
     assumeTrue(backend.available(), "no cluster: run through clients/testenv.py");
     try (Servers.Session s = backend.open();

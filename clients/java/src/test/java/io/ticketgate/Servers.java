@@ -42,6 +42,8 @@ final class Servers {
     LETTUCE_STANDALONE(false),
     JEDIS_STANDALONE(false),
     LETTUCE_CLUSTER(true),
+    /** Lettuce with its default cluster options (adaptive refresh on by default since 7.0). */
+    LETTUCE_CLUSTER_DEFAULTS(true),
     JEDIS_CLUSTER(true);
 
     final boolean cluster;
@@ -66,6 +68,12 @@ final class Servers {
         }
         case LETTUCE_CLUSTER -> {
           RedisClusterClient client = lettuceCluster();
+          yield new Session(LettuceTicketGate.create(client), client::shutdown);
+        }
+        case LETTUCE_CLUSTER_DEFAULTS -> {
+          List<RedisURI> seeds = new ArrayList<>();
+          clusterNodes().forEach(n -> seeds.add(RedisURI.create("redis://" + n)));
+          RedisClusterClient client = RedisClusterClient.create(seeds);
           yield new Session(LettuceTicketGate.create(client), client::shutdown);
         }
         case JEDIS_CLUSTER -> {
