@@ -28,8 +28,8 @@ import redis.clients.jedis.commands.ProtocolCommand;
  */
 public final class ClaimBench {
   private static final int THREADS = 32;
-  private static final int CLAIMS_PER_ROUND = 8_000;
-  private static final int ROUNDS = 15;
+  private static final int CLAIMS_PER_ROUND = 16_000;
+  private static final int ROUNDS = 11;
   private static final AtomicLong USERS = new AtomicLong();
   private static final com.sun.management.OperatingSystemMXBean CPU =
       (com.sun.management.OperatingSystemMXBean)
