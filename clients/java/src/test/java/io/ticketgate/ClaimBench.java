@@ -20,16 +20,20 @@ import redis.clients.jedis.commands.ProtocolCommand;
 /**
  * Claims per second through the wrapper against raw {@code ticket.claim} from the same client in
  * the same run, concurrent threads on one client (Lettuce pipelines them on its connection; Jedis
- * uses its pool). Rounds alternate wrapper and raw (the order swapping each round); the medians of
- * throughput and of this process's CPU time per claim are compared (CPU time is the steadier
- * measure on a shared machine).
+ * uses its pool). Many short rounds alternate wrapper and raw (the order swapping each round), so
+ * both see the same machine; compared are the median throughput and this process's mean CPU time
+ * per claim (the client-side cost, steadier than throughput on a shared machine).
  *
  * <p>Run with {@code python3 clients/testenv.py --no-cluster -- clients/java/bench.sh}.
  */
 public final class ClaimBench {
-  private static final int THREADS = 32;
-  private static final int CLAIMS_PER_ROUND = 16_000;
-  private static final int ROUNDS = 11;
+  private static final int LETTUCE_THREADS = 32;
+
+  /** Jedis's default pool has 8 connections: more threads only queue on the pool's lock. */
+  private static final int JEDIS_THREADS = 8;
+
+  private static final int CLAIMS_PER_ROUND = 4_000;
+  private static final int ROUNDS = 41;
   private static final AtomicLong USERS = new AtomicLong();
   private static final com.sun.management.OperatingSystemMXBean CPU =
       (com.sun.management.OperatingSystemMXBean)
@@ -41,7 +45,12 @@ public final class ClaimBench {
   }
 
   public static void main(String[] args) throws Exception {
+    wrapperAlone();
     String url = System.getenv("TICKETGATE_TEST_REDIS");
+    if (url == null) {
+      System.err.println("no server: run through clients/testenv.py --no-cluster");
+      System.exit(2);
+    }
     RedisClient lettuceClient = RedisClient.create(url);
     try (StatefulRedisConnection<String, String> conn = lettuceClient.connect();
         UnifiedJedis jedis = redis.clients.jedis.RedisClient.create(java.net.URI.create(url))) {
@@ -49,6 +58,7 @@ public final class ClaimBench {
       ProtocolKeyword keyword = new RawKeyword();
       compare(
           "lettuce",
+          LETTUCE_THREADS,
           overLettuce,
           overLettuce::claim,
           (e, u) ->
@@ -61,6 +71,7 @@ public final class ClaimBench {
       ProtocolCommand command = () -> "ticket.claim".getBytes(StandardCharsets.US_ASCII);
       compare(
           "jedis",
+          JEDIS_THREADS,
           overJedis,
           overJedis::claim,
           (e, u) ->
@@ -70,34 +81,68 @@ public final class ClaimBench {
     }
   }
 
+  /**
+   * The wrapper's own work per claim (arguments, dispatch, reply decoding) over a transport that
+   * answers at once: CPU-bound, so steady even on a loaded machine.
+   */
+  private static void wrapperAlone() {
+    Transport instant =
+        new Transport() {
+          @Override
+          public Object send(TicketCommand command, String event, List<String> args) {
+            return (long) (event.length() + args.get(0).length()); // reads what it is given
+          }
+
+          @Override
+          public void close() {}
+        };
+    TicketGate gate = new TicketGate(instant);
+    String[] users = new String[1 << 20];
+    for (int i = 0; i < users.length; i++) {
+      users[i] = "user-" + i;
+    }
+    long sink = 0;
+    for (int i = 0; i < 4_000_000; i++) {
+      sink += gate.claim("event", users[i & (users.length - 1)]);
+    }
+    int calls = 20_000_000;
+    long start = System.nanoTime();
+    for (int i = 0; i < calls; i++) {
+      sink += gate.claim("event", users[i & (users.length - 1)]);
+    }
+    double nanos = (System.nanoTime() - start) / (double) calls;
+    System.out.printf("wrapper alone: %.0f ns per claim (checksum %d)%n", nanos, sink);
+  }
+
   private static byte[] bytes(String s) {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  private static void compare(String name, TicketGate gate, Claim wrapped, Claim raw)
+  private static void compare(String name, int threads, TicketGate gate, Claim wrapped, Claim raw)
       throws Exception {
     String event = "bench-" + name + "-" + System.nanoTime();
     gate.init(event, 2_000_000_000L);
-    round(event, wrapped);
-    round(event, raw);
+    round(event, threads, wrapped);
+    round(event, threads, raw);
     List<double[]> wrappedRounds = new ArrayList<>();
     List<double[]> rawRounds = new ArrayList<>();
     for (int r = 0; r < ROUNDS; r++) {
       if (r % 2 == 0) {
-        wrappedRounds.add(round(event, wrapped));
-        rawRounds.add(round(event, raw));
+        wrappedRounds.add(round(event, threads, wrapped));
+        rawRounds.add(round(event, threads, raw));
       } else {
-        rawRounds.add(round(event, raw));
-        wrappedRounds.add(round(event, wrapped));
+        rawRounds.add(round(event, threads, raw));
+        wrappedRounds.add(round(event, threads, wrapped));
       }
     }
     double w = median(wrappedRounds, 0);
     double rw = median(rawRounds, 0);
-    double wCpu = median(wrappedRounds, 1);
-    double rCpu = median(rawRounds, 1);
+    double wCpu = mean(wrappedRounds, 1);
+    double rCpu = mean(rawRounds, 1);
     System.out.printf(
-        "%s: wrapper %.0f claims/s, raw %.0f claims/s (%+.1f%%); client CPU per claim: wrapper"
-            + " %.1f us, raw %.1f us (%+.1f%%); medians of %d rounds of %d claims, %d threads%n",
+        "%s: wrapper %.0f claims/s, raw %.0f claims/s (%+.1f%%, medians); client CPU per claim:"
+            + " wrapper %.1f us, raw %.1f us (%+.1f%%, means); %d rounds of %d claims, %d"
+            + " threads%n",
         name,
         w,
         rw,
@@ -107,22 +152,22 @@ public final class ClaimBench {
         100 * (wCpu - rCpu) / rCpu,
         ROUNDS,
         CLAIMS_PER_ROUND,
-        THREADS);
+        threads);
     gate.dropForce(event);
   }
 
   /** Claims per second of one round, and this process's CPU microseconds per claim. */
-  private static double[] round(String event, Claim claim) throws Exception {
-    ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+  private static double[] round(String event, int threads, Claim claim) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
     try {
       long cpuStart = CPU.getProcessCpuTime();
       long start = System.nanoTime();
       List<Future<?>> done = new ArrayList<>();
-      for (int t = 0; t < THREADS; t++) {
+      for (int t = 0; t < threads; t++) {
         done.add(
             pool.submit(
                 () -> {
-                  for (int i = 0; i < CLAIMS_PER_ROUND / THREADS; i++) {
+                  for (int i = 0; i < CLAIMS_PER_ROUND / threads; i++) {
                     claim.run(event, "u" + USERS.incrementAndGet());
                   }
                   return null;
@@ -131,13 +176,18 @@ public final class ClaimBench {
       for (Future<?> f : done) {
         f.get();
       }
-      int claims = (CLAIMS_PER_ROUND / THREADS) * THREADS;
+      int claims = (CLAIMS_PER_ROUND / threads) * threads;
       double seconds = (System.nanoTime() - start) / 1e9;
       double cpuMicros = (CPU.getProcessCpuTime() - cpuStart) / 1e3 / claims;
       return new double[] {claims / seconds, cpuMicros};
     } finally {
       pool.shutdown();
     }
+  }
+
+  /** The mean over all rounds: CPU time is counted in scheduler ticks, too coarse for one round. */
+  private static double mean(List<double[]> rounds, int column) {
+    return rounds.stream().mapToDouble(r -> r[column]).average().orElse(Double.NaN);
   }
 
   private static double median(List<double[]> rounds, int column) {
