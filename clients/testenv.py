@@ -187,9 +187,7 @@ class Server:
         if cluster:
             args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
             args += ["--cluster-node-timeout", "5000"]
-        self.proc = subprocess.Popen(
-            args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
-        )
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         self.conn = self._connect()
 
     def _connect(self) -> Connection:
@@ -248,17 +246,13 @@ def form_cluster(nodes: list[Server]) -> None:
 def _cluster_ready(node: Server, count: int) -> bool:
     info = node.conn.call("CLUSTER", "INFO").decode()
     fields = dict(line.split(":", 1) for line in info.split() if ":" in line)
-    if fields.get("cluster_state") != "ok" or fields.get("cluster_known_nodes") != str(
-        count
-    ):
+    if fields.get("cluster_state") != "ok" or fields.get("cluster_known_nodes") != str(count):
         return False
     return len(node.conn.call("CLUSTER", "SLOTS")) == count
 
 
 def server_version(binary: str) -> str:
-    out = subprocess.run(
-        [binary, "--version"], capture_output=True, text=True, check=True
-    )
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True)
     for word in out.stdout.split():
         if word.startswith("v="):
             return word[2:]
@@ -308,9 +302,7 @@ def move_slot(cluster: list[str], key: str, to: str) -> None:
         host, port = _host_port(to)
         while keys := source.call("CLUSTER", "GETKEYSINSLOT", slot, 100):
             source.call("MIGRATE", host, port, "", 0, 5000, "KEYS", *keys)
-        for c in [target, source] + [
-            c for a, c in conns.items() if a not in (to, source_addr)
-        ]:
+        for c in [target, source] + [c for a, c in conns.items() if a not in (to, source_addr)]:
             c.call("CLUSTER", "SETSLOT", slot, "NODE", ids[to])
     finally:
         for c in conns.values():
@@ -340,9 +332,7 @@ def main(argv: list[str]) -> int:
         move_slot(a.cluster.split(","), a.key, a.to)
         return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument(
-        "--redis-server", default=shutil.which("redis-server") or "redis-server"
-    )
+    p.add_argument("--redis-server", default=shutil.which("redis-server") or "redis-server")
     p.add_argument("--module", default=str(module_path()))
     p.add_argument("--no-cluster", action="store_true", help="standalone server only")
     p.add_argument("command", nargs=argparse.REMAINDER)

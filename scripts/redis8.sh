@@ -59,7 +59,11 @@ PY
         echo "redis8: $server did not start with $module" >&2
         exit 1
     fi
-    cli MODULE LIST | grep -q ticket || { echo "redis8: module not loaded" >&2; exit 1; }
+    modules=$(cli MODULE LIST) # not piped into grep -q: pipefail + an early exit
+    case "$modules" in
+    *ticket*) ;;
+    *) echo "redis8: module not loaded: $modules" >&2; exit 1 ;;
+    esac
     apply=$(cli TICKET._APPLY 1 e init 2>&1 || true)
     case "$apply" in
     *"unknown command"*) ;;

@@ -24,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-import testenv
+import testenv  # noqa: E402 (after the path set-up above)
 
 FORMAT = 1
 OUT = HERE.parent / "vectors.json"
@@ -186,7 +186,8 @@ SCRIPT = [
         ["e1", "zoë"],
         err(
             "NOHOLD",
-            "user 'zo\\xc3\\xab' holds no tickets of event 'e1' (never claimed, cancelled, or the hold expired)",
+            "user 'zo\\xc3\\xab' holds no tickets of event 'e1' "
+            "(never claimed, cancelled, or the hold expired)",
         ),
     ),
     V("confirm: a final sale", "confirm", ["e1", "alice"], integer(1)),
@@ -357,7 +358,8 @@ SCRIPT = [
         ["t1", "b"],
         err(
             "TRYAGAIN",
-            "the keys of event 't1' disagree (a slot migration in progress?); nothing changed, retry",
+            "the keys of event 't1' disagree (a slot migration in progress?); "
+            "nothing changed, retry",
         ),
     ),
     R(
@@ -414,9 +416,7 @@ def normalise(raw: bytes) -> bytes:
         rb"\g<1>" + NORMAL_INCARNATION.encode(),
         raw,
     )
-    return re.sub(
-        rb"(expires_at\r\n:)[1-9][0-9]*", rb"\g<1>%d" % NORMAL_EXPIRES_AT, raw
-    )
+    return re.sub(rb"(expires_at\r\n:)[1-9][0-9]*", rb"\g<1>%d" % NORMAL_EXPIRES_AT, raw)
 
 
 def record(conn: testenv.Connection) -> list[bytes | None]:
@@ -453,25 +453,16 @@ def typed(call, parsed):
     if method == "leave":
         return boolean(bool(parsed))
     if method in ("status", "order"):
-        fields = (
-            parsed if isinstance(parsed, dict) else dict(zip(parsed[::2], parsed[1::2]))
-        )
-        value = {
-            k.decode(): v.decode() if isinstance(v, bytes) else v
-            for k, v in fields.items()
-        }
+        fields = parsed if isinstance(parsed, dict) else dict(zip(parsed[::2], parsed[1::2]))
+        value = {k.decode(): v.decode() if isinstance(v, bytes) else v for k, v in fields.items()}
         return {"kind": method, "value": value}
     return integer(parsed)
 
 
 def check(name, expect, got) -> list[str]:
     if expect["kind"] == "error" and expect["message"] is None:
-        expect["message"] = got.get(
-            "message"
-        )  # long Redis/arg texts: recorded as answered
-    return (
-        [] if got == expect else [f"{name!r}: expected {expect}, the server gave {got}"]
-    )
+        expect["message"] = got.get("message")  # long Redis/arg texts: recorded as answered
+    return [] if got == expect else [f"{name!r}: expected {expect}, the server gave {got}"]
 
 
 def generate(binary: str, module: str) -> dict:
@@ -502,11 +493,7 @@ def assemble(by_protocol: dict[int, list], version: str) -> dict:
         for protocol in (2, 3):
             got = typed(call, testenv.parse(by_protocol[protocol][i]))
             mismatches += check(f"{name} (RESP{protocol})", expect, got)
-        command = (
-            build_command(call["method"], call["args"], call["options"])
-            if call
-            else argv
-        )
+        command = build_command(call["method"], call["args"], call["options"]) if call else argv
         extra = {"varies_by_redis_version": True} if name in VARIES_BY_VERSION else {}
         vectors.append(
             {
@@ -540,13 +527,9 @@ def render(doc: dict) -> str:
     def line(value) -> str:
         return json.dumps(value, ensure_ascii=False)
 
-    head = ",\n".join(
-        f" {line(k)}: {line(v)}" for k, v in doc.items() if k != "vectors"
-    )
+    head = ",\n".join(f" {line(k)}: {line(v)}" for k, v in doc.items() if k != "vectors")
     vectors = ",\n".join(
-        "  {\n"
-        + ",\n".join(f"   {line(k)}: {line(v)}" for k, v in vector.items())
-        + "\n  }"
+        "  {\n" + ",\n".join(f"   {line(k)}: {line(v)}" for k, v in vector.items()) + "\n  }"
         for vector in doc["vectors"]
     )
     return "{\n" + head + ',\n "vectors": [\n' + vectors + "\n ]\n}\n"
@@ -554,9 +537,7 @@ def render(doc: dict) -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument(
-        "--redis-server", default=shutil.which("redis-server") or "redis-server"
-    )
+    p.add_argument("--redis-server", default=shutil.which("redis-server") or "redis-server")
     p.add_argument("--module", default=str(testenv.module_path()))
     p.add_argument("--out", default=str(OUT))
     a = p.parse_args()

@@ -27,9 +27,7 @@ def without_version_texts(doc: dict) -> dict:
 
 
 def test_committed_vectors_match_the_module():
-    binary = os.environ.get("TICKETGATE_TEST_REDIS_SERVER") or shutil.which(
-        "redis-server"
-    )
+    binary = os.environ.get("TICKETGATE_TEST_REDIS_SERVER") or shutil.which("redis-server")
     assert binary, "no redis-server: set TICKETGATE_TEST_REDIS_SERVER"
     fresh = generate.generate(binary, str(testenv.module_path()))
     committed = json.loads(generate.OUT.read_text())

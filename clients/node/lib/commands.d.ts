@@ -1,0 +1,50 @@
+/**
+ * What each method sends and how its reply is read (pure). Names are
+ * lower-case (`ticket.claim`) and the event is the first argument: the
+ * transports route each command by it to the event's slot in a cluster.
+ */
+import * as replies from "./replies";
+/** One command: its argv (name first), whether it only reads, and its reply's parser. */
+export interface Call<T> {
+    args: string[];
+    readonly: boolean;
+    parse: (reply: replies.Reply) => T;
+}
+export interface InitOptions {
+    /** Claims accepted from (unix ms). */
+    opens?: number;
+    /** Claims refused from (unix ms). */
+    closes?: number;
+    /** Default hold of a claim in ms (0 = a final sale). */
+    hold?: number;
+    /** Most tickets one user may hold. */
+    limit?: number;
+    /** How long a waiting-list offer is held, in ms. */
+    offer?: number;
+}
+export interface ClaimOptions {
+    /** Claim this many tickets, all or nothing; the reply is then an array. */
+    count?: number;
+    /** Hold them this many ms (overrides the event's default; 0 = sold). */
+    hold?: number;
+}
+export interface WaitOptions {
+    count?: number;
+}
+export interface DropOptions {
+    /** Drop even while the log has entries the sidecar has not drained. */
+    force?: boolean;
+}
+export declare function init(event: string, total: number, o?: InitOptions): Call<void>;
+export declare function open(event: string): Call<void>;
+export declare function close(event: string): Call<void>;
+export declare function claim(event: string, user: string, o?: ClaimOptions): Call<number | number[]>;
+export declare function confirm(event: string, user: string): Call<number>;
+export declare function cancel(event: string, user: string): Call<number | null>;
+export declare function holder(event: string, user: string): Call<number | null>;
+export declare function order(event: string, user: string): Call<replies.Order | null>;
+export declare function status(event: string): Call<replies.Status>;
+export declare function wait(event: string, user: string, o?: WaitOptions): Call<number>;
+export declare function leave(event: string, user: string): Call<boolean>;
+export declare function position(event: string, user: string): Call<number | null>;
+export declare function drop(event: string, o?: DropOptions): Call<number>;

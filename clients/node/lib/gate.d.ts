@@ -1,0 +1,40 @@
+/**
+ * `TicketGate`: every `TICKET.*` command as a promise-returning method with
+ * typed replies; error replies reject with a `TicketGateError` subclass.
+ */
+import * as commands from "./commands";
+import type { Order, Status } from "./replies";
+import { type AnyClient } from "./transport";
+export declare class TicketGate {
+    #private;
+    /** `client`: a node-redis 5 client or cluster, or an ioredis 5 `Redis` or `Cluster`. */
+    constructor(client: AnyClient);
+    /** Sends one prepared command and types its reply. */
+    run<T>(call: commands.Call<T>): Promise<T>;
+    /** Creates an event of `total` tickets (times in unix ms, durations in ms). */
+    init(event: string, total: number, options?: commands.InitOptions): Promise<void>;
+    open(event: string): Promise<void>;
+    close(event: string): Promise<void>;
+    /** The user's ticket; with `count`, all the user's tickets, ascending. */
+    claim(event: string, user: string, options?: {
+        hold?: number;
+    }): Promise<number>;
+    claim(event: string, user: string, options: {
+        count: number;
+        hold?: number;
+    }): Promise<number[]>;
+    claim(event: string, user: string, options?: commands.ClaimOptions): Promise<number | number[]>;
+    /** Makes the user's held order sold; the number of tickets the user holds. */
+    confirm(event: string, user: string): Promise<number>;
+    /** Releases all the user's tickets; the lowest, or null. */
+    cancel(event: string, user: string): Promise<number | null>;
+    holder(event: string, user: string): Promise<number | null>;
+    order(event: string, user: string): Promise<Order | null>;
+    status(event: string): Promise<Status>;
+    /** Joins the waiting list: the 1-based position, or 0 when offered at once. */
+    wait(event: string, user: string, options?: commands.WaitOptions): Promise<number>;
+    leave(event: string, user: string): Promise<boolean>;
+    position(event: string, user: string): Promise<number | null>;
+    /** Deletes the event's keys; the number deleted. */
+    drop(event: string, options?: commands.DropOptions): Promise<number>;
+}

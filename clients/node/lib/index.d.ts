@@ -1,0 +1,12 @@
+/**
+ * ticketgate: typed helpers for the ticketgate Redis module over node-redis 5
+ * and ioredis 5. `new TicketGate(client)` gives every `TICKET.*` command as a
+ * method returning a promise; error replies reject with one error class per
+ * code (`SoldOutError`, ...) under `TicketGateError` (`.code`, `.message`).
+ */
+export { TicketGate } from "./gate";
+export type { Call, ClaimOptions, DropOptions, InitOptions, WaitOptions } from "./commands";
+export * as commands from "./commands";
+export type { Order, Status } from "./replies";
+export * as replies from "./replies";
+export * from "./errors";

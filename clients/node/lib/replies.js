@@ -1,0 +1,104 @@
+"use strict";
+/**
+ * Typed replies (`Status`, `Order`) and the functions that turn what
+ * node-redis or ioredis decoded (RESP2 flat arrays or RESP3 maps as objects
+ * or `Map`s; numbers as numbers, bigints or strings) into them.
+ */
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.text = text;
+exports.parseInteger = parseInteger;
+exports.parseOptionalInteger = parseOptionalInteger;
+exports.parseOk = parseOk;
+exports.parseTickets = parseTickets;
+exports.parseBool = parseBool;
+exports.fields = fields;
+exports.parseStatus = parseStatus;
+exports.parseOrder = parseOrder;
+function fail(what, reply) {
+    throw new TypeError(`ticketgate: expected ${what}, got ${JSON.stringify(String(reply))}`);
+}
+function text(reply) {
+    if (typeof reply === "string")
+        return reply;
+    if (reply instanceof Uint8Array)
+        return Buffer.from(reply).toString("utf8");
+    return fail("a string", reply);
+}
+function parseInteger(reply) {
+    if (typeof reply === "number" && Number.isInteger(reply))
+        return reply;
+    if (typeof reply === "bigint")
+        return Number(reply);
+    if (typeof reply === "string" && /^-?\d+$/.test(reply))
+        return Number(reply);
+    return fail("an integer", reply);
+}
+function parseOptionalInteger(reply) {
+    return reply === null || reply === undefined ? null : parseInteger(reply);
+}
+function parseOk(reply) {
+    if (reply !== "OK" && !(reply instanceof Uint8Array && text(reply) === "OK"))
+        fail("OK", reply);
+}
+function parseTickets(reply) {
+    if (!Array.isArray(reply))
+        return fail("an array of tickets", reply);
+    return reply.map(parseInteger);
+}
+function parseBool(reply) {
+    return parseInteger(reply) !== 0;
+}
+/** A map reply by field name: RESP3 object or `Map`, or RESP2 flat array. */
+function fields(reply) {
+    if (reply instanceof Map)
+        return new Map([...reply].map(([k, v]) => [text(k), v]));
+    if (Array.isArray(reply) && reply.length % 2 === 0) {
+        const out = new Map();
+        for (let i = 0; i < reply.length; i += 2)
+            out.set(text(reply[i]), reply[i + 1]);
+        return out;
+    }
+    if (reply !== null && typeof reply === "object")
+        return new Map(Object.entries(reply));
+    return fail("a map", reply);
+}
+function field(f, name) {
+    if (!f.has(name))
+        throw new TypeError(`ticketgate: the reply has no field ${name}`);
+    return f.get(name);
+}
+function parseStatus(reply) {
+    const f = fields(reply);
+    const int = (name) => parseInteger(field(f, name));
+    const status = {
+        total: int("total"),
+        remaining: int("remaining"),
+        claimed: int("claimed"),
+        status: text(field(f, "status")),
+        opensAt: int("opens_at"),
+        closesAt: int("closes_at"),
+        unsynced: int("unsynced"),
+        held: int("held"),
+        waiting: int("waiting"),
+        incarnation: f.get("incarnation") == null ? null : text(f.get("incarnation")),
+    };
+    for (const name of ["draw", "seed"]) {
+        const value = f.get(name);
+        if (value != null)
+            status[name] = typeof value === "number" ? String(value) : text(value);
+    }
+    return status;
+}
+function parseOrder(reply) {
+    if (reply === null || reply === undefined)
+        return null;
+    const f = fields(reply);
+    const state = text(field(f, "state"));
+    if (state !== "held" && state !== "sold")
+        return fail("held or sold", state);
+    return {
+        tickets: parseTickets(field(f, "tickets")),
+        state,
+        expiresAt: parseInteger(field(f, "expires_at")),
+    };
+}

@@ -1,0 +1,128 @@
+/**
+ * What each method sends and how its reply is read (pure). Names are
+ * lower-case (`ticket.claim`) and the event is the first argument: the
+ * transports route each command by it to the event's slot in a cluster.
+ */
+
+import * as replies from "./replies";
+
+/** One command: its argv (name first), whether it only reads, and its reply's parser. */
+export interface Call<T> {
+  args: string[];
+  readonly: boolean;
+  parse: (reply: replies.Reply) => T;
+}
+
+export interface InitOptions {
+  /** Claims accepted from (unix ms). */
+  opens?: number;
+  /** Claims refused from (unix ms). */
+  closes?: number;
+  /** Default hold of a claim in ms (0 = a final sale). */
+  hold?: number;
+  /** Most tickets one user may hold. */
+  limit?: number;
+  /** How long a waiting-list offer is held, in ms. */
+  offer?: number;
+}
+
+export interface ClaimOptions {
+  /** Claim this many tickets, all or nothing; the reply is then an array. */
+  count?: number;
+  /** Hold them this many ms (overrides the event's default; 0 = sold). */
+  hold?: number;
+}
+
+export interface WaitOptions {
+  count?: number;
+}
+
+export interface DropOptions {
+  /** Drop even while the log has entries the sidecar has not drained. */
+  force?: boolean;
+}
+
+function options(pairs: [string, number | undefined][]): string[] {
+  const out: string[] = [];
+  for (const [word, value] of pairs) {
+    if (value !== undefined && value !== null) out.push(word, String(value));
+  }
+  return out;
+}
+
+function write<T>(args: string[], parse: (r: replies.Reply) => T): Call<T> {
+  return { args, readonly: false, parse };
+}
+
+function read<T>(args: string[], parse: (r: replies.Reply) => T): Call<T> {
+  return { args, readonly: true, parse };
+}
+
+export function init(event: string, total: number, o: InitOptions = {}): Call<void> {
+  const opts = options([
+    ["OPENS", o.opens],
+    ["CLOSES", o.closes],
+    ["HOLD", o.hold],
+    ["LIMIT", o.limit],
+    ["OFFER", o.offer],
+  ]);
+  return write(["ticket.init", event, String(total), ...opts], replies.parseOk);
+}
+
+export function open(event: string): Call<void> {
+  return write(["ticket.open", event], replies.parseOk);
+}
+
+export function close(event: string): Call<void> {
+  return write(["ticket.close", event], replies.parseOk);
+}
+
+export function claim(event: string, user: string, o: ClaimOptions = {}): Call<number | number[]> {
+  if (o.count === undefined && o.hold === undefined) {
+    return { args: ["ticket.claim", event, user], readonly: false, parse: replies.parseInteger };
+  }
+  const opts = options([
+    ["COUNT", o.count],
+    ["HOLD", o.hold],
+  ]);
+  const parse: (r: replies.Reply) => number | number[] =
+    o.count === undefined ? replies.parseInteger : replies.parseTickets;
+  return write(["ticket.claim", event, user, ...opts], parse);
+}
+
+export function confirm(event: string, user: string): Call<number> {
+  return write(["ticket.confirm", event, user], replies.parseInteger);
+}
+
+export function cancel(event: string, user: string): Call<number | null> {
+  return write(["ticket.cancel", event, user], replies.parseOptionalInteger);
+}
+
+export function holder(event: string, user: string): Call<number | null> {
+  return read(["ticket.holder", event, user], replies.parseOptionalInteger);
+}
+
+export function order(event: string, user: string): Call<replies.Order | null> {
+  return read(["ticket.order", event, user], replies.parseOrder);
+}
+
+export function status(event: string): Call<replies.Status> {
+  return read(["ticket.status", event], replies.parseStatus);
+}
+
+export function wait(event: string, user: string, o: WaitOptions = {}): Call<number> {
+  const opts = options([["COUNT", o.count]]);
+  return write(["ticket.wait", event, user, ...opts], replies.parseInteger);
+}
+
+export function leave(event: string, user: string): Call<boolean> {
+  return write(["ticket.leave", event, user], replies.parseBool);
+}
+
+export function position(event: string, user: string): Call<number | null> {
+  return read(["ticket.position", event, user], replies.parseOptionalInteger);
+}
+
+export function drop(event: string, o: DropOptions = {}): Call<number> {
+  return write(["ticket.drop", event, ...(o.force ? ["FORCE"] : [])], replies.parseInteger);
+}

@@ -1,0 +1,170 @@
+/**
+ * The module's error replies as errors: one class per code under
+ * `TicketGateError`, which carries the `code` (`SOLDOUT`) and the server's
+ * `message` (the text after the code). node-redis (`ErrorReply`) and ioredis
+ * (`ReplyError`) both keep the whole line in `message`; `fromReplyError`
+ * splits it.
+ */
+
+export class TicketGateError extends Error {
+  /** The code of this class's errors (`""` for the base). */
+  static readonly code: string = "";
+  /** The first word of the error reply, e.g. `SOLDOUT` (`ERR` for malformed input). */
+  readonly code: string;
+
+  /** `code` is needed only for the base class (a code with no class of its own). */
+  constructor(message: string, options: { code?: string; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    const cls = new.target as typeof TicketGateError;
+    this.code = options.code ?? cls.code;
+    this.name = cls.name;
+  }
+}
+
+/** `ERR`: malformed input (ids, numbers, options) or a wrong arity. */
+export class InvalidError extends TicketGateError {
+  static readonly code = "ERR";
+}
+
+/** The event does not exist. */
+export class NoEventError extends TicketGateError {
+  static readonly code = "NOEVENT";
+}
+
+/** `init` of an event that exists already. */
+export class ExistsError extends TicketGateError {
+  static readonly code = "EXISTS";
+}
+
+/** A claim before the event opens. */
+export class NotOpenError extends TicketGateError {
+  static readonly code = "NOTOPEN";
+}
+
+/** The event was closed, or its closing time has passed. */
+export class ClosedError extends TicketGateError {
+  static readonly code = "CLOSED";
+}
+
+/** Fewer free tickets than asked for (or others wait in line). */
+export class SoldOutError extends TicketGateError {
+  static readonly code = "SOLDOUT";
+}
+
+/** More tickets than the event allows one user. */
+export class LimitError extends TicketGateError {
+  static readonly code = "LIMIT";
+}
+
+/** `confirm` for a user who holds nothing (e.g. the hold expired). */
+export class NoHoldError extends TicketGateError {
+  static readonly code = "NOHOLD";
+}
+
+/** `wait` by a user who already holds tickets. */
+export class HoldingError extends TicketGateError {
+  static readonly code = "HOLDING";
+}
+
+/** `drop` while the event's log still has entries to drain. */
+export class UnsyncedError extends TicketGateError {
+  static readonly code = "UNSYNCED";
+}
+
+/** The event's keys are moving or being restored; nothing changed, retry. */
+export class TryAgainError extends TicketGateError {
+  static readonly code = "TRYAGAIN";
+}
+
+/** The event admits buyers through its queue (the draw). */
+export class QueueError extends TicketGateError {
+  static readonly code = "QUEUE";
+}
+
+/** One of the event's keys holds another Redis type. */
+export class WrongTypeError extends TicketGateError {
+  static readonly code = "WRONGTYPE";
+}
+
+/** The event's keys hold values the module never writes. */
+export class CorruptError extends TicketGateError {
+  static readonly code = "CORRUPT";
+}
+
+/** A bug in the module, caught before it could harm Redis. */
+export class InternalError extends TicketGateError {
+  static readonly code = "INTERNAL";
+}
+
+/** A restore step on an event that is not being restored. */
+export class NotRestoringError extends TicketGateError {
+  static readonly code = "NOTRESTORING";
+}
+
+/** A restore committed before all of it was sent. */
+export class IncompleteError extends TicketGateError {
+  static readonly code = "INCOMPLETE";
+}
+
+export type TicketGateErrorClass = typeof TicketGateError;
+
+export const ERRORS_BY_CODE: ReadonlyMap<string, TicketGateErrorClass> = new Map(
+  [
+    InvalidError,
+    NoEventError,
+    ExistsError,
+    NotOpenError,
+    ClosedError,
+    SoldOutError,
+    LimitError,
+    NoHoldError,
+    HoldingError,
+    UnsyncedError,
+    TryAgainError,
+    QueueError,
+    WrongTypeError,
+    CorruptError,
+    InternalError,
+    NotRestoringError,
+    IncompleteError,
+  ].map((cls) => [cls.code, cls]),
+);
+
+/** Error classes of the Redis clients for a server's error reply. */
+const REPLY_ERROR_NAMES = new Set(["ErrorReply", "SimpleError", "BlobError", "ReplyError"]);
+
+/** Whether `err` is a Redis error reply (not a connection or client error). */
+export function isReplyError(err: unknown): err is Error {
+  return err instanceof Error && REPLY_ERROR_NAMES.has(err.constructor.name);
+}
+
+/** The error for one error line (`SOLDOUT event 'e1' is sold out`). */
+export function errorFor(line: string, cause?: unknown): TicketGateError {
+  const space = line.indexOf(" ");
+  const code = space < 0 ? line : line.slice(0, space);
+  const message = space < 0 ? "" : line.slice(space + 1);
+  const cls = ERRORS_BY_CODE.get(code);
+  return cls ? new cls(message, { cause }) : new TicketGateError(message, { code, cause });
+}
+
+/**
+ * ioredis's Cluster retries TRYAGAIN on a random node (following the MOVED
+ * that earns) up to 16 times, then rejects with a plain Error naming the last
+ * reply error: TRYAGAIN, or a redirection. Either way the command did not
+ * run, so it becomes `TryAgainError`.
+ */
+const IOREDIS_GAVE_UP = "Too many Cluster redirections. Last error: ReplyError: ";
+const REDIRECTIONS = new Set(["MOVED", "ASK", "CLUSTERDOWN"]);
+
+/** Maps a client's error: reply errors become ours, anything else is kept. */
+export function fromReplyError(err: unknown): unknown {
+  if (isReplyError(err)) return errorFor(err.message, err);
+  if (err instanceof Error && err.message.startsWith(IOREDIS_GAVE_UP)) {
+    const last = errorFor(err.message.slice(IOREDIS_GAVE_UP.length), err);
+    if (!REDIRECTIONS.has(last.code)) return last;
+    return new TryAgainError(`the cluster client gave up after 16 tries: ${err.message}`, {
+      cause: err,
+    });
+  }
+  return err;
+}

@@ -1,0 +1,128 @@
+/**
+ * Typed replies (`Status`, `Order`) and the functions that turn what
+ * node-redis or ioredis decoded (RESP2 flat arrays or RESP3 maps as objects
+ * or `Map`s; numbers as numbers, bigints or strings) into them.
+ */
+
+/** `TICKET.STATUS`: an event's counts, state and window. */
+export interface Status {
+  total: number;
+  /** Free tickets. */
+  remaining: number;
+  /** Tickets held or sold. */
+  claimed: number;
+  /** `open`, `closed` or `restoring`. */
+  status: string;
+  /** Unix ms, 0 = none. */
+  opensAt: number;
+  /** Unix ms, 0 = none. */
+  closesAt: number;
+  /** Log entries the sidecar has not drained yet. */
+  unsynced: number;
+  /** Tickets in live holds. */
+  held: number;
+  /** Length of the waiting list. */
+  waiting: number;
+  /** 16 hex digits; null for events made before 0.3. */
+  incarnation: string | null;
+  /** The draw's state, when the event has one. */
+  draw?: string;
+  /** The draw's seed, when drawn. */
+  seed?: string;
+}
+
+/** `TICKET.ORDER`: a user's tickets and whether they are held or sold. */
+export interface Order {
+  tickets: number[];
+  /** `held` or `sold`. */
+  state: "held" | "sold";
+  /** Unix ms of a hold's deadline, 0 when sold. */
+  expiresAt: number;
+}
+
+export type Reply = unknown;
+
+function fail(what: string, reply: Reply): never {
+  throw new TypeError(`ticketgate: expected ${what}, got ${JSON.stringify(String(reply))}`);
+}
+
+export function text(reply: Reply): string {
+  if (typeof reply === "string") return reply;
+  if (reply instanceof Uint8Array) return Buffer.from(reply).toString("utf8");
+  return fail("a string", reply);
+}
+
+export function parseInteger(reply: Reply): number {
+  if (typeof reply === "number" && Number.isInteger(reply)) return reply;
+  if (typeof reply === "bigint") return Number(reply);
+  if (typeof reply === "string" && /^-?\d+$/.test(reply)) return Number(reply);
+  return fail("an integer", reply);
+}
+
+export function parseOptionalInteger(reply: Reply): number | null {
+  return reply === null || reply === undefined ? null : parseInteger(reply);
+}
+
+export function parseOk(reply: Reply): void {
+  if (reply !== "OK" && !(reply instanceof Uint8Array && text(reply) === "OK")) fail("OK", reply);
+}
+
+export function parseTickets(reply: Reply): number[] {
+  if (!Array.isArray(reply)) return fail("an array of tickets", reply);
+  return reply.map(parseInteger);
+}
+
+export function parseBool(reply: Reply): boolean {
+  return parseInteger(reply) !== 0;
+}
+
+/** A map reply by field name: RESP3 object or `Map`, or RESP2 flat array. */
+export function fields(reply: Reply): Map<string, Reply> {
+  if (reply instanceof Map) return new Map([...reply].map(([k, v]) => [text(k), v]));
+  if (Array.isArray(reply) && reply.length % 2 === 0) {
+    const out = new Map<string, Reply>();
+    for (let i = 0; i < reply.length; i += 2) out.set(text(reply[i]), reply[i + 1]);
+    return out;
+  }
+  if (reply !== null && typeof reply === "object") return new Map(Object.entries(reply));
+  return fail("a map", reply);
+}
+
+function field(f: Map<string, Reply>, name: string): Reply {
+  if (!f.has(name)) throw new TypeError(`ticketgate: the reply has no field ${name}`);
+  return f.get(name);
+}
+
+export function parseStatus(reply: Reply): Status {
+  const f = fields(reply);
+  const int = (name: string) => parseInteger(field(f, name));
+  const status: Status = {
+    total: int("total"),
+    remaining: int("remaining"),
+    claimed: int("claimed"),
+    status: text(field(f, "status")),
+    opensAt: int("opens_at"),
+    closesAt: int("closes_at"),
+    unsynced: int("unsynced"),
+    held: int("held"),
+    waiting: int("waiting"),
+    incarnation: f.get("incarnation") == null ? null : text(f.get("incarnation")),
+  };
+  for (const name of ["draw", "seed"] as const) {
+    const value = f.get(name);
+    if (value != null) status[name] = typeof value === "number" ? String(value) : text(value);
+  }
+  return status;
+}
+
+export function parseOrder(reply: Reply): Order | null {
+  if (reply === null || reply === undefined) return null;
+  const f = fields(reply);
+  const state = text(field(f, "state"));
+  if (state !== "held" && state !== "sold") return fail("held or sold", state);
+  return {
+    tickets: parseTickets(field(f, "tickets")),
+    state,
+    expiresAt: parseInteger(field(f, "expires_at")),
+  };
+}

@@ -1,0 +1,281 @@
+/**
+ * Integration tests against the real servers of clients/testenv.py
+ * (TICKETGATE_TEST_REDIS, TICKETGATE_TEST_CLUSTER): every command through
+ * node-redis (RESP2 and RESP3) and ioredis, the reference concurrency test
+ * (1,000 users on 100 tickets), and in a 3-master cluster, for both
+ * libraries: 0 MOVED per node, and recovery after a reshard.
+ */
+
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+
+import { Cluster as IoCluster, Redis as IoRedis } from "ioredis";
+import { createClient, createCluster } from "redis";
+
+import * as tg from "../src";
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value)
+    throw new Error(`${name} is not set: run the integration tests through clients/testenv.py`);
+  return value;
+}
+
+const REDIS_URL = required("TICKETGATE_TEST_REDIS");
+const CLUSTER = required("TICKETGATE_TEST_CLUSTER").split(",");
+const TESTENV = join(__dirname, "..", "..", "..", "testenv.py");
+const HOUR = 3_600_000;
+const closers: (() => Promise<unknown>)[] = [];
+after(async () => {
+  for (const close of closers) await close();
+});
+
+const newEvent = () => `node-${randomBytes(6).toString("hex")}`;
+
+async function nodeRedis(resp: 2 | 3) {
+  const client = createClient({ url: REDIS_URL, RESP: resp });
+  await client.connect();
+  closers.push(() => client.close());
+  return client;
+}
+
+async function ioredis() {
+  const client = new IoRedis(REDIS_URL);
+  closers.push(() => client.quit());
+  return client;
+}
+
+async function nodeRedisCluster() {
+  const cluster = createCluster({ rootNodes: CLUSTER.map((a) => ({ url: `redis://${a}` })) });
+  await cluster.connect();
+  closers.push(() => cluster.close());
+  return cluster;
+}
+
+async function ioredisCluster() {
+  const [host, port] = CLUSTER[0].split(":");
+  const cluster = new IoCluster([{ host, port: Number(port) }]);
+  await new Promise((resolve, reject) => cluster.once("ready", resolve).once("error", reject));
+  closers.push(() => cluster.quit());
+  return cluster;
+}
+
+const STANDALONE = {
+  "node-redis RESP2": () => nodeRedis(2),
+  "node-redis RESP3": () => nodeRedis(3),
+  ioredis: () => ioredis(),
+};
+const CLUSTERS = { "node-redis cluster": nodeRedisCluster, "ioredis Cluster": ioredisCluster };
+
+async function saleEndToEnd(gate: tg.TicketGate, event: string) {
+  await gate.init(event, 3, { hold: HOUR, limit: 2 });
+  const status = await gate.status(event);
+  assert.deepEqual([status.total, status.remaining, status.claimed], [3, 3, 0]);
+  assert.equal(status.status, "open");
+  assert.match(status.incarnation ?? "", /^[0-9a-f]{16}$/);
+  assert.equal(status.draw, undefined);
+  assert.deepEqual(await gate.claim(event, "alice", { count: 2 }), [1, 2]);
+  const order = await gate.order(event, "alice");
+  assert.equal(order?.state, "held");
+  assert.ok((order?.expiresAt ?? 0) > Date.now());
+  assert.equal(await gate.confirm(event, "alice"), 2);
+  assert.deepEqual(await gate.order(event, "alice"), {
+    tickets: [1, 2],
+    state: "sold",
+    expiresAt: 0,
+  });
+  assert.equal(await gate.claim(event, "bob", { hold: 0 }), 3);
+  assert.equal(await gate.holder(event, "bob"), 3);
+  assert.equal(await gate.holder(event, "nobody"), null);
+  await assert.rejects(gate.claim(event, "carol"), (e: unknown) => {
+    assert.ok(e instanceof tg.SoldOutError);
+    assert.equal(e.code, "SOLDOUT");
+    assert.equal(e.message, `event '${event}' is sold out`);
+    return true;
+  });
+  assert.equal(await gate.wait(event, "carol"), 1);
+  assert.equal(await gate.position(event, "carol"), 1);
+  assert.equal(await gate.cancel(event, "bob"), 3);
+  assert.equal(await gate.position(event, "carol"), null);
+  assert.deepEqual((await gate.order(event, "carol"))?.tickets, [3]);
+  assert.equal(await gate.wait(event, "dave"), 1);
+  assert.equal(await gate.leave(event, "dave"), true);
+  assert.equal(await gate.leave(event, "dave"), false);
+}
+
+async function errorsAreTyped(gate: tg.TicketGate, event: string) {
+  await assert.rejects(gate.status(event), tg.NoEventError);
+  await gate.init(event, 1, { opens: 4102444800000 });
+  await assert.rejects(gate.init(event, 1), tg.ExistsError);
+  await assert.rejects(gate.claim(event, "u"), tg.NotOpenError);
+  await assert.rejects(gate.init(event + "x", 1, { limit: 0 }), (e: unknown) => {
+    assert.ok(e instanceof tg.InvalidError);
+    assert.equal(e.code, "ERR");
+    assert.match(e.message, /^LIMIT must be between/);
+    return true;
+  });
+  await assert.rejects(gate.confirm(event, "u"), tg.NoHoldError);
+  await gate.open(event);
+  await gate.close(event);
+  await assert.rejects(gate.claim(event, "u"), tg.ClosedError);
+  await assert.rejects(gate.drop(event), tg.UnsyncedError);
+  assert.ok((await gate.drop(event, { force: true })) >= 1);
+}
+
+async function thousandUsersHundredTickets(gate: tg.TicketGate, event: string) {
+  await gate.init(event, 100);
+  const results = await Promise.all(
+    Array.from({ length: 1000 }, (_, i) => gate.claim(event, `user${i}`).catch((e: unknown) => e)),
+  );
+  const winners = results.filter((r): r is number => typeof r === "number").sort((a, b) => a - b);
+  assert.deepEqual(
+    winners,
+    Array.from({ length: 100 }, (_, i) => i + 1),
+  );
+  assert.equal(results.filter((r) => r instanceof tg.SoldOutError).length, 900);
+  assert.equal((await gate.status(event)).remaining, 0);
+}
+
+for (const [name, connect] of Object.entries(STANDALONE)) {
+  describe(`standalone, ${name}`, () => {
+    test("a sale end to end", async () =>
+      saleEndToEnd(new tg.TicketGate(await connect()), newEvent()));
+    test("errors are typed", async () =>
+      errorsAreTyped(new tg.TicketGate(await connect()), newEvent()));
+    test("1,000 users on 100 tickets", async () =>
+      thousandUsersHundredTickets(new tg.TicketGate(await connect()), newEvent()));
+  });
+}
+
+/** Per node: calls of ticket.* commands and MOVED errors so far. */
+async function nodeStats(): Promise<Map<string, Map<string, number>>> {
+  const out = new Map<string, Map<string, number>>();
+  for (const address of CLUSTER) {
+    const conn = createClient({ url: `redis://${address}` });
+    await conn.connect();
+    const info = (await conn.sendCommand(["INFO", "all"])) as string;
+    await conn.close();
+    const stats = new Map<string, number>();
+    for (const m of info.matchAll(/^cmdstat_(ticket\.\w+):calls=(\d+)/gm))
+      stats.set(m[1], Number(m[2]));
+    const moved = /^errorstat_MOVED:count=(\d+)/m.exec(info);
+    stats.set("MOVED", moved ? Number(moved[1]) : 0);
+    out.set(address, stats);
+  }
+  return out;
+}
+
+function delta(
+  before: Map<string, Map<string, number>>,
+  now: Map<string, Map<string, number>>,
+  address: string,
+  name: string,
+) {
+  return (now.get(address)?.get(name) ?? 0) - (before.get(address)?.get(name) ?? 0);
+}
+
+/** The master that owns an event's slot, as host:port. */
+async function ownerOf(event: string): Promise<string> {
+  const conn = createClient({ url: `redis://${CLUSTER[0]}` });
+  await conn.connect();
+  const slot = Number(await conn.sendCommand(["CLUSTER", "KEYSLOT", event]));
+  const slots = (await conn.sendCommand(["CLUSTER", "SLOTS"])) as [
+    number,
+    number,
+    [string, number],
+  ][];
+  await conn.close();
+  const range = slots.find(([from, to]) => from <= slot && slot <= to);
+  assert.ok(range, `slot ${slot} has no owner`);
+  return `${range[2][0]}:${range[2][1]}`;
+}
+
+async function eventsOnEveryNode(): Promise<Map<string, string>> {
+  const owners = new Map<string, string>();
+  while (new Set(owners.values()).size < CLUSTER.length) {
+    const event = newEvent();
+    owners.set(event, await ownerOf(event));
+  }
+  return owners;
+}
+
+for (const [name, connect] of Object.entries(CLUSTERS)) {
+  describe(name, () => {
+    test("every command reaches the event's master first time (0 MOVED)", async () => {
+      const gate = new tg.TicketGate(await connect());
+      const owners = await eventsOnEveryNode();
+      const before = await nodeStats();
+      for (const event of owners.keys()) {
+        await gate.init(event, 10);
+        for (let i = 0; i < 12; i++) await gate.claim(event, `u${i}`).catch(() => undefined);
+        await gate.status(event);
+      }
+      const now = await nodeStats();
+      for (const address of CLUSTER) {
+        const mine = [...owners.values()].filter((owner) => owner === address).length;
+        assert.equal(delta(before, now, address, "MOVED"), 0, address);
+        assert.equal(delta(before, now, address, "ticket.claim"), 12 * mine, address);
+        assert.equal(delta(before, now, address, "ticket.status"), mine, address);
+      }
+    });
+
+    test("follows MOVED after a reshard", async () => {
+      const gate = new tg.TicketGate(await connect());
+      const event = newEvent();
+      await gate.init(event, 10);
+      assert.equal(await gate.claim(event, "a"), 1);
+      const old = await ownerOf(event);
+      const target = CLUSTER.find((a) => a !== old) ?? "";
+      execFileSync("python3", [
+        TESTENV,
+        "move-slot",
+        "--cluster",
+        CLUSTER.join(","),
+        "--key",
+        `ticket:{${event}}:meta`,
+        "--to",
+        target,
+      ]);
+      assert.equal(await ownerOf(event), target);
+      const before = await nodeStats();
+      assert.equal(await gate.claim(event, "b"), 2);
+      assert.deepEqual(await gate.claim(event, "c", { count: 1 }), [3]);
+      assert.equal((await gate.status(event)).claimed, 3);
+      const now = await nodeStats();
+      assert.ok(delta(before, now, old, "MOVED") <= 1, "more than one MOVED after the reshard");
+      assert.equal(delta(before, now, target, "ticket.claim"), 2);
+    });
+
+    test("1,000 users on 100 tickets", async () =>
+      thousandUsersHundredTickets(new tg.TicketGate(await connect()), newEvent()));
+
+    test("an event being restored answers TryAgainError", async () => {
+      const gate = new tg.TicketGate(await connect());
+      const event = newEvent();
+      const begin = [
+        "BEGIN",
+        "1111111111111111",
+        "10",
+        "10",
+        "open",
+        "0",
+        "0",
+        "0",
+        "1",
+        "600000",
+        "0",
+        "0",
+      ];
+      await gate.run({ args: ["ticket.restore", event, ...begin], readonly: false, parse: String });
+      await assert.rejects(gate.claim(event, "u"), (e: unknown) => {
+        assert.ok(e instanceof tg.TryAgainError, String(e));
+        // node-redis passes the reply on; ioredis retries it (on random nodes) and gives up.
+        assert.match(e.message, new RegExp(`event '${event}' is being restored|gave up after 16`));
+        return true;
+      });
+    });
+  });
+}

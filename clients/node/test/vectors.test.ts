@@ -1,0 +1,168 @@
+/**
+ * Unit tests: every shared vector (clients/vectors.json) through each
+ * library's own decoder — node-redis 5's RESP2/RESP3 `Decoder` (objects and
+ * `Map`s for maps) and ioredis's `redis-parser` + `Command` (RESP2: ioredis
+ * speaks nothing else) — then through the package's builders and parsers.
+ */
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+
+import { Decoder, RESP_TYPES } from "@redis/client/dist/lib/RESP/decoder";
+import { Command } from "ioredis";
+import RedisParser from "redis-parser";
+
+import * as tg from "../src";
+import { commands, ERRORS_BY_CODE, fromReplyError, TicketGateError } from "../src";
+import type { Call } from "../src";
+
+interface Vector {
+  name: string;
+  command: string[];
+  call: { method: string; args: (string | number)[]; options: Record<string, unknown> } | null;
+  resp2: string;
+  resp3: string;
+  expect: { kind: string; value?: unknown; code?: string; message?: string };
+}
+
+const VECTORS: Vector[] = JSON.parse(
+  readFileSync(join(__dirname, "..", "..", "..", "vectors.json"), "utf8"),
+).vectors;
+
+type Decoded = { reply: unknown } | { error: Error };
+
+function nodeRedisDecode(raw: string, mapAsMap: boolean): Decoded {
+  let out: Decoded | undefined;
+  const decoder = new Decoder({
+    onReply: (reply) => (out = { reply }),
+    onErrorReply: (error) => (out = { error }),
+    onPush: () => undefined,
+    getTypeMapping: () => (mapAsMap ? { [RESP_TYPES.MAP]: Map } : {}),
+  });
+  decoder.write(Buffer.from(raw, "utf8"));
+  assert.ok(out, "the decoder gave no reply");
+  return out;
+}
+
+async function ioredisDecode(raw: string): Promise<Decoded> {
+  const command = new Command("ticket.x", [], { replyEncoding: "utf8" });
+  const parser = new RedisParser({
+    returnBuffers: true,
+    returnReply: (reply) => command.resolve(reply),
+    returnError: (error) => command.reject(error),
+  });
+  parser.execute(Buffer.from(raw, "utf8"));
+  try {
+    return { reply: await command.promise };
+  } catch (error) {
+    return { error: error as Error };
+  }
+}
+
+function build(call: NonNullable<Vector["call"]>): Call<unknown> {
+  const [event, second] = call.args.map(String);
+  const o = call.options;
+  switch (call.method) {
+    case "init":
+      return commands.init(event, Number(second), o);
+    case "claim":
+      return commands.claim(event, second, o);
+    case "wait":
+      return commands.wait(event, second, o);
+    case "drop":
+      return commands.drop(event, o);
+    case "status":
+    case "open":
+    case "close":
+      return commands[call.method](event);
+    default: {
+      const builder = commands[call.method as "confirm"];
+      assert.equal(typeof builder, "function", `no builder for ${call.method}`);
+      return builder(event, second);
+    }
+  }
+}
+
+/** Our typed value in the vectors' language-neutral form. */
+function neutral(kind: string, value: unknown): unknown {
+  if (kind === "ok") return value === undefined ? { kind } : { kind: "not ok", value };
+  if (value === null) return { kind: "nil" };
+  if (kind === "status") {
+    const s = value as Record<string, unknown>;
+    const renamed: Record<string, unknown> = { ...s, opens_at: s.opensAt, closes_at: s.closesAt };
+    delete renamed.opensAt;
+    delete renamed.closesAt;
+    return { kind, value: renamed };
+  }
+  if (kind === "order") {
+    const o = value as { tickets: number[]; state: string; expiresAt: number };
+    return { kind, value: { tickets: o.tickets, state: o.state, expires_at: o.expiresAt } };
+  }
+  return { kind, value };
+}
+
+function check(vector: Vector, decoded: Decoded): void {
+  const expect = vector.expect;
+  if ("error" in decoded) {
+    const mapped = fromReplyError(decoded.error);
+    assert.ok(mapped instanceof TicketGateError, `not mapped: ${String(decoded.error)}`);
+    assert.equal(expect.kind, "error", `unexpected error ${mapped.code} ${mapped.message}`);
+    assert.equal(mapped.code, expect.code);
+    assert.equal(mapped.message, expect.message);
+    assert.equal(mapped.constructor, ERRORS_BY_CODE.get(mapped.code) ?? TicketGateError);
+    return;
+  }
+  assert.ok(vector.call, "an operator command answered without an error");
+  const typed = build(vector.call).parse(decoded.reply);
+  const kind = expect.kind === "nil" ? "nil" : expect.kind;
+  assert.deepEqual(neutral(kind, typed), expect);
+}
+
+test("the vectors cover every kind and the main error codes", () => {
+  assert.ok(VECTORS.length > 50);
+  const kinds = new Set(VECTORS.map((v) => v.expect.kind));
+  for (const kind of ["ok", "ticket", "tickets", "integer", "bool", "nil", "status", "order"]) {
+    assert.ok(kinds.has(kind), kind);
+  }
+  const codes = new Set(VECTORS.map((v) => v.expect.code));
+  for (const code of ["SOLDOUT", "NOEVENT", "EXISTS", "LIMIT", "TRYAGAIN", "ERR"]) {
+    assert.ok(codes.has(code), code);
+  }
+});
+
+test("builders send the vectors' argv", () => {
+  for (const vector of VECTORS) {
+    if (vector.call) assert.deepEqual(build(vector.call).args, vector.command, vector.name);
+  }
+});
+
+for (const vector of VECTORS) {
+  test(`vector: ${vector.name}`, async (t) => {
+    await t.test("node-redis RESP2", () => check(vector, nodeRedisDecode(vector.resp2, false)));
+    await t.test("node-redis RESP3", () => check(vector, nodeRedisDecode(vector.resp3, false)));
+    await t.test("node-redis RESP3, maps as Map", () =>
+      check(vector, nodeRedisDecode(vector.resp3, true)),
+    );
+    await t.test("ioredis RESP2", async () => check(vector, await ioredisDecode(vector.resp2)));
+  });
+}
+
+test("codes without a class keep their code; other errors pass through", () => {
+  const queue = tg.errorFor("QUEUE event 'e' admits through its queue");
+  assert.ok(queue instanceof tg.QueueError && queue instanceof tg.TicketGateError);
+  const other = tg.errorFor("NOPERM User u has no permissions");
+  assert.equal(other.constructor, tg.TicketGateError);
+  assert.equal(other.code, "NOPERM");
+  const connection = new Error("Connection is closed.");
+  assert.equal(tg.fromReplyError(connection), connection);
+});
+
+test("ioredis giving up after 16 redirections is a TryAgainError", () => {
+  const moved = new Error("Too many Cluster redirections. Last error: ReplyError: MOVED 1 h:1");
+  assert.ok(tg.fromReplyError(moved) instanceof tg.TryAgainError);
+  const again = new Error("Too many Cluster redirections. Last error: ReplyError: TRYAGAIN x");
+  const mapped = tg.fromReplyError(again);
+  assert.ok(mapped instanceof tg.TryAgainError && mapped.message === "x");
+});

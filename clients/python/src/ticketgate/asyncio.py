@@ -1,0 +1,112 @@
+"""`ticketgate.asyncio.TicketGate`: the typed wrapper over redis-py's
+asyncio `Redis` or `RedisCluster` (`redis.asyncio`)."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar, overload
+
+from redis.exceptions import ClusterError, ResponseError
+
+from . import commands
+from .errors import from_cluster_error, from_response_error
+from .replies import Order, Status, parse_integer
+
+T = TypeVar("T")
+
+
+class TicketGate:
+    """Every `TICKET.*` command as a method with typed replies; error replies
+    raise a `ticketgate.TicketGateError` subclass (`SoldOut`, ...).
+
+    >>> gate = TicketGate(redis.asyncio.Redis())
+    >>> await gate.claim("concert", "alice")
+    1
+    """
+
+    def __init__(self, client: Any):
+        self.client = client
+
+    async def run(self, call: commands.Call[T]) -> T:
+        """Sends one prepared command and types its reply."""
+        try:
+            reply = await self.client.execute_command(*call.argv)
+        except ResponseError as e:
+            raise from_response_error(e) from None
+        except ClusterError as e:
+            raise from_cluster_error(e) from e
+        return call.parse(reply)
+
+    async def init(
+        self,
+        event: str,
+        total: int,
+        *,
+        opens: int | None = None,
+        closes: int | None = None,
+        hold: int | None = None,
+        limit: int | None = None,
+        offer: int | None = None,
+    ) -> None:
+        """Creates an event of `total` tickets (times in unix ms, durations in ms)."""
+        await self.run(commands.init(event, total, opens, closes, hold, limit, offer))
+
+    async def open(self, event: str) -> None:
+        await self.run(commands.open(event))
+
+    async def close(self, event: str) -> None:
+        await self.run(commands.close(event))
+
+    @overload
+    async def claim(
+        self, event: str, user: str, count: None = None, hold: int | None = None
+    ) -> int: ...
+    @overload
+    async def claim(
+        self, event: str, user: str, count: int, hold: int | None = None
+    ) -> list[int]: ...
+    async def claim(
+        self, event: str, user: str, count: int | None = None, hold: int | None = None
+    ) -> int | list[int]:
+        """The user's ticket; with `count`, all the user's tickets, ascending."""
+        if count is None and hold is None:
+            # The hot path, inlined: a Call and a second coroutine cost ~5 us,
+            # over 5% of what redis-py itself spends on a claim.
+            try:
+                reply = await self.client.execute_command("ticket.claim", event, user)
+            except ResponseError as e:
+                raise from_response_error(e) from None
+            except ClusterError as e:
+                raise from_cluster_error(e) from e
+            return parse_integer(reply)
+        return await self.run(commands.claim(event, user, count, hold))
+
+    async def confirm(self, event: str, user: str) -> int:
+        """Makes the user's held order sold; the number of tickets it holds."""
+        return await self.run(commands.confirm(event, user))
+
+    async def cancel(self, event: str, user: str) -> int | None:
+        """Releases all the user's tickets; the lowest, or None."""
+        return await self.run(commands.cancel(event, user))
+
+    async def holder(self, event: str, user: str) -> int | None:
+        return await self.run(commands.holder(event, user))
+
+    async def order(self, event: str, user: str) -> Order | None:
+        return await self.run(commands.order(event, user))
+
+    async def status(self, event: str) -> Status:
+        return await self.run(commands.status(event))
+
+    async def wait(self, event: str, user: str, count: int | None = None) -> int:
+        """Joins the waiting list: the 1-based position, or 0 if offered at once."""
+        return await self.run(commands.wait(event, user, count))
+
+    async def leave(self, event: str, user: str) -> bool:
+        return await self.run(commands.leave(event, user))
+
+    async def position(self, event: str, user: str) -> int | None:
+        return await self.run(commands.position(event, user))
+
+    async def drop(self, event: str, force: bool = False) -> int:
+        """Deletes the event's keys; the number deleted."""
+        return await self.run(commands.drop(event, force))

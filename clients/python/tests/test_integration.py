@@ -1,0 +1,241 @@
+"""Integration tests against the real servers of clients/testenv.py: every
+command standalone (RESP2 and RESP3, sync and asyncio), the reference
+concurrency test (1,000 users, 100 tickets), and in a 3-master cluster:
+routing with 0 MOVED per node, recovery after a reshard, no log noise."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import redis
+import redis.asyncio
+import testenv
+from redis.cluster import ClusterNode
+
+import ticketgate
+import ticketgate.asyncio
+
+pytestmark = pytest.mark.integration
+HOUR = 3_600_000
+
+
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
+def gate(request, redis_url):
+    client = redis.Redis.from_url(redis_url, protocol=request.param)
+    yield ticketgate.TicketGate(client)
+    client.close()
+
+
+@pytest.fixture
+def cluster(cluster_nodes):
+    nodes = [ClusterNode(h, p) for h, p in cluster_nodes]
+    client = redis.RedisCluster(startup_nodes=nodes)
+    yield client
+    client.close()
+
+
+def test_a_sale_end_to_end(gate, event):
+    gate.init(event, 3, hold=HOUR, limit=2)
+    status = gate.status(event)
+    assert (status.total, status.remaining, status.claimed, status.status) == (3, 3, 0, "open")
+    assert status.incarnation is not None and len(status.incarnation) == 16
+    assert status.draw is None and status.seed is None
+    assert gate.claim(event, "alice", count=2) == [1, 2]
+    order = gate.order(event, "alice")
+    assert order is not None and order.held and order.tickets == [1, 2] and order.expires_at > 0
+    assert gate.confirm(event, "alice") == 2
+    assert gate.order(event, "alice") == ticketgate.Order([1, 2], "sold", 0)
+    assert gate.claim(event, "bob", hold=0) == 3
+    assert gate.holder(event, "bob") == 3 and gate.holder(event, "nobody") is None
+    with pytest.raises(ticketgate.SoldOut) as sold_out:
+        gate.claim(event, "carol")
+    assert sold_out.value.code == "SOLDOUT" and event in sold_out.value.message
+    assert gate.wait(event, "carol") == 1 and gate.position(event, "carol") == 1
+    assert gate.cancel(event, "bob") == 3
+    assert gate.position(event, "carol") is None  # offered ticket 3
+    assert gate.order(event, "carol").tickets == [3]
+    assert gate.wait(event, "dave") == 1 and gate.leave(event, "dave") is True
+    assert gate.leave(event, "dave") is False
+
+
+def test_errors_are_typed(gate, event):
+    with pytest.raises(ticketgate.NoEvent):
+        gate.status(event)
+    gate.init(event, 1, opens=4102444800000)
+    with pytest.raises(ticketgate.Exists):
+        gate.init(event, 1)
+    with pytest.raises(ticketgate.NotOpen):
+        gate.claim(event, "u")
+    with pytest.raises(ticketgate.Invalid) as invalid:
+        gate.init(event + "x", 1, limit=0)
+    assert invalid.value.code == "ERR" and invalid.value.message.startswith("LIMIT must")
+    with pytest.raises(ticketgate.NoHold):
+        gate.confirm(event, "u")
+    gate.open(event)
+    gate.close(event)
+    with pytest.raises(ticketgate.Closed):
+        gate.claim(event, "u")
+    with pytest.raises(ticketgate.Unsynced):
+        gate.drop(event)
+    assert gate.drop(event, force=True) >= 1
+    with pytest.raises(redis.ResponseError):  # still a redis-py error for old handlers
+        gate.status(event)
+
+
+def claim_or_error(gate, event, user):
+    try:
+        return gate.claim(event, user)
+    except ticketgate.TicketGateError as e:
+        return e
+
+
+def assert_hundred_winners(results) -> None:
+    winners = sorted(r for r in results if isinstance(r, int))
+    sold_out = [r for r in results if isinstance(r, ticketgate.SoldOut)]
+    assert winners == list(range(1, 101))
+    assert len(sold_out) == 900 and len(results) == 1000
+
+
+def test_thousand_users_hundred_tickets_threads(redis_url, event):
+    client = redis.Redis.from_url(redis_url, max_connections=64)
+    gate = ticketgate.TicketGate(client)
+    gate.init(event, 100)
+    with ThreadPoolExecutor(32) as pool:
+        results = list(pool.map(lambda i: claim_or_error(gate, event, f"user{i}"), range(1000)))
+    assert_hundred_winners(results)
+    client.close()
+
+
+async def claim_or_error_async(gate, event, user):
+    try:
+        return await gate.claim(event, user)
+    except ticketgate.TicketGateError as e:
+        return e
+
+
+async def test_thousand_users_hundred_tickets_async_cluster(cluster_nodes, event, caplog):
+    nodes = [redis.asyncio.cluster.ClusterNode(h, p) for h, p in cluster_nodes]
+    client = redis.asyncio.RedisCluster(startup_nodes=nodes)
+    gate = ticketgate.asyncio.TicketGate(client)
+    await gate.init(event, 100)
+    users = [claim_or_error_async(gate, event, f"user{i}") for i in range(1000)]
+    with caplog.at_level(logging.DEBUG):
+        assert_hundred_winners(await asyncio.gather(*users))
+    noisy = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert not noisy, "RedisCluster logged on SOLDOUT"
+    assert (await gate.status(event)).remaining == 0
+    await client.aclose()
+
+
+async def test_async_standalone(redis_url, event):
+    client = redis.asyncio.Redis.from_url(redis_url, protocol=3)
+    gate = ticketgate.asyncio.TicketGate(client)
+    await gate.init(event, 2, hold=HOUR)
+    assert await gate.claim(event, "a") == 1
+    assert (await gate.order(event, "a")).state == "held"
+    assert (await gate.status(event)).held == 1
+    with pytest.raises(ticketgate.Limit):
+        await gate.claim(event, "b", count=2)
+    await client.aclose()
+
+
+def node_stats(host: str, port: int) -> dict[str, int]:
+    """Per node: calls of each ticket.* command and MOVED errors so far."""
+    conn = testenv.Connection(host, port)
+    try:
+        stats = {}
+        for section in ("commandstats", "errorstats"):
+            for line in conn.call("INFO", section).decode().splitlines():
+                name, _, rest = line.partition(":")
+                values = dict(kv.split("=") for kv in rest.split(",") if "=" in kv)
+                if name.startswith("cmdstat_ticket."):
+                    stats[name[8:]] = int(values["calls"])
+                if name == "errorstat_MOVED":
+                    stats["MOVED"] = int(values["count"])
+        return stats
+    finally:
+        conn.close()
+
+
+def stats_delta(before: dict, after: dict) -> dict[str, int]:
+    return {k: after.get(k, 0) - before.get(k, 0) for k in set(before) | set(after)}
+
+
+def events_on_every_node(cluster, prefix: str) -> dict[str, str]:
+    """One event id per master, by its slot's owner: event -> node name."""
+    owners: dict[str, str] = {}
+    i = 0
+    while len(owners) < 3:
+        event = f"{prefix}-{i}"
+        node = cluster.get_node_from_key(event)
+        if node.name not in owners.values():
+            owners[event] = node.name
+        i += 1
+    return owners
+
+
+def test_cluster_routes_every_command_first_time(cluster, cluster_nodes, event, caplog):
+    gate = ticketgate.TicketGate(cluster)
+    owners = events_on_every_node(cluster, event)
+    before = {f"{h}:{p}": node_stats(h, p) for h, p in cluster_nodes}
+    with caplog.at_level(logging.DEBUG):
+        for e in owners:
+            gate.init(e, 10)
+            for i in range(12):
+                claim_or_error(gate, e, f"u{i}")
+            gate.status(e)
+            gate.holder(e, "u1")
+    after = {f"{h}:{p}": node_stats(h, p) for h, p in cluster_nodes}
+    for node, stats in after.items():
+        delta = stats_delta(before[node], stats)
+        mine = sum(1 for owner in owners.values() if owner == node)
+        assert delta.get("MOVED", 0) == 0, node
+        assert delta.get("ticket.claim", 0) == 12 * mine, (node, delta)
+        assert delta.get("ticket.status", 0) == mine, (node, delta)
+    noisy = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert not noisy, "RedisCluster logged on SOLDOUT"
+
+
+def test_cluster_follows_moved_after_a_reshard(cluster, cluster_nodes, event):
+    gate = ticketgate.TicketGate(cluster)
+    gate.init(event, 10)
+    assert gate.claim(event, "a") == 1
+    old = cluster.get_node_from_key(event).name
+    new = next(f"{h}:{p}" for h, p in cluster_nodes if f"{h}:{p}" != old)
+    testenv.move_slot([f"{h}:{p}" for h, p in cluster_nodes], f"ticket:{{{event}}}:meta", new)
+    old_stats = node_stats(*testenv._host_port(old))
+    assert gate.claim(event, "b") == 2  # MOVED, followed
+    assert gate.claim(event, "c") == 3  # the map is updated: no MOVED
+    assert cluster.get_node_from_key(event).name == new
+    assert stats_delta(old_stats, node_stats(*testenv._host_port(old))).get("MOVED", 0) == 1
+    assert gate.status(event).claimed == 3
+
+
+async def test_async_cluster_follows_moved_after_a_reshard(cluster_nodes, event):
+    nodes = [redis.asyncio.cluster.ClusterNode(h, p) for h, p in cluster_nodes]
+    client = redis.asyncio.RedisCluster(startup_nodes=nodes)
+    gate = ticketgate.asyncio.TicketGate(client)
+    await gate.init(event, 10)
+    old = client.get_node_from_key(event).name
+    new = next(f"{h}:{p}" for h, p in cluster_nodes if f"{h}:{p}" != old)
+    testenv.move_slot([f"{h}:{p}" for h, p in cluster_nodes], f"ticket:{{{event}}}:meta", new)
+    assert await gate.claim(event, "a") == 1
+    assert await gate.claim(event, "b", count=1) == [2]
+    assert client.get_node_from_key(event).name == new
+    await client.aclose()
+
+
+def test_cluster_gives_up_on_tryagain_as_tryagain(cluster, event):
+    """An event being restored answers TRYAGAIN; RedisCluster retries it 16
+    times, then the wrapper raises TryAgain (not a bare ClusterError)."""
+    gate = ticketgate.TicketGate(cluster)
+    args = ["ticket.restore", event, "BEGIN", "1111111111111111", "10", "10", "open"]
+    cluster.execute_command(*args, "0", "0", "0", "1", "600000", "0", "0")
+    with pytest.raises(ticketgate.TryAgain) as again:
+        gate.claim(event, "u")
+    assert again.value.code == "TRYAGAIN"
+    with pytest.raises(ticketgate.TryAgain):
+        gate.holder(event, "u")
