@@ -1,0 +1,226 @@
+// Package ticketgate is a typed client for the ticketgate Redis module over
+// go-redis v9: every TICKET.* command as a method taking a context, replies
+// as Go types, error replies as *Error (errors.Is(err, ErrSoldOut)).
+//
+// Every command is sent with its first key position set to the event, so a
+// cluster client routes it to the event's slot without COMMAND INFO and
+// without a MOVED redirection; go-redis follows MOVED after a reshard.
+package ticketgate
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TicketGate sends TICKET.* commands through a go-redis client: a
+// *redis.Client, *redis.ClusterClient, *redis.Ring or any UniversalClient.
+// It is safe for concurrent use, like the client it wraps.
+type TicketGate struct {
+	rdb redis.UniversalClient
+}
+
+// New wraps a go-redis client.
+func New(rdb redis.UniversalClient) *TicketGate {
+	return &TicketGate{rdb: rdb}
+}
+
+// InitOption is an option of Init. Options are sent in the order OPENS
+// CLOSES HOLD LIMIT OFFER whatever the order they are given in.
+type InitOption func(*initOptions)
+
+// initOptions holds each INIT option's value, nil when not given.
+type initOptions [len(initOptionNames)]*int64
+
+var initOptionNames = [...]string{"OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER"}
+
+func initOption(index int, value int64) InitOption {
+	return func(o *initOptions) { o[index] = &value }
+}
+
+// OpensAt: claims are refused (ErrNotOpen) before t.
+func OpensAt(t time.Time) InitOption { return initOption(0, t.UnixMilli()) }
+
+// ClosesAt: claims are refused (ErrClosed) from t on.
+func ClosesAt(t time.Time) InitOption { return initOption(1, t.UnixMilli()) }
+
+// DefaultHold: a claim holds its tickets for d until confirmed (0: a claim is
+// a final sale, the default).
+func DefaultHold(d time.Duration) InitOption { return initOption(2, d.Milliseconds()) }
+
+// Limit: the most tickets one user may hold (default 1).
+func Limit(n int) InitOption { return initOption(3, int64(n)) }
+
+// Offer: how long an offer to the waiting list is held.
+func Offer(d time.Duration) InitOption { return initOption(4, d.Milliseconds()) }
+
+// ClaimOption is an option of Claim and ClaimTickets.
+type ClaimOption func(*[]interface{})
+
+// Hold overrides the event's default hold for this claim (0: a final sale).
+func Hold(d time.Duration) ClaimOption {
+	return func(args *[]interface{}) {
+		*args = append(*args, "HOLD", strconv.FormatInt(d.Milliseconds(), 10))
+	}
+}
+
+// do sends one command whose first argument is the event and returns the
+// generic reply; server errors become *Error, a nil reply is (nil, nil).
+func (t *TicketGate) do(ctx context.Context, args ...interface{}) (interface{}, error) {
+	cmd := redis.NewCmd(ctx, args...)
+	cmd.SetFirstKeyPos(1)
+	_ = t.rdb.Process(ctx, cmd)
+	reply, err := cmd.Result()
+	if err == redis.Nil {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	return reply, nil
+}
+
+// integer sends a command whose reply is an integer.
+func (t *TicketGate) integer(ctx context.Context, args ...interface{}) (int64, error) {
+	reply, err := t.do(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return decodeInt(reply)
+}
+
+// optionalInteger sends a command whose reply is an integer or nil.
+func (t *TicketGate) optionalInteger(ctx context.Context, args ...interface{}) (int64, bool, error) {
+	reply, err := t.do(ctx, args...)
+	if err != nil || reply == nil {
+		return 0, false, err
+	}
+	n, err := decodeInt(reply)
+	return n, err == nil, err
+}
+
+// ok sends a command whose reply is +OK.
+func (t *TicketGate) ok(ctx context.Context, args ...interface{}) error {
+	_, err := t.do(ctx, args...)
+	return err
+}
+
+// Init creates an event of total tickets, numbered 1..=total.
+func (t *TicketGate) Init(ctx context.Context, event string, total int64, opts ...InitOption) error {
+	var given initOptions
+	for _, opt := range opts {
+		opt(&given)
+	}
+	args := []interface{}{"ticket.init", event, strconv.FormatInt(total, 10)}
+	for i, value := range given {
+		if value != nil {
+			args = append(args, initOptionNames[i], strconv.FormatInt(*value, 10))
+		}
+	}
+	return t.ok(ctx, args...)
+}
+
+// Open opens the event for claims.
+func (t *TicketGate) Open(ctx context.Context, event string) error {
+	return t.ok(ctx, "ticket.open", event)
+}
+
+// Close closes the event: claims answer ErrClosed, confirmations still work.
+func (t *TicketGate) Close(ctx context.Context, event string) error {
+	return t.ok(ctx, "ticket.close", event)
+}
+
+// Claim takes the lowest free ticket for user and returns it; a user who
+// holds tickets gets the lowest of them back and nothing changes.
+func (t *TicketGate) Claim(ctx context.Context, event, user string, opts ...ClaimOption) (int64, error) {
+	return t.integer(ctx, withOptions([]interface{}{"ticket.claim", event, user}, opts)...)
+}
+
+// ClaimTickets takes the count lowest free tickets, all or nothing, and
+// returns all of the user's tickets, ascending.
+func (t *TicketGate) ClaimTickets(ctx context.Context, event, user string, count int, opts ...ClaimOption) ([]int64, error) {
+	args := []interface{}{"ticket.claim", event, user, "COUNT", strconv.Itoa(count)}
+	reply, err := t.do(ctx, withOptions(args, opts)...)
+	if err != nil {
+		return nil, err
+	}
+	return decodeTickets(reply)
+}
+
+func withOptions(args []interface{}, opts []ClaimOption) []interface{} {
+	for _, opt := range opts {
+		opt(&args)
+	}
+	return args
+}
+
+// Confirm makes the user's held order sold; it returns the number of
+// tickets the user now holds.
+func (t *TicketGate) Confirm(ctx context.Context, event, user string) (int64, error) {
+	return t.integer(ctx, "ticket.confirm", event, user)
+}
+
+// Cancel releases all the user's tickets; it returns the lowest one, and
+// false when the user held none.
+func (t *TicketGate) Cancel(ctx context.Context, event, user string) (int64, bool, error) {
+	return t.optionalInteger(ctx, "ticket.cancel", event, user)
+}
+
+// Holder returns the user's lowest ticket, and false when the user holds none.
+func (t *TicketGate) Holder(ctx context.Context, event, user string) (int64, bool, error) {
+	return t.optionalInteger(ctx, "ticket.holder", event, user)
+}
+
+// Order returns the user's order, or nil when the user holds nothing.
+func (t *TicketGate) Order(ctx context.Context, event, user string) (*Order, error) {
+	reply, err := t.do(ctx, "ticket.order", event, user)
+	if err != nil {
+		return nil, err
+	}
+	return decodeOrder(reply)
+}
+
+// Status returns the event's counters and state.
+func (t *TicketGate) Status(ctx context.Context, event string) (*Status, error) {
+	reply, err := t.do(ctx, "ticket.status", event)
+	if err != nil {
+		return nil, err
+	}
+	return decodeStatus(reply)
+}
+
+// Drop deletes the event's keys and returns how many were deleted; without
+// force it refuses (ErrUnsynced) while the log holds undrained entries.
+func (t *TicketGate) Drop(ctx context.Context, event string, force bool) (int64, error) {
+	args := []interface{}{"ticket.drop", event}
+	if force {
+		args = append(args, "FORCE")
+	}
+	return t.integer(ctx, args...)
+}
+
+// Wait puts the user on the event's waiting list for one ticket and returns
+// the 1-based position, 0 when a ticket was offered at once, or -1 when the
+// user entered a draw not yet drawn.
+func (t *TicketGate) Wait(ctx context.Context, event, user string) (int64, error) {
+	return t.integer(ctx, "ticket.wait", event, user)
+}
+
+// WaitTickets is Wait for count tickets (offered all together).
+func (t *TicketGate) WaitTickets(ctx context.Context, event, user string, count int) (int64, error) {
+	return t.integer(ctx, "ticket.wait", event, user, "COUNT", strconv.Itoa(count))
+}
+
+// Leave takes the user off the waiting list; false when the user was not on it.
+func (t *TicketGate) Leave(ctx context.Context, event, user string) (bool, error) {
+	n, err := t.integer(ctx, "ticket.leave", event, user)
+	return n == 1, err
+}
+
+// Position returns the user's place in the waiting list (0: offered, -1:
+// entered a draw not yet drawn), and false when the user is not on it.
+func (t *TicketGate) Position(ctx context.Context, event, user string) (int64, bool, error) {
+	return t.optionalInteger(ctx, "ticket.position", event, user)
+}

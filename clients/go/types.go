@@ -1,0 +1,40 @@
+// The typed replies: Status (TICKET.STATUS) and Order (TICKET.ORDER).
+
+package ticketgate
+
+// Status is an event's state as TICKET.STATUS reports it. Times are unix
+// milliseconds (0 = none).
+type Status struct {
+	Total     int64
+	Remaining int64
+	Claimed   int64 // held + sold
+	State     string
+	OpensAt   int64
+	ClosesAt  int64
+	Unsynced  int64 // log entries not yet drained to MySQL
+	Held      int64
+	Waiting   int64
+	// Optional fields: nil when the server does not report them.
+	Incarnation *string
+	Draw        *string // commitment to the draw's seed (draw events)
+	Seed        *string // the seed, once drawn
+}
+
+// Event states reported in Status.State.
+const (
+	StateOpen   = "open"
+	StateClosed = "closed"
+)
+
+// Order is a user's tickets as TICKET.ORDER reports them.
+type Order struct {
+	Tickets   []int64 // ascending
+	State     string  // OrderHeld or OrderSold
+	ExpiresAt int64   // unix ms; 0 when sold
+}
+
+// Order states reported in Order.State.
+const (
+	OrderHeld = "held"
+	OrderSold = "sold"
+)

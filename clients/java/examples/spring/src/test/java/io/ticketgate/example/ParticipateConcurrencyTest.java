@@ -1,0 +1,102 @@
+package io.ticketgate.example;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.ticketgate.TicketGate;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * The reference design's concurrency test over HTTP: 1,000 concurrent users participate in an event
+ * of 100 tickets; exactly 100 get 200 with tickets 1..=100, 900 get 409 SOLDOUT. Runs on the
+ * standalone server of clients/testenv.py; {@link ClusterParticipateTest} on its cluster.
+ */
+@EnabledIfEnvironmentVariable(named = "TICKETGATE_TEST_REDIS", matches = ".+")
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class ParticipateConcurrencyTest {
+  private static final Pattern TICKET = Pattern.compile("\"ticket\":(\\d+)");
+
+  @LocalServerPort int port;
+  @Autowired TicketGate gate;
+
+  @DynamicPropertySource
+  static void redis(DynamicPropertyRegistry registry) {
+    String url = System.getenv("TICKETGATE_TEST_REDIS");
+    registry.add("spring.data.redis.url", () -> url == null ? "redis://127.0.0.1:1" : url);
+  }
+
+  @Test
+  void thousandUsersOnHundredTickets() throws Exception {
+    assertContest(gate, port);
+  }
+
+  static void assertContest(TicketGate gate, int port) throws Exception {
+    String event = "spring-" + System.nanoTime();
+    gate.init(event, 100);
+    List<HttpResponse<String>> responses = participate(port, event, 1000);
+    List<Long> tickets = new ArrayList<>();
+    int conflicts = 0;
+    for (HttpResponse<String> r : responses) {
+      if (r.statusCode() == 200) {
+        Matcher m = TICKET.matcher(r.body());
+        assertEquals(true, m.find(), r.body());
+        tickets.add(Long.parseLong(m.group(1)));
+      } else {
+        assertEquals(409, r.statusCode(), r.body());
+        assertEquals(true, r.body().contains("\"code\":\"SOLDOUT\""), r.body());
+        conflicts++;
+      }
+    }
+    assertEquals(100, tickets.size());
+    assertEquals(900, conflicts);
+    TreeSet<Long> expected = new TreeSet<>();
+    for (long t = 1; t <= 100; t++) {
+      expected.add(t);
+    }
+    assertEquals(expected, new TreeSet<>(tickets));
+    assertEquals(0, gate.status(event).remaining());
+  }
+
+  /** Users POSTing at once, 64 requests in flight. */
+  private static List<HttpResponse<String>> participate(int port, String event, int users)
+      throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(64);
+    HttpClient http = HttpClient.newBuilder().executor(pool).build();
+    try {
+      List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
+      for (int u = 0; u < users; u++) {
+        HttpRequest request =
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port + "/events/" + event + "/participate"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"userId\":\"user-" + u + "\"}"))
+                .build();
+        calls.add(http.sendAsync(request, HttpResponse.BodyHandlers.ofString()));
+      }
+      List<HttpResponse<String>> out = new ArrayList<>();
+      for (CompletableFuture<HttpResponse<String>> call : calls) {
+        out.add(call.get());
+      }
+      return out;
+    } finally {
+      pool.shutdown();
+    }
+  }
+}

@@ -1,0 +1,74 @@
+package io.ticketgate;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The options of {@code TICKET.INIT}, built fluently from {@link #defaults()}: {@code
+ * InitOptions.defaults().hold(Duration.ofMinutes(15)).limit(4)}. Each call returns a new value;
+ * they are sent in the order OPENS CLOSES HOLD LIMIT OFFER whatever the order of the calls.
+ */
+public final class InitOptions {
+  private static final String[] NAMES = {"OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER"};
+  private static final int OPENS = 0;
+  private static final int CLOSES = 1;
+  private static final int HOLD = 2;
+  private static final int LIMIT = 3;
+  private static final int OFFER = 4;
+
+  private final Long[] values;
+
+  private InitOptions(Long[] values) {
+    this.values = values;
+  }
+
+  /** No options: open now, never closes, claims are final sales, one ticket per user. */
+  public static InitOptions defaults() {
+    return new InitOptions(new Long[NAMES.length]);
+  }
+
+  /** Claims are refused ({@link NotOpenException}) before this time. */
+  public InitOptions opensAt(Instant at) {
+    return with(OPENS, at.toEpochMilli());
+  }
+
+  /** Claims are refused ({@link ClosedException}) from this time on. */
+  public InitOptions closesAt(Instant at) {
+    return with(CLOSES, at.toEpochMilli());
+  }
+
+  /** A claim holds its tickets this long until confirmed (zero: claims are final sales). */
+  public InitOptions hold(Duration hold) {
+    return with(HOLD, hold.toMillis());
+  }
+
+  /** The most tickets one user may hold (default 1). */
+  public InitOptions limit(int perUser) {
+    return with(LIMIT, perUser);
+  }
+
+  /** How long an offer to the head of the waiting list is held. */
+  public InitOptions offer(Duration offer) {
+    return with(OFFER, offer.toMillis());
+  }
+
+  /** The options as command arguments, in the module's documented order. */
+  List<String> words() {
+    List<String> words = new ArrayList<>();
+    for (int i = 0; i < NAMES.length; i++) {
+      if (values[i] != null) {
+        words.add(NAMES[i]);
+        words.add(Long.toString(values[i]));
+      }
+    }
+    return words;
+  }
+
+  private InitOptions with(int option, long value) {
+    Long[] next = values.clone();
+    next[option] = value;
+    return new InitOptions(next);
+  }
+}

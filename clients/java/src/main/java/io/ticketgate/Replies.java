@@ -1,0 +1,124 @@
+package io.ticketgate;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Pure decoding of normalised replies (see {@link Transport}) into typed values. A RESP3 map and a
+ * RESP2 flat array of name/value pairs decode alike.
+ */
+final class Replies {
+  private Replies() {}
+
+  /** An integer reply. */
+  static long integer(Object reply) {
+    if (reply instanceof Long n) {
+      return n;
+    }
+    throw unexpected("an integer", reply);
+  }
+
+  /** An integer reply, or null. */
+  static Optional<Long> optionalInteger(Object reply) {
+    return reply == null ? Optional.empty() : Optional.of(integer(reply));
+  }
+
+  /** An array of ticket numbers. */
+  static List<Long> tickets(Object reply) {
+    if (!(reply instanceof List<?> items)) {
+      throw unexpected("an array of tickets", reply);
+    }
+    List<Long> tickets = new ArrayList<>(items.size());
+    for (Object item : items) {
+      tickets.add(integer(item));
+    }
+    return List.copyOf(tickets);
+  }
+
+  /** {@code TICKET.STATUS}'s reply. */
+  static Status status(Object reply) {
+    Map<String, Object> f = fields(reply);
+    return new Status(
+        field(f, "total"),
+        field(f, "remaining"),
+        field(f, "claimed"),
+        text(f, "status"),
+        field(f, "opens_at"),
+        field(f, "closes_at"),
+        field(f, "unsynced"),
+        field(f, "held"),
+        field(f, "waiting"),
+        optionalText(f, "incarnation"),
+        optionalText(f, "draw"),
+        optionalText(f, "seed"));
+  }
+
+  /** {@code TICKET.ORDER}'s reply: empty when the user holds nothing. */
+  static Optional<Order> order(Object reply) {
+    if (reply == null) {
+      return Optional.empty();
+    }
+    Map<String, Object> f = fields(reply);
+    String state = text(f, "state");
+    Order.State parsed;
+    try {
+      parsed = Order.State.valueOf(state.toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw unexpected("an order state", state);
+    }
+    return Optional.of(new Order(tickets(f.get("tickets")), parsed, field(f, "expires_at")));
+  }
+
+  /** Names and values of a RESP3 map or a RESP2 flat array of pairs. */
+  static Map<String, Object> fields(Object reply) {
+    if (reply instanceof Map<?, ?> map) {
+      Map<String, Object> out = new LinkedHashMap<>();
+      map.forEach((name, value) -> out.put(name(name), value));
+      return out;
+    }
+    if (reply instanceof List<?> flat && flat.size() % 2 == 0) {
+      Map<String, Object> out = new LinkedHashMap<>();
+      for (int i = 0; i < flat.size(); i += 2) {
+        out.put(name(flat.get(i)), flat.get(i + 1));
+      }
+      return out;
+    }
+    throw unexpected("a map or a flat array of pairs", reply);
+  }
+
+  private static String name(Object name) {
+    if (name instanceof String s) {
+      return s;
+    }
+    throw unexpected("a field name", name);
+  }
+
+  private static long field(Map<String, Object> fields, String name) {
+    if (!fields.containsKey(name)) {
+      throw new IllegalStateException("ticketgate: the reply lacks the field " + name);
+    }
+    return integer(fields.get(name));
+  }
+
+  private static String text(Map<String, Object> fields, String name) {
+    if (fields.get(name) instanceof String s) {
+      return s;
+    }
+    throw unexpected("a string field " + name, fields.get(name));
+  }
+
+  private static Optional<String> optionalText(Map<String, Object> fields, String name) {
+    Object value = fields.get(name);
+    return value == null ? Optional.empty() : Optional.of(text(fields, name));
+  }
+
+  private static IllegalStateException unexpected(String wanted, Object got) {
+    String type = got == null ? "null" : got.getClass().getSimpleName();
+    return new IllegalStateException(
+        "ticketgate: expected " + wanted + " in the reply, got " + type + " " + got);
+  }
+}

@@ -1,0 +1,39 @@
+package io.ticketgate;
+
+import java.util.Optional;
+
+/**
+ * An event's state as {@code TICKET.STATUS} reports it. Times are unix milliseconds (0 = none).
+ *
+ * @param total tickets of the event, numbered 1..=total
+ * @param remaining free tickets
+ * @param claimed held + sold tickets
+ * @param status {@code open} or {@code closed} (a string, so that states added later still read)
+ * @param opensAt claims are refused before this time
+ * @param closesAt claims are refused from this time on
+ * @param unsynced log entries not yet drained to MySQL
+ * @param held tickets in live holds
+ * @param waiting length of the waiting list
+ * @param incarnation the event's incarnation, when the server reports one
+ * @param draw commitment to the draw's seed (draw events)
+ * @param seed the draw's seed, once drawn
+ */
+public record Status(
+    long total,
+    long remaining,
+    long claimed,
+    String status,
+    long opensAt,
+    long closesAt,
+    long unsynced,
+    long held,
+    long waiting,
+    Optional<String> incarnation,
+    Optional<String> draw,
+    Optional<String> seed) {
+
+  /** Whether the event accepts claims as far as its status goes. */
+  public boolean isOpen() {
+    return "open".equals(status);
+  }
+}

@@ -1,0 +1,150 @@
+package io.ticketgate;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The ticketgate module's commands, typed, over Lettuce ({@link LettuceTicketGate}) or Jedis
+ * ({@link JedisTicketGate}), standalone or cluster. Every command goes to the event's slot first
+ * time. Error replies are thrown as the subclass of {@link TicketGateException} for their code,
+ * e.g. {@link SoldOutException}. Thread-safe when the underlying connection is (Lettuce connections
+ * and Jedis pools and clusters are). This class names no driver type, so an application needs only
+ * the driver it uses, also under reflection (Spring).
+ *
+ * <pre>{@code
+ * TicketGate gate = LettuceTicketGate.create(redisClient.connect());
+ * gate.init("e1", 100);
+ * long ticket = gate.claim("e1", "alice");
+ * }</pre>
+ */
+public final class TicketGate implements AutoCloseable {
+  private final Transport transport;
+
+  /** Built by {@link LettuceTicketGate} or {@link JedisTicketGate}. */
+  TicketGate(Transport transport) {
+    this.transport = transport;
+  }
+
+  /** Creates an event of {@code total} tickets numbered 1..=total, open now, final sales. */
+  public void init(String event, long total) {
+    init(event, total, InitOptions.defaults());
+  }
+
+  /** Creates an event with options; {@link ExistsException} if it exists. */
+  public void init(String event, long total, InitOptions options) {
+    List<String> args = new ArrayList<>();
+    args.add(Long.toString(total));
+    args.addAll(options.words());
+    send(TicketCommand.INIT, event, args);
+  }
+
+  /** Opens the event for claims. */
+  public void open(String event) {
+    send(TicketCommand.OPEN, event, List.of());
+  }
+
+  /** Closes the event: claims are refused, confirmations still work. */
+  public void close(String event) {
+    send(TicketCommand.CLOSE, event, List.of());
+  }
+
+  /**
+   * Claims the lowest free ticket for the user and returns it; a user who holds tickets gets the
+   * lowest of them back and nothing changes.
+   */
+  public long claim(String event, String user) {
+    return Replies.integer(send(TicketCommand.CLAIM, event, List.of(user)));
+  }
+
+  /** As {@link #claim(String, String)}, holding the ticket this long (zero: a final sale). */
+  public long claim(String event, String user, Duration hold) {
+    return Replies.integer(send(TicketCommand.CLAIM, event, List.of(user, "HOLD", ms(hold))));
+  }
+
+  /** Claims the {@code count} lowest free tickets, all or nothing; returns all the user's. */
+  public List<Long> claim(String event, String user, int count) {
+    List<String> args = List.of(user, "COUNT", Integer.toString(count));
+    return Replies.tickets(send(TicketCommand.CLAIM, event, args));
+  }
+
+  /** As {@link #claim(String, String, int)}, holding the tickets this long. */
+  public List<Long> claim(String event, String user, int count, Duration hold) {
+    List<String> args = List.of(user, "COUNT", Integer.toString(count), "HOLD", ms(hold));
+    return Replies.tickets(send(TicketCommand.CLAIM, event, args));
+  }
+
+  /** Makes the user's held order sold; returns how many tickets the user now holds. */
+  public long confirm(String event, String user) {
+    return Replies.integer(send(TicketCommand.CONFIRM, event, List.of(user)));
+  }
+
+  /** Releases all the user's tickets; returns the lowest, or empty if the user held none. */
+  public Optional<Long> cancel(String event, String user) {
+    return Replies.optionalInteger(send(TicketCommand.CANCEL, event, List.of(user)));
+  }
+
+  /** The user's lowest ticket, or empty. */
+  public Optional<Long> holder(String event, String user) {
+    return Replies.optionalInteger(send(TicketCommand.HOLDER, event, List.of(user)));
+  }
+
+  /** The user's order, or empty when the user holds nothing. */
+  public Optional<Order> order(String event, String user) {
+    return Replies.order(send(TicketCommand.ORDER, event, List.of(user)));
+  }
+
+  /** The event's counters and state. */
+  public Status status(String event) {
+    return Replies.status(send(TicketCommand.STATUS, event, List.of()));
+  }
+
+  /** Deletes the event's keys; {@link UnsyncedException} while its log has entries. */
+  public long drop(String event) {
+    return Replies.integer(send(TicketCommand.DROP, event, List.of()));
+  }
+
+  /** Deletes the event's keys even if its log has entries not yet in MySQL. */
+  public long dropForce(String event) {
+    return Replies.integer(send(TicketCommand.DROP, event, List.of("FORCE")));
+  }
+
+  /**
+   * Joins the waiting list for one ticket: the 1-based position, 0 when tickets were offered at
+   * once, -1 when the user entered a draw not yet drawn.
+   */
+  public long waitFor(String event, String user) {
+    return Replies.integer(send(TicketCommand.WAIT, event, List.of(user)));
+  }
+
+  /** As {@link #waitFor(String, String)} for {@code count} tickets. */
+  public long waitFor(String event, String user, int count) {
+    List<String> args = List.of(user, "COUNT", Integer.toString(count));
+    return Replies.integer(send(TicketCommand.WAIT, event, args));
+  }
+
+  /** Leaves the waiting list; false when the user was not on it. */
+  public boolean leave(String event, String user) {
+    return Replies.integer(send(TicketCommand.LEAVE, event, List.of(user))) == 1;
+  }
+
+  /** The user's place in the waiting list (0: offered, -1: in a draw not yet drawn), or empty. */
+  public Optional<Long> position(String event, String user) {
+    return Replies.optionalInteger(send(TicketCommand.POSITION, event, List.of(user)));
+  }
+
+  /** Closes the connection the gate opened itself, if any. */
+  @Override
+  public void close() {
+    transport.close();
+  }
+
+  private Object send(TicketCommand command, String event, List<String> args) {
+    return transport.send(command, event, args);
+  }
+
+  private static String ms(Duration duration) {
+    return Long.toString(duration.toMillis());
+  }
+}

@@ -1,0 +1,155 @@
+package io.ticketgate;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonNull;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonPrimitive;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Runs a vector's {@code call} on a gate and renders the typed result as the vectors' JSON {@code
+ * expect} (kind and value), so that a test compares like with like.
+ */
+final class Calls {
+  private Calls() {}
+
+  /** The method's typed result as {@code {"kind": ..., "value": ...}}. */
+  static JsonObject run(TicketGate gate, JsonObject call) {
+    String method = call.get("method").getAsString();
+    JsonArray args = call.getAsJsonArray("args");
+    JsonObject options = call.getAsJsonObject("options");
+    String event = args.get(0).getAsString();
+    return switch (method) {
+      case "init" -> {
+        gate.init(event, args.get(1).getAsLong(), initOptions(options));
+        yield kind("ok", null);
+      }
+      case "open" -> {
+        gate.open(event);
+        yield kind("ok", null);
+      }
+      case "close" -> {
+        gate.close(event);
+        yield kind("ok", null);
+      }
+      case "claim" -> claim(gate, event, args.get(1).getAsString(), options);
+      case "status" -> kind("status", status(gate.status(event)));
+      case "drop" ->
+          integer(
+              options.has("force") && options.get("force").getAsBoolean()
+                  ? gate.dropForce(event)
+                  : gate.drop(event));
+      default -> userCall(gate, method, event, args.get(1).getAsString(), options);
+    };
+  }
+
+  private static JsonObject userCall(
+      TicketGate gate, String method, String event, String user, JsonObject options) {
+    return switch (method) {
+      case "confirm" -> integer(gate.confirm(event, user));
+      case "cancel" -> optionalTicket(gate.cancel(event, user));
+      case "holder" -> optionalTicket(gate.holder(event, user));
+      case "order" -> gate.order(event, user).map(o -> kind("order", order(o))).orElse(nil());
+      case "wait" ->
+          integer(
+              options.has("count")
+                  ? gate.waitFor(event, user, options.get("count").getAsInt())
+                  : gate.waitFor(event, user));
+      case "leave" -> kind("bool", new JsonPrimitive(gate.leave(event, user)));
+      case "position" -> gate.position(event, user).map(Calls::integer).orElse(nil());
+      default -> throw new IllegalArgumentException("unknown method " + method);
+    };
+  }
+
+  private static JsonObject claim(TicketGate gate, String event, String user, JsonObject options) {
+    Duration hold = options.has("hold") ? Duration.ofMillis(options.get("hold").getAsLong()) : null;
+    if (options.has("count")) {
+      int count = options.get("count").getAsInt();
+      List<Long> tickets =
+          hold == null ? gate.claim(event, user, count) : gate.claim(event, user, count, hold);
+      return kind("tickets", numbers(tickets));
+    }
+    long ticket = hold == null ? gate.claim(event, user) : gate.claim(event, user, hold);
+    return kind("ticket", new JsonPrimitive(ticket));
+  }
+
+  private static InitOptions initOptions(JsonObject options) {
+    InitOptions o = InitOptions.defaults();
+    if (options.has("opens")) {
+      o = o.opensAt(Instant.ofEpochMilli(options.get("opens").getAsLong()));
+    }
+    if (options.has("closes")) {
+      o = o.closesAt(Instant.ofEpochMilli(options.get("closes").getAsLong()));
+    }
+    if (options.has("hold")) {
+      o = o.hold(Duration.ofMillis(options.get("hold").getAsLong()));
+    }
+    if (options.has("limit")) {
+      o = o.limit(options.get("limit").getAsInt());
+    }
+    if (options.has("offer")) {
+      o = o.offer(Duration.ofMillis(options.get("offer").getAsLong()));
+    }
+    return o;
+  }
+
+  /** A Status as the vectors write it: draw/seed only when present. */
+  static JsonObject status(Status s) {
+    JsonObject v = new JsonObject();
+    v.addProperty("total", s.total());
+    v.addProperty("remaining", s.remaining());
+    v.addProperty("claimed", s.claimed());
+    v.addProperty("status", s.status());
+    v.addProperty("opens_at", s.opensAt());
+    v.addProperty("closes_at", s.closesAt());
+    v.addProperty("unsynced", s.unsynced());
+    v.addProperty("held", s.held());
+    v.addProperty("waiting", s.waiting());
+    v.add(
+        "incarnation",
+        s.incarnation().<JsonElement>map(JsonPrimitive::new).orElse(JsonNull.INSTANCE));
+    s.draw().ifPresent(d -> v.addProperty("draw", d));
+    s.seed().ifPresent(d -> v.addProperty("seed", d));
+    return v;
+  }
+
+  static JsonObject order(Order o) {
+    JsonObject v = new JsonObject();
+    v.add("tickets", numbers(o.tickets()));
+    v.addProperty("state", o.state().name().toLowerCase(Locale.ROOT));
+    v.addProperty("expires_at", o.expiresAt());
+    return v;
+  }
+
+  private static JsonArray numbers(List<Long> values) {
+    JsonArray array = new JsonArray();
+    values.forEach(array::add);
+    return array;
+  }
+
+  private static JsonObject optionalTicket(Optional<Long> ticket) {
+    return ticket.map(t -> kind("ticket", new JsonPrimitive(t))).orElse(nil());
+  }
+
+  private static JsonObject integer(long value) {
+    return kind("integer", new JsonPrimitive(value));
+  }
+
+  private static JsonObject nil() {
+    return kind("nil", null);
+  }
+
+  private static JsonObject kind(String kind, JsonElement value) {
+    JsonObject result = new JsonObject();
+    result.addProperty("kind", kind);
+    if (value != null) {
+      result.add("value", value);
+    }
+    return result;
+  }
+}
