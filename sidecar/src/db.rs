@@ -55,10 +55,12 @@ pub fn is_record_level(e: &mysql::Error) -> bool {
 
 /// Opens a connection: UTC session, found-rows semantics for UPDATE (a
 /// no-op `remaining_stock - 0` still counts as matched), bounded timeouts,
-/// TLS when `--mysql-ca` is given (see [`crate::tls`]).
+/// TLS when `--mysql-ca` is given (see `conn::mysql`).
 pub fn connect(url: &str) -> Result<Conn, mysql::Error> {
     let url_opts = Opts::from_url(url)?;
-    let opts = crate::tls::mysql_opts(OptsBuilder::from_opts(url_opts.clone()), &url_opts)
+    let opts = conn::installed()
+        .mysql
+        .opts(OptsBuilder::from_opts(url_opts.clone()), &url_opts)
         .additional_capabilities(CapabilityFlags::CLIENT_FOUND_ROWS)
         .tcp_connect_timeout(Some(Duration::from_secs(5)))
         .read_timeout(Some(Duration::from_secs(30)))

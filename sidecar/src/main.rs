@@ -20,7 +20,6 @@ mod reconcile;
 mod redisio;
 mod slow;
 mod timefmt;
-mod tls;
 mod verify;
 
 use std::process::ExitCode;
@@ -68,7 +67,10 @@ struct Cli {
     startup_timeout: u64,
 
     #[command(flatten)]
-    tls: tls::TlsArgs,
+    redis_tls: conn::RedisTlsArgs,
+
+    #[command(flatten)]
+    mysql_tls: conn::MysqlTlsArgs,
 
     #[command(subcommand)]
     command: Command,
@@ -173,9 +175,9 @@ fn need(value: Option<String>, flag: &str, env: &str) -> Result<String, String> 
 
 /// Connects with retries until `timeout`; a clear error after that, with a
 /// hint when the failure may be about TLS. A certificate or protocol
-/// mismatch (a fatal [`tls::Hint`]) is a configuration error: no retry.
+/// mismatch (a fatal [`conn::Hint`]) is a configuration error: no retry.
 fn connect_retry<T, E: std::fmt::Display>(
-    what: tls::Server,
+    what: conn::Server,
     url: &str,
     timeout: Duration,
     stop: &AtomicBool,
@@ -188,7 +190,7 @@ fn connect_retry<T, E: std::fmt::Display>(
             Ok(v) => return Ok(v),
             Err(e) => {
                 let e = e.to_string();
-                let hint = tls::hint(what, url, &e);
+                let hint = conn::hint(what, url, &e);
                 if let Some(h) = hint.as_ref().filter(|h| h.fatal) {
                     let url = redact(url);
                     return Err(format!(
@@ -233,11 +235,14 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
         Command::Migrate => None,
         _ => cli.redis_url.as_deref(),
     };
-    tls::init(&cli.tls, redis_url)?;
+    conn::install(conn::Tls {
+        redis: conn::RedisTls::load(&cli.redis_tls, redis_url)?,
+        mysql: conn::MysqlTls::load(&cli.mysql_tls)?,
+    })?;
     match cli.command {
         Command::Migrate => {
             let url = need(cli.mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
-            let mut conn = connect_retry(tls::Server::Mysql, &url, timeout, &stop, || {
+            let mut conn = connect_retry(conn::Server::Mysql, &url, timeout, &stop, || {
                 db::connect(&url)
             })?;
             let applied = db::migrate(&mut conn).map_err(|e| format!("migration failed: {e}"))?;
@@ -260,7 +265,7 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
         } => {
             let redis_url = need(cli.redis_url, "--redis-url", "TICKETGATE_REDIS_URL")?;
             let mysql_url = need(cli.mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
-            let mut conn = connect_retry(tls::Server::Mysql, &mysql_url, timeout, &stop, || {
+            let mut conn = connect_retry(conn::Server::Mysql, &mysql_url, timeout, &stop, || {
                 db::connect(&mysql_url)
             })?;
             if migrate {
@@ -272,7 +277,7 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
                 format!("MySQL schema not usable ({e}); run `ticketgate-sidecar migrate` first")
             })?;
             drop(conn);
-            let cluster = connect_retry(tls::Server::Redis, &redis_url, timeout, &stop, || {
+            let cluster = connect_retry(conn::Server::Redis, &redis_url, timeout, &stop, || {
                 redisio::detect_cluster(&redis_url)
             })?;
             log::info!(
@@ -329,10 +334,10 @@ fn admin_conns(
 ) -> Result<(mysql::Conn, redisio::Conn, String), String> {
     let redis_url = need(redis_url, "--redis-url", "TICKETGATE_REDIS_URL")?;
     let mysql_url = need(mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
-    let my = connect_retry(tls::Server::Mysql, &mysql_url, timeout, stop, || {
+    let my = connect_retry(conn::Server::Mysql, &mysql_url, timeout, stop, || {
         db::connect(&mysql_url)
     })?;
-    let rc = connect_retry(tls::Server::Redis, &redis_url, timeout, stop, || {
+    let rc = connect_retry(conn::Server::Redis, &redis_url, timeout, stop, || {
         let cluster = redisio::detect_cluster(&redis_url)?;
         redisio::Conn::open(&redis_url, Duration::from_secs(10), cluster)
     })?;

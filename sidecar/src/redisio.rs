@@ -28,7 +28,7 @@ pub fn event_of_key(key: &str, part: Part) -> Option<&str> {
 
 /// Opens a connection with bounded connect and I/O timeouts.
 pub fn connect(url: &str, io_timeout: Duration) -> RedisResult<Connection> {
-    let client = crate::tls::redis_client(url)?;
+    let client = conn::installed().redis.client(url)?;
     let conn = client.get_connection_with_timeout(Duration::from_secs(5))?;
     conn.set_read_timeout(Some(io_timeout))?;
     conn.set_write_timeout(Some(io_timeout))?;
@@ -58,7 +58,7 @@ impl Conn {
         let mut builder = ClusterClient::builder(cluster_seeds(url))
             .connection_timeout(Duration::from_secs(5))
             .response_timeout(io_timeout);
-        if let Some(certs) = crate::tls::redis_certs() {
+        if let Some(certs) = conn::installed().redis.certs() {
             builder = builder.certs(certs);
         }
         let client = builder.build()?;
