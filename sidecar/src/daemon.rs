@@ -158,16 +158,7 @@ impl Threads {
         };
         let (batch_txs, writers) = start_writers(cfg, &ch, metrics, stop)?;
         let verify = Arc::new(Rounds::default());
-        let verifier = {
-            let settings = verify::Settings {
-                redis_url: cfg.redis_url.clone(),
-                mysql_url: cfg.mysql_url.clone(),
-                cluster: cfg.cluster,
-                interval: cfg.verify_interval,
-            };
-            let (v, m, s) = (verify.clone(), metrics.clone(), stop.clone());
-            spawn("verifier", move || verify::verifier(settings, v, m, s))?
-        };
+        let verifier = start_verifier(cfg, &verify, metrics, stop)?;
         let discovery = Discovery::new();
         let subscriber = Subscriber {
             url: cfg.redis_url.clone(),
@@ -277,6 +268,23 @@ fn start_writers(
         handles.push(spawn(&format!("writer-{i}"), move || writer.run())?);
     }
     Ok((queues, handles))
+}
+
+/// Starts the verifier, which serves the reader's rounds in `verify`.
+fn start_verifier(
+    cfg: &Config,
+    verify: &Arc<Rounds>,
+    metrics: &Arc<Metrics>,
+    stop: &Arc<AtomicBool>,
+) -> Result<JoinHandle<()>, String> {
+    let settings = verify::Settings {
+        redis_url: cfg.redis_url.clone(),
+        mysql_url: cfg.mysql_url.clone(),
+        cluster: cfg.cluster,
+        interval: cfg.verify_interval,
+    };
+    let (v, m, s) = (verify.clone(), metrics.clone(), stop.clone());
+    spawn("verifier", move || verify::verifier(settings, v, m, s))
 }
 
 fn reader_settings(cfg: &Config) -> reader::Settings {
