@@ -2,7 +2,7 @@
 //! retrying each until it commits (or the gate refuses it), so the reader's
 //! cursor never runs past an unapplied entry. An event always hashes to
 //! the same writer. Consecutive queued batches of one event are merged into
-//! one transaction ([`merge`]); [`Writer::commit`] is the one place a batch
+//! one transaction ([`merge`]); [`commit`] is the one place a batch
 //! meets MySQL ([`crate::sync::apply`]). A refused batch (a quarantined
 //! event) goes back to the reader as a rewind; a committed offset goes to
 //! the trimmer.
@@ -94,37 +94,31 @@ impl Writer {
     /// false when `stop` was set meanwhile.
     fn apply(&mut self, batch: Batch) -> bool {
         loop {
-            let started = Instant::now();
-            match self.commit(&batch) {
-                Some(Ok(o)) => {
-                    self.backoff.reset();
-                    self.out.metrics.set_up("mysql", true);
-                    self.out
-                        .report(&batch.event, batch.entries.len(), &o, started);
-                    return true;
+            if let Some(c) = self.connection() {
+                let started = Instant::now();
+                match commit(c, &batch) {
+                    Ok(o) => {
+                        self.backoff.reset();
+                        self.out.metrics.set_up("mysql", true);
+                        self.out
+                            .report(&batch.event, batch.entries.len(), &o, started);
+                        return true;
+                    }
+                    Err(e) => {
+                        log::warn!(
+                            "writer-{}: event {}: batch not applied, will retry: {e}",
+                            self.idx,
+                            batch.event
+                        );
+                        self.out.metrics.error("mysql");
+                        self.conn = None;
+                    }
                 }
-                Some(Err(e)) => {
-                    log::warn!(
-                        "writer-{}: event {}: batch not applied, will retry: {e}",
-                        self.idx,
-                        batch.event
-                    );
-                    self.out.metrics.error("mysql");
-                    self.conn = None;
-                }
-                None => {}
             }
             if sleep_unless(&self.stop, self.backoff.next_delay()) {
                 return false;
             }
         }
-    }
-
-    /// One attempt at `batch` in one transaction; None when MySQL cannot
-    /// be reached.
-    pub fn commit(&mut self, batch: &Batch) -> Option<Result<Outcome, mysql::Error>> {
-        let c = self.connection()?;
-        Some(apply_batch(c, &batch.event, batch.after, &batch.entries))
     }
 
     /// The connection, opened if needed (a failure is logged and counted).
@@ -143,6 +137,12 @@ impl Writer {
         }
         self.conn.as_mut()
     }
+}
+
+/// One attempt at `batch` in one transaction: the one place a batch meets
+/// MySQL.
+pub fn commit(c: &mut mysql::Conn, batch: &Batch) -> Result<Outcome, mysql::Error> {
+    apply_batch(c, &batch.event, batch.after, &batch.entries)
 }
 
 impl Outputs {
