@@ -14,7 +14,6 @@ mod metrics;
 mod source;
 mod stock;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,27 +49,8 @@ struct Cli {
     #[arg(long, env = "TICKETGATE_LIVE_MAX_RATE", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
     max_rate: u32,
 
-    /// CA certificate (PEM) that signed the Redis server's certificate; needs a rediss:// URL
-    #[arg(long, env = "TICKETGATE_REDIS_CA", value_name = "FILE")]
-    redis_ca: Option<PathBuf>,
-
-    /// Client certificate (PEM) for Redis servers that ask for one (tls-auth-clients)
-    #[arg(
-        long,
-        env = "TICKETGATE_REDIS_CERT",
-        value_name = "FILE",
-        requires = "redis_key"
-    )]
-    redis_cert: Option<PathBuf>,
-
-    /// Private key (PEM) of --redis-cert
-    #[arg(
-        long,
-        env = "TICKETGATE_REDIS_KEY",
-        value_name = "FILE",
-        requires = "redis_cert"
-    )]
-    redis_key: Option<PathBuf>,
+    #[command(flatten)]
+    tls: conn::RedisTlsArgs,
 
     /// Seconds between heartbeat comments on idle streams
     #[arg(long, env = "TICKETGATE_LIVE_HEARTBEAT", default_value_t = 15, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
@@ -102,12 +82,7 @@ fn main() -> ExitCode {
 async fn run(cli: Cli) -> Result<(), String> {
     redis::Client::open(cli.redis_url.as_str()).map_err(|e| format!("invalid --redis-url: {e}"))?;
     let metrics = Metrics::new().map_err(|e| format!("metrics: {e}"))?;
-    let cert_key = cli.redis_cert.as_deref().zip(cli.redis_key.as_deref());
-    let tls = source::certificates(&cli.redis_url, cli.redis_ca.as_deref(), cert_key)?;
-    if let Some(certs) = &tls {
-        redis::Client::build_with_tls(cli.redis_url.as_str(), certs.clone())
-            .map_err(|e| format!("Redis TLS settings: {e}"))?;
-    }
+    let tls = conn::RedisTls::load(&cli.tls, Some(&cli.redis_url))?;
     let source = Arc::new(Source::new(cli.redis_url, tls, metrics.clone()));
     let tick = Duration::from_secs(1) / cli.max_rate;
     let app = Arc::new(App {

@@ -6,11 +6,12 @@
 
 use std::time::{Duration, Instant};
 
+use conn::RedisTls;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_read_routing::RandomReplicaStrategy;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
-use redis::{AsyncConnectionConfig, RedisError, TlsCertificates, Value};
+use redis::{AsyncConnectionConfig, RedisError, Value};
 use tokio::sync::Mutex;
 
 use crate::metrics::Metrics;
@@ -63,9 +64,9 @@ struct State {
 /// The Redis every poller reads from.
 pub struct Source {
     url: String,
-    /// CA and client certificate for a `rediss://` URL (None: the URL alone,
+    /// CA and client certificate for a `rediss://` URL (none: the URL alone,
     /// and for TLS the built-in web PKI roots).
-    tls: Option<TlsCertificates>,
+    tls: RedisTls,
     state: Mutex<State>,
     metrics: Metrics,
 }
@@ -79,7 +80,7 @@ pub fn backoff(failures: u32) -> Duration {
 
 impl Source {
     /// A source for `url`; nothing is connected until the first read.
-    pub fn new(url: String, tls: Option<TlsCertificates>, metrics: Metrics) -> Source {
+    pub fn new(url: String, tls: RedisTls, metrics: Metrics) -> Source {
         Source {
             url,
             tls,
@@ -130,7 +131,7 @@ impl Source {
         if st.retry_at.is_some_and(|t| Instant::now() < t) {
             return Err(ReadError::Unavailable("reconnecting to redis".into()));
         }
-        match connect(&self.url, self.tls.as_ref()).await {
+        match connect(&self.url, &self.tls).await {
             Ok(c) => {
                 if st.failures > 0 {
                     log::info!("redis is back after {} failed attempts", st.failures);
@@ -164,14 +165,11 @@ impl Source {
 
 /// Connects to `url`: asks the node whether it is part of a cluster and
 /// opens a cluster connection (reading from replicas) if so.
-async fn connect(url: &str, tls: Option<&TlsCertificates>) -> Result<Conn, RedisError> {
+async fn connect(url: &str, tls: &RedisTls) -> Result<Conn, RedisError> {
     let config = AsyncConnectionConfig::new()
         .set_connection_timeout(Some(TIMEOUT))
         .set_response_timeout(Some(TIMEOUT));
-    let client = match tls {
-        Some(certs) => redis::Client::build_with_tls(url, certs.clone())?,
-        None => redis::Client::open(url)?,
-    };
+    let client = tls.client(url)?;
     let mut single = client
         .get_multiplexed_async_connection_with_config(&config)
         .await?;
@@ -187,43 +185,12 @@ async fn connect(url: &str, tls: Option<&TlsCertificates>) -> Result<Conn, Redis
         .connection_timeout(TIMEOUT)
         .response_timeout(TIMEOUT)
         .retries(2);
-    if let Some(certs) = tls {
-        builder = builder.certs(certs.clone());
+    if let Some(certs) = tls.certs() {
+        builder = builder.certs(certs);
     }
     Ok(Conn::Cluster(
         builder.build()?.get_async_connection().await?,
     ))
-}
-
-/// Reads the certificate files for a `rediss://` URL: the CA that signed
-/// the server's certificate, and a client certificate with its key (both
-/// or neither). None when no file is given.
-pub fn certificates(
-    url: &str,
-    ca: Option<&std::path::Path>,
-    cert_key: Option<(&std::path::Path, &std::path::Path)>,
-) -> Result<Option<TlsCertificates>, String> {
-    if ca.is_none() && cert_key.is_none() {
-        return Ok(None);
-    }
-    if !url.starts_with("rediss://") {
-        return Err("--redis-ca/--redis-cert need a rediss:// URL (TLS)".into());
-    }
-    let read = |p: &std::path::Path| {
-        std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))
-    };
-    let client_tls = match cert_key {
-        Some((cert, key)) => Some(redis::ClientTlsConfig {
-            client_cert: read(cert)?,
-            client_key: read(key)?,
-        }),
-        None => None,
-    };
-    let root_cert = ca.map(read).transpose()?;
-    Ok(Some(TlsCertificates {
-        client_tls,
-        root_cert,
-    }))
 }
 
 /// True when an `INFO cluster` reply says cluster mode is on.
@@ -242,22 +209,6 @@ mod tests {
         assert_eq!(backoff(4), Duration::from_millis(800));
         assert_eq!(backoff(7), BACKOFF_MAX);
         assert_eq!(backoff(u32::MAX), BACKOFF_MAX);
-    }
-
-    #[test]
-    fn certificates_need_rediss_and_readable_files() {
-        let path = std::path::Path::new;
-        let ca = std::env::temp_dir().join(format!("tg-live-ca-{}.pem", std::process::id()));
-        std::fs::write(&ca, "not checked here").unwrap();
-        assert!(certificates("redis://h/", None, None).unwrap().is_none());
-        let err = certificates("redis://h/", Some(&ca), None).unwrap_err();
-        assert!(err.contains("rediss://"), "{err}");
-        let err = certificates("rediss://h/", Some(path("/nonexistent/ca.pem")), None).unwrap_err();
-        assert!(err.contains("/nonexistent/ca.pem"), "{err}");
-        let certs = certificates("rediss://h/", Some(&ca), None).unwrap();
-        let _ = std::fs::remove_file(&ca);
-        let certs = certs.expect("certificates");
-        assert!(certs.root_cert.is_some() && certs.client_tls.is_none());
     }
 
     #[test]

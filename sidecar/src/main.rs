@@ -7,21 +7,12 @@
 //! have to appear on a command line. Logging goes through `log` +
 //! `env_logger` (`RUST_LOG`, default `info`).
 
-mod backoff;
+mod admin;
 mod daemon;
-mod db;
-mod fast;
-mod gate;
-mod metrics;
-mod plan;
-mod quarantine;
-mod rebuild;
-mod reconcile;
-mod redisio;
-mod slow;
-mod timefmt;
-mod tls;
-mod verify;
+mod io;
+mod loss;
+mod model;
+mod sync;
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,7 +21,10 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
 
-use crate::backoff::Backoff;
+use crate::admin::{rebuild, reconcile};
+use crate::io::backoff::{sleep_unless, Backoff};
+use crate::io::mysql as db;
+use crate::io::redis as redisio;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -68,7 +62,10 @@ struct Cli {
     startup_timeout: u64,
 
     #[command(flatten)]
-    tls: tls::TlsArgs,
+    redis_tls: conn::RedisTlsArgs,
+
+    #[command(flatten)]
+    mysql_tls: conn::MysqlTlsArgs,
 
     #[command(subcommand)]
     command: Command,
@@ -173,9 +170,9 @@ fn need(value: Option<String>, flag: &str, env: &str) -> Result<String, String> 
 
 /// Connects with retries until `timeout`; a clear error after that, with a
 /// hint when the failure may be about TLS. A certificate or protocol
-/// mismatch (a fatal [`tls::Hint`]) is a configuration error: no retry.
+/// mismatch (a fatal [`conn::Hint`]) is a configuration error: no retry.
 fn connect_retry<T, E: std::fmt::Display>(
-    what: tls::Server,
+    what: conn::Server,
     url: &str,
     timeout: Duration,
     stop: &AtomicBool,
@@ -188,7 +185,7 @@ fn connect_retry<T, E: std::fmt::Display>(
             Ok(v) => return Ok(v),
             Err(e) => {
                 let e = e.to_string();
-                let hint = tls::hint(what, url, &e);
+                let hint = conn::hint(what, url, &e);
                 if let Some(h) = hint.as_ref().filter(|h| h.fatal) {
                     let url = redact(url);
                     return Err(format!(
@@ -201,7 +198,7 @@ fn connect_retry<T, E: std::fmt::Display>(
                     return Err(format!("cannot reach {what} at {}: {e}{h}", redact(url)));
                 }
                 log::warn!("cannot reach {what} at {} yet: {e}; retrying", redact(url));
-                daemon::sleep_unless(stop, backoff.next_delay());
+                sleep_unless(stop, backoff.next_delay());
             }
         }
     }
@@ -233,22 +230,17 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
         Command::Migrate => None,
         _ => cli.redis_url.as_deref(),
     };
-    tls::init(&cli.tls, redis_url)?;
+    conn::install(conn::Tls {
+        redis: conn::RedisTls::load(&cli.redis_tls, redis_url)?,
+        mysql: conn::MysqlTls::load(&cli.mysql_tls)?,
+    })?;
+    let urls = Urls {
+        redis: cli.redis_url,
+        mysql: cli.mysql_url,
+        timeout,
+    };
     match cli.command {
-        Command::Migrate => {
-            let url = need(cli.mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
-            let mut conn = connect_retry(tls::Server::Mysql, &url, timeout, &stop, || {
-                db::connect(&url)
-            })?;
-            let applied = db::migrate(&mut conn).map_err(|e| format!("migration failed: {e}"))?;
-            if applied.is_empty() {
-                println!("schema up to date");
-            }
-            for m in applied {
-                println!("applied {m}");
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Migrate => migrate(urls, &stop),
         Command::Run {
             batch_size,
             writers,
@@ -258,46 +250,19 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
             migrate,
             verify_interval,
         } => {
-            let redis_url = need(cli.redis_url, "--redis-url", "TICKETGATE_REDIS_URL")?;
-            let mysql_url = need(cli.mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
-            let mut conn = connect_retry(tls::Server::Mysql, &mysql_url, timeout, &stop, || {
-                db::connect(&mysql_url)
-            })?;
-            if migrate {
-                for m in db::migrate(&mut conn).map_err(|e| format!("migration failed: {e}"))? {
-                    log::info!("applied migration {m}");
-                }
-            }
-            db::events(&mut conn).map_err(|e| {
-                format!("MySQL schema not usable ({e}); run `ticketgate-sidecar migrate` first")
-            })?;
-            drop(conn);
-            let cluster = connect_retry(tls::Server::Redis, &redis_url, timeout, &stop, || {
-                redisio::detect_cluster(&redis_url)
-            })?;
-            log::info!(
-                "draining {}{} into {}",
-                redact(&redis_url),
-                if cluster { " (Redis Cluster)" } else { "" },
-                redact(&mysql_url)
-            );
-            let cfg = daemon::Config {
-                redis_url,
-                mysql_url,
+            let opts = RunOpts {
                 batch_size: batch_size as usize,
                 writers: writers as usize,
                 block_ms,
                 rescan_interval: Duration::from_secs(rescan_interval.max(1)),
                 metrics_addr,
-                cluster,
                 verify_interval: Duration::from_secs(verify_interval.max(1)),
+                migrate,
             };
-            daemon::run(cfg, stop)?;
-            Ok(ExitCode::SUCCESS)
+            run(urls, opts, stop)
         }
         Command::Reconcile { event, wait } => {
-            let (mut my, mut rc, redis_url) =
-                admin_conns(cli.redis_url, cli.mysql_url, timeout, &stop)?;
+            let (mut my, mut rc, redis_url) = admin_conns(urls, &stop)?;
             let wait = Duration::from_secs(wait);
             reconcile::run(&mut my, &mut rc, &redis_url, event, wait, &stop)
         }
@@ -307,7 +272,7 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
             force,
             chunk,
         } => {
-            let (mut my, mut rc, _) = admin_conns(cli.redis_url, cli.mysql_url, timeout, &stop)?;
+            let (mut my, mut rc, _) = admin_conns(urls, &stop)?;
             let args = rebuild::Args {
                 event,
                 apply,
@@ -319,20 +284,104 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
     }
 }
 
+/// The server URLs of the command line and how long to wait for them.
+struct Urls {
+    redis: Option<String>,
+    mysql: Option<String>,
+    timeout: Duration,
+}
+
+impl Urls {
+    fn redis(&self) -> Result<String, String> {
+        need(self.redis.clone(), "--redis-url", "TICKETGATE_REDIS_URL")
+    }
+
+    fn mysql(&self) -> Result<String, String> {
+        need(self.mysql.clone(), "--mysql-url", "TICKETGATE_MYSQL_URL")
+    }
+
+    /// A MySQL connection, retried until the startup timeout.
+    fn connect_mysql(&self, url: &str, stop: &AtomicBool) -> Result<mysql::Conn, String> {
+        connect_retry(conn::Server::Mysql, url, self.timeout, stop, || {
+            db::connect(url)
+        })
+    }
+}
+
+/// `migrate`: applies the schema migrations.
+fn migrate(urls: Urls, stop: &AtomicBool) -> Result<ExitCode, String> {
+    let url = urls.mysql()?;
+    let mut conn = urls.connect_mysql(&url, stop)?;
+    let applied = db::migrate(&mut conn).map_err(|e| format!("migration failed: {e}"))?;
+    if applied.is_empty() {
+        println!("schema up to date");
+    }
+    for m in applied {
+        println!("applied {m}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The options of `run` besides the URLs.
+struct RunOpts {
+    batch_size: usize,
+    writers: usize,
+    block_ms: u64,
+    rescan_interval: Duration,
+    metrics_addr: Option<String>,
+    verify_interval: Duration,
+    migrate: bool,
+}
+
+/// `run`: checks MySQL's schema and finds out whether Redis is a cluster,
+/// then runs the daemon until SIGTERM/SIGINT.
+fn run(urls: Urls, opts: RunOpts, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
+    let redis_url = urls.redis()?;
+    let mysql_url = urls.mysql()?;
+    let mut conn = urls.connect_mysql(&mysql_url, &stop)?;
+    if opts.migrate {
+        for m in db::migrate(&mut conn).map_err(|e| format!("migration failed: {e}"))? {
+            log::info!("applied migration {m}");
+        }
+    }
+    db::events(&mut conn).map_err(|e| {
+        format!("MySQL schema not usable ({e}); run `ticketgate-sidecar migrate` first")
+    })?;
+    drop(conn);
+    let cluster = connect_retry(conn::Server::Redis, &redis_url, urls.timeout, &stop, || {
+        redisio::detect_cluster(&redis_url)
+    })?;
+    log::info!(
+        "draining {}{} into {}",
+        redact(&redis_url),
+        if cluster { " (Redis Cluster)" } else { "" },
+        redact(&mysql_url)
+    );
+    let cfg = daemon::Config {
+        redis_url,
+        mysql_url,
+        batch_size: opts.batch_size,
+        writers: opts.writers,
+        block_ms: opts.block_ms,
+        rescan_interval: opts.rescan_interval,
+        metrics_addr: opts.metrics_addr,
+        cluster,
+        verify_interval: opts.verify_interval,
+    };
+    daemon::run(cfg, stop)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// MySQL and Redis connections of an admin command (reconcile, rebuild),
 /// and the Redis URL.
 fn admin_conns(
-    redis_url: Option<String>,
-    mysql_url: Option<String>,
-    timeout: Duration,
+    urls: Urls,
     stop: &AtomicBool,
 ) -> Result<(mysql::Conn, redisio::Conn, String), String> {
-    let redis_url = need(redis_url, "--redis-url", "TICKETGATE_REDIS_URL")?;
-    let mysql_url = need(mysql_url, "--mysql-url", "TICKETGATE_MYSQL_URL")?;
-    let my = connect_retry(tls::Server::Mysql, &mysql_url, timeout, stop, || {
-        db::connect(&mysql_url)
-    })?;
-    let rc = connect_retry(tls::Server::Redis, &redis_url, timeout, stop, || {
+    let redis_url = urls.redis()?;
+    let mysql_url = urls.mysql()?;
+    let my = urls.connect_mysql(&mysql_url, stop)?;
+    let rc = connect_retry(conn::Server::Redis, &redis_url, urls.timeout, stop, || {
         let cluster = redisio::detect_cluster(&redis_url)?;
         redisio::Conn::open(&redis_url, Duration::from_secs(10), cluster)
     })?;

@@ -1,5 +1,5 @@
 //! The verifier: a daemon thread that asks, for every event MySQL has
-//! synced, whether Redis still holds that event (see [`crate::quarantine`]).
+//! synced, whether Redis still holds that event (see [`crate::loss::quarantine`]).
 //!
 //! It runs every `--verify-interval` and whenever the reader asks for a
 //! round ([`Rounds`]): at every Redis connect, before it reads. Per event — not dropped, not quarantined, offset past `0-0` — in
@@ -16,7 +16,7 @@
 //! in the log counted instead), serves `reconcile`.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,14 +24,15 @@ use mysql::prelude::Queryable;
 use mysql::TxOpts;
 use redis::ConnectionLike;
 
-use crate::backoff::Backoff;
-use crate::daemon::sleep_unless;
-use crate::db;
-use crate::metrics::Metrics;
-use crate::quarantine::{
-    adopt, check, check_identity, Adopt, Evidence, LogInfo, MysqlFacts, RedisFacts,
+use crate::io::backoff::{sleep_unless, Backoff};
+use crate::io::metrics::Metrics;
+use crate::io::mysql as db;
+use crate::io::redis as redisio;
+use crate::loss::quarantine::{
+    adopt, check, check_identity, Adopt, LogInfo, MysqlFacts, RedisFacts,
 };
-use crate::redisio;
+use crate::model::Evidence;
+use crate::sync::rounds::Rounds;
 use protocol::StreamId;
 
 /// Most applied-but-untrimmed entries reconcile counts in a log.
@@ -128,41 +129,6 @@ pub fn redis_facts(
             applied_present,
         });
     Ok(RedisFacts { meta, log })
-}
-
-/// Rounds the reader asked for and rounds the verifier finished, by number.
-#[derive(Debug, Default)]
-pub struct Rounds {
-    asked: AtomicU64,
-    done: AtomicU64,
-}
-
-impl Rounds {
-    /// Asks for a round; its number.
-    pub fn ask(&self) -> u64 {
-        self.asked.fetch_add(1, Ordering::SeqCst) + 1
-    }
-
-    /// Waits until round `n` is done (true), `limit` passed or `stop` is set.
-    pub fn wait(&self, n: u64, limit: Duration, stop: &AtomicBool) -> bool {
-        let end = Instant::now() + limit;
-        while self.done.load(Ordering::SeqCst) < n {
-            if Instant::now() >= end || sleep_unless(stop, Duration::from_millis(20)) {
-                return false;
-            }
-        }
-        true
-    }
-
-    /// The newest round asked for.
-    fn asked(&self) -> u64 {
-        self.asked.load(Ordering::SeqCst)
-    }
-
-    /// Every round up to `n` is done.
-    fn finished(&self, n: u64) {
-        self.done.fetch_max(n, Ordering::SeqCst);
-    }
 }
 
 /// Settings of the verifier thread.

@@ -1,4 +1,4 @@
-//! The fast path's SQL: one planned batch ([`crate::plan::FastPlan`]) as a
+//! The fast path's SQL: one planned batch ([`crate::sync::plan::FastPlan`]) as a
 //! fixed handful of multi-row statements, in the plan's order — the init;
 //! per kind (confirm, expire, cancel), one UPDATE of the rows of the older
 //! orders it changes; the live-row check of orders that begin and end in the
@@ -14,9 +14,9 @@
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
 
-use crate::db::try_exec;
-use crate::plan::{Change, FastPlan, Init, Kind, NewOrder};
-use crate::timefmt::datetime;
+use crate::model::time::datetime;
+use crate::sync::plan::{Change, FastPlan, Init, Kind, NewOrder};
+use crate::sync::sql::{insert_event, set_status, try_exec};
 
 /// Rows per multi-row statement (keeps placeholders far below 65,535).
 const CHUNK: usize = 1000;
@@ -143,7 +143,7 @@ fn statements(event: &str, fp: &FastPlan) -> Vec<(Sql, Want)> {
         steps.push((sql, Want::Matched(1)));
     }
     if let Some((status, at)) = fp.status {
-        let (sql, params) = crate::db::set_status(event, status, at);
+        let (sql, params) = set_status(event, status, at);
         let mut sql = Sql::new(sql);
         sql.params = params;
         steps.push((sql, Want::Matched(1)));
@@ -182,7 +182,7 @@ fn transient(event: &str, orders: &[NewOrder]) -> Vec<Sql> {
 
 /// The event and stock rows of an `init`.
 fn init(event: &str, i: &Init) -> [Sql; 2] {
-    let (sql, params) = crate::db::insert_event(event, i);
+    let (sql, params) = insert_event(event, i);
     let mut ev = Sql::new(sql);
     ev.params = params;
     let mut stock = Sql::new("INSERT INTO ticket_stock (event_id, remaining_stock) VALUES (?, ?)");
@@ -302,7 +302,8 @@ fn row(event: &str, o: &NewOrder, t: i64, lead: bool) -> Vec<(&'static str, Valu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{plan, Entry, Plan};
+    use crate::model::Entry;
+    use crate::sync::plan::{plan, Plan};
     use protocol::record::{Op, Record, Tickets};
     use protocol::StreamId;
 

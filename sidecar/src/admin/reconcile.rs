@@ -10,7 +10,7 @@
 //! the sidecar has applied them, the two sides legitimately differ.
 //!
 //! Before comparing, each event goes through the sidecar's loss checks
-//! ([`crate::quarantine`], read-only here: nothing is trimmed): an event
+//! ([`crate::loss::quarantine`], read-only here: nothing is trimmed): an event
 //! MySQL has quarantined, or one the checks find evidence against, is
 //! reported `E: QUARANTINED (<reason>): <evidence> -- repair: ...` (`E:
 //! LOST (vanished): ...` when Redis lost it entirely) and counts as drift,
@@ -23,11 +23,11 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::quarantine::{check, Evidence};
-use crate::redisio::{self, RedisEvent};
-use crate::timefmt::datetime;
-use crate::verify::{self, Row};
-use protocol::record::parse_tickets;
+use crate::io::mysql as db;
+use crate::io::redis::{self as redisio, RedisEvent};
+use crate::loss::quarantine::check;
+use crate::loss::verify::{self, Row};
+use crate::model::{Evidence, Live};
 
 /// The report line of an event Redis lost or replaced (`live`: Redis has
 /// a meta hash that a rebuild must overwrite with `--force`).
@@ -139,8 +139,8 @@ fn event_lines(
         return Ok(0);
     }
     let my_err = |err: mysql::Error| format!("MySQL, event {e}: {err}");
-    let users = crate::db::live_users(my, e).map_err(my_err)?;
-    let remaining = crate::db::remaining_stock(my, e).map_err(my_err)?;
+    let users = db::live_users(my, e).map_err(my_err)?;
+    let remaining = db::remaining_stock(my, e).map_err(my_err)?;
     let m = (remaining.is_some() || !users.is_empty()).then_some(MysqlEvent { users, remaining });
     let lines = diff(e, r.as_ref(), m.as_ref());
     if let (true, Some(r)) = (lines.is_empty(), &r) {
@@ -171,79 +171,6 @@ fn loss(rc: &mut redisio::Conn, e: &str, row: Option<&Row>) -> redis::RedisResul
     }
     let facts = verify::redis_facts(rc.as_dyn(), e, Some(row.offset))?;
     Ok(check(e, &row.facts(), &facts).map(|ev| loss_line(e, ev.reason.code(), &ev.text, live)))
-}
-
-/// What one user has, on one side: sold tickets, held tickets and the
-/// hold's deadline (unix ms), numbers ascending.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Live {
-    pub sold: Vec<i64>,
-    pub held: Vec<i64>,
-    pub held_until: Option<i64>,
-}
-
-impl Live {
-    /// E.g. `sold ticket 3`, `held tickets 1,2 until 2030-03-17 17:46:40.000`.
-    fn describe(&self) -> String {
-        let list = |what: &str, v: &[i64]| {
-            let s = if v.len() == 1 { "" } else { "s" };
-            let n: Vec<String> = v.iter().map(i64::to_string).collect();
-            format!("{what} ticket{s} {}", n.join(","))
-        };
-        let mut parts = Vec::new();
-        if !self.sold.is_empty() {
-            parts.push(list("sold", &self.sold));
-        }
-        if !self.held.is_empty() {
-            let until = self.held_until.map_or("?".into(), datetime);
-            parts.push(format!("{} until {until}", list("held", &self.held)));
-        }
-        parts.join(" and ")
-    }
-}
-
-/// Redis's users from the `holders` hash (user -> `n` or `a,b,c`) and the
-/// holds zset (user -> deadline ms): a user with a deadline holds, the
-/// others bought. The one place that knows how the module stores holds —
-/// adjust it here if the module half stores them differently.
-pub fn redis_users(
-    holders: HashMap<String, String>,
-    holds: &HashMap<String, i64>,
-) -> HashMap<String, Live> {
-    let mut out = HashMap::new();
-    for (user, value) in holders {
-        // an unparsable value never equals MySQL's: shown as ticket -1
-        let tickets = parse_tickets(&value).map_or(vec![-1], |t| t.as_slice().to_vec());
-        let live = match holds.get(&user) {
-            Some(until) => Live {
-                held: tickets,
-                held_until: Some(*until),
-                ..Live::default()
-            },
-            None => Live {
-                sold: tickets,
-                ..Live::default()
-            },
-        };
-        out.insert(user, live);
-    }
-    out
-}
-
-/// MySQL's users from live participation rows `(user, ticket, status,
-/// held_until ms)`, sorted by ticket.
-pub fn mysql_users(rows: Vec<(String, i64, String, Option<i64>)>) -> HashMap<String, Live> {
-    let mut out: HashMap<String, Live> = HashMap::new();
-    for (user, ticket, status, until) in rows {
-        let live = out.entry(user).or_default();
-        if status == "held" {
-            live.held.push(ticket);
-            live.held_until = live.held_until.max(until);
-        } else {
-            live.sold.push(ticket);
-        }
-    }
-    out
 }
 
 /// MySQL's view of one event.
@@ -333,6 +260,7 @@ fn user_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::live::{mysql_users, redis_users};
 
     fn sold(t: &[i64]) -> Live {
         Live {

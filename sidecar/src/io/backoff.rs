@@ -3,8 +3,11 @@
 //! Attempt `n` (0-based) waits a random duration in `[base/2, cap_n]` where
 //! `cap_n = min(max, base * 2^n)`: growing waits so a restarting server is not
 //! hammered, randomised so several writers do not retry in lock-step.
+//! [`sleep_unless`] is the wait every retry loop uses: cut short by a stop.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
 
 /// Backoff state for one retry loop.
 #[derive(Debug, Clone)]
@@ -53,6 +56,18 @@ impl Backoff {
     pub fn reset(&mut self) {
         self.attempt = 0;
     }
+}
+
+/// Sleeps `d` in small slices; returns early (true) once `stop` is set.
+pub fn sleep_unless(stop: &AtomicBool, d: Duration) -> bool {
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        if stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(20).min(end.saturating_duration_since(Instant::now())));
+    }
+    stop.load(Ordering::Relaxed)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! answers [`Gate::Apply`] — from which entry on, and whether that entry is
 //! an `op=restore` to apply first — or [`Gate::Refuse`]: nothing of the
 //! batch is applied and the offset stays, so the reader must read it again
-//! (DESIGN.md "Incarnations and Redis data loss"):
+//! (docs/design.md, "Incarnations and Redis data loss"):
 //!
 //! * a quarantined event is refused unless the batch holds an `op=restore`
 //!   (the last one counts: each rebuild starts a new log). Entries before
@@ -23,19 +23,9 @@
 //!   The quarantine (the alarm) stays until the re-created sale is dropped
 //!   too: its `op=drop` lifts it, and the event stays dropped.
 
-use crate::db::Conflict;
-use crate::plan::Entry;
-use crate::quarantine::{Evidence, Reason};
+use crate::model::{Conflict, Entry, EventState, Evidence, Reason};
 use protocol::record::{Incarnation, Op, Status};
 use protocol::StreamId;
-
-/// The event's row, as the gate needs it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EventState {
-    pub incarnation: Option<Incarnation>,
-    pub quarantined: bool,
-    pub dropped: bool,
-}
 
 /// An `op=restore` to apply.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,7 @@
 //! ([`Change`]); one multi-row INSERT of the rows of every order the batch
 //! creates, with the status it has at the end of the batch ([`NewOrder`]: a
 //! hold confirmed in the same batch is inserted as sold); the stock UPDATE;
-//! the last open/close (see `crate::fast`). [`plan`] only admits batches where that reordering cannot
+//! the last open/close (see the `fast` module). [`plan`] only admits batches where that reordering cannot
 //! change the outcome:
 //!
 //! * no malformed entry, `init` only first;
@@ -32,17 +32,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use protocol::record::{default_offer, Checkout, Incarnation, Malformed, Op, Record};
+use crate::model::Entry;
+use protocol::record::{default_offer, Checkout, Incarnation, Op, Record};
 use protocol::StreamId;
-
-/// One stream entry, decoded or not.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    /// The stream id.
-    pub id: StreamId,
-    /// The decoded record, or why it could not be decoded.
-    pub rec: Result<Record, Malformed>,
-}
 
 /// The status of an order and of each of its participation rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -495,7 +487,7 @@ pub fn count_ops(entries: &[Entry]) -> HashMap<&'static str, u64> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use protocol::record::Tickets;
+    use protocol::record::{Malformed, Tickets};
 
     /// A model of the MySQL rows of one event (orders; each order's rows
     /// share its status), with the per-record (slow path) semantics and the

@@ -29,12 +29,10 @@ use mysql::prelude::Queryable;
 use mysql::TxOpts;
 use redis::ConnectionLike;
 
-use crate::db::Conflict;
-use crate::plan::Entry;
-use crate::quarantine::{Evidence, Reason};
-use crate::reconcile::Live;
-use crate::redisio::{self, Meta};
-use crate::timefmt::datetime;
+use crate::io::mysql as db;
+use crate::io::redis::{self as redisio, Meta};
+use crate::model::time::datetime;
+use crate::model::{Conflict, Entry, Evidence, Live, Reason};
 use protocol::record::{default_offer, Checkout, Incarnation, Status, Tickets};
 use protocol::restore::{self, free_spans, Begin, Step, RESTORE_COMMAND};
 use protocol::StreamId;
@@ -345,7 +343,7 @@ fn record_discarded(
     let mut added = 0;
     for e in &entries {
         let c = discarded(event, e);
-        added += usize::from(crate::db::record_conflict_once(&mut tx, event, &c).map_err(my_err)?);
+        added += usize::from(db::record_conflict_once(&mut tx, event, &c).map_err(my_err)?);
     }
     tx.commit().map_err(my_err)?;
     println!(
@@ -399,18 +397,18 @@ fn locked_snapshot(
     quarantine: bool,
 ) -> Result<Result<Snapshot, String>, mysql::Error> {
     let mut tx = my.start_transaction(TxOpts::default())?;
-    let from = crate::db::lock_offset(&mut tx, event)?;
+    let from = db::lock_offset(&mut tx, event)?;
     let Some(row) = read_row(&mut tx, event)? else {
         return Ok(Err("unknown to MySQL".into()));
     };
-    let live = crate::db::live_users(&mut tx, event)?;
+    let live = db::live_users(&mut tx, event)?;
     let snap = snapshot(&row, live, from, fresh_incarnation);
     if quarantine && snap.is_ok() && row.quarantine.is_none() {
         let why = Evidence {
             reason: Reason::Rebuilding,
             text: format!("event {event}: ticketgate-sidecar rebuild --apply is restoring it"),
         };
-        crate::db::quarantine(&mut tx, event, &why)?;
+        db::quarantine(&mut tx, event, &why)?;
     }
     tx.commit()?;
     Ok(snap)

@@ -1,9 +1,9 @@
 //! Redis glue: connecting, discovering event logs, reading and trimming them.
 //!
 //! Replies are parsed from raw [`redis::Value`]s (RESP2 arrays or RESP3 maps)
-//! so that a strange entry becomes a [`crate::record::Malformed`] instead of a
+//! so that a strange entry becomes a [`protocol::record::Malformed`] instead of a
 //! client-side type error that would stall the stream. Key names follow
-//! DESIGN.md: `ticket:{E}:log`, `ticket:{E}:meta`, `ticket:{E}:holders`.
+//! docs/design.md, "Keys": `ticket:{E}:log`, `ticket:{E}:meta`, `ticket:{E}:holders`.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -11,7 +11,8 @@ use std::time::Duration;
 use redis::cluster::{ClusterClient, ClusterConnection};
 use redis::{Connection, ConnectionLike, RedisResult, Value};
 
-use crate::plan::Entry;
+use crate::model::live::redis_users;
+use crate::model::{Entry, Live};
 use protocol::keys::{self, Part};
 use protocol::record::decode;
 use protocol::StreamId;
@@ -28,7 +29,7 @@ pub fn event_of_key(key: &str, part: Part) -> Option<&str> {
 
 /// Opens a connection with bounded connect and I/O timeouts.
 pub fn connect(url: &str, io_timeout: Duration) -> RedisResult<Connection> {
-    let client = crate::tls::redis_client(url)?;
+    let client = conn::installed().redis.client(url)?;
     let conn = client.get_connection_with_timeout(Duration::from_secs(5))?;
     conn.set_read_timeout(Some(io_timeout))?;
     conn.set_write_timeout(Some(io_timeout))?;
@@ -58,7 +59,7 @@ impl Conn {
         let mut builder = ClusterClient::builder(cluster_seeds(url))
             .connection_timeout(Duration::from_secs(5))
             .response_timeout(io_timeout);
-        if let Some(certs) = crate::tls::redis_certs() {
+        if let Some(certs) = conn::installed().redis.certs() {
             builder = builder.certs(certs);
         }
         let client = builder.build()?;
@@ -563,8 +564,8 @@ pub fn count_upto(
 /// What reconcile needs from Redis about one event.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RedisEvent {
-    /// Users with tickets, sold or held (see [`crate::reconcile::redis_users`]).
-    pub users: HashMap<String, crate::reconcile::Live>,
+    /// Users with tickets, sold or held (see [`redis_users`]).
+    pub users: HashMap<String, Live>,
     /// Tickets remaining.
     pub remaining: i64,
     /// Tickets in live holds, when `TICKET.STATUS` reports `held`.
@@ -600,7 +601,7 @@ pub fn read_event(conn: &mut dyn ConnectionLike, event: &str) -> RedisResult<Opt
         .query(conn)?;
     let holds = holds.into_iter().map(|(u, s)| (u, s as i64)).collect();
     Ok(Some(RedisEvent {
-        users: crate::reconcile::redis_users(holders, &holds),
+        users: redis_users(holders, &holds),
         remaining,
         held: num("held"),
         unsynced,

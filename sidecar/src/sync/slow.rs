@@ -1,6 +1,6 @@
 //! The slow path: a batch applied one record at a time, each in its own
 //! savepoint. Every record is checked explicitly, in the order the planning
-//! model (`crate::plan` tests) follows, so an anomaly is named precisely and
+//! model (the `plan` module's tests) follows, so an anomaly is named precisely and
 //! lands in `ticket_conflict` while the rest of the batch applies:
 //!
 //! * claim / hold / offer: `unknown_event`, `duplicate_order` (the user
@@ -16,9 +16,11 @@
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
 
-use crate::db::{is_record_level, Conflict, Outcome};
-use crate::plan::{status_of, Change, Entry, Init, NewOrder, Status};
-use crate::timefmt::datetime;
+use crate::io::mysql::is_record_level;
+use crate::model::time::datetime;
+use crate::model::{Conflict, Entry, Outcome};
+use crate::sync::plan::{status_of, Change, Init, NewOrder, Status};
+use crate::sync::sql::{insert_event, set_status};
 use protocol::record::Record;
 use protocol::StreamId;
 
@@ -102,7 +104,7 @@ fn one(
         let detail = format!("{} {id} not at the head of its batch", rec.op.name());
         return Ok(Err(("restore_mismatch", detail)));
     };
-    let (sql, params) = crate::db::set_status(event, status, rec.at);
+    let (sql, params) = set_status(event, status, rec.at);
     tx.exec_drop(sql, params)?;
     Ok(match tx.affected_rows() {
         1 => Ok(()),
@@ -123,7 +125,7 @@ fn init(tx: &mut Transaction<'_>, event: &str, i: &Init) -> Result<Verdict, mysq
         let detail = format!("event already exists with total {t}");
         return Ok(Err(("duplicate_init", detail)));
     }
-    let (sql, params) = crate::db::insert_event(event, i);
+    let (sql, params) = insert_event(event, i);
     tx.exec_drop(sql, params)?;
     tx.exec_drop(
         // (no VALUES() here: deprecated in MySQL 8)

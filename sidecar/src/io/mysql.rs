@@ -1,0 +1,151 @@
+//! MySQL: connecting (UTC session, found-rows, timeouts, TLS from the
+//! `conn` crate), migrating, and the queries shared by the layers above —
+//! the offset row lock, writing a conflict or a quarantine, and the reads
+//! of offsets, events, stock and live tickets. Record-level server errors
+//! (duplicate key, value out of range, ...) are told apart here
+//! ([`is_record_level`]): they mean "this data is wrong", everything else
+//! is retried. Applying a batch lives in `sync::apply`.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use mysql::consts::CapabilityFlags;
+use mysql::prelude::Queryable;
+use mysql::{Conn, Opts, OptsBuilder, Transaction};
+
+use crate::model::live::mysql_users;
+use crate::model::{Conflict, Evidence, Live};
+use protocol::StreamId;
+
+mod embedded {
+    refinery::embed_migrations!("../migrations");
+}
+
+/// Server error codes that describe the data of one record rather than the
+/// health of the server: these become conflicts, everything else is retried.
+const RECORD_LEVEL_CODES: &[u16] = &[
+    1048, // column cannot be null
+    1062, // duplicate entry
+    1264, // out of range
+    1265, // data truncated
+    1292, // incorrect datetime value
+    1366, // incorrect string value
+    1406, // data too long
+    3819, // MySQL: check constraint violated
+    4025, // MariaDB: check constraint violated
+];
+
+/// True when `e` is a server error about one record's data.
+pub fn is_record_level(e: &mysql::Error) -> bool {
+    matches!(e, mysql::Error::MySqlError(me) if RECORD_LEVEL_CODES.contains(&me.code))
+}
+
+/// Opens a connection: UTC session, found-rows semantics for UPDATE (a
+/// no-op `remaining_stock - 0` still counts as matched), bounded timeouts,
+/// TLS when `--mysql-ca` is given (see `conn::mysql`).
+pub fn connect(url: &str) -> Result<Conn, mysql::Error> {
+    let url_opts = Opts::from_url(url)?;
+    let opts = conn::installed()
+        .mysql
+        .opts(OptsBuilder::from_opts(url_opts.clone()), &url_opts)
+        .additional_capabilities(CapabilityFlags::CLIENT_FOUND_ROWS)
+        .tcp_connect_timeout(Some(Duration::from_secs(5)))
+        .read_timeout(Some(Duration::from_secs(30)))
+        .write_timeout(Some(Duration::from_secs(30)))
+        .init(vec!["SET time_zone = '+00:00'"]);
+    Conn::new(opts)
+}
+
+/// Applies the embedded `migrations/` (idempotent); returns applied names.
+pub fn migrate(conn: &mut Conn) -> Result<Vec<String>, String> {
+    let report = embedded::migrations::runner()
+        .run(conn)
+        .map_err(|e| e.to_string())?;
+    Ok(report
+        .applied_migrations()
+        .iter()
+        .map(|m| m.to_string())
+        .collect())
+}
+
+/// Writes conflict `c` unless the same entry already has one with its
+/// reason; true when written.
+pub fn record_conflict_once(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    c: &Conflict,
+) -> Result<bool, mysql::Error> {
+    let detail: String = c.detail.chars().take(1024).collect();
+    let id = c.id.to_string();
+    tx.exec_drop(
+        "INSERT INTO ticket_conflict (event_id, stream_id, user_id, ticket_number, reason, detail, created_at) \
+         SELECT ?, ?, ?, ?, ?, ?, NOW(3) FROM DUAL WHERE NOT EXISTS \
+         (SELECT 1 FROM ticket_conflict WHERE event_id = ? AND stream_id = ? AND reason = ?)",
+        (event, &id, c.user.clone(), c.ticket, c.reason, detail, event, &id, c.reason),
+    )?;
+    Ok(tx.affected_rows() > 0)
+}
+
+/// Marks `event` quarantined with `ev` (a quarantine already there stays,
+/// with its first evidence).
+pub fn quarantine(tx: &mut impl Queryable, event: &str, ev: &Evidence) -> Result<(), mysql::Error> {
+    tx.exec_drop(
+        "UPDATE ticket_event SET quarantined_at = NOW(3), quarantine_reason = ? WHERE event_id = ? AND quarantined_at IS NULL",
+        (ev.stored(), event),
+    )
+}
+
+/// Reads and locks the event's offset row.
+pub(crate) fn lock_offset(tx: &mut impl Queryable, event: &str) -> Result<StreamId, mysql::Error> {
+    let row: Option<String> = tx.exec_first(
+        "SELECT last_stream_id FROM ticket_sync_offset WHERE event_id = ? FOR UPDATE",
+        (event,),
+    )?;
+    let text = row.unwrap_or_else(|| "0-0".into());
+    StreamId::parse(&text).ok_or_else(|| {
+        mysql::Error::MySqlError(mysql::MySqlError {
+            state: "HY000".into(),
+            code: 0,
+            message: format!(
+                "ticket_sync_offset.last_stream_id of event {event:?} is {text:?}, not a stream id: fix the row"
+            ),
+        })
+    })
+}
+
+/// Every event's committed offset (rows that do not parse are left out).
+pub fn offsets(conn: &mut Conn) -> Result<HashMap<String, StreamId>, mysql::Error> {
+    let rows: Vec<(String, String)> =
+        conn.query("SELECT event_id, last_stream_id FROM ticket_sync_offset")?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(e, id)| StreamId::parse(&id).map(|id| (e, id)))
+        .collect())
+}
+
+/// Live (held or sold) tickets of `event`, by user.
+pub fn live_users(
+    conn: &mut impl Queryable,
+    event: &str,
+) -> Result<HashMap<String, Live>, mysql::Error> {
+    let rows: Vec<(String, i64, String, Option<i64>)> = conn.exec(
+        "SELECT user_id, ticket_number, CAST(status AS CHAR), CAST(ROUND(UNIX_TIMESTAMP(held_until) * 1000) AS SIGNED) \
+         FROM ticket_participation WHERE event_id = ? AND live_ticket IS NOT NULL ORDER BY ticket_number",
+        (event,),
+    )?;
+    Ok(mysql_users(rows))
+}
+
+/// `remaining_stock` of `event`, if it has a stock row.
+pub fn remaining_stock(conn: &mut Conn, event: &str) -> Result<Option<i64>, mysql::Error> {
+    conn.exec_first(
+        "SELECT remaining_stock FROM ticket_stock WHERE event_id = ?",
+        (event,),
+    )
+}
+
+/// All event ids known to MySQL.
+pub fn events(conn: &mut Conn) -> Result<HashSet<String>, mysql::Error> {
+    let rows: Vec<String> = conn.query("SELECT event_id FROM ticket_event")?;
+    Ok(rows.into_iter().collect())
+}

@@ -1,0 +1,16 @@
+//! The sidecar's shared model, below every other layer: a log [`Entry`],
+//! the [`Conflict`]s and [`Outcome`] of a batch, an event's state as MySQL
+//! holds it ([`EventState`], and the quarantine [`Reason`] and
+//! [`Evidence`]), a user's live tickets ([`Live`]), and time formatting.
+//! Nothing here does I/O or imports another layer.
+
+pub mod entry;
+pub mod event;
+pub mod live;
+pub mod outcome;
+pub mod time;
+
+pub use entry::Entry;
+pub use event::{EventState, Evidence, Reason};
+pub use live::Live;
+pub use outcome::{Conflict, Outcome};

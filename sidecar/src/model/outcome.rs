@@ -1,0 +1,66 @@
+//! What applying a batch produced: the [`Outcome`] the writer reports
+//! (path, applied counts, quarantine, restore, discard) and the
+//! [`Conflict`]s it wrote to `ticket_conflict`.
+
+use std::collections::HashMap;
+
+use crate::model::{Entry, Evidence};
+use protocol::StreamId;
+
+/// A conflict written while applying a batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    /// The entry.
+    pub id: StreamId,
+    /// Reason code (`oversell`, `collision`, `malformed`, ...).
+    pub reason: &'static str,
+    /// User id, when known.
+    pub user: Option<String>,
+    /// Ticket number, when known.
+    pub ticket: Option<i64>,
+    /// Human-readable detail.
+    pub detail: String,
+}
+
+impl Conflict {
+    /// Conflict `reason` about log entry `e`, with the user and lowest
+    /// ticket it names (decoded, or as far as a malformed entry shows them).
+    pub fn about(e: &Entry, reason: &'static str, detail: String) -> Conflict {
+        let (user, ticket) = match &e.rec {
+            Ok(r) => r.op.order().map_or((None, None), |(u, t, _)| {
+                (Some(u.clone()), Some(t.lowest()))
+            }),
+            Err(m) => (m.user.clone(), m.ticket),
+        };
+        Conflict {
+            id: e.id,
+            reason,
+            user,
+            ticket,
+            detail,
+        }
+    }
+}
+
+/// What one batch did.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Offset after the commit (None: the batch was empty).
+    pub offset: Option<StreamId>,
+    /// `fast`, `slow`, `skip`, `refused` or `discarded`.
+    pub path: &'static str,
+    /// Applied entries by op name (conflicts excluded).
+    pub applied: HashMap<&'static str, u64>,
+    /// Entries that went to `ticket_conflict`.
+    pub conflicts: Vec<Conflict>,
+    /// The batch was refused (nothing applied, offset unchanged): the
+    /// reader must read the event again from `offset`.
+    pub refused: bool,
+    /// The event was quarantined by this batch, with this evidence.
+    pub quarantined: Option<Evidence>,
+    /// A restore was applied: the quarantine is lifted.
+    pub restored: Option<StreamId>,
+    /// A dropped event's re-created id was dropped again: its entries up
+    /// to this one are conflicts, and the quarantine is lifted.
+    pub discarded: Option<StreamId>,
+}

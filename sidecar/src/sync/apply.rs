@@ -1,0 +1,255 @@
+//! The exactly-once core of the writer: one batch of an event applied in
+//! one MySQL transaction.
+//!
+//! [`apply_batch`] locks the event's `ticket_sync_offset` row (`SELECT ..
+//! FOR UPDATE`), drops entries at or below the stored offset, asks the
+//! [`gate`](crate::sync::gate) whether the rest may be applied, applies it
+//! — fast path or record by record (planned by [`crate::sync::plan`], run by
+//! [`crate::sync::fast`] and [`crate::sync::slow`]) — advances the offset and
+//! commits. Whatever dies at whatever instant, either all of a batch and its
+//! offset are in MySQL or none of it is; a second sidecar waits on the row
+//! lock and then skips what the first one applied.
+//!
+//! Errors are split in two: *record-level* server errors (duplicate key,
+//! value out of range, ...) mean "this data is wrong" and send the batch
+//! down the slow path, where they become `ticket_conflict` rows; everything
+//! else (connection lost, deadlock, lock wait timeout, missing table,
+//! read-only server) is returned to the caller, which rolls back and
+//! retries with backoff — never skipping an entry.
+
+use mysql::prelude::Queryable;
+use mysql::{Conn, Transaction, TxOpts};
+
+use crate::io::mysql::{lock_offset, quarantine, record_conflict_once};
+use crate::model::time::datetime;
+use crate::model::{Conflict, Entry, EventState, Evidence, Outcome};
+use crate::sync::gate::{gate, Gate, Restore};
+use crate::sync::plan::{count_ops, plan, restored_status, Plan};
+use protocol::record::Incarnation;
+use protocol::StreamId;
+
+/// Applies one batch of `event`'s entries (ascending ids, read from the
+/// log after `after`) exactly once, unless the gate refuses it (see
+/// [`crate::sync::gate`]). A batch read after a point beyond the committed
+/// offset (queued before the reader rewound to it) is refused too: the
+/// entries in between are not in it, and nothing may skip them.
+pub fn apply_batch(
+    conn: &mut Conn,
+    event: &str,
+    after: StreamId,
+    entries: &[Entry],
+) -> Result<Outcome, mysql::Error> {
+    conn.exec_drop(
+        "INSERT IGNORE INTO ticket_sync_offset (event_id, last_stream_id, entries, updated_at) VALUES (?, '0-0', 0, NOW(3))",
+        (event,),
+    )?;
+    let mut force_slow = false;
+    loop {
+        let mut tx = conn.start_transaction(TxOpts::default())?;
+        let offset = lock_offset(&mut tx, event)?;
+        let todo: Vec<Entry> = entries.iter().filter(|e| e.id > offset).cloned().collect();
+        let Some(last) = todo.last().map(|e| e.id) else {
+            tx.commit()?;
+            return Ok(Outcome {
+                offset: Some(offset),
+                path: "skip",
+                ..Outcome::default()
+            });
+        };
+        if after > offset {
+            return refuse(tx, event, offset, None, None);
+        }
+        let state = event_state(&mut tx, event)?;
+        let (from, restore) = match gate(event, state.as_ref(), offset, &todo) {
+            Gate::Apply { from, restore } => (from, restore),
+            Gate::Discard { upto, lifted } => {
+                return discard(tx, event, &todo[..=upto], lifted, upto + 1 < todo.len())
+            }
+            Gate::Refuse {
+                quarantine,
+                conflict,
+            } => return refuse(tx, event, offset, quarantine, conflict),
+        };
+        let mut out = Outcome {
+            offset: Some(last),
+            ..Outcome::default()
+        };
+        let mut rest = &todo[from..];
+        let mut base = offset;
+        if let Some(r) = &restore {
+            apply_restore(&mut tx, event, r)?;
+            out.restored = Some(r.id);
+            out.applied.insert("restore", 1);
+            (base, rest) = (r.id, &rest[1..]);
+        }
+        if !apply_rest(&mut tx, event, base, rest, force_slow, &mut out)? {
+            drop(tx); // rollback
+            force_slow = true;
+            continue;
+        }
+        advance(&mut tx, event, last, &todo[from..], restore.is_some())?;
+        tx.commit()?;
+        return Ok(out);
+    }
+}
+
+/// Moves the offset to `last` and counts the `applied` entries; after a
+/// restore the count starts again (the new log: the restore and what
+/// follows it).
+fn advance(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    last: StreamId,
+    applied: &[Entry],
+    restored: bool,
+) -> Result<(), mysql::Error> {
+    let count = match restored {
+        true => "entries = ?",
+        false => "entries = entries + ?",
+    };
+    tx.exec_drop(
+        format!("UPDATE ticket_sync_offset SET last_stream_id = ?, {count}, updated_at = NOW(3) WHERE event_id = ?"),
+        (last.to_string(), applied.len() as i64, event),
+    )
+}
+
+/// Plans and applies `rest` (the entries above `base`) into `out`; false
+/// when the fast path refused and the batch must be replayed slowly.
+fn apply_rest(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    base: StreamId,
+    rest: &[Entry],
+    force_slow: bool,
+    out: &mut Outcome,
+) -> Result<bool, mysql::Error> {
+    let (todo, p) = plan(base, rest);
+    let p = match (p, force_slow) {
+        (Plan::Nothing, _) => Plan::Nothing,
+        (_, true) => Plan::Slow("retry after anomaly".into()),
+        (p, false) => p,
+    };
+    match p {
+        Plan::Nothing => out.path = "fast",
+        Plan::Fast(fp) => match crate::sync::fast::apply(tx, event, &fp)? {
+            Ok(()) => {
+                out.path = "fast";
+                for (op, n) in count_ops(&todo) {
+                    *out.applied.entry(op).or_insert(0) += n;
+                }
+            }
+            Err(why) => {
+                log::info!(
+                    "event {event}: fast path refused ({why}); replaying batch record by record"
+                );
+                return Ok(false);
+            }
+        },
+        Plan::Slow(why) => {
+            log::debug!("event {event}: slow path: {why}");
+            out.path = "slow";
+            crate::sync::slow::apply(tx, event, &todo, out)?;
+        }
+    }
+    Ok(true)
+}
+
+/// Commits a refused batch: only the quarantine and the conflict, never
+/// the entries or the offset.
+fn refuse(
+    mut tx: Transaction<'_>,
+    event: &str,
+    offset: StreamId,
+    quarantine: Option<Evidence>,
+    conflict: Option<Conflict>,
+) -> Result<Outcome, mysql::Error> {
+    if let Some(ev) = &quarantine {
+        self::quarantine(&mut tx, event, ev)?;
+    }
+    let mut conflicts = Vec::new();
+    if let Some(c) = conflict {
+        if record_conflict_once(&mut tx, event, &c)? {
+            conflicts.push(c);
+        }
+    }
+    tx.commit()?;
+    Ok(Outcome {
+        offset: Some(offset),
+        path: "refused",
+        refused: true,
+        quarantined: quarantine,
+        conflicts,
+        ..Outcome::default()
+    })
+}
+
+/// Commits the discard of `reused` (entries of a dropped event's
+/// re-created id): each becomes a `reused_after_drop` conflict and the
+/// offset moves past them. With `lifted` (the last is the re-created
+/// sale's drop) the quarantine is lifted; the event stays dropped. With
+/// `more` (entries after them in the batch), the reader reads on from the
+/// new offset, through the gate again.
+fn discard(
+    mut tx: Transaction<'_>,
+    event: &str,
+    reused: &[Entry],
+    lifted: bool,
+    more: bool,
+) -> Result<Outcome, mysql::Error> {
+    let detail = "the event was dropped; its id was created again in Redis: not applied (event ids are not reused)";
+    log::warn!(
+        "event {event}: {} entries of a sale created again under this dropped event's id are not applied (reused_after_drop conflicts)",
+        reused.len()
+    );
+    let mut conflicts = Vec::new();
+    for e in reused {
+        let detail = match &e.rec {
+            Ok(_) => detail.to_owned(),
+            Err(m) => format!("{detail}: {}", m.raw),
+        };
+        let c = Conflict::about(e, "reused_after_drop", detail);
+        if record_conflict_once(&mut tx, event, &c)? {
+            conflicts.push(c);
+        }
+    }
+    if lifted {
+        tx.exec_drop(
+            "UPDATE ticket_event SET quarantined_at = NULL, quarantine_reason = NULL WHERE event_id = ?",
+            (event,),
+        )?;
+    }
+    let last = reused.last().map(|e| e.id);
+    if let Some(last) = last {
+        advance(&mut tx, event, last, reused, false)?;
+    }
+    tx.commit()?;
+    Ok(Outcome {
+        offset: last,
+        path: "discarded",
+        refused: more,
+        discarded: last.filter(|_| lifted),
+        conflicts,
+        ..Outcome::default()
+    })
+}
+
+/// The event's row as the gate needs it; None when MySQL has no row.
+fn event_state(tx: &mut Transaction<'_>, event: &str) -> Result<Option<EventState>, mysql::Error> {
+    let row: Option<(Option<String>, bool, bool)> = tx.exec_first(
+        "SELECT incarnation, quarantined_at IS NOT NULL, dropped_at IS NOT NULL FROM ticket_event WHERE event_id = ?",
+        (event,),
+    )?;
+    Ok(row.map(|(inc, quarantined, dropped)| EventState {
+        incarnation: inc.as_deref().and_then(Incarnation::parse),
+        quarantined,
+        dropped,
+    }))
+}
+
+/// Applies a restore: the event's status and incarnation, quarantine lifted.
+fn apply_restore(tx: &mut Transaction<'_>, event: &str, r: &Restore) -> Result<(), mysql::Error> {
+    tx.exec_drop(
+        "UPDATE ticket_event SET status = ?, incarnation = ?, quarantined_at = NULL, quarantine_reason = NULL, updated_at = ? WHERE event_id = ?",
+        (restored_status(r.status), r.incarnation.to_string(), datetime(r.at), event),
+    )
+}

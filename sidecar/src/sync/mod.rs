@@ -1,0 +1,25 @@
+//! Draining the logs into MySQL, above [`crate::io`]: the threads of
+//! `ticketgate-sidecar run` and the exactly-once batch path they share.
+//!
+//! ```text
+//!  subscriber --(event ids)--> reader --(batches, per event)--> writer[i] --(offsets)--> trimmer
+//!  SUBSCRIBE ticket:events     XREAD from in-memory cursors    MySQL tx per batch        XTRIM MINID
+//! ```
+//!
+//! - Threads: [`subscriber`], [`reader`], [`writer`], [`trimmer`] (wired
+//!   together, with the verifier of the `loss` layer, by `daemon.rs`).
+//! - A batch's path, top down: [`writer`] → [`apply`] (offset row lock,
+//!   [`gate`], then [`plan`] → [`fast`] or [`slow`], both on [`sql`]).
+//! - [`rounds`]: the verification rounds the reader waits for.
+
+pub mod apply;
+pub mod fast;
+pub mod gate;
+pub mod plan;
+pub mod reader;
+pub mod rounds;
+pub mod slow;
+pub mod sql;
+pub mod subscriber;
+pub mod trimmer;
+pub mod writer;

@@ -1,0 +1,44 @@
+//! Verification rounds, by number: the reader asks for one at every Redis
+//! connect and waits for it before reading; the verifier (in the `loss`
+//! layer) serves them. Here, below both, so the reader never imports the
+//! layer above it.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::io::backoff::sleep_unless;
+
+/// Rounds the reader asked for and rounds the verifier finished, by number.
+#[derive(Debug, Default)]
+pub struct Rounds {
+    asked: AtomicU64,
+    done: AtomicU64,
+}
+
+impl Rounds {
+    /// Asks for a round; its number.
+    pub fn ask(&self) -> u64 {
+        self.asked.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Waits until round `n` is done (true), `limit` passed or `stop` is set.
+    pub fn wait(&self, n: u64, limit: Duration, stop: &AtomicBool) -> bool {
+        let end = Instant::now() + limit;
+        while self.done.load(Ordering::SeqCst) < n {
+            if Instant::now() >= end || sleep_unless(stop, Duration::from_millis(20)) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The newest round asked for.
+    pub fn asked(&self) -> u64 {
+        self.asked.load(Ordering::SeqCst)
+    }
+
+    /// Every round up to `n` is done.
+    pub fn finished(&self, n: u64) {
+        self.done.fetch_max(n, Ordering::SeqCst);
+    }
+}
