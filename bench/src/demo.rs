@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::env::{self, Servers};
+use crate::env;
 use crate::load::{self, Request};
 use crate::report::{check_claims, diff_holders, fmt_num};
 use crate::resp::encode;
@@ -27,12 +27,7 @@ pub fn run(opts: &Opts, ui: Ui) -> Result<ExitCode> {
     let sizes = Sizes::resolve(opts);
     let (users, tickets) = (sizes.burst_users, sizes.burst_tickets);
     ui.say("demo: starting a private redis-server with the module and a private MariaDB...");
-    let servers = Servers::setup(
-        opts.redis_url.as_deref(),
-        opts.mysql_url.as_deref(),
-        opts.sidecar.as_deref(),
-        &opts.redis_arg,
-    )?;
+    let servers = crate::servers(opts)?;
     ui.say("demo: schema migrated (ticketgate-sidecar migrate); starting the sidecar...");
     let event = format!("demo-{}", env::run_id());
     let mut r = servers.redis()?;

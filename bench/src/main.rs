@@ -97,184 +97,101 @@ pub struct Opts {
     /// No progress bars
     #[arg(long, global = true)]
     no_progress: bool,
-    /// Client threads generating Redis load
-    #[arg(long, global = true)]
-    client_threads: Option<usize>,
-
-    /// burst: users (one connection and one claim each)
-    #[arg(long, global = true)]
-    burst_users: Option<u64>,
-    /// burst: tickets
-    #[arg(long, global = true)]
-    burst_tickets: Option<u64>,
-    /// burst: bursts per path (interleaved; medians are reported)
-    #[arg(long, global = true)]
-    burst_repeats: Option<usize>,
-    /// coupon: claims (= tickets)
-    #[arg(long, global = true)]
-    coupon_claims: Option<u64>,
-    /// coupon: connections
-    #[arg(long, global = true)]
-    coupon_conns: Option<u64>,
-    /// throughput: claims per round and path
-    #[arg(long, global = true)]
-    throughput_claims: Option<u64>,
-    /// throughput: connections
-    #[arg(long, global = true)]
-    throughput_conns: Option<usize>,
-    /// throughput: commands in flight per connection
-    #[arg(long, global = true)]
-    pipeline: Option<usize>,
-    /// throughput: interleaved rounds (the median is reported)
-    #[arg(long, global = true)]
-    rounds: Option<usize>,
-    /// drain: winners claimed before the sidecar starts
-    #[arg(long, global = true)]
-    drain_claims: Option<u64>,
-    /// drain: claims made through the MySQL-only path
-    #[arg(long, global = true)]
-    mysql_claims: Option<u64>,
-    /// drain: MySQL-only connections
-    #[arg(long, global = true)]
-    mysql_conns: Option<u64>,
-    /// big-event: tickets
-    #[arg(long, global = true)]
-    big_tickets: Option<u64>,
-    /// Lua path: threads writing its winners into MySQL
-    #[arg(long, global = true)]
-    lua_writers: Option<usize>,
-    /// live: concurrent SSE subscribers
-    #[arg(long, global = true)]
-    live_subscribers: Option<u64>,
-    /// live: tickets sold out while they watch
-    #[arg(long, global = true)]
-    live_tickets: Option<u64>,
-    /// live: sell-outs per row (each at another phase of the poll tick)
-    #[arg(long, global = true)]
-    live_rounds: Option<usize>,
-    /// checkout: users
-    #[arg(long, global = true)]
-    checkout_users: Option<u64>,
-    /// checkout: tickets
-    #[arg(long, global = true)]
-    checkout_tickets: Option<u64>,
-    /// checkout: connections (split over the client threads)
-    #[arg(long, global = true)]
-    checkout_conns: Option<u64>,
-    /// checkout: HOLD of each claim, ms
-    #[arg(long, global = true)]
-    checkout_hold_ms: Option<u64>,
-    /// checkout: mean think time before a confirm, ms (± 50%)
-    #[arg(long, global = true)]
-    checkout_think_ms: Option<u64>,
-    /// checkout: mean wait before a sold-out claim is retried, ms (± 50%)
-    #[arg(long, global = true)]
-    checkout_retry_ms: Option<u64>,
-    /// checkout: percent of the users who never confirm
-    #[arg(long, global = true)]
-    checkout_abandon_pct: Option<u64>,
-    /// checkout: a path fails when not sold out after this many seconds
-    #[arg(long, global = true)]
-    checkout_deadline_s: Option<u64>,
-    /// waitlist: users joining the waiting list
-    #[arg(long, global = true)]
-    waitlist_users: Option<u64>,
-    /// waitlist: tickets (sold out before anyone joins)
-    #[arg(long, global = true)]
-    waitlist_tickets: Option<u64>,
-    /// waitlist: tickets cancelled (offered, then left to expire)
-    #[arg(long, global = true)]
-    waitlist_cancels: Option<u64>,
-    /// waitlist: the event's OFFER, ms
-    #[arg(long, global = true)]
-    waitlist_offer_ms: Option<u64>,
-    /// restore: orders in the snapshot
-    #[arg(long, global = true)]
-    restore_orders: Option<u64>,
-    /// restore: most tickets per ORDERS or FREE call
-    #[arg(long, global = true)]
-    restore_chunk: Option<usize>,
+    #[command(flatten)]
+    sizes: SizeOpts,
 }
 
-/// Sizes after applying `--quick` and explicit options.
-#[derive(Debug, Clone)]
-pub struct Sizes {
-    pub client_threads: usize,
-    pub burst_users: u64,
-    pub burst_tickets: u64,
-    pub burst_repeats: usize,
-    pub coupon_claims: u64,
-    pub coupon_conns: u64,
-    pub throughput_claims: u64,
-    pub throughput_conns: usize,
-    pub pipeline: usize,
-    pub rounds: usize,
-    pub drain_claims: u64,
-    pub mysql_claims: u64,
-    pub mysql_conns: u64,
-    pub big_tickets: u64,
-    pub lua_writers: usize,
-    pub live_subscribers: u64,
-    pub live_tickets: u64,
-    pub live_rounds: usize,
-    pub checkout_users: u64,
-    pub checkout_tickets: u64,
-    pub checkout_conns: u64,
-    pub checkout_hold_ms: u64,
-    pub checkout_think_ms: u64,
-    pub checkout_retry_ms: u64,
-    pub checkout_abandon_pct: u64,
-    pub checkout_deadline_s: u64,
-    pub waitlist_users: u64,
-    pub waitlist_tickets: u64,
-    pub waitlist_cancels: u64,
-    pub waitlist_offer_ms: u64,
-    pub restore_orders: u64,
-    pub restore_chunk: usize,
-}
-
-impl Sizes {
-    fn resolve(o: &Opts) -> Sizes {
-        let q = o.quick;
-        let pick =
-            |v: Option<u64>, full: u64, quick: u64| v.unwrap_or(if q { quick } else { full });
-        let picku =
-            |v: Option<usize>, full: usize, quick: usize| v.unwrap_or(if q { quick } else { full });
-        Sizes {
-            client_threads: picku(o.client_threads, 4, 2).max(1),
-            burst_users: pick(o.burst_users, 1000, 200).max(1),
-            burst_tickets: pick(o.burst_tickets, 100, 20).max(1),
-            burst_repeats: picku(o.burst_repeats, 5, 1).max(1),
-            coupon_claims: pick(o.coupon_claims, 30_000, 2_000).max(1),
-            coupon_conns: pick(o.coupon_conns, 300, 40).max(1),
-            throughput_claims: pick(o.throughput_claims, 400_000, 20_000).max(1),
-            throughput_conns: picku(o.throughput_conns, 50, 8).max(1),
-            pipeline: picku(o.pipeline, 16, 16).max(1),
-            rounds: picku(o.rounds, 3, 1).max(1),
-            drain_claims: pick(o.drain_claims, 100_000, 5_000).max(1),
-            mysql_claims: pick(o.mysql_claims, 20_000, 1_000).max(1),
-            mysql_conns: pick(o.mysql_conns, 50, 10).max(1),
-            big_tickets: pick(o.big_tickets, 10_000_000, 100_000).max(1),
-            lua_writers: picku(o.lua_writers, 32, 8).max(1),
-            live_subscribers: pick(o.live_subscribers, 10_000, 300).max(1),
-            live_tickets: pick(o.live_tickets, 1000, 100).max(1),
-            live_rounds: picku(o.live_rounds, 10, 2).max(1),
-            checkout_users: pick(o.checkout_users, 100_000, 2_000).max(1),
-            checkout_tickets: pick(o.checkout_tickets, 10_000, 200).max(1),
-            checkout_conns: pick(o.checkout_conns, 200, 20).max(1),
-            checkout_hold_ms: pick(o.checkout_hold_ms, 2_000, 500).max(1),
-            checkout_think_ms: pick(o.checkout_think_ms, 500, 100),
-            checkout_retry_ms: pick(o.checkout_retry_ms, 500, 100),
-            checkout_abandon_pct: pick(o.checkout_abandon_pct, 30, 30),
-            checkout_deadline_s: pick(o.checkout_deadline_s, 180, 60).max(1),
-            waitlist_users: pick(o.waitlist_users, 1_000_000, 2_000).max(2),
-            waitlist_tickets: pick(o.waitlist_tickets, 1_000, 50).max(1),
-            waitlist_cancels: pick(o.waitlist_cancels, 100, 10).max(1),
-            waitlist_offer_ms: pick(o.waitlist_offer_ms, 2_000, 500).max(1),
-            restore_orders: pick(o.restore_orders, 1_000_000, 20_000).max(1),
-            restore_chunk: picku(o.restore_chunk, protocol::restore::DEFAULT_CHUNK, 1_000).max(1),
+/// Declares every size once: its option (`--name`, the doc line its help),
+/// its full and `--quick` defaults and its floor. Makes [`SizeOpts`] (the
+/// options) and [`Sizes`] (the values after `--quick` and the options).
+macro_rules! sizes {
+    ($($(#[doc = $doc:literal])* $name:ident: $ty:ty = $full:expr, $quick:expr, min $min:expr;)*) => {
+        /// The size options of every scenario.
+        #[derive(Args, Debug, Clone)]
+        pub struct SizeOpts {
+            $($(#[doc = $doc])* #[arg(long, global = true)] $name: Option<$ty>,)*
         }
-    }
+
+        /// Sizes after applying `--quick` and explicit options.
+        #[derive(Debug, Clone)]
+        pub struct Sizes {
+            $(pub $name: $ty,)*
+        }
+
+        impl Sizes {
+            fn resolve(o: &Opts) -> Sizes {
+                let q = o.quick;
+                Sizes { $($name: o.sizes.$name.unwrap_or(if q { $quick } else { $full }).max($min),)* }
+            }
+        }
+    };
+}
+
+sizes! {
+    /// Client threads generating Redis load
+    client_threads: usize = 4, 2, min 1;
+    /// burst: users (one connection and one claim each)
+    burst_users: u64 = 1000, 200, min 1;
+    /// burst: tickets
+    burst_tickets: u64 = 100, 20, min 1;
+    /// burst: bursts per path (interleaved; medians are reported)
+    burst_repeats: usize = 5, 1, min 1;
+    /// coupon: claims (= tickets)
+    coupon_claims: u64 = 30_000, 2_000, min 1;
+    /// coupon: connections
+    coupon_conns: u64 = 300, 40, min 1;
+    /// throughput: claims per round and path
+    throughput_claims: u64 = 400_000, 20_000, min 1;
+    /// throughput: connections
+    throughput_conns: usize = 50, 8, min 1;
+    /// throughput: commands in flight per connection
+    pipeline: usize = 16, 16, min 1;
+    /// throughput: interleaved rounds (the median is reported)
+    rounds: usize = 3, 1, min 1;
+    /// drain: winners claimed before the sidecar starts
+    drain_claims: u64 = 100_000, 5_000, min 1;
+    /// drain: claims made through the MySQL-only path
+    mysql_claims: u64 = 20_000, 1_000, min 1;
+    /// drain: MySQL-only connections
+    mysql_conns: u64 = 50, 10, min 1;
+    /// big-event: tickets
+    big_tickets: u64 = 10_000_000, 100_000, min 1;
+    /// Lua path: threads writing its winners into MySQL
+    lua_writers: usize = 32, 8, min 1;
+    /// live: concurrent SSE subscribers
+    live_subscribers: u64 = 10_000, 300, min 1;
+    /// live: tickets sold out while they watch
+    live_tickets: u64 = 1000, 100, min 1;
+    /// live: sell-outs per row (each at another phase of the poll tick)
+    live_rounds: usize = 10, 2, min 1;
+    /// checkout: users
+    checkout_users: u64 = 100_000, 2_000, min 1;
+    /// checkout: tickets
+    checkout_tickets: u64 = 10_000, 200, min 1;
+    /// checkout: connections (split over the client threads)
+    checkout_conns: u64 = 200, 20, min 1;
+    /// checkout: HOLD of each claim, ms
+    checkout_hold_ms: u64 = 2_000, 500, min 1;
+    /// checkout: mean think time before a confirm, ms (± 50%)
+    checkout_think_ms: u64 = 500, 100, min 0;
+    /// checkout: mean wait before a sold-out claim is retried, ms (± 50%)
+    checkout_retry_ms: u64 = 500, 100, min 0;
+    /// checkout: percent of the users who never confirm
+    checkout_abandon_pct: u64 = 30, 30, min 0;
+    /// checkout: a path fails when not sold out after this many seconds
+    checkout_deadline_s: u64 = 180, 60, min 1;
+    /// waitlist: users joining the waiting list
+    waitlist_users: u64 = 1_000_000, 2_000, min 2;
+    /// waitlist: tickets (sold out before anyone joins)
+    waitlist_tickets: u64 = 1_000, 50, min 1;
+    /// waitlist: tickets cancelled (offered, then left to expire)
+    waitlist_cancels: u64 = 100, 10, min 1;
+    /// waitlist: the event's OFFER, ms
+    waitlist_offer_ms: u64 = 2_000, 500, min 1;
+    /// restore: orders in the snapshot
+    restore_orders: u64 = 1_000_000, 20_000, min 1;
+    /// restore: most tickets per ORDERS or FREE call
+    restore_chunk: usize = protocol::restore::DEFAULT_CHUNK, 1_000, min 1;
 }
 
 /// Output helpers: progress bars (stderr, only on a terminal) and status lines.
@@ -384,59 +301,66 @@ fn rerender(path: &std::path::Path, opts: &Opts, ui: Ui) -> Result<ExitCode> {
     finish(&output, opts, ui)
 }
 
+/// A scenario: runs ticketgate and its baselines, returns the report.
+type Scenario = fn(&scenarios::Ctx) -> Result<ScenarioReport>;
+
+/// Every scenario `all` runs, in this order.
+const SCENARIOS: [(Cmd, Scenario); 9] = [
+    (Cmd::Burst, scenarios::burst),
+    (Cmd::Coupon, scenarios::coupon),
+    (Cmd::Throughput, scenarios::throughput),
+    (Cmd::Drain, scenarios::drain),
+    (Cmd::BigEvent, scenarios::big_event),
+    (Cmd::Live, scenarios::live),
+    (Cmd::Checkout, scenarios::checkout),
+    (Cmd::Waitlist, scenarios::waitlist),
+    (Cmd::Restore, scenarios::restore),
+];
+
+/// The servers the options name, or private ones.
+pub fn servers(opts: &Opts) -> Result<env::Servers> {
+    let (redis, mysql) = (opts.redis_url.as_deref(), opts.mysql_url.as_deref());
+    env::Servers::setup(redis, mysql, opts.sidecar.as_deref(), &opts.redis_arg)
+}
+
 fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
     if let Some(path) = &opts.from_json {
         return rerender(path, opts, ui);
     }
     let sizes = Sizes::resolve(opts);
+    let which = |given: bool, yes: &'static str, no: &'static str| if given { yes } else { no };
     ui.say(&format!(
         "setting up: {}, {}, two databases migrated by ticketgate-sidecar migrate...",
-        if opts.redis_url.is_some() {
-            "the given Redis"
-        } else {
+        which(
+            opts.redis_url.is_some(),
+            "the given Redis",
             "a private redis-server with the module"
-        },
-        if opts.mysql_url.is_some() {
-            "the given MySQL"
-        } else {
+        ),
+        which(
+            opts.mysql_url.is_some(),
+            "the given MySQL",
             "a private MariaDB"
-        },
+        ),
     ));
-    let servers = env::Servers::setup(
-        opts.redis_url.as_deref(),
-        opts.mysql_url.as_deref(),
-        opts.sidecar.as_deref(),
-        &opts.redis_arg,
-    )?;
-    let run = RunInfo {
+    let servers = servers(opts)?;
+    let mut run = RunInfo {
         started_unix_ms: env::unix_ms(),
         quick: opts.quick,
         redis_version: servers.redis_version(),
         mysql_version: servers.mysql_version(),
-        cpus: std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         private_redis: servers.private_redis,
         private_mysql: servers.private_mysql,
         load_start: loadavg(),
-        load_end: None,
-        duration_s: 0.0,
+        ..RunInfo::default()
     };
     let t0 = std::time::Instant::now();
     ui.say(&format!(
         "redis {} ({}), mysql {} ({}), {} cpus",
         run.redis_version,
-        if run.private_redis {
-            "private"
-        } else {
-            "given"
-        },
+        which(run.private_redis, "private", "given"),
         run.mysql_version,
-        if run.private_mysql {
-            "private"
-        } else {
-            "given"
-        },
+        which(run.private_mysql, "private", "given"),
         run.cpus
     ));
     let ctx = scenarios::Ctx {
@@ -445,42 +369,18 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
         ui,
         run_id: env::run_id(),
     };
-    let list: Vec<Cmd> = match cmd {
-        Cmd::All => vec![
-            Cmd::Burst,
-            Cmd::Coupon,
-            Cmd::Throughput,
-            Cmd::Drain,
-            Cmd::BigEvent,
-            Cmd::Live,
-            Cmd::Checkout,
-            Cmd::Waitlist,
-            Cmd::Restore,
-        ],
-        c => vec![c],
-    };
     let mut reports: Vec<ScenarioReport> = Vec::new();
-    for c in list {
-        let r = match c {
-            Cmd::Burst => scenarios::burst(&ctx),
-            Cmd::Coupon => scenarios::coupon(&ctx),
-            Cmd::Throughput => scenarios::throughput(&ctx),
-            Cmd::Drain => scenarios::drain(&ctx),
-            Cmd::BigEvent => scenarios::big_event(&ctx),
-            Cmd::Live => scenarios::live(&ctx),
-            Cmd::Checkout => scenarios::checkout(&ctx),
-            Cmd::Waitlist => scenarios::waitlist(&ctx),
-            Cmd::Restore => scenarios::restore(&ctx),
-            Cmd::All | Cmd::Demo => continue,
-        }?;
-        if opts.markdown {
-            eprint!("\n{}", render(&r));
-        } else {
-            ui.print(&format!("\n{}", render(&r)));
+    for (_, scenario) in SCENARIOS
+        .iter()
+        .filter(|(c, _)| cmd == Cmd::All || *c == cmd)
+    {
+        let r = scenario(&ctx)?;
+        match opts.markdown {
+            true => eprint!("\n{}", render(&r)),
+            false => ui.print(&format!("\n{}", render(&r))),
         }
         reports.push(r);
     }
-    let mut run = run;
     run.load_end = loadavg();
     run.duration_s = t0.elapsed().as_secs_f64();
     let output = BenchOutput::new(run, reports);

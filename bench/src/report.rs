@@ -246,6 +246,23 @@ impl ScenarioReport {
         });
     }
 
+    /// Adds each ratio `(name, path a, path b, metric)`: a's metric over b's.
+    pub fn add_ratios(&mut self, list: &[(&str, &str, &str, &str)]) {
+        for &(name, a, b, key) in list {
+            self.add_ratio(name, ratio(self.metric(a, key), self.metric(b, key)));
+        }
+    }
+
+    /// Adds each target `(name, goal, threshold, unit, path, metric)`,
+    /// measured from that path's row.
+    pub fn add_targets(&mut self, list: &[(&str, Goal, f64, &str, &str, &str)]) {
+        for &(name, goal, threshold, unit, path, key) in list {
+            let measured = self.metric(path, key);
+            self.targets
+                .push(target(name, goal, threshold, unit, measured));
+        }
+    }
+
     /// Adds violations, each prefixed with the path they concern.
     pub fn add_violations(&mut self, path: &str, found: Vec<String>) {
         self.violations
@@ -547,6 +564,13 @@ pub fn format_table(headers: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// A target's cells: name, goal, measured, result (`miss` when missed).
+fn target_cells(t: &TargetResult, miss: &str) -> Vec<String> {
+    let result = if t.pass { "PASS" } else { miss };
+    let measured = fmt_measured(t.measured, &t.unit);
+    vec![t.name.clone(), goal_text(t), measured, result.to_string()]
+}
+
 fn goal_text(t: &TargetResult) -> String {
     let op = match t.goal {
         Goal::AtLeast => ">=",
@@ -617,14 +641,7 @@ pub fn render(report: &ScenarioReport) -> String {
         let rows: Vec<Vec<String>> = report
             .targets
             .iter()
-            .map(|t| {
-                vec![
-                    t.name.clone(),
-                    goal_text(t),
-                    fmt_measured(t.measured, &t.unit),
-                    if t.pass { "PASS" } else { "MISS" }.to_string(),
-                ]
-            })
+            .map(|t| target_cells(t, "MISS"))
             .collect();
         out.push_str(&format_table(&headers, &rows));
     }
@@ -657,13 +674,9 @@ pub fn render_summary(output: &BenchOutput) -> String {
         .iter()
         .flat_map(|s| {
             s.targets.iter().map(move |t| {
-                vec![
-                    s.scenario.clone(),
-                    t.name.clone(),
-                    goal_text(t),
-                    fmt_measured(t.measured, &t.unit),
-                    if t.pass { "PASS" } else { "MISS" }.to_string(),
-                ]
+                let mut cells = vec![s.scenario.clone()];
+                cells.extend(target_cells(t, "MISS"));
+                cells
             })
         })
         .collect();
@@ -731,15 +744,8 @@ pub fn render_markdown(output: &BenchOutput) -> String {
     let _ = writeln!(out, "|---|---|---|---:|---|");
     for s in &output.scenarios {
         for t in &s.targets {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} |",
-                s.scenario,
-                t.name,
-                goal_text(t),
-                fmt_measured(t.measured, &t.unit),
-                if t.pass { "PASS" } else { "**MISS**" }
-            );
+            let cells = target_cells(t, "**MISS**").join(" | ");
+            let _ = writeln!(out, "| {} | {cells} |", s.scenario);
         }
     }
     let _ = writeln!(

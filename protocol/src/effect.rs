@@ -1,5 +1,5 @@
 //! `TICKET._APPLY`: the one command a state change is replicated as
-//! (DESIGN.md "Replication and persistence").
+//! (docs/design.md "Effects and replication").
 //!
 //! A command's result depends on the clock and on the stream id the server
 //! generates, so the primary never replicates the command itself: it decides,
@@ -42,18 +42,18 @@
 //! carries its `hold`, `limit`, `offer` and `incarnation`; the forms of 0.2
 //! still decode (incarnation none): `init <id> <at> <total> <opens_at>
 //! <closes_at> [<hold> <limit> [<offer>]]`, and `drop` with no id and time,
-//! which deleted every key of the event including its log. `version` lets a newer replica apply an older primary's
-//! stream: replicas are upgraded first, and a version this build does not
+//! which deleted every key of the event including its log. The values of
+//! each op, in order, come from [`crate::ops::OPS`]. `version` lets a newer
+//! replica apply an older primary's stream: replicas are upgraded first, and a version this build does not
 //! know is refused with an error naming both versions.
 
 use crate::keys::valid_event;
-use crate::record::{
-    parse_number, parse_tickets, parse_time, Incarnation, Op, Record, Status, Value,
-};
+use crate::model::{parse_time, Record, Value};
+use crate::ops::{self, Form, Parts};
 use crate::restore::{self, Begin, Order};
 use crate::StreamId;
 
-pub use crate::record::{default_offer, Checkout};
+pub use crate::model::{default_offer, Args, Checkout, MAX_ARGS};
 
 /// The command name.
 pub const APPLY_COMMAND: &str = "TICKET._APPLY";
@@ -89,53 +89,6 @@ pub enum Effect<U = String> {
     RestoreOrders(Vec<Order<U>>),
     /// Restored free numbers (not logged).
     RestoreFree(Vec<std::ops::RangeInclusive<i64>>),
-}
-
-/// Most arguments an effect has after the command name, but for the
-/// `restore-*` steps, whose arguments spill into a `Vec`.
-pub const MAX_ARGS: usize = 12;
-
-/// The arguments of one `TICKET._APPLY` (or `TICKET.RESTORE`), without a
-/// heap allocation up to [`MAX_ARGS`] of them.
-#[derive(Debug, Clone)]
-pub struct Args<'a> {
-    items: [Value<'a>; MAX_ARGS],
-    len: usize,
-    /// Every argument once there are more than [`MAX_ARGS`].
-    more: Vec<Value<'a>>,
-}
-
-impl<'a> Args<'a> {
-    pub(crate) fn new() -> Args<'a> {
-        Args {
-            items: [Value::Number(0); MAX_ARGS],
-            len: 0,
-            more: Vec::new(),
-        }
-    }
-
-    pub(crate) fn push(&mut self, v: Value<'a>) {
-        if self.len < MAX_ARGS {
-            self.items[self.len] = v;
-            self.len += 1;
-            return;
-        }
-        if self.more.is_empty() {
-            self.more.extend_from_slice(&self.items);
-        }
-        self.more.push(v);
-    }
-
-    pub(crate) fn extend(&mut self, values: impl IntoIterator<Item = Value<'a>>) {
-        values.into_iter().for_each(|v| self.push(v));
-    }
-
-    pub fn as_slice(&self) -> &[Value<'a>] {
-        match self.more.is_empty() {
-            true => &self.items[..self.len],
-            false => &self.more,
-        }
-    }
 }
 
 impl Effect<&str> {
@@ -194,95 +147,50 @@ impl<U: AsRef<str>> Effect<U> {
         let mut args = Args::new();
         args.push(Value::Number(VERSION));
         args.push(Value::Text(event));
-        let (id, record, minted) = match self {
-            Effect::Append { id, record, minted } => (id, record, minted),
-            Effect::DropAll => {
-                args.push(Value::Text("drop"));
-                return args;
-            }
-            Effect::Wait { user, place } => {
-                args.push(Value::Text("wait"));
-                args.push(Value::Text(user.as_ref()));
-                args.push(Value::Number(*place));
-                return args;
-            }
-            Effect::Leave { user } => {
-                args.push(Value::Text("leave"));
-                args.push(Value::Text(user.as_ref()));
-                return args;
-            }
-            Effect::RestoreBegin(begin) => {
-                args.push(Value::Text("restore-begin"));
-                args.extend(begin.values());
-                return args;
-            }
-            Effect::RestoreOrders(orders) => {
-                args.push(Value::Text("restore-orders"));
-                args.extend(orders.iter().flat_map(|o| o.values()));
-                return args;
-            }
-            Effect::RestoreFree(free) => {
-                args.push(Value::Text("restore-free"));
-                args.extend(restore::free_values(free));
-                return args;
-            }
+        let Effect::Append { id, record, minted } = self else {
+            self.unlogged_args(&mut args);
+            return args;
         };
         args.push(Value::Text(record.op.name()));
         args.push(Value::Id(*id));
         args.push(Value::Number(record.at));
-        match &record.op {
-            Op::Init {
-                total,
-                opens_at,
-                closes_at,
-                checkout,
-                incarnation,
-            } => {
-                args.extend([*total, *opens_at, *closes_at].map(Value::Number));
-                let (settings, offer) = match incarnation {
-                    Some(_) => (true, true),
-                    // What release 0.2 wrote (only a replayed 0.2 record).
-                    None => checkout.written(),
-                };
-                if settings {
-                    args.push(Value::Number(checkout.hold));
-                    args.push(Value::Number(checkout.limit));
-                }
-                if offer {
-                    args.push(Value::Number(checkout.offer));
-                }
-                if let Some(incarnation) = incarnation {
-                    args.push(Value::Hex(*incarnation));
-                }
-            }
-            Op::Restore {
-                incarnation,
-                status,
-                from,
-            } => {
-                args.push(Value::Hex(*incarnation));
-                args.push(Value::Text(status.as_str()));
-                args.push(Value::Id(*from));
-            }
-            _ => {}
-        }
-        if let Some((user, tickets, until)) = record.op.order() {
-            args.push(Value::Text(user.as_ref()));
-            args.push(tickets.value());
-            if takes_tickets(record.op.name()) {
-                args.push(Value::Number(minted.unwrap_or(0)));
-            }
-            if until > 0 {
-                args.push(Value::Number(until));
-            }
-        }
+        let values = record.op.spec().fields.iter();
+        args.extend(values.filter_map(|field| record.op.value(*field, Form::Effect, *minted)));
         args
+    }
+
+    /// The op and values of an effect that appends nothing to the log.
+    fn unlogged_args<'a>(&'a self, args: &mut Args<'a>) {
+        match self {
+            Effect::Append { .. } => {}
+            Effect::DropAll => args.push(Value::Text("drop")),
+            Effect::Wait { user, place } => {
+                args.extend([Value::Text("wait"), Value::Text(user.as_ref())]);
+                args.push(Value::Number(*place));
+            }
+            Effect::Leave { user } => {
+                args.extend([Value::Text("leave"), Value::Text(user.as_ref())]);
+            }
+            Effect::RestoreBegin(begin) => {
+                args.push(Value::Text("restore-begin"));
+                args.extend(begin.values());
+            }
+            Effect::RestoreOrders(orders) => {
+                args.push(Value::Text("restore-orders"));
+                args.extend(orders.iter().flat_map(|o| o.values()));
+            }
+            Effect::RestoreFree(free) => {
+                args.push(Value::Text("restore-free"));
+                args.extend(restore::free_values(free));
+            }
+        }
     }
 }
 
 /// Whether an op takes free tickets (and so may mint numbers).
+#[cfg(test)]
 fn takes_tickets(op: &str) -> bool {
-    matches!(op, "claim" | "hold" | "offer")
+    ops::find(op.as_bytes()).is_some_and(|spec| spec.fields.contains(&ops::Field::Minted))
 }
 
 /// Why an effect was refused.
@@ -372,128 +280,35 @@ fn waiting<'a>(
     }
 }
 
-/// The arguments of an `Append`: `<id> <at> <op fields...>`.
+/// The arguments of an `Append`: `<id> <at> <op values...>`, the values
+/// in the order [`ops::OPS`] gives.
 fn append<'a>(
     op: &str,
     rest: &[&'a [u8]],
     text: impl Fn(&'a [u8], &str) -> Result<&'a str, BadEffect>,
 ) -> Result<Effect<&'a str>, BadEffect> {
-    let [id, at, fields @ ..] = rest else {
+    let [id, at, values @ ..] = rest else {
         return Err(bad(format!("{op} needs a stream id and a time")));
     };
     let id = StreamId::parse(text(id, "stream id")?).ok_or_else(|| bad("invalid stream id"))?;
-    let time = |raw: &'a [u8], what: &str| {
-        parse_time(text(raw, what)?).ok_or_else(|| bad(format!("invalid {what}")))
+    let at = parse_time(text(at, "time")?).ok_or_else(|| bad("invalid time"))?;
+    let Some(spec) = ops::find(op.as_bytes()) else {
+        let shown: String = op.chars().take(32).collect();
+        return Err(bad(format!("unknown op '{shown}'")));
     };
-    let number = |raw: &'a [u8], what: &str| {
-        parse_number(text(raw, what)?).ok_or_else(|| bad(format!("invalid {what}")))
-    };
-    let user = |raw: &'a [u8]| {
-        let u = text(raw, "user")?;
-        crate::keys::valid_user(u)
-            .then_some(u)
-            .ok_or_else(|| bad("invalid user id"))
-    };
-    let at = time(at, "time")?;
-    let tickets =
-        |raw: &'a [u8]| parse_tickets(text(raw, "tickets")?).ok_or_else(|| bad("invalid tickets"));
-    let minted_after = |raw: &'a [u8]| match time(raw, "minted")? {
-        0 => Ok(None),
-        m => Ok(Some(m)),
-    };
-    let until = |raw: &'a [u8]| {
-        time(raw, "until").and_then(|u| match u {
-            0 => Err(bad("invalid until")),
-            u => Ok(u),
-        })
-    };
-    let incarnation = |raw: &'a [u8]| {
-        Incarnation::parse(text(raw, "incarnation")?).ok_or_else(|| bad("invalid incarnation"))
-    };
-    let mut minted = None;
-    let op = match (op, fields) {
-        ("init", [total, opens, closes, settings @ ..])
-            if matches!(settings.len(), 0 | 2 | 3 | 4) =>
-        {
-            let mut checkout = Checkout::default();
-            let mut born = None;
-            if let [hold, limit, more @ ..] = settings {
-                let hold = time(hold, "hold")?;
-                checkout = Checkout {
-                    hold,
-                    limit: number(limit, "limit")?,
-                    offer: match more {
-                        [offer, ..] => time(offer, "offer")?,
-                        [] => default_offer(hold),
-                    },
-                };
-                if let [_, i] = more {
-                    born = Some(incarnation(i)?);
-                }
-            }
-            Op::Init {
-                total: number(total, "total")?,
-                opens_at: time(opens, "opens_at")?,
-                closes_at: time(closes, "closes_at")?,
-                checkout,
-                incarnation: born,
-            }
+    let wrong_number = || bad(format!("wrong number of arguments for {op}"));
+    if !spec.effect_takes(values.len()) {
+        return Err(wrong_number());
+    }
+    let mut parts = Parts::default();
+    for (field, raw) in spec.fields.iter().zip(values) {
+        let name = field.name();
+        if !parts.read(*field, text(raw, name)?) {
+            return Err(bad(format!("invalid {name}")));
         }
-        ("drop", []) => Op::Drop,
-        ("restore", [i, status, from]) => Op::Restore {
-            incarnation: incarnation(i)?,
-            status: Status::parse(text(status, "status")?).ok_or_else(|| bad("invalid status"))?,
-            from: StreamId::parse(text(from, "from")?).ok_or_else(|| bad("invalid from id"))?,
-        },
-        ("claim", [u, t, m]) => {
-            minted = minted_after(m)?;
-            Op::Claim {
-                user: user(u)?,
-                tickets: tickets(t)?,
-            }
-        }
-        ("hold", [u, t, m, d]) => {
-            minted = minted_after(m)?;
-            Op::Hold {
-                user: user(u)?,
-                tickets: tickets(t)?,
-                until: until(d)?,
-            }
-        }
-        ("offer", [u, t, m, d]) => {
-            minted = minted_after(m)?;
-            Op::Offer {
-                user: user(u)?,
-                tickets: tickets(t)?,
-                until: until(d)?,
-            }
-        }
-        ("confirm", [u, t]) => Op::Confirm {
-            user: user(u)?,
-            tickets: tickets(t)?,
-        },
-        ("expire", [u, t]) => Op::Expire {
-            user: user(u)?,
-            tickets: tickets(t)?,
-        },
-        ("cancel", [u, t]) => Op::Cancel {
-            user: user(u)?,
-            tickets: tickets(t)?,
-        },
-        ("open", []) => Op::Open,
-        ("close", []) => Op::Close,
-        (
-            "init" | "claim" | "hold" | "offer" | "confirm" | "expire" | "cancel" | "open"
-            | "close" | "drop" | "restore",
-            _,
-        ) => return Err(bad(format!("wrong number of arguments for {op}"))),
-        _ => {
-            return Err(bad(format!(
-                "unknown op '{}'",
-                op.chars().take(32).collect::<String>()
-            )))
-        }
-    };
+    }
+    let minted = parts.minted.filter(|m| *m > 0);
+    let op = parts.op(spec.kind).ok_or_else(wrong_number)?;
     Ok(Effect::Append {
         id,
         record: Record { op, at },
@@ -504,6 +319,7 @@ fn append<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::{Incarnation, Op};
     use proptest::prelude::*;
 
     fn wire(effect: &Effect<&str>, event: &str) -> Vec<Vec<u8>> {

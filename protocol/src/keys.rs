@@ -1,4 +1,4 @@
-//! Key names and identifiers (DESIGN.md "Keys").
+//! Key names and identifiers (docs/design.md "Keys").
 //!
 //! All keys of event `E` share the hash tag `{E}`, so they live in one
 //! cluster slot: `ticket:{E}:meta` (hash), `ticket:{E}:pool` (zset),

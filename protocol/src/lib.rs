@@ -1,5 +1,9 @@
 //! The contract between ticketgate's halves, in one place and without I/O:
 //!
+//! * [`model`]: what a change is (ops, records, tickets, checkout settings)
+//!   and the values formats are written in, without any format;
+//! * [`ops`]: THE table of ops — each op's name and its values in order,
+//!   which drives both the record and the effect below;
 //! * [`keys`]: the key names of an event (`ticket:{E}:meta|pool|holders|log`),
 //!   the `ticket:events` channel and the rules for event and user ids;
 //! * [`record`]: the stream record appended to `ticket:{E}:log` for every
@@ -16,6 +20,8 @@
 
 pub mod effect;
 pub mod keys;
+pub mod model;
+pub mod ops;
 pub mod record;
 pub mod restore;
 pub mod streamid;

@@ -1,5 +1,5 @@
 //! The stream record appended to `ticket:{E}:log` for every state change
-//! (DESIGN.md "Stream record"), encoded by the module and decoded by the
+//! (docs/design.md "The log record"), encoded by the module and decoded by the
 //! sidecar:
 //!
 //! `op <op> event <E> [user <u> (ticket <n> | tickets <n>,<n>,...) [until <ms>]] [total <n> opens_at <ms> closes_at <ms> [hold <ms> limit <n>] [offer <ms>] incarnation <hex>] at <unix-ms>`
@@ -21,376 +21,17 @@
 
 use std::collections::HashMap;
 
-use crate::keys::{valid_user, MAX_TOTAL};
-use crate::StreamId;
+use crate::keys::valid_user;
+use crate::ops::{self, Field, Form, OpSpec, Parts};
 
-/// Most tickets one record carries (a user's `LIMIT` is at most this).
-pub const MAX_TICKETS: usize = 1000;
-
-/// Longest hold (and offer), in ms: 7 days.
-pub const MAX_HOLD_MS: i64 = 7 * 24 * 3600 * 1000;
-
-/// Which incarnation of an event a record or meta hash belongs to: a random
-/// non-zero number `TICKET.INIT` draws, written as 16 lowercase hex digits.
-/// A re-created event gets a new one, so the sidecar can tell it apart from
-/// the event it replaced (events made before release 0.3 have none).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Incarnation(pub u64);
-
-impl Incarnation {
-    /// Exactly 16 lowercase hex digits, not all zero.
-    pub fn parse(text: &str) -> Option<Incarnation> {
-        let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
-        if text.len() != 16 || !text.bytes().all(hex) {
-            return None;
-        }
-        u64::from_str_radix(text, 16)
-            .ok()
-            .filter(|n| *n != 0)
-            .map(Incarnation)
-    }
-}
-
-impl std::fmt::Display for Incarnation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:016x}", self.0)
-    }
-}
-
-/// Whether an event accepts claims (subject to its window): what a restore
-/// installs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Open,
-    Closed,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Open => "open",
-            Status::Closed => "closed",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Status> {
-        match s {
-            "open" => Some(Status::Open),
-            "closed" => Some(Status::Closed),
-            _ => None,
-        }
-    }
-}
-
-/// An event's checkout settings, set by its init.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Checkout {
-    /// The default hold of a claim in ms (0 = a claim is a final sale).
-    pub hold: i64,
-    /// Most tickets one user may hold.
-    pub limit: i64,
-    /// How long an offer of the waiting list is held, in ms.
-    pub offer: i64,
-}
-
-impl Default for Checkout {
-    fn default() -> Checkout {
-        Checkout {
-            hold: 0,
-            limit: 1,
-            offer: default_offer(0),
-        }
-    }
-}
-
-impl Checkout {
-    /// Whether `hold` and `limit` are written (they differ from `0 1`, or
-    /// `offer` is written) and whether `offer` is (it differs from its
-    /// default): the same rule for the init record and the init effect.
-    pub fn written(&self) -> (bool, bool) {
-        let offer = self.offer != default_offer(self.hold);
-        ((self.hold, self.limit) != (0, 1) || offer, offer)
-    }
-}
-
-/// An offer's default hold: the event's `hold`, or 10 minutes when a claim
-/// is a final sale (`hold` = 0).
-pub fn default_offer(hold: i64) -> i64 {
-    match hold {
-        0 => 600_000,
-        hold => hold,
-    }
-}
-
-/// The ticket numbers of one change: ascending, distinct, `1..=MAX_TICKETS`
-/// of them. One ticket, the common case, needs no allocation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Tickets {
-    One(i64),
-    /// Two or more.
-    Many(Vec<i64>),
-}
-
-impl Tickets {
-    /// From ascending numbers (one number becomes [`Tickets::One`]).
-    pub fn from_sorted(mut numbers: Vec<i64>) -> Tickets {
-        match numbers.len() {
-            1 => Tickets::One(numbers.remove(0)),
-            _ => Tickets::Many(numbers),
-        }
-    }
-
-    pub fn as_slice(&self) -> &[i64] {
-        match self {
-            Tickets::One(n) => std::slice::from_ref(n),
-            Tickets::Many(v) => v,
-        }
-    }
-
-    /// The lowest number (what a single-ticket reply shows).
-    pub fn lowest(&self) -> i64 {
-        self.as_slice().first().copied().unwrap_or(0)
-    }
-
-    /// The stream field and value: `ticket <n>` or `tickets <n>,<n>,...`.
-    fn field(&self) -> (&'static str, Value<'_>) {
-        match self {
-            Tickets::One(_) => ("ticket", self.value()),
-            Tickets::Many(_) => ("tickets", self.value()),
-        }
-    }
-
-    /// The numbers as one value: `<n>` or `<n>,<n>,...`.
-    pub fn value(&self) -> Value<'_> {
-        match self {
-            Tickets::One(n) => Value::Number(*n),
-            Tickets::Many(v) => Value::List(v),
-        }
-    }
-}
-
-/// What happened. `U` is the user id: `&str` when encoding, `String` decoded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Op<U = String> {
-    /// Event created with `total` tickets; times in unix ms, 0 = no bound;
-    /// `incarnation` is `None` in records written before release 0.3.
-    Init {
-        total: i64,
-        opens_at: i64,
-        closes_at: i64,
-        checkout: Checkout,
-        incarnation: Option<Incarnation>,
-    },
-    /// `user` won `tickets`, sold at once.
-    Claim { user: U, tickets: Tickets },
-    /// `user` holds `tickets` until `until` (unix ms) while paying.
-    Hold {
-        user: U,
-        tickets: Tickets,
-        until: i64,
-    },
-    /// Returned `tickets` were offered to `user`, the head of the waiting
-    /// list, held until `until`.
-    Offer {
-        user: U,
-        tickets: Tickets,
-        until: i64,
-    },
-    /// `user`'s held `tickets` are sold.
-    Confirm { user: U, tickets: Tickets },
-    /// `user`'s hold on `tickets` ran out; they are free again.
-    Expire { user: U, tickets: Tickets },
-    /// `user` gave `tickets` back (held or sold).
-    Cancel { user: U, tickets: Tickets },
-    /// Event (re)opened.
-    Open,
-    /// Event closed.
-    Close,
-    /// The event's keys were deleted (`TICKET.DROP`); the log stays as the
-    /// trace of it.
-    Drop,
-    /// A rebuild installed a snapshot of incarnation `incarnation` taken
-    /// from MySQL at offset `from` (every earlier entry is replaced by it),
-    /// with status `status`.
-    Restore {
-        incarnation: Incarnation,
-        status: Status,
-        from: StreamId,
-    },
-}
-
-impl<U> Op<U> {
-    /// The `op` field's value (also a metrics label).
-    pub fn name(&self) -> &'static str {
-        match self {
-            Op::Init { .. } => "init",
-            Op::Claim { .. } => "claim",
-            Op::Hold { .. } => "hold",
-            Op::Offer { .. } => "offer",
-            Op::Confirm { .. } => "confirm",
-            Op::Expire { .. } => "expire",
-            Op::Cancel { .. } => "cancel",
-            Op::Open => "open",
-            Op::Close => "close",
-            Op::Drop => "drop",
-            Op::Restore { .. } => "restore",
-        }
-    }
-
-    /// The user, tickets and deadline (0 = none) of an op about a user's
-    /// tickets.
-    pub fn order(&self) -> Option<(&U, &Tickets, i64)> {
-        match self {
-            Op::Claim { user, tickets }
-            | Op::Confirm { user, tickets }
-            | Op::Expire { user, tickets }
-            | Op::Cancel { user, tickets } => Some((user, tickets, 0)),
-            Op::Hold {
-                user,
-                tickets,
-                until,
-            }
-            | Op::Offer {
-                user,
-                tickets,
-                until,
-            } => Some((user, tickets, *until)),
-            Op::Init { .. } | Op::Open | Op::Close | Op::Drop | Op::Restore { .. } => None,
-        }
-    }
-}
-
-/// One log entry: a change and when Redis logged it (unix ms).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Record<U = String> {
-    pub op: Op<U>,
-    pub at: i64,
-}
-
-/// A field value as it goes over the wire: borrowed text or a number, so
-/// the module's hot path formats nothing it does not send.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Value<'a> {
-    Text(&'a str),
-    Number(i64),
-    Id(StreamId),
-    /// Numbers, written comma-separated.
-    List(&'a [i64]),
-    /// An incarnation: 16 lowercase hex digits.
-    Hex(Incarnation),
-    /// An inclusive range of numbers: `<a>-<b>`, or `<a>` when `a == b`.
-    Range(i64, i64),
-}
-
-impl std::fmt::Display for Value<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Value::Text(s) => f.write_str(s),
-            Value::Number(n) => write!(f, "{n}"),
-            Value::Id(id) => write!(f, "{id}"),
-            Value::Hex(incarnation) => write!(f, "{incarnation}"),
-            Value::Range(a, b) if a == b => write!(f, "{a}"),
-            Value::Range(a, b) => write!(f, "{a}-{b}"),
-            Value::List(numbers) => {
-                for (i, n) in numbers.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(",")?;
-                    }
-                    write!(f, "{n}")?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-impl<U> Op<U> {
-    /// The same op with its user id mapped by `f`.
-    pub fn map_user<'a, V>(&'a self, f: impl FnOnce(&'a U) -> V) -> Op<V> {
-        match self {
-            Op::Init {
-                total,
-                opens_at,
-                closes_at,
-                checkout,
-                incarnation,
-            } => Op::Init {
-                total: *total,
-                opens_at: *opens_at,
-                closes_at: *closes_at,
-                checkout: *checkout,
-                incarnation: *incarnation,
-            },
-            Op::Claim { user, tickets } => Op::Claim {
-                user: f(user),
-                tickets: tickets.clone(),
-            },
-            Op::Hold {
-                user,
-                tickets,
-                until,
-            } => Op::Hold {
-                user: f(user),
-                tickets: tickets.clone(),
-                until: *until,
-            },
-            Op::Offer {
-                user,
-                tickets,
-                until,
-            } => Op::Offer {
-                user: f(user),
-                tickets: tickets.clone(),
-                until: *until,
-            },
-            Op::Confirm { user, tickets } => Op::Confirm {
-                user: f(user),
-                tickets: tickets.clone(),
-            },
-            Op::Expire { user, tickets } => Op::Expire {
-                user: f(user),
-                tickets: tickets.clone(),
-            },
-            Op::Cancel { user, tickets } => Op::Cancel {
-                user: f(user),
-                tickets: tickets.clone(),
-            },
-            Op::Open => Op::Open,
-            Op::Close => Op::Close,
-            Op::Drop => Op::Drop,
-            Op::Restore {
-                incarnation,
-                status,
-                from,
-            } => Op::Restore {
-                incarnation: *incarnation,
-                status: *status,
-                from: *from,
-            },
-        }
-    }
-}
-
-impl Record<&str> {
-    /// The record with its user id copied.
-    pub fn owned(&self) -> Record {
-        Record {
-            op: self.op.map_user(|u| u.to_string()),
-            at: self.at,
-        }
-    }
-}
+pub use crate::model::{
+    default_offer, parse_number, parse_tickets, parse_time, Checkout, Incarnation, Op, Record,
+    Status, Tickets, Value, MAX_HOLD_MS, MAX_TICKETS,
+};
 
 impl<U: AsRef<str>> Record<U> {
-    /// The record with the user borrowed.
-    pub fn borrowed(&self) -> Record<&str> {
-        Record {
-            op: self.op.map_user(U::as_ref),
-            at: self.at,
-        }
-    }
-
-    /// The stream fields of the record of `event`, in contract order.
+    /// The stream fields of the record of `event`, in contract order: `op`,
+    /// `event`, the op's fields as [`ops::OPS`] lists them, `at`.
     pub fn fields<'a>(
         &'a self,
         event: &'a str,
@@ -399,53 +40,13 @@ impl<U: AsRef<str>> Record<U> {
             ("op", Value::Text(self.op.name())),
             ("event", Value::Text(event)),
         ];
-        let detail: [Option<(&'static str, Value<'a>)>; 7] = match &self.op {
-            Op::Init {
-                total,
-                opens_at,
-                closes_at,
-                checkout,
-                incarnation,
-            } => {
-                let (settings, offer) = checkout.written();
-                [
-                    Some(("total", Value::Number(*total))),
-                    Some(("opens_at", Value::Number(*opens_at))),
-                    Some(("closes_at", Value::Number(*closes_at))),
-                    settings.then_some(("hold", Value::Number(checkout.hold))),
-                    settings.then_some(("limit", Value::Number(checkout.limit))),
-                    offer.then_some(("offer", Value::Number(checkout.offer))),
-                    incarnation.map(|i| ("incarnation", Value::Hex(i))),
-                ]
-            }
-            Op::Restore {
-                incarnation,
-                status,
-                from,
-            } => [
-                Some(("incarnation", Value::Hex(*incarnation))),
-                Some(("status", Value::Text(status.as_str()))),
-                Some(("from", Value::Id(*from))),
-                None,
-                None,
-                None,
-                None,
-            ],
-            op => match op.order() {
-                Some((user, tickets, until)) => [
-                    Some(("user", Value::Text(user.as_ref()))),
-                    Some(tickets.field()),
-                    (until > 0).then_some(("until", Value::Number(until))),
-                    None,
-                    None,
-                    None,
-                    None,
-                ],
-                None => [None; 7],
-            },
-        };
+        let body = self.op.spec().fields.iter().filter(|f| f.in_record());
+        let body = body.filter_map(move |field| {
+            let value = self.op.value(*field, Form::Record, None)?;
+            Some((field.record_name(&value), value))
+        });
         head.into_iter()
-            .chain(detail.into_iter().flatten())
+            .chain(body)
             .chain([("at", Value::Number(self.at))])
     }
 }
@@ -549,103 +150,45 @@ impl<'f> Fields<'f> {
         }
     }
 
-    /// The `user` and `ticket`/`tickets` of an op about a user's tickets.
-    fn user_tickets(&self, what: &str) -> Result<(String, Tickets), Malformed> {
-        let user = match (self.has("user"), &self.user) {
-            (false, _) => return Err(self.fail(format!("{what}: missing field 'user'"))),
-            (true, None) => return Err(self.fail(format!("{what}: invalid user id"))),
-            (true, Some(u)) => u.clone(),
-        };
+    /// Reads the field `spec.fields[i]` into `parts`: one a record must
+    /// carry is refused when missing, any is refused when invalid.
+    fn read(&self, spec: &OpSpec, i: usize, parts: &mut Parts<'f>) -> Result<(), Malformed> {
+        let (what, field) = (spec.name, spec.fields[i]);
+        match field {
+            Field::User => parts.user = Some(self.user(what)?),
+            Field::Tickets => parts.tickets = Some(self.tickets(what)?),
+            _ => {
+                let name = field.name();
+                let needed = i < spec.record_needs;
+                if !needed && !self.has(name) {
+                    return Ok(());
+                }
+                if !self.text(name).is_some_and(|t| parts.read(field, t)) {
+                    let missing = if needed { "missing or " } else { "" };
+                    return Err(self.fail(format!("{what}: {missing}invalid '{name}'")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn user(&self, what: &str) -> Result<&'f str, Malformed> {
+        match self.text("user") {
+            _ if !self.has("user") => Err(self.fail(format!("{what}: missing field 'user'"))),
+            Some(u) if valid_user(u) => Ok(u),
+            _ => Err(self.fail(format!("{what}: invalid user id"))),
+        }
+    }
+
+    /// `ticket <n>` or `tickets <n>,<n>,...`, not both.
+    fn tickets(&self, what: &str) -> Result<Tickets, Malformed> {
         let tickets = match (self.has("ticket"), self.has("tickets")) {
             (true, true) => return Err(self.fail(format!("{what}: both 'ticket' and 'tickets'"))),
             (false, false) => return Err(self.fail(format!("{what}: missing field 'ticket'"))),
             (true, false) => self.ticket.map(Tickets::One),
             (false, true) => self.text("tickets").and_then(parse_tickets),
         };
-        match tickets {
-            Some(tickets) => Ok((user, tickets)),
-            None => Err(self.fail(format!("{what}: invalid ticket number"))),
-        }
-    }
-
-    /// The user, tickets and `until` of a hold or an offer.
-    fn held(&self, what: &str) -> Result<(String, Tickets, i64), Malformed> {
-        let (user, tickets) = self.user_tickets(what)?;
-        let until = self
-            .text("until")
-            .and_then(parse_time)
-            .filter(|until| *until > 0)
-            .ok_or_else(|| self.fail(format!("{what}: missing or invalid 'until'")))?;
-        Ok((user, tickets, until))
-    }
-
-    fn init(&self) -> Result<Op, Malformed> {
-        let total = self
-            .text("total")
-            .and_then(parse_number)
-            .ok_or_else(|| self.fail("init: missing or invalid 'total'".into()))?;
-        // Absent window fields mean "no bound".
-        let bound = |name: &str| match self.has(name) {
-            false => Ok(0),
-            true => self
-                .text(name)
-                .and_then(parse_time)
-                .ok_or_else(|| self.fail(format!("init: invalid '{name}'"))),
-        };
-        // Absent checkout fields mean the defaults (records before 0.3
-        // carried none), an absent incarnation an event made before 0.3.
-        let setting =
-            |name: &str, default: i64, parse: fn(&str) -> Option<i64>| match self.has(name) {
-                false => Ok(default),
-                true => self
-                    .text(name)
-                    .and_then(parse)
-                    .ok_or_else(|| self.fail(format!("init: invalid '{name}'"))),
-            };
-        let hold = setting("hold", 0, |t| parse_time(t).filter(|h| *h <= MAX_HOLD_MS))?;
-        let checkout = Checkout {
-            hold,
-            limit: setting("limit", 1, |t| {
-                parse_number(t).filter(|l| *l <= MAX_TICKETS as i64)
-            })?,
-            offer: setting("offer", default_offer(hold), |t| {
-                parse_number(t).filter(|o| *o <= MAX_HOLD_MS)
-            })?,
-        };
-        let incarnation = match self.has("incarnation") {
-            false => None,
-            true => Some(self.incarnation("init")?),
-        };
-        Ok(Op::Init {
-            total,
-            opens_at: bound("opens_at")?,
-            closes_at: bound("closes_at")?,
-            checkout,
-            incarnation,
-        })
-    }
-
-    fn incarnation(&self, what: &str) -> Result<Incarnation, Malformed> {
-        self.text("incarnation")
-            .and_then(Incarnation::parse)
-            .ok_or_else(|| self.fail(format!("{what}: missing or invalid 'incarnation'")))
-    }
-
-    fn restore(&self) -> Result<Op, Malformed> {
-        let incarnation = self.incarnation("restore")?;
-        let status = self
-            .text("status")
-            .and_then(Status::parse)
-            .ok_or_else(|| self.fail("restore: missing or invalid 'status'".into()))?;
-        let from = self
-            .text("from")
-            .and_then(StreamId::parse)
-            .ok_or_else(|| self.fail("restore: missing or invalid 'from'".into()))?;
-        Ok(Op::Restore {
-            incarnation,
-            status,
-            from,
-        })
+        tickets.ok_or_else(|| self.fail(format!("{what}: invalid ticket number")))
     }
 }
 
@@ -661,81 +204,31 @@ pub fn decode(event: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<Record, Malform
         None => return Err(fields.fail("missing field 'event'".into())),
     }
     let at = fields.time("at")?;
-    let op = match op {
-        b"claim" => {
-            let (user, tickets) = fields.user_tickets("claim")?;
-            Op::Claim { user, tickets }
-        }
-        b"hold" => {
-            let (user, tickets, until) = fields.held("hold")?;
-            Op::Hold {
-                user,
-                tickets,
-                until,
-            }
-        }
-        b"offer" => {
-            let (user, tickets, until) = fields.held("offer")?;
-            Op::Offer {
-                user,
-                tickets,
-                until,
-            }
-        }
-        b"confirm" => {
-            let (user, tickets) = fields.user_tickets("confirm")?;
-            Op::Confirm { user, tickets }
-        }
-        b"expire" => {
-            let (user, tickets) = fields.user_tickets("expire")?;
-            Op::Expire { user, tickets }
-        }
-        b"cancel" => {
-            let (user, tickets) = fields.user_tickets("cancel")?;
-            Op::Cancel { user, tickets }
-        }
-        b"init" => fields.init()?,
-        b"open" => Op::Open,
-        b"close" => Op::Close,
-        b"drop" => Op::Drop,
-        b"restore" => fields.restore()?,
-        other => {
-            let shown: String = String::from_utf8_lossy(other).chars().take(32).collect();
-            return Err(fields.fail(format!("unknown op '{shown}'")));
-        }
+    let Some(spec) = ops::find(op) else {
+        let shown: String = String::from_utf8_lossy(op).chars().take(32).collect();
+        return Err(fields.fail(format!("unknown op '{shown}'")));
     };
-    Ok(Record { op, at })
-}
-
-/// A unix time in ms: plain decimal digits, fits an i64.
-pub fn parse_time(text: &str) -> Option<i64> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    text.parse().ok()
-}
-
-/// A ticket number or total: decimal `1..=2147483647`.
-pub fn parse_number(text: &str) -> Option<i64> {
-    parse_time(text).filter(|n| (1..=MAX_TOTAL).contains(n))
-}
-
-/// `<n>` or `<n>,<n>,...`: 1 to [`MAX_TICKETS`] ticket numbers, ascending.
-pub fn parse_tickets(text: &str) -> Option<Tickets> {
-    let mut numbers = Vec::new();
-    for part in text.split(',') {
-        let n = parse_number(part)?;
-        if numbers.last().is_some_and(|last| *last >= n) || numbers.len() == MAX_TICKETS {
-            return None;
+    let mut parts = Parts::default();
+    for (i, field) in spec.fields.iter().enumerate() {
+        if field.in_record() {
+            fields.read(spec, i, &mut parts)?;
         }
-        numbers.push(n);
     }
-    Some(Tickets::from_sorted(numbers))
+    match parts.op(spec.kind) {
+        Some(op) => Ok(Record {
+            op: op.map_user(|u| u.to_string()),
+            at,
+        }),
+        None => Err(fields.fail(format!("{}: missing a field", spec.name))),
+    }
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::keys::MAX_TOTAL;
+    use crate::ops::{Kind, OPS};
+    use crate::StreamId;
     use proptest::prelude::*;
 
     fn f(pairs: &[(&str, &str)]) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -1106,55 +599,68 @@ pub(crate) mod tests {
         ]
     }
 
-    /// Any record the module can write (shared with the effect tests).
-    pub(crate) fn any_record() -> impl Strategy<Value = Record> {
-        let ticket = 1..=MAX_TOTAL;
-        let order = || {
-            let user = "[^\\p{Cc}]{1,16}".prop_filter("fits 64 bytes", |u| u.len() <= 64);
-            (user, any_tickets(), 1..i64::MAX)
-        };
-        let op = prop_oneof![
-            (
-                ticket,
+    /// Any op of `kind` the module can write.
+    pub(crate) fn any_op(kind: Kind) -> BoxedStrategy<Op> {
+        let user = "[^\\p{Cc}]{1,16}".prop_filter("fits 64 bytes", |u| u.len() <= 64);
+        let order = (user, any_tickets(), 1..i64::MAX);
+        match kind {
+            Kind::Init => (
+                1..=MAX_TOTAL,
                 0..i64::MAX,
                 0..i64::MAX,
                 any_checkout(),
-                proptest::option::of(any_incarnation())
+                proptest::option::of(any_incarnation()),
             )
-                .prop_map(|(total, opens_at, closes_at, checkout, incarnation)| {
-                    Op::Init {
+                .prop_map(
+                    |(total, opens_at, closes_at, checkout, incarnation)| Op::Init {
                         total,
                         opens_at,
                         closes_at,
                         checkout,
                         incarnation,
-                    }
-                }),
-            Just(Op::Drop),
-            (any_incarnation(), any::<bool>(), any::<(u64, u64)>()).prop_map(
-                |(incarnation, open, (ms, seq))| Op::Restore {
+                    },
+                )
+                .boxed(),
+            Kind::Restore => (any_incarnation(), any::<bool>(), any::<(u64, u64)>())
+                .prop_map(|(incarnation, open, (ms, seq))| Op::Restore {
                     incarnation,
                     status: if open { Status::Open } else { Status::Closed },
                     from: StreamId::new(ms, seq),
-                }
-            ),
-            order().prop_map(|(user, tickets, _)| Op::Claim { user, tickets }),
-            order().prop_map(|(user, tickets, until)| Op::Hold {
-                user,
-                tickets,
-                until
-            }),
-            order().prop_map(|(user, tickets, until)| Op::Offer {
-                user,
-                tickets,
-                until
-            }),
-            order().prop_map(|(user, tickets, _)| Op::Confirm { user, tickets }),
-            order().prop_map(|(user, tickets, _)| Op::Expire { user, tickets }),
-            order().prop_map(|(user, tickets, _)| Op::Cancel { user, tickets }),
-            Just(Op::Open),
-            Just(Op::Close),
-        ];
+                })
+                .boxed(),
+            Kind::Claim
+            | Kind::Hold
+            | Kind::Offer
+            | Kind::Confirm
+            | Kind::Expire
+            | Kind::Cancel => order
+                .prop_map(move |(user, tickets, until)| match kind {
+                    Kind::Claim => Op::Claim { user, tickets },
+                    Kind::Hold => Op::Hold {
+                        user,
+                        tickets,
+                        until,
+                    },
+                    Kind::Offer => Op::Offer {
+                        user,
+                        tickets,
+                        until,
+                    },
+                    Kind::Confirm => Op::Confirm { user, tickets },
+                    Kind::Expire => Op::Expire { user, tickets },
+                    _ => Op::Cancel { user, tickets },
+                })
+                .boxed(),
+            Kind::Open => Just(Op::Open).boxed(),
+            Kind::Close => Just(Op::Close).boxed(),
+            Kind::Drop => Just(Op::Drop).boxed(),
+        }
+    }
+
+    /// Any record the module can write, of any op of the table (shared
+    /// with the effect tests).
+    pub(crate) fn any_record() -> impl Strategy<Value = Record> {
+        let op = (0..OPS.len()).prop_flat_map(|i| any_op(OPS[i].kind));
         (op, 0..i64::MAX).prop_map(|(op, at)| Record { op, at })
     }
 

@@ -25,10 +25,9 @@
 
 use std::ops::RangeInclusive;
 
-use crate::effect::Args;
 use crate::keys::{valid_event, valid_user, MAX_TOTAL};
-use crate::record::{
-    parse_number, parse_tickets, parse_time, Checkout, Incarnation, Status, Tickets, Value,
+use crate::model::{
+    parse_number, parse_tickets, parse_time, Args, Checkout, Incarnation, Status, Tickets, Value,
     MAX_HOLD_MS, MAX_TICKETS,
 };
 use crate::StreamId;

@@ -63,10 +63,10 @@ pub fn burst(ctx: &Ctx) -> Result<ScenarioReport> {
         }
         let name = format!("burst{r}");
         rounds[0].push(ping_floor(ctx, users)?);
-        let (row, v) = run_tg_closed(ctx, &name, tickets, one_each(users))?;
+        let (row, v) = run_closed(ctx, TG, &name, tickets, one_each(users))?;
         rounds[1].push(row);
         rep.add_violations(&format!("{TG} burst {r}"), v);
-        let (row, v) = run_lua_closed(ctx, &name, tickets, one_each(users))?;
+        let (row, v) = run_closed(ctx, LUA, &name, tickets, one_each(users))?;
         rounds[2].push(row);
         rep.add_violations(&format!("{LUA} burst {r}"), v);
         let (row, v) = run_mysql_closed(ctx, &name, tickets, one_each(users))?;
@@ -78,30 +78,28 @@ pub fn burst(ctx: &Ctx) -> Result<ScenarioReport> {
             rep.rows.push(row);
         }
     }
-    rep.add_ratio(
-        "p99 mysql-only/ticketgate",
-        ratio(rep.metric(MYSQL, "p99_ms"), rep.metric(TG, "p99_ms")),
-    );
-    rep.add_ratio(
-        "p99 lua/ticketgate",
-        ratio(rep.metric(LUA, "p99_ms"), rep.metric(TG, "p99_ms")),
-    );
-    rep.add_ratio(
-        "MySQL-match time mysql-only/ticketgate",
-        ratio(rep.metric(MYSQL, "mysql_ms"), rep.metric(TG, "mysql_ms")),
-    );
-    rep.add_ratio(
-        "p99 ticketgate/PING",
-        ratio(rep.metric(TG, "p99_ms"), rep.metric(PING, "p99_ms")),
-    );
+    rep.add_ratios(&[
+        ("p99 mysql-only/ticketgate", MYSQL, TG, "p99_ms"),
+        ("p99 lua/ticketgate", LUA, TG, "p99_ms"),
+    ]);
+    rep.add_ratios(&[
+        (
+            "MySQL-match time mysql-only/ticketgate",
+            MYSQL,
+            TG,
+            "mysql_ms",
+        ),
+        ("p99 ticketgate/PING", TG, PING, "p99_ms"),
+    ]);
     rep.checks.push(CLOSED_CHECKS.into());
-    rep.targets.push(target(
+    rep.add_targets(&[(
         "ticketgate claim p99",
         Goal::Below,
         10.0,
         " ms",
-        rep.metric(TG, "p99_ms"),
-    ));
+        TG,
+        "p99_ms",
+    )]);
     rep.notes.push(
         "latency: ticketgate and lua = the Redis claim (send to reply); mysql-only = its whole transaction. \
          lua+mysql then writes each winner to MySQL from a writer pool; 'MySQL == Redis' is measured from the start of the burst"

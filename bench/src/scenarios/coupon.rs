@@ -26,38 +26,43 @@ pub fn coupon(ctx: &Ctx) -> Result<ScenarioReport> {
             col("p99_ms", "p99 ms", 2),
         ],
     );
-    let (row, v) = run_tg_closed(ctx, "coupon", claims, user_lists(conns, claims))?;
+    let (row, v) = run_closed(ctx, TG, "coupon", claims, user_lists(conns, claims))?;
     rep.rows.push(row);
     rep.add_violations(TG, v);
-    let (row, v) = run_lua_closed(ctx, "coupon", claims, user_lists(conns, claims))?;
+    let (row, v) = run_closed(ctx, LUA, "coupon", claims, user_lists(conns, claims))?;
     rep.rows.push(row);
     rep.add_violations(LUA, v);
     let (row, v) = run_mysql_closed(ctx, "coupon", claims, user_lists(conns, claims))?;
     rep.rows.push(row);
     rep.add_violations(MYSQL, v);
-    rep.add_ratio(
-        "all-in-MySQL time lua/ticketgate",
-        ratio(rep.metric(LUA, "mysql_s"), rep.metric(TG, "mysql_s")),
-    );
-    rep.add_ratio(
-        "all-in-MySQL time mysql-only/ticketgate",
-        ratio(rep.metric(MYSQL, "mysql_s"), rep.metric(TG, "mysql_s")),
-    );
+    rep.add_ratios(&[
+        ("all-in-MySQL time lua/ticketgate", LUA, TG, "mysql_s"),
+        (
+            "all-in-MySQL time mysql-only/ticketgate",
+            MYSQL,
+            TG,
+            "mysql_s",
+        ),
+    ]);
     rep.checks.push(CLOSED_CHECKS.into());
-    rep.targets.push(target(
-        "ticketgate all issued",
-        Goal::Below,
-        1.0,
-        " s",
-        rep.metric(TG, "issued_s"),
-    ));
-    rep.targets.push(target(
-        "ticketgate all in MySQL",
-        Goal::Below,
-        2.0,
-        " s",
-        rep.metric(TG, "mysql_s"),
-    ));
+    rep.add_targets(&[
+        (
+            "ticketgate all issued",
+            Goal::Below,
+            1.0,
+            " s",
+            TG,
+            "issued_s",
+        ),
+        (
+            "ticketgate all in MySQL",
+            Goal::Below,
+            2.0,
+            " s",
+            TG,
+            "mysql_s",
+        ),
+    ]);
     rep.notes.push(format!(
         "each connection sends its claims one after another (no pipelining); lua+mysql writes winners with {} writer threads",
         ctx.sizes.lua_writers

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use indicatif::ProgressBar;
 
 use crate::env::{self, Servers};
 use crate::load::{self, ClosedLoopResult, Request};
@@ -232,148 +233,171 @@ fn outcome_metrics(row: &mut Row, winners: &HashMap<String, i64>, sold_out: u64,
     row.set("duplicates", duplicates(winners) as f64);
 }
 
-/// One closed-loop run of ticketgate with the sidecar running; returns the
-/// row and the violations. Used by burst and coupon.
-fn run_tg_closed(
-    ctx: &Ctx,
-    scenario: &str,
-    total: u64,
-    lists: Vec<Vec<String>>,
-) -> Result<(Row, Vec<String>)> {
-    let s = ctx.servers;
-    let event = ctx.event(scenario, "tg");
-    let users: u64 = lists.iter().map(|l| l.len() as u64).sum();
-    let mut r = s.redis()?;
-    tg_init(&mut r, &event, total)?;
-    let mut sidecar = s.start_sidecar(&event)?;
-    wait_event_in_mysql(s, &event, &mut sidecar)?;
-    let per_conn: Vec<Vec<Request>> = lists
-        .into_iter()
-        .map(|l| {
-            l.into_iter()
-                .map(|u| Request {
-                    bytes: claim_cmd(&event, &u),
-                    user: u,
-                })
-                .collect()
-        })
-        .collect();
-    let pb = ctx.ui.bar(users, &format!("{scenario}: ticketgate"));
-    let counters_before = ticket_counters(&mut r)?;
-    let res = load::closed_loop(
-        &s.redis_addr,
-        per_conn,
-        ctx.sizes.client_threads,
-        &|_, _| {},
-        &pb,
-    )?;
-    pb.finish_and_clear();
-    let counters_after = ticket_counters(&mut r)?;
-    let t = tally(&res);
-    let synced = env::wait_drained(
-        s,
-        &event,
-        t.winners.len() as i64,
-        Duration::from_secs(300),
-        Duration::from_millis(2),
-        &mut sidecar,
-    )?;
-    let mut violations = t.violations;
-    violations.extend(check_claims(total, users, &t.winners));
-    if s.private_redis {
-        // Nobody else uses a private server: the module's INFO counters
-        // must have moved exactly as the replies say.
-        violations.extend(check_counters(
-            &counters_before,
-            &counters_after,
-            &[
-                ("ticket_claims", t.winners.len() as u64),
-                ("ticket_soldout_replies", t.sold_out),
-                ("ticket_repeat_claims", 0),
-            ],
-        ));
-    }
-    let holders = env::redis_holders(&mut r, &env::holders_key(&event))?;
-    violations.extend(diff_holders("replies", &t.winners, "Redis", &holders));
-    violations.extend(env::compare_event(s, &event)?);
-    if !sidecar.stop() {
-        violations.push("the sidecar did not stop cleanly on SIGTERM".into());
-    }
-    tg_drop(&mut r, &event)?;
-    let mut row = Row::new(TG).with_latency(res.latency.clone());
-    outcome_metrics(&mut row, &t.winners, t.sold_out, total);
-    set_timings(
-        &mut row,
-        res.end - res.start,
-        synced.max(res.end) - res.start,
-        users,
-    );
-    Ok((row, violations))
+/// What one Redis path of the closed loop keeps around the run: ticketgate
+/// with its sidecar draining (and the module's counters before), or the Lua
+/// script with its MySQL writer pool.
+enum Side {
+    Tg {
+        event: String,
+        sidecar: env::Sidecar,
+        counters: HashMap<String, u64>,
+    },
+    Lua {
+        keys: LuaKeys,
+        sha: String,
+        raw: RawConn,
+        writers: Writers,
+    },
 }
 
-/// The Lua path: EVALSHA claims, winners written to MySQL by a writer pool.
-fn run_lua_closed(
+impl Side {
+    /// A fresh event of `total` tickets on `path` (`TG` or `LUA`).
+    fn prepare(ctx: &Ctx, path: &str, scenario: &str, total: u64) -> Result<Side> {
+        let s = ctx.servers;
+        if path == TG {
+            let event = ctx.event(scenario, "tg");
+            let mut r = s.redis()?;
+            tg_init(&mut r, &event, total)?;
+            let mut sidecar = s.start_sidecar(&event)?;
+            wait_event_in_mysql(s, &event, &mut sidecar)?;
+            let counters = ticket_counters(&mut r)?;
+            return Ok(Side::Tg {
+                event,
+                sidecar,
+                counters,
+            });
+        }
+        let event = ctx.event(scenario, "lua");
+        let keys = LuaKeys::new(&event);
+        let sha = lua::load(&s.redis_addr)?;
+        let mut raw = RawConn::connect(&s.redis_addr)?;
+        lua::fill_pool(&mut raw, &keys.pool, total, &ProgressBar::hidden())?;
+        env::baseline_init(&mut env::mysql_conn(&s.baseline_db)?, &event, total)?;
+        let writers = Writers::start(&s.baseline_db, &event, ctx.sizes.lua_writers)?;
+        Ok(Side::Lua {
+            keys,
+            sha,
+            raw,
+            writers,
+        })
+    }
+
+    fn claim(&self, user: &str) -> Vec<u8> {
+        match self {
+            Side::Tg { event, .. } => claim_cmd(event, user),
+            Side::Lua { keys, sha, .. } => {
+                let mut bytes = Vec::with_capacity(128);
+                keys.encode_claim(&mut bytes, sha, user.as_bytes());
+                bytes
+            }
+        }
+    }
+
+    /// Checks the run against Redis and MySQL and cleans up; returns when
+    /// the last winner was in MySQL (if any was), and the violations.
+    fn finish(
+        self,
+        ctx: &Ctx,
+        t: &Tally,
+        total: u64,
+        users: u64,
+    ) -> Result<(Option<Instant>, Vec<String>)> {
+        let s = ctx.servers;
+        let mut r = s.redis()?;
+        let mut violations = check_claims(total, users, &t.winners);
+        let (holders, in_mysql) = match self {
+            Side::Tg {
+                event,
+                mut sidecar,
+                counters,
+            } => {
+                let after = ticket_counters(&mut r)?;
+                let winners = t.winners.len() as i64;
+                let (wait, poll) = (Duration::from_secs(300), Duration::from_millis(2));
+                let synced = env::wait_drained(s, &event, winners, wait, poll, &mut sidecar)?;
+                if s.private_redis {
+                    // Nobody else uses a private server: the module's INFO
+                    // counters must have moved exactly as the replies say.
+                    let want = [
+                        ("ticket_claims", t.winners.len() as u64),
+                        ("ticket_soldout_replies", t.sold_out),
+                        ("ticket_repeat_claims", 0),
+                    ];
+                    violations.extend(check_counters(&counters, &after, &want));
+                }
+                let holders = env::redis_holders(&mut r, &env::holders_key(&event))?;
+                violations.extend(env::compare_event(s, &event)?);
+                if !sidecar.stop() {
+                    violations.push("the sidecar did not stop cleanly on SIGTERM".into());
+                }
+                tg_drop(&mut r, &event)?;
+                (holders, Some(synced))
+            }
+            Side::Lua {
+                keys,
+                mut raw,
+                writers,
+                ..
+            } => {
+                let last_write = writers.finish()?;
+                let holders = env::redis_holders(&mut r, &keys.holders)?;
+                violations.extend(env::compare_baseline(s, &keys.event, total, &t.winners)?);
+                keys.delete(&mut raw)?;
+                (holders, last_write)
+            }
+        };
+        violations.extend(diff_holders("replies", &t.winners, "Redis", &holders));
+        Ok((in_mysql, violations))
+    }
+}
+
+/// One closed-loop run of a Redis path (`TG` or `LUA`): every list is one
+/// connection's users, each claiming once; returns the row and the
+/// violations. Used by burst and coupon.
+fn run_closed(
     ctx: &Ctx,
+    path: &str,
     scenario: &str,
     total: u64,
     lists: Vec<Vec<String>>,
 ) -> Result<(Row, Vec<String>)> {
-    let s = ctx.servers;
-    let event = ctx.event(scenario, "lua");
-    let keys = LuaKeys::new(&event);
     let users: u64 = lists.iter().map(|l| l.len() as u64).sum();
-    let sha = lua::load(&s.redis_addr)?;
-    let mut raw = RawConn::connect(&s.redis_addr)?;
-    lua::fill_pool(
-        &mut raw,
-        &keys.pool,
-        total,
-        &indicatif::ProgressBar::hidden(),
-    )?;
-    env::baseline_init(&mut env::mysql_conn(&s.baseline_db)?, &event, total)?;
-    let writers = Writers::start(&s.baseline_db, &event, ctx.sizes.lua_writers)?;
+    let side = Side::prepare(ctx, path, scenario, total)?;
     let per_conn: Vec<Vec<Request>> = lists
         .into_iter()
         .map(|l| {
-            l.into_iter()
-                .map(|u| {
-                    let mut bytes = Vec::with_capacity(128);
-                    keys.encode_claim(&mut bytes, &sha, u.as_bytes());
-                    Request { bytes, user: u }
-                })
-                .collect()
+            let claim = |user: String| Request {
+                bytes: side.claim(&user),
+                user,
+            };
+            l.into_iter().map(claim).collect()
         })
         .collect();
-    let tx = writers.sender();
+    let tx = match &side {
+        Side::Lua { writers, .. } => Some(writers.sender()),
+        Side::Tg { .. } => None,
+    };
+    // The Lua path's winners go to its MySQL writers as they come.
     let on_reply = move |user: &str, reply: &Reply| {
-        if let Reply::Int(t) = reply {
+        if let (Some(tx), Reply::Int(t)) = (&tx, reply) {
             let _ = tx.send((user.to_string(), *t));
         }
     };
-    let pb = ctx.ui.bar(users, &format!("{scenario}: lua"));
-    let res = load::closed_loop(
-        &s.redis_addr,
-        per_conn,
-        ctx.sizes.client_threads,
-        &on_reply,
-        &pb,
-    );
+    let pb = ctx.ui.bar(users, &format!("{scenario}: {path}"));
+    let threads = ctx.sizes.client_threads;
+    let res = load::closed_loop(&ctx.servers.redis_addr, per_conn, threads, &on_reply, &pb);
     drop(on_reply);
     pb.finish_and_clear();
-    let last_write = writers.finish()?;
     let res = res?;
     let t = tally(&res);
-    let mut violations = t.violations;
-    violations.extend(check_claims(total, users, &t.winners));
-    let mut r = s.redis()?;
-    let holders = env::redis_holders(&mut r, &keys.holders)?;
-    violations.extend(diff_holders("replies", &t.winners, "Redis", &holders));
-    violations.extend(env::compare_baseline(s, &event, total, &t.winners)?);
-    keys.delete(&mut raw)?;
-    let mysql_done = last_write.unwrap_or(res.end).max(res.end);
-    let mut row = Row::new(LUA).with_latency(res.latency.clone());
+    let (in_mysql, v) = side.finish(ctx, &t, total, users)?;
+    let mut violations = t.violations.clone();
+    violations.extend(v);
+    let mut row = Row::new(path).with_latency(res.latency.clone());
     outcome_metrics(&mut row, &t.winners, t.sold_out, total);
-    set_timings(&mut row, res.end - res.start, mysql_done - res.start, users);
+    let issued = res.end - res.start;
+    let in_mysql = in_mysql.unwrap_or(res.end).max(res.end);
+    set_timings(&mut row, issued, in_mysql - res.start, users);
     Ok((row, violations))
 }
 

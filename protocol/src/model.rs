@@ -1,0 +1,424 @@
+//! The vocabulary every format of the crate shares, without any format:
+//! what a change of an event is ([`Op`], [`Record`]) and the values it
+//! carries ([`Tickets`], [`Checkout`], [`Incarnation`], [`Status`]), the
+//! [`Value`]s they go over the wire as, and [`Args`], a command's arguments
+//! as values. How an op is written down lives in [`crate::ops`] (the table),
+//! [`crate::record`] (stream fields) and [`crate::effect`] (`TICKET._APPLY`).
+
+use crate::keys::MAX_TOTAL;
+use crate::StreamId;
+
+/// Most tickets one record carries (a user's `LIMIT` is at most this).
+pub const MAX_TICKETS: usize = 1000;
+
+/// Longest hold (and offer), in ms: 7 days.
+pub const MAX_HOLD_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// Which incarnation of an event a record or meta hash belongs to: a random
+/// non-zero number `TICKET.INIT` draws, written as 16 lowercase hex digits.
+/// A re-created event gets a new one, so the sidecar can tell it apart from
+/// the event it replaced (events made before release 0.3 have none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Incarnation(pub u64);
+
+impl Incarnation {
+    /// Exactly 16 lowercase hex digits, not all zero.
+    pub fn parse(text: &str) -> Option<Incarnation> {
+        let hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+        if text.len() != 16 || !text.bytes().all(hex) {
+            return None;
+        }
+        u64::from_str_radix(text, 16)
+            .ok()
+            .filter(|n| *n != 0)
+            .map(Incarnation)
+    }
+}
+
+impl std::fmt::Display for Incarnation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+/// Whether an event accepts claims (subject to its window): what a restore
+/// installs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Open,
+    Closed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Open => "open",
+            Status::Closed => "closed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        match s {
+            "open" => Some(Status::Open),
+            "closed" => Some(Status::Closed),
+            _ => None,
+        }
+    }
+}
+
+/// An event's checkout settings, set by its init.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checkout {
+    /// The default hold of a claim in ms (0 = a claim is a final sale).
+    pub hold: i64,
+    /// Most tickets one user may hold.
+    pub limit: i64,
+    /// How long an offer of the waiting list is held, in ms.
+    pub offer: i64,
+}
+
+impl Default for Checkout {
+    fn default() -> Checkout {
+        Checkout {
+            hold: 0,
+            limit: 1,
+            offer: default_offer(0),
+        }
+    }
+}
+
+impl Checkout {
+    /// Whether `hold` and `limit` are written (they differ from `0 1`, or
+    /// `offer` is written) and whether `offer` is (it differs from its
+    /// default): the same rule for the init record and the init effect.
+    pub fn written(&self) -> (bool, bool) {
+        let offer = self.offer != default_offer(self.hold);
+        ((self.hold, self.limit) != (0, 1) || offer, offer)
+    }
+}
+
+/// An offer's default hold: the event's `hold`, or 10 minutes when a claim
+/// is a final sale (`hold` = 0).
+pub fn default_offer(hold: i64) -> i64 {
+    match hold {
+        0 => 600_000,
+        hold => hold,
+    }
+}
+
+/// The ticket numbers of one change: ascending, distinct, `1..=MAX_TICKETS`
+/// of them. One ticket, the common case, needs no allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tickets {
+    One(i64),
+    /// Two or more.
+    Many(Vec<i64>),
+}
+
+impl Tickets {
+    /// From ascending numbers (one number becomes [`Tickets::One`]).
+    pub fn from_sorted(mut numbers: Vec<i64>) -> Tickets {
+        match numbers.len() {
+            1 => Tickets::One(numbers.remove(0)),
+            _ => Tickets::Many(numbers),
+        }
+    }
+
+    pub fn as_slice(&self) -> &[i64] {
+        match self {
+            Tickets::One(n) => std::slice::from_ref(n),
+            Tickets::Many(v) => v,
+        }
+    }
+
+    /// The lowest number (what a single-ticket reply shows).
+    pub fn lowest(&self) -> i64 {
+        self.as_slice().first().copied().unwrap_or(0)
+    }
+
+    /// The numbers as one value: `<n>` or `<n>,<n>,...`.
+    pub fn value(&self) -> Value<'_> {
+        match self {
+            Tickets::One(n) => Value::Number(*n),
+            Tickets::Many(v) => Value::List(v),
+        }
+    }
+}
+
+/// What happened. `U` is the user id: `&str` when encoding, `String` decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op<U = String> {
+    /// Event created with `total` tickets; times in unix ms, 0 = no bound;
+    /// `incarnation` is `None` in records written before release 0.3.
+    Init {
+        total: i64,
+        opens_at: i64,
+        closes_at: i64,
+        checkout: Checkout,
+        incarnation: Option<Incarnation>,
+    },
+    /// `user` won `tickets`, sold at once.
+    Claim { user: U, tickets: Tickets },
+    /// `user` holds `tickets` until `until` (unix ms) while paying.
+    Hold {
+        user: U,
+        tickets: Tickets,
+        until: i64,
+    },
+    /// Returned `tickets` were offered to `user`, the head of the waiting
+    /// list, held until `until`.
+    Offer {
+        user: U,
+        tickets: Tickets,
+        until: i64,
+    },
+    /// `user`'s held `tickets` are sold.
+    Confirm { user: U, tickets: Tickets },
+    /// `user`'s hold on `tickets` ran out; they are free again.
+    Expire { user: U, tickets: Tickets },
+    /// `user` gave `tickets` back (held or sold).
+    Cancel { user: U, tickets: Tickets },
+    /// Event (re)opened.
+    Open,
+    /// Event closed.
+    Close,
+    /// The event's keys were deleted (`TICKET.DROP`); the log stays as the
+    /// trace of it.
+    Drop,
+    /// A rebuild installed a snapshot of incarnation `incarnation` taken
+    /// from MySQL at offset `from` (every earlier entry is replaced by it),
+    /// with status `status`.
+    Restore {
+        incarnation: Incarnation,
+        status: Status,
+        from: StreamId,
+    },
+}
+
+impl<U> Op<U> {
+    /// The user, tickets and deadline (0 = none) of an op about a user's
+    /// tickets.
+    pub fn order(&self) -> Option<(&U, &Tickets, i64)> {
+        match self {
+            Op::Claim { user, tickets }
+            | Op::Confirm { user, tickets }
+            | Op::Expire { user, tickets }
+            | Op::Cancel { user, tickets } => Some((user, tickets, 0)),
+            Op::Hold {
+                user,
+                tickets,
+                until,
+            }
+            | Op::Offer {
+                user,
+                tickets,
+                until,
+            } => Some((user, tickets, *until)),
+            Op::Init { .. } | Op::Open | Op::Close | Op::Drop | Op::Restore { .. } => None,
+        }
+    }
+}
+
+/// One log entry: a change and when Redis logged it (unix ms).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record<U = String> {
+    pub op: Op<U>,
+    pub at: i64,
+}
+
+/// A field value as it goes over the wire: borrowed text or a number, so
+/// the module's hot path formats nothing it does not send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value<'a> {
+    Text(&'a str),
+    Number(i64),
+    Id(StreamId),
+    /// Numbers, written comma-separated.
+    List(&'a [i64]),
+    /// An incarnation: 16 lowercase hex digits.
+    Hex(Incarnation),
+    /// An inclusive range of numbers: `<a>-<b>`, or `<a>` when `a == b`.
+    Range(i64, i64),
+}
+
+impl std::fmt::Display for Value<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Text(s) => f.write_str(s),
+            Value::Number(n) => write!(f, "{n}"),
+            Value::Id(id) => write!(f, "{id}"),
+            Value::Hex(incarnation) => write!(f, "{incarnation}"),
+            Value::Range(a, b) if a == b => write!(f, "{a}"),
+            Value::Range(a, b) => write!(f, "{a}-{b}"),
+            Value::List(numbers) => {
+                for (i, n) in numbers.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{n}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl<U> Op<U> {
+    /// The same op with its user id mapped by `f`.
+    pub fn map_user<'a, V>(&'a self, f: impl FnOnce(&'a U) -> V) -> Op<V> {
+        match self {
+            Op::Init {
+                total,
+                opens_at,
+                closes_at,
+                checkout,
+                incarnation,
+            } => Op::Init {
+                total: *total,
+                opens_at: *opens_at,
+                closes_at: *closes_at,
+                checkout: *checkout,
+                incarnation: *incarnation,
+            },
+            Op::Claim { user, tickets } => Op::Claim {
+                user: f(user),
+                tickets: tickets.clone(),
+            },
+            Op::Hold {
+                user,
+                tickets,
+                until,
+            } => Op::Hold {
+                user: f(user),
+                tickets: tickets.clone(),
+                until: *until,
+            },
+            Op::Offer {
+                user,
+                tickets,
+                until,
+            } => Op::Offer {
+                user: f(user),
+                tickets: tickets.clone(),
+                until: *until,
+            },
+            Op::Confirm { user, tickets } => Op::Confirm {
+                user: f(user),
+                tickets: tickets.clone(),
+            },
+            Op::Expire { user, tickets } => Op::Expire {
+                user: f(user),
+                tickets: tickets.clone(),
+            },
+            Op::Cancel { user, tickets } => Op::Cancel {
+                user: f(user),
+                tickets: tickets.clone(),
+            },
+            Op::Open => Op::Open,
+            Op::Close => Op::Close,
+            Op::Drop => Op::Drop,
+            Op::Restore {
+                incarnation,
+                status,
+                from,
+            } => Op::Restore {
+                incarnation: *incarnation,
+                status: *status,
+                from: *from,
+            },
+        }
+    }
+}
+
+impl Record<&str> {
+    /// The record with its user id copied.
+    pub fn owned(&self) -> Record {
+        Record {
+            op: self.op.map_user(|u| u.to_string()),
+            at: self.at,
+        }
+    }
+}
+
+impl<U: AsRef<str>> Record<U> {
+    /// The record with the user borrowed.
+    pub fn borrowed(&self) -> Record<&str> {
+        Record {
+            op: self.op.map_user(U::as_ref),
+            at: self.at,
+        }
+    }
+}
+
+/// A unix time in ms: plain decimal digits, fits an i64.
+pub fn parse_time(text: &str) -> Option<i64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// A ticket number or total: decimal `1..=2147483647`.
+pub fn parse_number(text: &str) -> Option<i64> {
+    parse_time(text).filter(|n| (1..=MAX_TOTAL).contains(n))
+}
+
+/// `<n>` or `<n>,<n>,...`: 1 to [`MAX_TICKETS`] ticket numbers, ascending.
+pub fn parse_tickets(text: &str) -> Option<Tickets> {
+    let mut numbers = Vec::new();
+    for part in text.split(',') {
+        let n = parse_number(part)?;
+        if numbers.last().is_some_and(|last| *last >= n) || numbers.len() == MAX_TICKETS {
+            return None;
+        }
+        numbers.push(n);
+    }
+    Some(Tickets::from_sorted(numbers))
+}
+
+/// Most arguments an effect has after the command name, but for the
+/// `restore-*` steps, whose arguments spill into a `Vec`.
+pub const MAX_ARGS: usize = 12;
+
+/// The arguments of one `TICKET._APPLY` (or `TICKET.RESTORE`), without a
+/// heap allocation up to [`MAX_ARGS`] of them.
+#[derive(Debug, Clone)]
+pub struct Args<'a> {
+    items: [Value<'a>; MAX_ARGS],
+    len: usize,
+    /// Every argument once there are more than [`MAX_ARGS`].
+    more: Vec<Value<'a>>,
+}
+
+impl<'a> Args<'a> {
+    pub(crate) fn new() -> Args<'a> {
+        Args {
+            items: [Value::Number(0); MAX_ARGS],
+            len: 0,
+            more: Vec::new(),
+        }
+    }
+
+    pub(crate) fn push(&mut self, v: Value<'a>) {
+        if self.len < MAX_ARGS {
+            self.items[self.len] = v;
+            self.len += 1;
+            return;
+        }
+        if self.more.is_empty() {
+            self.more.extend_from_slice(&self.items);
+        }
+        self.more.push(v);
+    }
+
+    pub(crate) fn extend(&mut self, values: impl IntoIterator<Item = Value<'a>>) {
+        values.into_iter().for_each(|v| self.push(v));
+    }
+
+    pub fn as_slice(&self) -> &[Value<'a>] {
+        match self.more.is_empty() {
+            true => &self.items[..self.len],
+            false => &self.more,
+        }
+    }
+}

@@ -1,0 +1,433 @@
+//! The ops of an event's log, each described once: its name and the values
+//! it carries, in the order both of its forms write them — the stream record
+//! ([`crate::record`], docs/design.md "The log record") and the
+//! `TICKET._APPLY` effect ([`crate::effect`], docs/design.md "Effects and
+//! replication"). Both encoders and both decoders walk [`OPS`]; nothing else
+//! lists an op's fields. Adding an op is one line here, one variant of
+//! [`Op`] and one arm each in [`Op::kind`], [`Op::value`] and [`Parts::op`].
+
+use crate::keys::valid_user;
+use crate::model::{
+    default_offer, parse_number, parse_tickets, parse_time, Checkout, Incarnation, Op, Status,
+    Tickets, Value, MAX_HOLD_MS, MAX_TICKETS,
+};
+use crate::StreamId;
+
+/// Which op, without its values; its discriminant is its row in [`OPS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Init,
+    Claim,
+    Hold,
+    Offer,
+    Confirm,
+    Expire,
+    Cancel,
+    Open,
+    Close,
+    Drop,
+    Restore,
+}
+
+/// One value an op carries, named as its stream field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Total,
+    OpensAt,
+    ClosesAt,
+    Hold,
+    Limit,
+    Offer,
+    Incarnation,
+    Status,
+    From,
+    User,
+    /// One number (`ticket`) or several (`tickets`), see [`Field::record_name`].
+    Tickets,
+    /// The event's `minted` after the change, 0 when nothing was minted:
+    /// only in the effect (a replica must mint what its primary minted; the
+    /// sidecar does not care).
+    Minted,
+    /// A hold's or offer's deadline (unix ms).
+    Until,
+}
+
+impl Field {
+    /// The field's name in records and error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Total => "total",
+            Field::OpensAt => "opens_at",
+            Field::ClosesAt => "closes_at",
+            Field::Hold => "hold",
+            Field::Limit => "limit",
+            Field::Offer => "offer",
+            Field::Incarnation => "incarnation",
+            Field::Status => "status",
+            Field::From => "from",
+            Field::User => "user",
+            Field::Tickets => "tickets",
+            Field::Minted => "minted",
+            Field::Until => "until",
+        }
+    }
+
+    /// The stream field carrying `value`: one ticket is `ticket <n>` (all
+    /// that release 0.1 wrote), several are `tickets <n>,<n>,...`.
+    pub fn record_name(self, value: &Value) -> &'static str {
+        match (self, value) {
+            (Field::Tickets, Value::Number(_)) => "ticket",
+            (field, _) => field.name(),
+        }
+    }
+
+    /// Whether the stream record carries it (all but `minted`).
+    pub fn in_record(self) -> bool {
+        self != Field::Minted
+    }
+}
+
+/// Which form an op is written in: the two differ only in `minted` and in
+/// an init's checkout settings (see [`Op::value`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    Record,
+    Effect,
+}
+
+/// One op: its name and its values in order.
+#[derive(Debug)]
+pub struct OpSpec {
+    pub kind: Kind,
+    /// The `op` field's value (also a metrics label).
+    pub name: &'static str,
+    /// Its values, in the order records and effects write them.
+    pub fields: &'static [Field],
+    /// How many leading fields a record must carry: the rest read as their
+    /// defaults when absent (an init's window, checkout and incarnation).
+    pub record_needs: usize,
+    /// How many leading values an effect must carry (an init of release
+    /// 0.2 may stop after `closes_at`, `limit` or `offer`).
+    pub effect_needs: usize,
+}
+
+impl OpSpec {
+    /// An op whose every field is always written.
+    const fn fixed(kind: Kind, name: &'static str, fields: &'static [Field]) -> OpSpec {
+        let n = fields.len();
+        OpSpec {
+            kind,
+            name,
+            fields,
+            record_needs: n,
+            effect_needs: n,
+        }
+    }
+
+    /// Whether an effect of this op may carry `n` values: at least the
+    /// required ones, and never a `hold` without its `limit`.
+    pub fn effect_takes(&self, n: usize) -> bool {
+        (self.effect_needs..=self.fields.len()).contains(&n)
+            && !(n > 0 && self.fields[n - 1] == Field::Hold)
+    }
+}
+
+use Field as F;
+
+/// Every op, in the order of [`Kind`].
+pub const OPS: [OpSpec; 11] = [
+    OpSpec {
+        kind: Kind::Init,
+        name: "init",
+        fields: &[
+            F::Total,
+            F::OpensAt,
+            F::ClosesAt,
+            F::Hold,
+            F::Limit,
+            F::Offer,
+            F::Incarnation,
+        ],
+        record_needs: 1,
+        effect_needs: 3,
+    },
+    OpSpec::fixed(Kind::Claim, "claim", &[F::User, F::Tickets, F::Minted]),
+    OpSpec::fixed(
+        Kind::Hold,
+        "hold",
+        &[F::User, F::Tickets, F::Minted, F::Until],
+    ),
+    OpSpec::fixed(
+        Kind::Offer,
+        "offer",
+        &[F::User, F::Tickets, F::Minted, F::Until],
+    ),
+    OpSpec::fixed(Kind::Confirm, "confirm", &[F::User, F::Tickets]),
+    OpSpec::fixed(Kind::Expire, "expire", &[F::User, F::Tickets]),
+    OpSpec::fixed(Kind::Cancel, "cancel", &[F::User, F::Tickets]),
+    OpSpec::fixed(Kind::Open, "open", &[]),
+    OpSpec::fixed(Kind::Close, "close", &[]),
+    OpSpec::fixed(Kind::Drop, "drop", &[]),
+    OpSpec::fixed(
+        Kind::Restore,
+        "restore",
+        &[F::Incarnation, F::Status, F::From],
+    ),
+];
+
+/// The op named `name`.
+pub fn find(name: &[u8]) -> Option<&'static OpSpec> {
+    OPS.iter().find(|spec| spec.name.as_bytes() == name)
+}
+
+impl<U> Op<U> {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Op::Init { .. } => Kind::Init,
+            Op::Claim { .. } => Kind::Claim,
+            Op::Hold { .. } => Kind::Hold,
+            Op::Offer { .. } => Kind::Offer,
+            Op::Confirm { .. } => Kind::Confirm,
+            Op::Expire { .. } => Kind::Expire,
+            Op::Cancel { .. } => Kind::Cancel,
+            Op::Open => Kind::Open,
+            Op::Close => Kind::Close,
+            Op::Drop => Kind::Drop,
+            Op::Restore { .. } => Kind::Restore,
+        }
+    }
+
+    /// The op's row of [`OPS`].
+    pub fn spec(&self) -> &'static OpSpec {
+        &OPS[self.kind() as usize]
+    }
+
+    /// The `op` field's value (also a metrics label).
+    pub fn name(&self) -> &'static str {
+        self.spec().name
+    }
+}
+
+impl<U: AsRef<str>> Op<U> {
+    /// How `field` is written in `form`, or `None` when it is left out: a
+    /// deadline of 0, or an init's checkout settings at their defaults (a
+    /// record leaves them out; so did an effect before release 0.3, whose
+    /// inits have no incarnation; a 0.3 effect carries them all). `minted`
+    /// is the effect's (0 when nothing was minted).
+    pub fn value(&self, field: Field, form: Form, minted: Option<i64>) -> Option<Value<'_>> {
+        let number = |n: i64| Some(Value::Number(n));
+        match (self, field) {
+            (Op::Init { total, .. }, F::Total) => number(*total),
+            (Op::Init { opens_at, .. }, F::OpensAt) => number(*opens_at),
+            (Op::Init { closes_at, .. }, F::ClosesAt) => number(*closes_at),
+            (Op::Init { incarnation, .. }, F::Incarnation) => incarnation.map(Value::Hex),
+            (
+                Op::Init {
+                    checkout,
+                    incarnation,
+                    ..
+                },
+                setting,
+            ) => {
+                let (settings, offer) = match (form, incarnation) {
+                    (Form::Effect, Some(_)) => (true, true),
+                    _ => checkout.written(),
+                };
+                match setting {
+                    F::Hold => settings.then_some(Value::Number(checkout.hold)),
+                    F::Limit => settings.then_some(Value::Number(checkout.limit)),
+                    F::Offer => offer.then_some(Value::Number(checkout.offer)),
+                    _ => None,
+                }
+            }
+            (Op::Restore { incarnation, .. }, F::Incarnation) => Some(Value::Hex(*incarnation)),
+            (Op::Restore { status, .. }, F::Status) => Some(Value::Text(status.as_str())),
+            (Op::Restore { from, .. }, F::From) => Some(Value::Id(*from)),
+            (_, F::Minted) => number(minted.unwrap_or(0)),
+            (op, F::User | F::Tickets | F::Until) => {
+                let (user, tickets, until) = op.order()?;
+                match field {
+                    F::User => Some(Value::Text(user.as_ref())),
+                    F::Tickets => Some(tickets.value()),
+                    _ => (until > 0).then_some(Value::Number(until)),
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The values of one op as a decoder reads them, one field at a time.
+#[derive(Debug, Default)]
+pub struct Parts<'a> {
+    pub user: Option<&'a str>,
+    pub tickets: Option<Tickets>,
+    pub minted: Option<i64>,
+    pub until: Option<i64>,
+    pub total: Option<i64>,
+    pub opens_at: Option<i64>,
+    pub closes_at: Option<i64>,
+    pub hold: Option<i64>,
+    pub limit: Option<i64>,
+    pub offer: Option<i64>,
+    pub incarnation: Option<Incarnation>,
+    pub status: Option<Status>,
+    pub from: Option<StreamId>,
+}
+
+/// Stores `value` in `slot`; whether there was one.
+fn keep<T>(slot: &mut Option<T>, value: Option<T>) -> bool {
+    *slot = value;
+    slot.is_some()
+}
+
+impl<'a> Parts<'a> {
+    /// Reads `text` as `field`'s value; false when it is not a valid one.
+    pub fn read(&mut self, field: Field, text: &'a str) -> bool {
+        match field {
+            F::User => keep(&mut self.user, Some(text).filter(|u| valid_user(u))),
+            F::Tickets => keep(&mut self.tickets, parse_tickets(text)),
+            F::Minted => keep(&mut self.minted, parse_time(text)),
+            F::Until => keep(&mut self.until, parse_time(text).filter(|u| *u > 0)),
+            F::Total => keep(&mut self.total, parse_number(text)),
+            F::OpensAt => keep(&mut self.opens_at, parse_time(text)),
+            F::ClosesAt => keep(&mut self.closes_at, parse_time(text)),
+            F::Hold => keep(
+                &mut self.hold,
+                parse_time(text).filter(|h| *h <= MAX_HOLD_MS),
+            ),
+            F::Limit => keep(
+                &mut self.limit,
+                parse_number(text).filter(|l| *l <= MAX_TICKETS as i64),
+            ),
+            F::Offer => keep(
+                &mut self.offer,
+                parse_number(text).filter(|o| *o <= MAX_HOLD_MS),
+            ),
+            F::Incarnation => keep(&mut self.incarnation, Incarnation::parse(text)),
+            F::Status => keep(&mut self.status, Status::parse(text)),
+            F::From => keep(&mut self.from, StreamId::parse(text)),
+        }
+    }
+
+    /// The op of `kind` made of these values, absent optional ones at their
+    /// defaults; `None` when one it needs is missing.
+    pub fn op(self, kind: Kind) -> Option<Op<&'a str>> {
+        let user = self.user;
+        let tickets = self.tickets;
+        Some(match kind {
+            Kind::Init => {
+                let hold = self.hold.unwrap_or(0);
+                Op::Init {
+                    total: self.total?,
+                    opens_at: self.opens_at.unwrap_or(0),
+                    closes_at: self.closes_at.unwrap_or(0),
+                    checkout: Checkout {
+                        hold,
+                        limit: self.limit.unwrap_or(1),
+                        offer: self.offer.unwrap_or(default_offer(hold)),
+                    },
+                    incarnation: self.incarnation,
+                }
+            }
+            Kind::Claim => Op::Claim {
+                user: user?,
+                tickets: tickets?,
+            },
+            Kind::Hold => Op::Hold {
+                user: user?,
+                tickets: tickets?,
+                until: self.until?,
+            },
+            Kind::Offer => Op::Offer {
+                user: user?,
+                tickets: tickets?,
+                until: self.until?,
+            },
+            Kind::Confirm => Op::Confirm {
+                user: user?,
+                tickets: tickets?,
+            },
+            Kind::Expire => Op::Expire {
+                user: user?,
+                tickets: tickets?,
+            },
+            Kind::Cancel => Op::Cancel {
+                user: user?,
+                tickets: tickets?,
+            },
+            Kind::Open => Op::Open,
+            Kind::Close => Op::Close,
+            Kind::Drop => Op::Drop,
+            Kind::Restore => Op::Restore {
+                incarnation: self.incarnation?,
+                status: self.status?,
+                from: self.from?,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::effect::{self, Effect};
+    use crate::keys::MAX_TOTAL;
+    use crate::model::Record;
+    use crate::record::{self, tests::any_op};
+    use proptest::prelude::*;
+
+    /// Whether `written` are the table's record fields of `spec`, in its
+    /// order, with none of those every record carries left out.
+    fn in_table_order(spec: &OpSpec, written: &[&str]) -> bool {
+        let mut table = spec.fields.iter().filter(|f| f.in_record()).enumerate();
+        written.iter().all(|name| {
+            let name = if *name == "ticket" { "tickets" } else { name };
+            table.any(|(_, f)| f.name() == name)
+        }) && written.len()
+            >= spec.fields[..spec.record_needs]
+                .iter()
+                .filter(|f| f.in_record())
+                .count()
+    }
+
+    proptest! {
+        /// Every op of the table, picked by row, round-trips as a record
+        /// and as an effect, its fields written in the table's order.
+        #[test]
+        fn every_op_in_the_table_round_trips(
+            (row, op) in (0..OPS.len()).prop_flat_map(|row| (Just(row), any_op(OPS[row].kind))),
+            at in 0..i64::MAX,
+            minted in proptest::option::of(1..=MAX_TOTAL),
+            (ms, seq) in any::<(u64, u64)>(),
+        ) {
+            let spec = &OPS[row];
+            let record = Record { op, at };
+            prop_assert_eq!(record.op.name(), spec.name);
+            let fields: Vec<(Vec<u8>, Vec<u8>)> = record.borrowed().fields("e")
+                .map(|(k, v)| (k.as_bytes().to_vec(), v.to_string().into_bytes()))
+                .collect();
+            let names: Vec<&str> = record.borrowed().fields("e").map(|(k, _)| k).collect();
+            prop_assert!(in_table_order(spec, &names[2..names.len() - 1]), "{:?}", names);
+            prop_assert_eq!(record::decode("e", &fields), Ok(record.clone()));
+            let minted = minted.filter(|_| spec.fields.contains(&Field::Minted));
+            let effect = Effect::Append { id: StreamId::new(ms, seq), record, minted };
+            let raw: Vec<String> = effect.args("e").as_slice().iter().map(|v| v.to_string()).collect();
+            prop_assert!(spec.effect_takes(raw.len() - 5), "{:?}", raw);
+            let raw: Vec<&[u8]> = raw.iter().map(|a| a.as_bytes()).collect();
+            let decoded = effect::decode(&raw).map(|(event, e)| (event.to_owned(), e.owned()));
+            prop_assert_eq!(decoded, Ok(("e".to_owned(), effect)));
+        }
+    }
+
+    #[test]
+    fn the_table_is_in_kind_order_with_unique_names() {
+        for (i, spec) in OPS.iter().enumerate() {
+            assert_eq!(spec.kind as usize, i, "{}", spec.name);
+            assert_eq!(find(spec.name.as_bytes()).map(|s| s.kind), Some(spec.kind));
+            assert!(spec.record_needs <= spec.fields.len());
+            assert!(spec.effect_takes(spec.fields.len()), "{}", spec.name);
+        }
+        assert!(find(b"explode").is_none());
+    }
+}
