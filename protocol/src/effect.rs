@@ -30,7 +30,7 @@
 //! they carry no stream id and append nothing to the log. A `place` is the
 //! user's score in the list (`seq * 1024 + count`, see
 //! [`WAIT_COUNT_SPAN`]). The `restore-*` effects are the steps of a
-//! `TICKET.RESTORE` before its commit (see [`crate::restore`]); they append
+//! `TICKET.RESTORE` before its commit (see `restore`); they append
 //! nothing either.
 //!
 //! `id` is the log entry's stream id, `at` its `at` field, `tickets` one

@@ -2,8 +2,8 @@
 //! what a change of an event is ([`Op`], [`Record`]) and the values it
 //! carries ([`Tickets`], [`Checkout`], [`Incarnation`], [`Status`]), the
 //! [`Value`]s they go over the wire as, and [`Args`], a command's arguments
-//! as values. How an op is written down lives in [`crate::ops`] (the table),
-//! [`crate::record`] (stream fields) and [`crate::effect`] (`TICKET._APPLY`).
+//! as values. How an op is written down lives in `ops` (the table),
+//! `record` (stream fields) and `effect` (`TICKET._APPLY`).
 
 use crate::keys::MAX_TOTAL;
 use crate::StreamId;

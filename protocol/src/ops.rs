@@ -1,7 +1,7 @@
 //! The ops of an event's log, each described once: its name and the values
 //! it carries, in the order both of its forms write them — the stream record
-//! ([`crate::record`], docs/design.md "The log record") and the
-//! `TICKET._APPLY` effect ([`crate::effect`], docs/design.md "Effects and
+//! (`record`, docs/design.md "The log record") and the
+//! `TICKET._APPLY` effect (`effect`, docs/design.md "Effects and
 //! replication"). Both encoders and both decoders walk [`OPS`]; nothing else
 //! lists an op's fields. Adding an op is one line here, one variant of
 //! [`Op`] and one arm each in [`Op::kind`], [`Op::value`] and [`Parts::op`].

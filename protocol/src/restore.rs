@@ -2,7 +2,7 @@
 //! the sidecar's `rebuild`) in steps small enough that Redis keeps
 //! answering in between. Encoded by the sidecar (and the bench), decoded by
 //! the module; its `restore-*` effects are decoded by replicas and the AOF
-//! loader ([`crate::effect`]).
+//! loader (`effect`).
 //!
 //! ```text
 //! TICKET.RESTORE E BEGIN <incarnation> <total> <minted> <status open|closed> <opens_at> <closes_at> <hold> <limit> <offer> <orders> <from-id> [FORCE]
