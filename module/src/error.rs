@@ -92,11 +92,6 @@ impl fmt::Display for TicketError {
             | TicketError::NoPerm(msg) => f.write_str(msg),
             TicketError::NoEvent(e) => write!(f, "event {} does not exist", quote(e.as_bytes())),
             TicketError::Exists(e) => write!(f, "event {} already exists", quote(e.as_bytes())),
-            TicketError::NotOpen { event, opens_at } => write!(
-                f,
-                "event {} opens at {opens_at} (unix ms)",
-                quote(event.as_bytes())
-            ),
             TicketError::Closed(e) => write!(f, "event {} is closed", quote(e.as_bytes())),
             TicketError::TryAgain(e) => write!(
                 f,
@@ -111,6 +106,20 @@ impl fmt::Display for TicketError {
                 f,
                 "event {} is not being restored (TICKET.RESTORE E BEGIN first)",
                 quote(e.as_bytes())
+            ),
+            _ => self.fmt_detail(f),
+        }
+    }
+}
+
+impl TicketError {
+    /// The message of the errors that name more than their event.
+    fn fmt_detail(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TicketError::NotOpen { event, opens_at } => write!(
+                f,
+                "event {} opens at {opens_at} (unix ms)",
+                quote(event.as_bytes())
             ),
             TicketError::Incomplete { event, detail } => write!(
                 f,
@@ -148,6 +157,8 @@ impl fmt::Display for TicketError {
                 "key {} holds the wrong kind of value (expected {expected})",
                 quote(key.as_bytes())
             ),
+            // Written by `fmt` itself.
+            _ => Ok(()),
         }
     }
 }

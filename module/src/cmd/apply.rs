@@ -12,23 +12,23 @@
 //! Errors: `NOPERM` (sent by a client), `ERR` (arguments no primary sends,
 //! e.g. an effect version newer than this module: upgrade replicas first).
 
-use std::os::raw::c_int;
+use redis_module::{Context, RedisResult, RedisValue};
 
-use redis_module::raw::RedisModuleString;
-use redis_module::{raw, Context, RedisResult, RedisValue};
-
-use super::{bytes_of, guarded, CommandError};
+use super::commit::note_deadlines;
+use super::{guarded, CommandError};
 use crate::error::TicketError;
-use crate::redis_store::{Access, RedisStore};
-use crate::{apply, stats};
+use crate::host::argv::Argv;
+use crate::host::ffi::{from_primary_or_aof, replicate_verbatim};
+use crate::host::store::{Access, RedisStore};
+use crate::pool::apply;
+use crate::stats;
 
 /// Where the user id sits in `TICKET._APPLY 1 E <op> id at user ...` for
 /// every op about a user's tickets.
 const USER_ARG: usize = 6;
 
-/// Takes Redis's argv as is (registered by hand in `lib.rs`: a replica runs
-/// one of these per claim).
-pub fn command(ctx: &Context, argv: &[*mut RedisModuleString]) -> RedisResult {
+/// A replica runs one of these per claim: it reads Redis's argv in place.
+pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
         if !from_primary_or_aof(ctx) {
             return Err(TicketError::NoPerm(
@@ -36,27 +36,15 @@ pub fn command(ctx: &Context, argv: &[*mut RedisModuleString]) -> RedisResult {
             )
             .into());
         }
-        let args: Vec<&[u8]> = argv.iter().skip(1).map(|a| bytes_of(*a)).collect();
+        let args: Vec<&[u8]> = argv.from(1).collect();
         let (event, effect) = protocol::effect::decode(&args)
             .map_err(|e| TicketError::Invalid(format!("TICKET._APPLY: {e}")))?;
-        let user = argv
-            .get(USER_ARG)
-            .and_then(|s| Some((std::str::from_utf8(bytes_of(*s)).ok()?, *s)));
-        let mut store = RedisStore::open(ctx, event, Access::Write, user);
+        let mut store = RedisStore::open(ctx, event, Access::Write, argv.text(USER_ARG));
         apply::apply(&mut store, &effect);
+        note_deadlines(store.db(), event, &effect);
         drop(store);
-        // SAFETY: the live command context.
-        unsafe { raw::RedisModule_ReplicateVerbatim.unwrap()(ctx.ctx) };
+        replicate_verbatim(ctx);
         stats::APPLIED.bump();
         Ok::<_, CommandError>(RedisValue::SimpleStringStatic("OK"))
     })
-}
-
-/// Whether this call comes over the replication link or from the AOF.
-fn from_primary_or_aof(ctx: &Context) -> bool {
-    // SAFETY: a plain getter on the live context.
-    let flags = unsafe { raw::RedisModule_GetContextFlags.unwrap()(ctx.ctx) };
-    let allowed =
-        (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING) as c_int;
-    flags & allowed != 0
 }

@@ -11,18 +11,19 @@
 //! Errors: `NOEVENT`, `ERR` (invalid event or user id), `TRYAGAIN` (the
 //! event's keys disagree, see `claim`), `WRONGTYPE`/`CORRUPT`.
 
-use redis_module::{Context, RedisResult, RedisString};
+use redis_module::{Context, RedisResult};
 
-use super::{exactly, guarded, integer_or_nil, now_ms};
-use crate::redis_store::{Access, RedisStore};
+use super::{exactly, guarded, integer_or_nil, write};
+use crate::host::argv::Argv;
 use crate::{args, pool, stats};
 
-pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(&argv)?;
+        let [event, user] = exactly(argv)?;
         let (event, user) = (args::event_id(event)?, args::user_id(user)?);
-        let mut store = RedisStore::open(ctx, event, Access::Write, Some((user, argv[2].inner)));
-        let returned = pool::cancel(&mut store, event, user, now_ms())?;
+        let returned = write(ctx, event, argv.user(2, user), |store, out, clock| {
+            pool::cancel(store, out, event, user, clock)
+        })?;
         if returned.is_some() {
             stats::CANCELS.bump();
         }

@@ -21,39 +21,35 @@
 
 use std::sync::atomic::Ordering;
 
-use redis_module::raw::RedisModuleString;
 use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{bytes_of, exactly_raw, guarded, now_ms, CommandError};
+use super::{exactly, guarded, write, CommandError};
+use crate::host::argv::Argv;
 use crate::pool::ClaimOptions;
-use crate::redis_store::{Access, RedisStore};
 use crate::{args, pool, stats, POOL_CHUNK};
 
-/// Takes Redis's argv as is (registered by hand in `lib.rs`, so the hot path
-/// skips the crate's copy of every argument into a `Vec<RedisString>`).
-pub fn command(ctx: &Context, argv: &[*mut RedisModuleString]) -> RedisResult {
+/// Reads Redis's argv in place, like every command, and parses options only
+/// when there are any: the plain claim stays as cheap as it was before
+/// they existed.
+pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        // Options are parsed only when there are any: the plain claim stays
-        // as cheap as it was before they existed.
         let (event, user, options) = match argv.len() {
             3 => {
-                let [event, user] = exactly_raw(argv)?;
+                let [event, user] = exactly(argv)?;
                 (event, user, ClaimOptions::default())
             }
             n if n > 3 && n % 2 == 1 => {
-                let given: Vec<&[u8]> = argv[3..].iter().map(|s| bytes_of(*s)).collect();
-                (
-                    bytes_of(argv[1]),
-                    bytes_of(argv[2]),
-                    args::claim_options(&given)?,
-                )
+                let given: Vec<&[u8]> = argv.from(3).collect();
+                let [event, user] = [1, 2].map(|i| argv.bytes(i).unwrap_or_default());
+                (event, user, args::claim_options(&given)?)
             }
             _ => return Err(CommandError::Arity),
         };
         let (event, user) = (args::event_id(event)?, args::user_id(user)?);
-        let mut store = RedisStore::open(ctx, event, Access::Write, Some((user, argv[2])));
         let chunk = POOL_CHUNK.load(Ordering::Relaxed);
-        let outcome = pool::claim(&mut store, event, user, options, now_ms(), chunk);
+        let outcome = write(ctx, event, argv.user(2, user), |store, out, clock| {
+            pool::claim(store, out, event, user, options, clock, chunk)
+        });
         stats::count_claim(&outcome);
         let claim = outcome?;
         Ok(match options.count {

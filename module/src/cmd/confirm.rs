@@ -11,18 +11,19 @@
 //! the hold expired), `NOEVENT`, `ERR` (invalid event or user id),
 //! `TRYAGAIN` (the event's keys disagree, see `claim`), `WRONGTYPE`/`CORRUPT`.
 
-use redis_module::{Context, RedisResult, RedisString, RedisValue};
+use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{exactly, guarded, now_ms};
-use crate::redis_store::{Access, RedisStore};
+use super::{exactly, guarded, write};
+use crate::host::argv::Argv;
 use crate::{args, pool};
 
-pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(&argv)?;
+        let [event, user] = exactly(argv)?;
         let (event, user) = (args::event_id(event)?, args::user_id(user)?);
-        let mut store = RedisStore::open(ctx, event, Access::Write, Some((user, argv[2].inner)));
-        let sold = pool::confirm(&mut store, event, user, now_ms())?;
+        let sold = write(ctx, event, argv.user(2, user), |store, out, clock| {
+            pool::confirm(store, out, event, user, clock)
+        })?;
         Ok(RedisValue::Integer(sold))
     })
 }

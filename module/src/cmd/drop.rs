@@ -15,19 +15,20 @@
 //! Errors: `UNSYNCED` (log not drained, no FORCE), `ERR` (invalid event id,
 //! unknown option), `WRONGTYPE`.
 
-use redis_module::{Context, RedisResult, RedisString, RedisValue};
+use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{arguments, guarded, now_ms};
-use crate::redis_store::{Access, RedisStore};
+use super::{arguments, guarded, write};
+use crate::host::argv::Argv;
 use crate::{args, pool};
 
-pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let given = arguments(&argv, 1, 2)?;
+        let given = arguments(argv, 1, 2)?;
         let event = args::event_id(given[0])?;
         let force = args::force_flag(given.get(1).copied())?;
-        let mut store = RedisStore::open(ctx, event, Access::Write, None);
-        let deleted = pool::drop_event(&mut store, event, force, now_ms())?;
+        let deleted = write(ctx, event, None, |store, out, clock| {
+            pool::drop_event(store, out, event, force, clock.now)
+        })?;
         Ok(RedisValue::Integer(deleted))
     })
 }

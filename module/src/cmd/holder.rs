@@ -4,22 +4,20 @@
 //! the user holds none (on a primary, a hold past its deadline is none).
 //! Errors: `NOEVENT`, `ERR` (invalid event or user id), `WRONGTYPE`/`CORRUPT`.
 
-use redis_module::{Context, RedisResult, RedisString};
+use redis_module::{Context, RedisResult};
 
 use super::{exactly, expired_from, guarded, integer_or_nil};
-use crate::redis_store::{Access, RedisStore};
+use crate::host::argv::Argv;
+use crate::host::store::{Access, RedisStore};
 use crate::{args, pool};
 
-pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(&argv)?;
+        let [event, user] = exactly(argv)?;
         let (event, user) = (args::event_id(event)?, args::user_id(user)?);
-        let mut store = RedisStore::open(ctx, event, Access::Read, Some((user, argv[2].inner)));
-        Ok(integer_or_nil(pool::holder(
-            &mut store,
-            event,
-            user,
-            expired_from(ctx),
-        )?))
+        let mut store = RedisStore::open(ctx, event, Access::Read, argv.user(2, user));
+        let expired_from = expired_from(ctx, &store);
+        let lowest = pool::holder(&mut store, event, user, expired_from)?;
+        Ok(integer_or_nil(lowest))
     })
 }

@@ -18,43 +18,53 @@
 //! total outside `1..=2147483647`, unknown or repeated option, negative time,
 //! `CLOSES` not after `OPENS`, `HOLD`, `LIMIT` or `OFFER` out of range), `WRONGTYPE`.
 
-use redis_module::{raw, Context, RedisResult, RedisString, RedisValue};
+use redis_module::{Context, RedisResult, RedisValue};
 
 use protocol::record::{Checkout, Incarnation};
 
-use super::{arguments, guarded, now_ms};
-use crate::redis_store::{Access, RedisStore};
+use super::{arguments, guarded, write};
+use crate::host::argv::Argv;
+use crate::host::ffi::{publish, random_u64};
 use crate::{args, pool, stats};
 
-pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let init = args::init_args(&arguments(&argv, 2, 12)?)?;
-        let mut store = RedisStore::open(ctx, init.event, Access::Write, None);
-        pool::init(
-            &mut store,
-            init.event,
-            (init.total, init.opens_at, init.closes_at),
-            Checkout {
-                hold: init.hold,
-                limit: init.limit,
-                offer: init.offer,
-            },
-            draw_incarnation(),
-            now_ms(),
-        )?;
+        let init = args::init_args(&arguments(argv, 2, 12)?)?;
+        let checkout = Checkout {
+            hold: init.hold,
+            limit: init.limit,
+            offer: init.offer,
+        };
+        let window = (init.total, init.opens_at, init.closes_at);
+        write(ctx, init.event, None, |store, out, clock| {
+            let incarnation = draw_incarnation();
+            pool::init(
+                store,
+                out,
+                init.event,
+                window,
+                checkout,
+                incarnation,
+                clock.now,
+            )
+        })?;
         stats::INITS.bump();
-        super::announce(ctx, init.event);
+        announce(ctx, init.event);
         Ok(RedisValue::SimpleStringStatic("OK"))
     })
+}
+
+/// Publishes `event` on `ticket:events` (after `TICKET.INIT` and a
+/// restore's `COMMIT`), so a running sidecar drains its log at once.
+pub fn announce(ctx: &Context, event: &str) {
+    let channel = protocol::keys::EVENTS_CHANNEL.as_bytes();
+    publish(ctx, channel, event.as_bytes());
 }
 
 /// A random non-zero incarnation, from Redis's own random source.
 fn draw_incarnation() -> Incarnation {
     loop {
-        let mut bytes = [0u8; 8];
-        // SAFETY: fills exactly the 8 bytes it is given.
-        unsafe { raw::RedisModule_GetRandomBytes.unwrap()(bytes.as_mut_ptr(), bytes.len()) };
-        match u64::from_le_bytes(bytes) {
+        match random_u64() {
             0 => continue,
             n => return Incarnation(n),
         }

@@ -1,9 +1,14 @@
-//! One file per `TICKET.*` command; this file holds what they share: the
-//! panic guard at the command boundary and the argument plumbing.
+//! One file per `TICKET.*` command (each opens with its syntax, replies and
+//! errors), the command table ([`table`]) that registration and
+//! `COMMAND DOCS` both come from, and the commit step ([`commit`]). This
+//! file holds what the commands share: the panic guard at the command
+//! boundary, argument plumbing, and [`write`], which runs a pool call on the
+//! event's keys and commits what it decided.
 
 pub mod apply;
 pub mod cancel;
 pub mod claim;
+pub mod commit;
 pub mod confirm;
 pub mod drop;
 pub mod holder;
@@ -12,19 +17,21 @@ pub mod open_close;
 pub mod order;
 pub mod restore;
 pub mod status;
+pub mod table;
 pub mod waitlist;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use std::os::raw::c_int;
-
-use redis_module::raw::{self, RedisModuleString};
-use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
+use redis_module::{Context, RedisError, RedisResult, RedisValue};
 
 use protocol::record::Tickets;
 
 use crate::error::TicketError;
-use crate::pool::ExpiredFrom;
+use crate::expiry;
+use crate::host::argv::{Argv, UserArg};
+use crate::host::ffi::{is_primary, now_ms};
+use crate::host::store::{Access, RedisStore};
+use crate::pool::{Clock, Effects, ExpiredFrom};
 
 /// Runs a command body, turning a [`TicketError`] into its error reply and a
 /// panic into an `INTERNAL` error instead of aborting the user's Redis.
@@ -57,57 +64,53 @@ impl From<TicketError> for CommandError {
 
 /// The arguments after the command name, as byte slices, if their count is in
 /// `min..=max`.
-pub fn arguments(args: &[RedisString], min: usize, max: usize) -> Result<Vec<&[u8]>, CommandError> {
-    let rest = args.get(1..).unwrap_or_default();
-    if rest.len() < min || rest.len() > max {
+pub fn arguments<'a>(
+    argv: Argv<'a>,
+    min: usize,
+    max: usize,
+) -> Result<Vec<&'a [u8]>, CommandError> {
+    let given = argv.len().saturating_sub(1);
+    if given < min || given > max {
         return Err(CommandError::Arity);
     }
-    Ok(rest.iter().map(|a| a.as_slice()).collect())
+    Ok(argv.from(1).collect())
 }
 
 /// Exactly `N` arguments after the command name (no allocation: this is on
 /// the claim path).
-pub fn exactly<const N: usize>(args: &[RedisString]) -> Result<[&[u8]; N], CommandError> {
-    match args.get(1..) {
-        Some(rest) if rest.len() == N => Ok(std::array::from_fn(|i| rest[i].as_slice())),
-        _ => Err(CommandError::Arity),
+pub fn exactly<const N: usize>(argv: Argv<'_>) -> Result<[&[u8]; N], CommandError> {
+    match argv.len() == N + 1 {
+        true => Ok(std::array::from_fn(|i| {
+            argv.bytes(i + 1).unwrap_or_default()
+        })),
+        false => Err(CommandError::Arity),
     }
 }
 
-/// Exactly `N` arguments after the command name, read from Redis's own argv.
-pub fn exactly_raw<const N: usize>(
-    argv: &[*mut RedisModuleString],
-) -> Result<[&[u8]; N], CommandError> {
-    match argv.get(1..) {
-        Some(rest) if rest.len() == N => Ok(std::array::from_fn(|i| bytes_of(rest[i]))),
-        _ => Err(CommandError::Arity),
+/// Opens `event`'s keys for writing, runs `decide` (a pool call) at the
+/// command's [`Clock`] and commits the effects it decided, whether it
+/// succeeded or not.
+pub fn write<'a, T>(
+    ctx: &Context,
+    event: &'a str,
+    user: Option<UserArg<'a>>,
+    decide: impl FnOnce(&mut RedisStore<'a>, &mut Effects<'a>, Clock) -> Result<T, TicketError>,
+) -> Result<T, TicketError> {
+    let mut store = RedisStore::open(ctx, event, Access::Write, user);
+    let clock = clock(store.db(), event);
+    let mut effects = Effects::default();
+    let outcome = decide(&mut store, &mut effects, clock);
+    commit::commit(ctx, &mut store, &effects);
+    outcome
+}
+
+/// Now, and whether the expiry index says a hold of the event may be due.
+fn clock(db: i32, event: &str) -> Clock {
+    let now = now_ms();
+    Clock {
+        now,
+        maybe_due: expiry::maybe_due(db, event, now),
     }
-}
-
-/// The bytes of one of Redis's argv strings (valid for the whole command).
-pub(crate) fn bytes_of<'a>(s: *mut RedisModuleString) -> &'a [u8] {
-    let mut len = 0;
-    // SAFETY: Redis keeps argv alive and unchanged until the command returns.
-    unsafe {
-        let p = redis_module::raw::RedisModule_StringPtrLen.unwrap()(s, &mut len);
-        std::slice::from_raw_parts(p.cast::<u8>(), len)
-    }
-}
-
-/// Publishes `event` on `ticket:events` (after `TICKET.INIT` and a
-/// restore's `COMMIT`), so a running sidecar drains its log at once.
-pub fn announce(ctx: &Context, event: &str) {
-    let channel = protocol::keys::EVENTS_CHANNEL.as_bytes();
-    let channel = RedisString::create_from_slice(std::ptr::null_mut(), channel);
-    let message = RedisString::create_from_slice(std::ptr::null_mut(), event.as_bytes());
-    // SAFETY: both strings are live for the call; Redis copies what it sends.
-    unsafe { raw::RedisModule_PublishMessage.unwrap()(ctx.ctx, channel.inner, message.inner) };
-}
-
-/// Current unix time in milliseconds, from Redis's clock.
-pub fn now_ms() -> i64 {
-    // SAFETY: a plain getter with no arguments.
-    unsafe { redis_module::raw::RedisModule_Milliseconds.unwrap()() }
 }
 
 /// An integer reply, or nil.
@@ -129,8 +132,6 @@ pub fn ticket_array(tickets: &Tickets) -> RedisValue {
 /// From when reads count holds past their deadline as free: now on a
 /// primary; never on a replica, which shows a hold until its primary's
 /// `op=expire` arrives (or it is promoted and sweeps it itself).
-pub fn expired_from(ctx: &Context) -> ExpiredFrom {
-    // SAFETY: a plain getter on the live context.
-    let flags = unsafe { raw::RedisModule_GetContextFlags.unwrap()(ctx.ctx) };
-    (flags & raw::REDISMODULE_CTX_FLAGS_MASTER as c_int != 0).then(now_ms)
+pub fn expired_from(ctx: &Context, store: &RedisStore<'_>) -> ExpiredFrom {
+    is_primary(ctx).then(|| clock(store.db(), store.event()))
 }

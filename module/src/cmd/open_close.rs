@@ -9,27 +9,28 @@
 //! Reply: `OK`.
 //! Errors: `NOEVENT`, `ERR` (invalid event id), `WRONGTYPE`/`CORRUPT`.
 
-use redis_module::{Context, RedisResult, RedisString, RedisValue};
+use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{exactly, guarded, now_ms};
+use super::{exactly, guarded, write};
 use crate::args;
+use crate::host::argv::Argv;
 use crate::pool::{self, Status};
-use crate::redis_store::{Access, RedisStore};
 
-pub fn open(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+pub fn open(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     set(ctx, argv, Status::Open)
 }
 
-pub fn close(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+pub fn close(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     set(ctx, argv, Status::Closed)
 }
 
-fn set(ctx: &Context, argv: Vec<RedisString>, status: Status) -> RedisResult {
+fn set(ctx: &Context, argv: Argv<'_>, status: Status) -> RedisResult {
     guarded(|| {
-        let [event] = exactly(&argv)?;
+        let [event] = exactly(argv)?;
         let event = args::event_id(event)?;
-        let mut store = RedisStore::open(ctx, event, Access::Write, None);
-        pool::set_status(&mut store, event, status, now_ms())?;
+        write(ctx, event, None, |store, out, clock| {
+            pool::set_status(store, out, event, status, clock)
+        })?;
         Ok(RedisValue::SimpleStringStatic("OK"))
     })
 }

@@ -8,18 +8,20 @@
 //! primary's expiry arrives.
 //! Errors: `NOEVENT`, `ERR` (invalid event or user id), `WRONGTYPE`/`CORRUPT`.
 
-use redis_module::{Context, RedisResult, RedisString, RedisValue};
+use redis_module::{Context, RedisResult, RedisValue};
 
 use super::{exactly, expired_from, guarded, ticket_array};
-use crate::redis_store::{Access, RedisStore};
+use crate::host::argv::Argv;
+use crate::host::store::{Access, RedisStore};
 use crate::{args, pool};
 
-pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(&argv)?;
+        let [event, user] = exactly(argv)?;
         let (event, user) = (args::event_id(event)?, args::user_id(user)?);
-        let mut store = RedisStore::open(ctx, event, Access::Read, Some((user, argv[2].inner)));
-        let Some(order) = pool::order(&mut store, event, user, expired_from(ctx))? else {
+        let mut store = RedisStore::open(ctx, event, Access::Read, argv.user(2, user));
+        let expired_from = expired_from(ctx, &store);
+        let Some(order) = pool::order(&mut store, event, user, expired_from)? else {
             return Ok(RedisValue::Null);
         };
         let state = match order.expires_at {

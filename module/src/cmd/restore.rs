@@ -43,36 +43,44 @@
 //! replicated as one `TICKET._APPLY` effect (`restore-begin`,
 //! `restore-orders`, `restore-free`, and `restore` for the commit).
 
-use redis_module::{Context, RedisResult, RedisString, RedisValue};
+use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{arguments, guarded, now_ms};
-use crate::error::TicketError;
-use crate::pool;
-use crate::redis_store::{Access, RedisStore};
 use protocol::restore::Step;
 
-pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+use super::init::announce;
+use super::{arguments, guarded, write};
+use crate::error::TicketError;
+use crate::host::argv::Argv;
+use crate::pool;
+
+pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let given = arguments(&argv, 2, usize::MAX)?;
+        let given = arguments(argv, 2, usize::MAX)?;
         let (event, step) = protocol::restore::decode(&given)
             .map_err(|e| TicketError::Invalid(format!("TICKET.RESTORE: {e}")))?;
-        let mut store = RedisStore::open(ctx, event, Access::Write, None);
-        Ok(match step {
-            Step::Begin { begin, force } => {
-                pool::restore_begin(&mut store, event, &begin, force)?;
-                RedisValue::SimpleStringStatic("OK")
-            }
-            Step::Orders(orders) => {
-                RedisValue::Integer(pool::restore_orders(&mut store, event, &orders)?)
-            }
-            Step::Free(free) => RedisValue::Integer(pool::restore_free(&mut store, event, &free)?),
-            Step::Commit => {
-                let id = pool::restore_commit(&mut store, event, now_ms())?;
-                // Like an INIT: the log is new, and a sidecar that forgot
-                // the event (its log was gone) picks it up at once.
-                super::announce(ctx, event);
-                RedisValue::BulkString(id.to_string())
-            }
-        })
+        let reply = write(ctx, event, None, |store, out, clock| {
+            Ok(match &step {
+                Step::Begin { begin, force } => {
+                    pool::restore_begin(store, out, event, begin, *force)?;
+                    RedisValue::SimpleStringStatic("OK")
+                }
+                Step::Orders(orders) => {
+                    RedisValue::Integer(pool::restore_orders(store, out, event, orders)?)
+                }
+                Step::Free(free) => {
+                    RedisValue::Integer(pool::restore_free(store, out, event, free)?)
+                }
+                Step::Commit => {
+                    let id = pool::restore_commit(store, out, event, clock.now)?;
+                    RedisValue::BulkString(id.to_string())
+                }
+            })
+        })?;
+        if matches!(step, Step::Commit) {
+            // Like an INIT: the log is new, and a sidecar that forgot
+            // the event (its log was gone) picks it up at once.
+            announce(ctx, event);
+        }
+        Ok(reply)
     })
 }

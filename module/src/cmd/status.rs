@@ -12,18 +12,20 @@
 
 use std::os::raw::c_long;
 
-use redis_module::{raw, Context, RedisResult, RedisString, RedisValue};
+use redis_module::{raw, Context, RedisResult, RedisValue};
 
 use super::{exactly, expired_from, guarded};
-use crate::redis_store::{Access, RedisStore};
+use crate::host::argv::Argv;
+use crate::host::store::{Access, RedisStore};
 use crate::{args, pool};
 
-pub fn command(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event] = exactly(&argv)?;
+        let [event] = exactly(argv)?;
         let event = args::event_id(event)?;
         let mut store = RedisStore::open(ctx, event, Access::Read, None);
-        let r = pool::report(&mut store, event, expired_from(ctx))?;
+        let expired_from = expired_from(ctx, &store);
+        let r = pool::report(&mut store, event, expired_from)?;
         reply_ordered_map(
             ctx,
             vec![

@@ -1,6 +1,6 @@
 //! `TICKET.WAIT event user [COUNT n]`, `TICKET.LEAVE event user` and
-//! `TICKET.POSITION event user` — the event's waiting list (DESIGN.md
-//! "Waiting list").
+//! `TICKET.POSITION event user` — the event's waiting list
+//! (docs/design.md "The waiting list").
 //!
 //! `WAIT` joins the FIFO list for `n` tickets (default 1; idempotent: a user
 //! already waiting keeps the place and count), then runs the offer step: if
@@ -23,38 +23,41 @@
 //! id, `COUNT` outside `1..=1000`, an unknown or repeated option),
 //! `TRYAGAIN` (see `claim`), `WRONGTYPE`/`CORRUPT`.
 
-use redis_module::{Context, RedisResult, RedisString, RedisValue};
+use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{arguments, exactly, guarded, integer_or_nil, now_ms};
-use crate::redis_store::{Access, RedisStore};
+use super::{arguments, exactly, guarded, integer_or_nil, write};
+use crate::host::argv::Argv;
+use crate::host::store::{Access, RedisStore};
 use crate::{args, pool};
 
-pub fn wait(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+pub fn wait(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let given = arguments(&argv, 2, 4)?;
+        let given = arguments(argv, 2, 4)?;
         let (event, user) = (args::event_id(given[0])?, args::user_id(given[1])?);
         let count = args::wait_count(&given[2..])?;
-        let mut store = RedisStore::open(ctx, event, Access::Write, Some((user, argv[2].inner)));
-        let position = pool::wait(&mut store, event, user, count, now_ms())?;
+        let position = write(ctx, event, argv.user(2, user), |store, out, clock| {
+            pool::wait(store, out, event, user, count, clock)
+        })?;
         Ok(RedisValue::Integer(position))
     })
 }
 
-pub fn leave(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+pub fn leave(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(&argv)?;
+        let [event, user] = exactly(argv)?;
         let (event, user) = (args::event_id(event)?, args::user_id(user)?);
-        let mut store = RedisStore::open(ctx, event, Access::Write, Some((user, argv[2].inner)));
-        let left = pool::leave(&mut store, event, user, now_ms())?;
+        let left = write(ctx, event, argv.user(2, user), |store, out, clock| {
+            pool::leave(store, out, event, user, clock)
+        })?;
         Ok(RedisValue::Integer(left.into()))
     })
 }
 
-pub fn position(ctx: &Context, argv: Vec<RedisString>) -> RedisResult {
+pub fn position(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(&argv)?;
+        let [event, user] = exactly(argv)?;
         let (event, user) = (args::event_id(event)?, args::user_id(user)?);
-        let mut store = RedisStore::open(ctx, event, Access::Read, Some((user, argv[2].inner)));
+        let mut store = RedisStore::open(ctx, event, Access::Read, argv.user(2, user));
         Ok(integer_or_nil(pool::position(&mut store, event, user)?))
     })
 }

@@ -1,8 +1,9 @@
-//! The writes of one state change, shared by the primary and its replicas.
+//! The writes of one state change, shared by the primary and its replicas
+//! (docs/design.md "Atomicity, replication and persistence").
 //!
-//! The primary's commands decide a change (in `pool`) and call [`append`]
-//! with no stream id: the store appends the log entry at an id it picks.
-//! `TICKET._APPLY` on a replica or at AOF load decodes the replicated
+//! The primary's pool decides a change and calls [`append`] with no stream
+//! id (through `pool::effects`): the store appends the log entry at an id it
+//! picks. `TICKET._APPLY` on a replica or at AOF load decodes the replicated
 //! [`Effect`] and calls [`apply`], which runs the very same writes at the
 //! primary's id. Nothing here decides: every value is in the record (the
 //! meta counters `held` and `extra` are adjusted by what the record says,
@@ -11,29 +12,33 @@
 
 use std::ops::RangeInclusive;
 
-use protocol::effect::Effect;
+use protocol::effect::{Effect, WAIT_COUNT_SPAN};
 use protocol::record::{Op, Record, Tickets};
 use protocol::restore::{Begin, Order};
 use protocol::StreamId;
 
-use crate::pool::{Meta, Staging, Status, Store};
+use super::model::{Meta, Staging, Status};
+use super::store::{MetaWrite, Scope, Set, Store};
 
-/// Performs a replicated effect.
-pub fn apply(store: &mut impl Store, effect: &Effect<&str>) {
+/// Performs a replicated effect (an `Append` at its own id).
+pub fn apply<U: AsRef<str>>(store: &mut impl Store, effect: &Effect<U>) {
     match effect {
         Effect::Append { id, record, minted } => {
             append(store, record, *minted, Some(*id));
         }
         Effect::DropAll => {
-            store.delete_state();
-            store.delete_log();
+            store.delete(Scope::State);
+            store.delete(Scope::Log);
         }
         Effect::RestoreBegin(begin) => restore_begin(store, begin),
         Effect::RestoreOrders(orders) => restore_orders(store, orders),
         Effect::RestoreFree(free) => restore_free(store, free),
-        Effect::Wait { user, place } => store.add_waiting(user, *place),
+        Effect::Wait { user, place } => {
+            store.set_score(Set::Waiting, user.as_ref(), Some(*place));
+            store.write_meta(MetaWrite::RaiseWaitSeq(place / WAIT_COUNT_SPAN));
+        }
         Effect::Leave { user } => {
-            store.remove_waiting(user);
+            store.set_score(Set::Waiting, user.as_ref(), None);
         }
     }
 }
@@ -43,42 +48,20 @@ pub fn apply(store: &mut impl Store, effect: &Effect<&str>) {
 /// event's new `minted` when a claim minted numbers: the claimed tickets
 /// above the old `minted` are new, and the numbers above the highest claimed
 /// one up to `minted` go into the pool.
-pub fn append(
+pub fn append<U: AsRef<str>>(
     store: &mut impl Store,
-    record: &Record<&str>,
+    record: &Record<U>,
     minted: Option<i64>,
     id: Option<StreamId>,
 ) -> StreamId {
     match &record.op {
-        Op::Init {
-            total,
-            opens_at,
-            closes_at,
-            checkout,
-            incarnation,
-        } => {
-            let meta = Meta {
-                total: *total,
-                minted: 0,
-                status: Status::Open,
-                opens_at: *opens_at,
-                closes_at: *closes_at,
-                hold: checkout.hold,
-                limit: checkout.limit,
-                held: 0,
-                extra: 0,
-                offer: checkout.offer,
-                waitseq: 0,
-                incarnation: *incarnation,
-            };
-            store.create_meta(&meta, record.at);
-        }
-        Op::Claim { user, tickets } => take(store, user, tickets, minted),
+        Op::Init { .. } => init(store, &record.op, record.at),
+        Op::Claim { user, tickets } => take(store, user.as_ref(), tickets, minted),
         Op::Hold {
             user,
             tickets,
             until,
-        } => hold(store, user, tickets, minted, *until),
+        } => hold(store, user.as_ref(), tickets, minted, *until),
         // An offer is a hold the waiting list decided for its head, who
         // leaves the list with it.
         Op::Offer {
@@ -86,41 +69,78 @@ pub fn append(
             tickets,
             until,
         } => {
-            store.remove_waiting(user);
-            hold(store, user, tickets, minted, *until);
+            store.set_score(Set::Waiting, user.as_ref(), None);
+            hold(store, user.as_ref(), tickets, minted, *until);
         }
         Op::Confirm { user, tickets } => {
-            store.remove_hold(user);
-            store.add_counts(-count(tickets), 0);
+            store.set_score(Set::Holds, user.as_ref(), None);
+            add_counts(store, -count(tickets), 0);
         }
         Op::Expire { user, tickets } | Op::Cancel { user, tickets } => {
-            let held = store.remove_hold(user);
-            give_back(store, user, tickets, held);
+            let held = store.set_score(Set::Holds, user.as_ref(), None);
+            give_back(store, user.as_ref(), tickets, held);
         }
-        Op::Open => store.set_status(Status::Open),
-        Op::Close => store.set_status(Status::Closed),
+        Op::Open => store.write_meta(MetaWrite::Status(Status::Open)),
+        Op::Close => store.write_meta(MetaWrite::Status(Status::Closed)),
         // The log stays: it is the trace of the drop.
         Op::Drop => {
-            store.delete_state();
+            store.delete(Scope::State);
         }
         // The snapshot replaces every earlier entry.
         Op::Restore { status, .. } => {
-            store.delete_log();
-            store.set_status(Status::from(*status));
-            store.clear_staging();
+            store.delete(Scope::Log);
+            store.write_meta(MetaWrite::Status(Status::from(*status)));
+            store.write_meta(MetaWrite::ClearStaging);
         }
     }
     store.append(record, id)
 }
 
+/// `op=init`: the meta hash of a new event (its pool stays empty until the
+/// first claim mints).
+fn init<U>(store: &mut impl Store, op: &Op<U>, at: i64) {
+    let Op::Init {
+        total,
+        opens_at,
+        closes_at,
+        checkout,
+        incarnation,
+    } = op
+    else {
+        return;
+    };
+    let meta = Meta {
+        total: *total,
+        minted: 0,
+        status: Status::Open,
+        opens_at: *opens_at,
+        closes_at: *closes_at,
+        hold: checkout.hold,
+        limit: checkout.limit,
+        held: 0,
+        extra: 0,
+        offer: checkout.offer,
+        waitseq: 0,
+        incarnation: *incarnation,
+    };
+    store.write_meta(MetaWrite::Create {
+        meta: &meta,
+        created_at: at,
+    });
+}
+
 fn hold(store: &mut impl Store, user: &str, tickets: &Tickets, minted: Option<i64>, until: i64) {
     take(store, user, tickets, minted);
-    store.set_hold(user, until);
-    store.add_counts(count(tickets), 0);
+    store.set_score(Set::Holds, user, Some(until));
+    add_counts(store, count(tickets), 0);
 }
 
 fn count(tickets: &Tickets) -> i64 {
     tickets.as_slice().len() as i64
+}
+
+fn add_counts(store: &mut impl Store, held: i64, extra: i64) {
+    store.write_meta(MetaWrite::AddCounts { held, extra });
 }
 
 /// Gives `tickets` to `user`, taking them from the pool or from the
@@ -130,38 +150,41 @@ fn take(store: &mut impl Store, user: &str, tickets: &Tickets, minted: Option<i6
         // The hot path: a single freshly minted ticket was never pooled.
         (Tickets::One(_), Some(_)) => {}
         // Removing a number the pool does not have (a minted one) is a no-op.
-        _ => tickets.as_slice().iter().for_each(|t| store.take_free(*t)),
+        _ => tickets
+            .as_slice()
+            .iter()
+            .for_each(|t| store.set_free(*t..=*t, false)),
     }
     if let Some(minted) = minted {
         let highest = tickets.as_slice().last().copied().unwrap_or(minted);
         if minted > highest {
-            store.add_free(highest + 1..=minted);
+            store.set_free(highest + 1..=minted, true);
         }
-        store.set_minted(minted);
+        store.write_meta(MetaWrite::Minted(minted));
     }
-    store.set_holder(user, tickets);
+    store.set_holder(user, Some(tickets));
     if tickets.as_slice().len() > 1 {
-        store.add_counts(0, count(tickets) - 1);
+        add_counts(store, 0, count(tickets) - 1);
     }
 }
 
 /// Returns `user`'s `tickets` to the pool (`held`: they were a held order).
 fn give_back(store: &mut impl Store, user: &str, tickets: &Tickets, held: bool) {
-    store.remove_holder(user);
+    store.set_holder(user, None);
     for ticket in tickets.as_slice() {
-        store.add_free(*ticket..=*ticket);
+        store.set_free(*ticket..=*ticket, true);
     }
     let held = if held { count(tickets) } else { 0 };
     let extra = count(tickets) - 1;
     if held != 0 || extra != 0 {
-        store.add_counts(-held, -extra);
+        add_counts(store, -held, -extra);
     }
 }
 
 /// A restore begins: the event's state (not its log) is replaced by an
 /// empty one being restored, with the snapshot's settings.
 pub fn restore_begin(store: &mut impl Store, begin: &Begin) {
-    store.delete_state();
+    store.delete(Scope::State);
     let meta = Meta {
         total: begin.total,
         minted: begin.minted,
@@ -177,24 +200,28 @@ pub fn restore_begin(store: &mut impl Store, begin: &Begin) {
         incarnation: Some(begin.incarnation),
     };
     // No creation time: a replica could not know the primary's.
-    store.create_meta(&meta, 0);
-    store.set_staging(&Staging {
+    store.write_meta(MetaWrite::Create {
+        meta: &meta,
+        created_at: 0,
+    });
+    store.write_meta(MetaWrite::Staging(&Staging {
         status: begin.status,
         orders: begin.orders,
         from: begin.from,
         sum: 0,
-    });
+    }));
 }
 
 /// Restored orders: holders, holds and the meta counters, as the apply of
 /// their claims would have written them.
-pub fn restore_orders(store: &mut impl Store, orders: &[Order<&str>]) {
+pub fn restore_orders<U: AsRef<str>>(store: &mut impl Store, orders: &[Order<U>]) {
     let (mut held, mut extra, mut sum) = (0, 0, 0i64);
     for order in orders {
-        store.set_holder(order.user, &order.tickets);
+        let user = order.user.as_ref();
+        store.set_holder(user, Some(&order.tickets));
         let n = count(&order.tickets);
         if order.until > 0 {
-            store.set_hold(order.user, order.until);
+            store.set_score(Set::Holds, user, Some(order.until));
             held += n;
         }
         extra += n - 1;
@@ -204,8 +231,8 @@ pub fn restore_orders(store: &mut impl Store, orders: &[Order<&str>]) {
             .iter()
             .fold(sum, |s, t| s.wrapping_add(*t));
     }
-    store.add_counts(held, extra);
-    store.add_staged_sum(sum);
+    add_counts(store, held, extra);
+    store.write_meta(MetaWrite::AddStagedSum(sum));
 }
 
 /// Restored free numbers, into the pool.
@@ -215,7 +242,7 @@ pub fn restore_free(store: &mut impl Store, free: &[RangeInclusive<i64>]) {
         let (a, b) = (*range.start(), *range.end());
         let span = (a as i128 + b as i128) * (b as i128 - a as i128 + 1) / 2;
         sum = sum.wrapping_add(span as i64);
-        store.add_free(range.clone());
+        store.set_free(range.clone(), true);
     }
-    store.add_staged_sum(sum);
+    store.write_meta(MetaWrite::AddStagedSum(sum));
 }

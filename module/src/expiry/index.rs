@@ -1,0 +1,144 @@
+//! The expiry index: an in-memory set of `(deadline, db, event)` entries,
+//! one per distinct deadline noted, so the sweep finds the events with due
+//! holds without scanning keys, and a claim learns in one comparison that
+//! none of its event's holds can be due.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+
+use rustc_hash::FxHashMap;
+
+thread_local! {
+    static INDEX: RefCell<Index> = const {
+        RefCell::new(Index {
+            deadlines: BTreeSet::new(),
+            earliest: None,
+            stale: true,
+        })
+    };
+}
+
+struct Index {
+    /// `(deadline, db, event)`, earliest first.
+    deadlines: BTreeSet<(i64, i32, String)>,
+    /// Database id -> event -> the earliest deadline noted for it (nested so
+    /// a lookup by `&str` allocates nothing); made on first use.
+    earliest: Option<FxHashMap<i32, FxHashMap<String, i64>>>,
+    /// The keyspace may hold holds the index does not know (after a load,
+    /// a flush, a role change, or at module load): rebuild before trusting it.
+    stale: bool,
+}
+
+/// Notes that `event` in `db` has a hold due at `until`.
+pub fn note(db: i32, event: &str, until: i64) {
+    INDEX.with(|index| {
+        let mut index = index.borrow_mut();
+        let probe = (until, db, String::new());
+        let known = index
+            .deadlines
+            .range(probe..)
+            .take_while(|(d, _, _)| *d == until)
+            .any(|(_, b, e)| *b == db && e == event);
+        if !known {
+            index.deadlines.insert((until, db, event.to_owned()));
+        }
+        let events = index
+            .earliest
+            .get_or_insert_with(FxHashMap::default)
+            .entry(db)
+            .or_default();
+        // Look up before inserting: no key copy for an event noted already
+        // (a restore notes one hold per order).
+        match events.get_mut(event) {
+            Some(earliest) => *earliest = (*earliest).min(until),
+            None => {
+                events.insert(event.to_owned(), until);
+            }
+        }
+    })
+}
+
+/// Whether some hold of `event` may be due at `now`. Cheap for the claim
+/// path: one comparison with the earliest deadline of any event, and only
+/// when that is due a lookup of the event's own.
+pub fn maybe_due(db: i32, event: &str, now: i64) -> bool {
+    INDEX.with(|index| {
+        let index = index.borrow();
+        if index.stale {
+            return true;
+        }
+        if index.deadlines.first().is_none_or(|(d, _, _)| *d > now) {
+            return false;
+        }
+        let earliest = index.earliest.as_ref().and_then(|m| m.get(&db)?.get(event));
+        earliest.is_some_and(|d| *d <= now)
+    })
+}
+
+/// Marks the index as needing a rebuild.
+pub fn invalidate() {
+    INDEX.with(|index| index.borrow_mut().stale = true);
+}
+
+/// Whether the index needs a rebuild; clears it and the flag when so (the
+/// caller rebuilds it from the keyspace).
+pub(super) fn take_stale() -> bool {
+    INDEX.with(|index| {
+        let mut index = index.borrow_mut();
+        let stale = std::mem::take(&mut index.stale);
+        if stale {
+            index.deadlines.clear();
+            index.earliest = None;
+        }
+        stale
+    })
+}
+
+/// Removes and returns up to `max` due entries' `(db, event)`, each once.
+pub(super) fn take_due(now: i64, max: usize) -> Vec<(i32, String)> {
+    INDEX.with(|index| {
+        let mut index = index.borrow_mut();
+        let mut taken: Vec<(i32, String)> = Vec::new();
+        while taken.len() < max {
+            match index.deadlines.first() {
+                Some((d, _, _)) if *d <= now => {}
+                _ => break,
+            }
+            let Some((_, db, event)) = index.deadlines.pop_first() else {
+                break;
+            };
+            // The sweep notes the event's next deadline again.
+            if let Some(events) = index.earliest.as_mut().and_then(|m| m.get_mut(&db)) {
+                events.remove(&event);
+            }
+            if !taken.iter().any(|(b, e)| *b == db && *e == event) {
+                taken.push((db, event));
+            }
+        }
+        taken
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn due_entries_are_taken_once_per_event_earliest_first() {
+        take_stale();
+        note(0, "a", 10);
+        note(0, "a", 10);
+        note(0, "b", 5);
+        note(0, "a", 7);
+        note(1, "a", 20);
+        assert!(!maybe_due(0, "a", 4));
+        assert!(maybe_due(0, "b", 5));
+        assert!(!maybe_due(0, "a", 5), "only b is due at 5");
+        assert!(maybe_due(0, "a", 7));
+        assert_eq!(take_due(10, 10), [(0, "b".into()), (0, "a".into())]);
+        assert_eq!(take_due(30, 10), [(1, "a".to_string())]);
+        invalidate();
+        assert!(maybe_due(0, "a", 0), "a stale index trusts nothing");
+        assert!(take_stale());
+    }
+}

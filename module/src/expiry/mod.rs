@@ -1,0 +1,26 @@
+//! Holds that expire by themselves (docs/design.md "Holds and expiry"): an
+//! in-memory index of deadlines ([`index`]) and the sweep Redis's cron runs
+//! over it ([`sweep`]), kept together like mini-redis's `db.rs`.
+//!
+//! No key spans events (a cluster node may only write keys of its own
+//! slots), so the index lives in memory: entries `(deadline, db, event)`,
+//! one per distinct deadline noted, added by the commit step whenever a
+//! hold is written (on the primary and on replicas alike, so a promoted
+//! replica knows its holds) and rebuilt from the `ticket:{E}:holds` keys
+//! after a load, a role change or a flush (the sweep does it on its next
+//! run; until then every claim, confirm and cancel checks its event's holds
+//! key).
+//!
+//! An entry is a hint: the hold it was made for may be confirmed or
+//! cancelled since. The sweep takes the due entries, expires the event's
+//! due holds through `pool::sweep` (on the primary only; replicas never
+//! expire anything, they apply their primary's `op=expire`), and notes the
+//! event's next deadline again. Each sweep visits at most `ticket.sweep-max`
+//! events and expires at most that many holds, so a burst of deadlines is
+//! spread over sweeps and Redis keeps answering in between.
+
+pub mod index;
+#[cfg(not(test))]
+pub mod sweep;
+
+pub use index::{invalidate, maybe_due, note};

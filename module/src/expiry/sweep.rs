@@ -1,0 +1,107 @@
+//! The expiry sweep: run from Redis's cron every `ticket.sweep-interval`
+//! ms at most, it expires the due holds of the events the index names (on
+//! a primary), commits those expiries like a command would, and notes each
+//! event's next deadline again.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use redis_module::Context;
+
+use protocol::keys::{event_of_key, Part};
+
+use super::index::{maybe_due, note, take_due, take_stale};
+use crate::cmd::commit::commit;
+use crate::host::ffi::{is_loading, is_primary, now_ms, scan_keys, select_db};
+use crate::host::store::{Access, RedisStore};
+use crate::pool::{self, Clock, Effects};
+
+/// `ticket.sweep-interval`: ms between two sweeps.
+pub static SWEEP_INTERVAL: AtomicI64 = AtomicI64::new(100);
+/// `ticket.sweep-max`: most holds expired (and events visited) per sweep.
+pub static SWEEP_MAX: AtomicI64 = AtomicI64::new(1000);
+
+/// When the last sweep ran (unix ms).
+static LAST_SWEEP: AtomicI64 = AtomicI64::new(0);
+
+/// Starts the clock at module load: the first sweep comes one interval
+/// after load, like every other. So the interval's granularity is the
+/// cron's (100 ms at the default `hz 10`).
+pub fn start() {
+    LAST_SWEEP.store(now_ms(), Ordering::Relaxed);
+}
+
+/// One cron tick: sweeps when an interval has passed since the last sweep.
+pub fn on_cron(ctx: &Context) {
+    let now = now_ms();
+    let interval = SWEEP_INTERVAL.load(Ordering::Relaxed);
+    if now - LAST_SWEEP.load(Ordering::Relaxed) < interval {
+        return;
+    }
+    LAST_SWEEP.store(now, Ordering::Relaxed);
+    sweep_once(ctx);
+}
+
+fn sweep_once(ctx: &Context) {
+    if is_loading(ctx) {
+        return;
+    }
+    if take_stale() {
+        rebuild(ctx);
+    }
+    let primary = is_primary(ctx);
+    let now = now_ms();
+    let max = SWEEP_MAX.load(Ordering::Relaxed).max(1) as usize;
+    let mut budget = max;
+    let mut again = Vec::new();
+    for (db, event) in take_due(now, max) {
+        // `take_due` only holds dbs that existed when noted.
+        select_db(ctx, db);
+        let access = if primary { Access::Write } else { Access::Read };
+        let mut store = RedisStore::open(ctx, &event, access, None);
+        if primary && budget > 0 {
+            let mut out = Effects::default();
+            // The index no longer holds the event's due entries: its hint
+            // says whether holds beyond this sweep's budget may be due.
+            let clock = Clock {
+                now,
+                maybe_due: maybe_due(db, &event, now),
+            };
+            let expired = pool::sweep(&mut store, &mut out, &event, clock, budget);
+            commit(ctx, &mut store, &out);
+            budget -= expired.unwrap_or(0);
+        }
+        if let Some(next) = store.next_deadline() {
+            again.push((db, event.clone(), next));
+        }
+    }
+    // Noted after the loop: on a replica (or with the budget spent) the
+    // next deadline may be due already and must wait for the next sweep.
+    for (db, event, next) in again {
+        note(db, &event, next);
+    }
+}
+
+/// Rebuilds the index from every `ticket:{E}:holds` key of every
+/// database (after a load, a flush, a role change or a module load).
+fn rebuild(ctx: &Context) {
+    let mut found: Vec<(i32, String)> = Vec::new();
+    let mut db = 0;
+    while select_db(ctx, db) {
+        for event in scan_keys(ctx, holds_event) {
+            found.push((db, event));
+        }
+        db += 1;
+    }
+    for (db, event) in found {
+        select_db(ctx, db);
+        let mut store = RedisStore::open(ctx, &event, Access::Read, None);
+        if let Some(next) = store.next_deadline() {
+            note(db, &event, next);
+        }
+    }
+}
+
+/// The event of a `ticket:{E}:holds` key name.
+fn holds_event(name: &[u8]) -> Option<String> {
+    event_of_key(name, Part::Holds).map(str::to_owned)
+}

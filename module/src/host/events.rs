@@ -1,0 +1,102 @@
+//! What the module hears from the server: keyspace notifications and the
+//! server events that invalidate the meta cache and the expiry index, and
+//! the cron loop that runs the expiry sweep.
+
+use std::os::raw::{c_char, c_int, c_void};
+
+use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
+use redis_module::Context;
+
+use super::ffi::bytes_of;
+use crate::{expiry, meta_cache};
+
+/// Subscribes to what can change a meta key behind the module's back:
+/// keyspace notifications (per key) and the server events that raise none
+/// (`FLUSHALL`, `SWAPDB`, loading, role changes).
+pub fn subscribe_invalidations(ctx: &Context) -> Result<(), &'static str> {
+    let ok = raw::REDISMODULE_OK as c_int;
+    // SAFETY: called once from OnLoad with the load context; the callbacks
+    // are plain functions that live as long as the module.
+    unsafe {
+        let keyspace =
+            raw::RedisModule_SubscribeToKeyspaceEvents.ok_or("no keyspace events API")?;
+        if keyspace(
+            ctx.ctx,
+            raw::REDISMODULE_NOTIFY_ALL as c_int,
+            Some(on_key_event),
+        ) != ok
+        {
+            return Err("cannot subscribe to keyspace events");
+        }
+        let server = raw::RedisModule_SubscribeToServerEvent.ok_or("no server events API")?;
+        for id in [
+            raw::REDISMODULE_EVENT_FLUSHDB,
+            raw::REDISMODULE_EVENT_LOADING,
+            raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,
+            raw::REDISMODULE_EVENT_SWAPDB,
+        ] {
+            let event = raw::RedisModuleEvent { id, dataver: 1 };
+            if server(ctx.ctx, event, Some(on_server_event)) != ok {
+                return Err("cannot subscribe to server events");
+            }
+        }
+    }
+    Ok(())
+}
+
+unsafe extern "C" fn on_key_event(
+    ctx: *mut RedisModuleCtx,
+    _type: c_int,
+    _event: *const c_char,
+    key: *mut RedisModuleString,
+) -> c_int {
+    if let Some(event) = meta_cache::event_of_meta_key(bytes_of(key)) {
+        // SAFETY: a plain getter on the live context of the change.
+        let db = unsafe { raw::RedisModule_GetSelectedDb.unwrap()(ctx) };
+        meta_cache::forget(db, event);
+    }
+    raw::REDISMODULE_OK as c_int
+}
+
+unsafe extern "C" fn on_server_event(
+    _ctx: *mut RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    _subevent: u64,
+    _data: *mut c_void,
+) {
+    meta_cache::clear();
+    // The same events can bring holds the expiry index does not know.
+    expiry::invalidate();
+}
+
+/// Runs the expiry sweep from Redis's cron (`hz` times a second, 10 by
+/// default). Not a module timer: Redis refuses `MODULE UNLOAD` while a
+/// module's timer is pending, and a sweep timer is always pending.
+pub fn subscribe_cron(ctx: &Context) -> Result<(), &'static str> {
+    let event = raw::RedisModuleEvent {
+        id: raw::REDISMODULE_EVENT_CRON_LOOP,
+        dataver: 1,
+    };
+    // SAFETY: the load context; the callback is a plain function.
+    let subscribed = unsafe {
+        raw::RedisModule_SubscribeToServerEvent.ok_or("no server events API")?(
+            ctx.ctx,
+            event,
+            Some(on_cron),
+        )
+    };
+    match subscribed == raw::REDISMODULE_OK as c_int {
+        true => Ok(()),
+        false => Err("cannot subscribe to the cron loop"),
+    }
+}
+
+unsafe extern "C" fn on_cron(
+    ctx: *mut RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    _subevent: u64,
+    _data: *mut c_void,
+) {
+    // A panic must not cross into Redis; the next sweep tries again.
+    let _ = std::panic::catch_unwind(|| expiry::sweep::on_cron(&Context::new(ctx)));
+}

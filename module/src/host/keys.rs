@@ -1,0 +1,265 @@
+//! The reads and writes of an event's pool, holders, holds, waiting-list
+//! and log keys, through the native key API (the meta hash is in `meta`).
+
+use std::ops::RangeInclusive;
+use std::os::raw::{c_char, c_int};
+use std::ptr;
+
+use redis_module::raw::{self, RedisModuleString};
+use redis_module::Context;
+
+use protocol::record::{Record, Tickets};
+use protocol::StreamId;
+
+use super::ffi::{owned, rstr, to_i64, zset_range, Made, HASH_DELETE};
+use super::store::RedisStore;
+use super::strings::{self, Part, PARTS};
+use crate::error::TicketError;
+use crate::meta_cache;
+
+impl RedisStore<'_> {
+    /// The user's tickets from the holders hash.
+    pub(super) fn read_holder(&mut self, user: &str) -> Result<Option<Tickets>, TicketError> {
+        let Some(key) = self.existing(Part::Holders)? else {
+            return Ok(None);
+        };
+        let mut made = Made::default();
+        let field_ptr = self.user_string(user, &mut made);
+        let mut value: *mut RedisModuleString = ptr::null_mut();
+        // SAFETY: one (field, out-pointer) pair, NULL-terminated.
+        unsafe {
+            raw::RedisModule_HashGet.unwrap()(
+                key,
+                raw::REDISMODULE_HASH_NONE as c_int,
+                field_ptr,
+                &mut value as *mut *mut RedisModuleString,
+                ptr::null::<c_char>(),
+            );
+        }
+        match owned(value) {
+            None => Ok(None),
+            Some(v) => self.tickets_of(&v).map(Some),
+        }
+    }
+
+    /// The pool's lowest number; its member string is kept for the writes.
+    pub(super) fn first_free(&mut self) -> Result<Option<i64>, TicketError> {
+        let Some(key) = self.existing(Part::Pool)? else {
+            return Ok(None);
+        };
+        let mut score = 0.0;
+        // SAFETY: an open zset handle; the range is stopped before returning.
+        let member = unsafe {
+            let first = raw::RedisModule_ZsetFirstInScoreRange.unwrap()(
+                key,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                0,
+                0,
+            );
+            if first != raw::REDISMODULE_OK as c_int {
+                return Ok(None);
+            }
+            let member = raw::RedisModule_ZsetRangeCurrentElement.unwrap()(key, &mut score);
+            raw::RedisModule_ZsetRangeStop.unwrap()(key);
+            owned(member)
+        };
+        let member = member.ok_or_else(|| self.corrupt(Part::Pool, "returned no first member"))?;
+        match to_i64(&member) {
+            Some(n) if n as f64 == score => {
+                // Keep the member: it is the string ZREM, HSET and XADD need.
+                self.remember_number(n, member);
+                Ok(Some(n))
+            }
+            _ => Err(self.corrupt(Part::Pool, "holds a member that is not its own score")),
+        }
+    }
+
+    pub(super) fn first_free_n(&mut self, n: usize) -> Result<Vec<i64>, TicketError> {
+        let Some(key) = self.existing(Part::Pool)? else {
+            return Ok(Vec::new());
+        };
+        zset_range(key, f64::INFINITY, n)
+            .iter()
+            .map(|(member, score)| match to_i64(member) {
+                Some(n) if n as f64 == *score => Ok(n),
+                _ => Err(self.corrupt(Part::Pool, "holds a member that is not its own score")),
+            })
+            .collect()
+    }
+
+    pub(super) fn take_free(&mut self, ticket: i64) {
+        let member = self.number_string(ticket);
+        self.zset_rem(Part::Pool, member);
+    }
+
+    pub(super) fn add_free(&mut self, tickets: RangeInclusive<i64>) {
+        self.written[Part::Pool as usize] = true;
+        for n in tickets {
+            // Redis copies the member, so one cached string serves each in
+            // turn, and the last (a cancel's ticket, a chunk's new `minted`)
+            // is the string the next write needs.
+            let member = self.number_string(n);
+            self.zset_add(Part::Pool, n as f64, member);
+        }
+    }
+
+    pub(super) fn write_holder(&mut self, user: &str, tickets: &Tickets) {
+        let mut made = Made::default();
+        let value = match tickets {
+            Tickets::One(ticket) => self.number_string(*ticket),
+            many => made.keep(rstr(many.value().to_string().as_bytes())),
+        };
+        let field_ptr = self.user_string(user, &mut made);
+        self.hash_set(Part::Holders, &[field_ptr, value]);
+    }
+
+    pub(super) fn remove_holder(&mut self, user: &str) {
+        let mut made = Made::default();
+        let field_ptr = self.user_string(user, &mut made);
+        self.hash_set(Part::Holders, &[field_ptr, HASH_DELETE]);
+    }
+
+    /// Adds (or moves) `user` at `score` in the holds or waiting zset.
+    pub(super) fn add_member(&mut self, part: Part, user: &str, score: i64) {
+        if self.lazy(part).is_err() {
+            return; // type-checked by the command's reads: cannot happen
+        }
+        let mut made = Made::default();
+        let member = self.user_string(user, &mut made);
+        self.zset_add(part, score as f64, member);
+    }
+
+    /// Removes `user` from the holds or waiting zset; returns whether it
+    /// was there.
+    pub(super) fn remove_member(&mut self, part: Part, user: &str) -> bool {
+        if !matches!(self.lazy(part), Ok(Some(_))) {
+            return false;
+        }
+        let mut made = Made::default();
+        let member = self.user_string(user, &mut made);
+        self.zset_rem(part, member)
+    }
+
+    pub(super) fn rank_in_waiting(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        if self.lazy(Part::Waiting)?.is_none() {
+            return Ok(None);
+        }
+        // The module API has no rank lookup: ZRANK is O(log n).
+        let key = self.names.key_string(Part::Waiting);
+        match Context::new(self.ctx).call("ZRANK", &[key.as_str(), user]) {
+            Ok(redis_module::RedisValue::Integer(rank)) => Ok(Some(rank)),
+            Ok(_) => Ok(None),
+            Err(e) => Err(TicketError::Internal(format!("ZRANK {key}: {e}"))),
+        }
+    }
+
+    /// `XADD` of `record` at `id` (or an auto id); returns the id used.
+    pub(super) fn append_entry<U: AsRef<str>>(
+        &mut self,
+        record: &Record<U>,
+        id: Option<StreamId>,
+    ) -> StreamId {
+        self.written[Part::Log as usize] = true;
+        let c = strings::constants();
+        // Strings made here live until the end of this function.
+        let mut made = Made::default();
+        let mut argv = [ptr::null_mut::<RedisModuleString>(); 20];
+        let mut n = 0;
+        self.use_time_string(record.at);
+        for (name, value) in record.fields(self.event) {
+            argv[n] = c
+                .named(name)
+                .unwrap_or_else(|| made.keep(rstr(name.as_bytes())));
+            argv[n + 1] = self.value_string(value, &mut made);
+            n += 2;
+        }
+        let (flags, mut stream_id) = match id {
+            Some(id) => (
+                0,
+                raw::RedisModuleStreamID {
+                    ms: id.ms,
+                    seq: id.seq,
+                },
+            ),
+            None => (
+                raw::REDISMODULE_STREAM_ADD_AUTOID as c_int,
+                raw::RedisModuleStreamID { ms: 0, seq: 0 },
+            ),
+        };
+        // SAFETY: argv holds n/2 field/value pairs; the count is pairs.
+        let added = unsafe {
+            raw::RedisModule_StreamAdd.unwrap()(
+                self.key(Part::Log),
+                flags,
+                &mut stream_id,
+                argv.as_mut_ptr(),
+                (n / 2) as i64,
+            )
+        };
+        if added != raw::REDISMODULE_OK as c_int {
+            // Only an effect whose id is not above the log's last id gets
+            // here: this replica's log differs from its primary's.
+            redis_module::Context::new(self.ctx).log_warning(&format!(
+                "ticket: {} refused entry {}-{}: this replica's log differs from its primary's",
+                self.names.key_string(Part::Log),
+                stream_id.ms,
+                stream_id.seq
+            ));
+        }
+        StreamId::new(stream_id.ms, stream_id.seq)
+    }
+
+    pub(super) fn delete_state(&mut self) -> i64 {
+        meta_cache::forget(self.db, self.event);
+        let _ = self.lazy(Part::Holds);
+        let _ = self.lazy(Part::Waiting);
+        PARTS
+            .into_iter()
+            .filter(|part| *part != Part::Log)
+            .filter(|part| self.delete_key(*part))
+            .count() as i64
+    }
+
+    pub(super) fn read_last_log_id(&mut self) -> Result<Option<StreamId>, TicketError> {
+        if self.existing(Part::Log)?.is_none() {
+            return Ok(None);
+        }
+        let key = self.names.key_string(Part::Log);
+        let fail = |why: String| TicketError::Internal(format!("XINFO STREAM {key}: {why}"));
+        let info = Context::new(self.ctx)
+            .call("XINFO", &["STREAM", key.as_str()])
+            .map_err(|e| fail(e.to_string()))?;
+        let text = |v: &redis_module::RedisValue| match v {
+            redis_module::RedisValue::SimpleString(s) | redis_module::RedisValue::BulkString(s) => {
+                Some(s.clone())
+            }
+            redis_module::RedisValue::BulkRedisString(s) => Some(s.to_string_lossy()),
+            redis_module::RedisValue::StringBuffer(b) => {
+                Some(String::from_utf8_lossy(b).into_owned())
+            }
+            _ => None,
+        };
+        let redis_module::RedisValue::Array(items) = info else {
+            return Err(fail("not an array".into()));
+        };
+        items
+            .chunks_exact(2)
+            .find(|pair| text(&pair[0]).as_deref() == Some("last-generated-id"))
+            .and_then(|pair| text(&pair[1]))
+            .and_then(|id| StreamId::parse(&id))
+            .map(Some)
+            .ok_or_else(|| fail("no last-generated-id".into()))
+    }
+
+    pub(super) fn in_pool(&mut self, ticket: i64) -> Result<bool, TicketError> {
+        let Some(key) = self.existing(Part::Pool)? else {
+            return Ok(false);
+        };
+        let member = self.number_string(ticket);
+        let mut score = 0.0;
+        // SAFETY: an open, type-checked zset handle and a live member.
+        let found = unsafe { raw::RedisModule_ZsetScore.unwrap()(key, member, &mut score) };
+        Ok(found == raw::REDISMODULE_OK as c_int)
+    }
+}

@@ -1,0 +1,26 @@
+//! The Redis side: the only place with `unsafe` calls into the module API.
+//!
+//! - `register`: module load (`RedisModule_Init`), the commands of
+//!   `cmd::table` with one C entry point per row, configs.
+//! - `docs`: the `COMMAND DOCS` C structs built from the table.
+//! - `events`: keyspace and server events, and the cron loop's entry into
+//!   the expiry sweep.
+//! - `store` (with `keys`, `meta`, `replicate`): [`crate::pool::Store`] over
+//!   an event's keys through the native key API, and the replication of a
+//!   decided effect; `strings`: the Redis strings it reuses.
+//! - `argv`: a command's arguments read in place; `ffi`: small safe
+//!   wrappers (clock, pub/sub, context flags, databases, scans).
+
+pub mod argv;
+#[cfg(not(test))]
+mod docs;
+#[cfg(not(test))]
+mod events;
+pub mod ffi;
+mod keys;
+mod meta;
+#[cfg(not(test))]
+mod register;
+mod replicate;
+pub mod store;
+pub mod strings;

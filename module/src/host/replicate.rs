@@ -1,0 +1,58 @@
+//! Replicating one decided effect: `TICKET._APPLY` with the effect's
+//! arguments, sent to replicas and the AOF with one `RedisModule_Replicate`
+//! call (docs/design.md "Atomicity, replication and persistence"). The
+//! replica applies it with the same code at the primary's stream id.
+//!
+//! The arguments reuse the strings the command's writes made (the event, the
+//! user argument, the ticket number and the log time), so replicating a
+//! claim allocates nothing of its own.
+
+use std::ptr;
+
+use redis_module::raw::{self, RedisModuleString};
+
+use protocol::effect::Effect;
+
+use super::ffi::Made;
+use super::store::RedisStore;
+
+/// `TICKET._APPLY` (protocol::effect::APPLY_COMMAND) for `RedisModule_Replicate`.
+const APPLY_C: &std::ffi::CStr = c"TICKET._APPLY";
+
+impl RedisStore<'_> {
+    /// Propagates `effect` to replicas and the AOF as one `TICKET._APPLY`.
+    pub fn replicate<U: AsRef<str>>(&mut self, effect: &Effect<U>) {
+        let mut made = Made::default();
+        let values = effect.args(self.event);
+        let values = values.as_slice();
+        let mut few = [ptr::null_mut::<RedisModuleString>(); protocol::effect::MAX_ARGS];
+        // A restore step has more arguments than the fixed array holds.
+        let mut many = Vec::new();
+        let args = match values.len() <= few.len() {
+            true => &mut few[..values.len()],
+            false => {
+                many.resize(values.len(), ptr::null_mut());
+                &mut many[..]
+            }
+        };
+        for (slot, value) in args.iter_mut().zip(values) {
+            *slot = self.value_string(*value, &mut made);
+        }
+        self.propagate(APPLY_C, args);
+    }
+
+    /// Propagates one command to replicas and the AOF.
+    fn propagate(&self, command: &std::ffi::CStr, args: &[*mut RedisModuleString]) {
+        // SAFETY: "v" takes (RedisModuleString **, size_t); Redis takes its
+        // own references to what it keeps.
+        unsafe {
+            raw::RedisModule_Replicate.unwrap()(
+                self.ctx,
+                command.as_ptr(),
+                c"v".as_ptr(),
+                args.as_ptr(),
+                args.len(),
+            );
+        }
+    }
+}

@@ -1,0 +1,501 @@
+//! [`Store`] over an event's Redis keys, through the native key API: the
+//! open key handles of one event for one command, and the strings it
+//! reuses. The reads and writes themselves are in `keys` (pool, holders,
+//! holds, waiting list, log) and `meta` (the meta hash and its cache);
+//! replicating a decided effect is in `replicate`.
+//!
+//! Reads check each key's type first, and the pool logic reads everything
+//! before its first write, so a wrong type is an error that changes nothing.
+//!
+//! The claim path is dominated by allocation (Redis's own and ours), so this
+//! layer avoids it: key names and constant field names are Redis strings made
+//! once and reused (`strings`), the user id is the command's own argument
+//! string, and one ticket-number string serves `ZREM`, `HSET`, `XADD` and
+//! the effect.
+
+use std::ops::RangeInclusive;
+use std::os::raw::{c_char, c_int};
+use std::ptr;
+
+use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleString};
+use redis_module::{Context, RedisString};
+
+use protocol::record::{parse_tickets, Record, Tickets, Value};
+use protocol::StreamId;
+
+use super::ffi::{retained, rnum, rstr, same, stream_id_string, to_i64, zset_range, Made};
+use super::strings::{self, expected_type, EventStrings, Part, PARTS};
+use crate::error::TicketError;
+use crate::pool::{Meta, MetaWrite, Scope, Set, Staging, Store};
+
+/// How a command opens the event's keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+thread_local! {
+    /// The last log time made into a string (commands run on the main
+    /// thread only). Redis strings are reference-counted and never changed
+    /// once made, so commands can share it.
+    static LAST_TIME: std::cell::RefCell<Option<(i64, RedisString)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The open keys of one event for the duration of one command.
+pub struct RedisStore<'a> {
+    pub(super) ctx: *mut RedisModuleCtx,
+    pub(super) db: i32,
+    pub(super) event: &'a str,
+    pub(super) names: EventStrings,
+    /// Key handles by [`Part`]; the holds and waiting keys are opened on
+    /// first use, so the plain claim path does not pay for them.
+    pub(super) keys: [*mut RedisModuleKey; PARTS.len()],
+    pub(super) mode: c_int,
+    pub(super) opened: [bool; PARTS.len()],
+    /// The user id argument, reused as hash field and stream value.
+    pub(super) user: Option<(&'a str, *mut RedisModuleString)>,
+    /// The last two numbers made into strings (a ticket number, the log
+    /// entry's time), reused by the next writes and the effect.
+    pub(super) numbers: [Option<(i64, RedisString)>; 2],
+    /// Which slot of `numbers` the next new number replaces.
+    pub(super) next_number: usize,
+    /// Strings pushed out of `numbers`, kept alive until the command ends
+    /// because pointers to them may still be in use.
+    pub(super) retired: Vec<RedisString>,
+
+    /// Keys written by this command, signalled as modified (for WATCH and
+    /// client tracking) when the command ends; the module turns Redis's
+    /// implicit signal off so that no-op commands signal nothing.
+    pub(super) written: [bool; PARTS.len()],
+}
+
+impl<'a> RedisStore<'a> {
+    /// Opens the event's keys. `user` is the command's user argument, if any.
+    pub fn open(
+        ctx: &Context,
+        event: &'a str,
+        access: Access,
+        user: Option<(&'a str, *mut RedisModuleString)>,
+    ) -> RedisStore<'a> {
+        let mode = match access {
+            Access::Read => raw::REDISMODULE_READ,
+            Access::Write => raw::REDISMODULE_READ | raw::REDISMODULE_WRITE,
+        } as c_int;
+        let names = strings::event_strings(event);
+        // SAFETY: ctx is the live command context; the names are kept alive
+        // by the cache for longer than the handles.
+        let keys = PARTS.map(|part| match part {
+            Part::Holds | Part::Waiting => ptr::null_mut(),
+            _ => unsafe {
+                raw::RedisModule_OpenKey.unwrap()(ctx.ctx, names.key(part), mode)
+                    .cast::<RedisModuleKey>()
+            },
+        });
+        RedisStore {
+            ctx: ctx.ctx,
+            // SAFETY: a plain getter on the live context.
+            db: unsafe { raw::RedisModule_GetSelectedDb.unwrap()(ctx.ctx) },
+            event,
+            names,
+            keys,
+            mode,
+            opened: PARTS.map(|part| !matches!(part, Part::Holds | Part::Waiting)),
+            user,
+            numbers: [None, None],
+            next_number: 0,
+            retired: Vec::new(),
+            written: [false; PARTS.len()],
+        }
+    }
+
+    /// The holds key's handle, opened on first use (null when it does not
+    /// exist and the store only reads).
+    pub(super) fn holds(&mut self) -> Result<Option<*mut RedisModuleKey>, TicketError> {
+        self.lazy(Part::Holds)
+    }
+
+    /// The handle of a key opened on first use (null when it does not exist
+    /// and the store only reads).
+    pub(super) fn lazy(&mut self, part: Part) -> Result<Option<*mut RedisModuleKey>, TicketError> {
+        if !self.opened[part as usize] {
+            self.opened[part as usize] = true;
+            // SAFETY: the live command context and a live key name.
+            self.keys[part as usize] = unsafe {
+                raw::RedisModule_OpenKey.unwrap()(self.ctx, self.names.key(part), self.mode)
+                    .cast::<RedisModuleKey>()
+            };
+        }
+        self.existing(part)
+    }
+
+    /// The score of `user` in a lazily opened zset (holds or waiting).
+    pub(super) fn user_score(
+        &mut self,
+        part: Part,
+        user: &str,
+    ) -> Result<Option<i64>, TicketError> {
+        let Some(key) = self.lazy(part)? else {
+            return Ok(None);
+        };
+        let mut made = Made::default();
+        let member = self.user_string(user, &mut made);
+        let mut score = 0.0;
+        // SAFETY: an open, type-checked zset handle and a live member.
+        let found = unsafe { raw::RedisModule_ZsetScore.unwrap()(key, member, &mut score) };
+        Ok((found == raw::REDISMODULE_OK as c_int).then_some(score as i64))
+    }
+
+    /// The earliest deadline of the event's held orders, if any.
+    pub fn next_deadline(&mut self) -> Option<i64> {
+        let key = self.holds().ok()??;
+        zset_range(key, f64::INFINITY, 1)
+            .first()
+            .map(|(_, score)| *score as i64)
+    }
+
+    /// Parses a holders value: `n` or `a,b,c`.
+    pub(super) fn tickets_of(&self, value: &RedisString) -> Result<Tickets, TicketError> {
+        if let Some(n) = to_i64(value) {
+            return Ok(Tickets::One(n));
+        }
+        std::str::from_utf8(value.as_slice())
+            .ok()
+            .and_then(parse_tickets)
+            .ok_or_else(|| self.corrupt(Part::Holders, "holds a value that is not ticket numbers"))
+    }
+
+    /// The key handle when the key exists and has the right type; `None`
+    /// when it does not exist; an error when it holds another type.
+    pub(super) fn existing(&self, part: Part) -> Result<Option<*mut RedisModuleKey>, TicketError> {
+        let key = self.keys[part as usize];
+        if key.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: key is an open handle owned by self.
+        let found = raw::KeyType::from(unsafe { raw::RedisModule_KeyType.unwrap()(key) });
+        let (want, expected) = expected_type(part);
+        match found {
+            raw::KeyType::Empty => Ok(None),
+            t if t == want => Ok(Some(key)),
+            _ => Err(TicketError::WrongType {
+                key: self.names.key_string(part),
+                expected,
+            }),
+        }
+    }
+
+    pub(super) fn len_of(&self, part: Part) -> Result<i64, TicketError> {
+        Ok(match self.existing(part)? {
+            // SAFETY: an open, type-checked handle.
+            Some(key) => (unsafe { raw::RedisModule_ValueLength.unwrap()(key) }) as i64,
+            None => 0,
+        })
+    }
+
+    pub(super) fn key(&self, part: Part) -> *mut RedisModuleKey {
+        self.keys[part as usize]
+    }
+
+    pub(super) fn corrupt(&self, part: Part, what: &str) -> TicketError {
+        TicketError::Corrupt(format!("{} {what}", self.names.key_string(part)))
+    }
+
+    /// The user argument's own string, when `user` is that argument.
+    pub(super) fn known_user(&self, user: &str) -> Option<*mut RedisModuleString> {
+        self.user.filter(|(arg, _)| *arg == user).map(|(_, s)| s)
+    }
+
+    /// A string for `user`: the argument's own, or a new one kept in `made`.
+    pub(super) fn user_string(&self, user: &str, made: &mut Made) -> *mut RedisModuleString {
+        self.known_user(user)
+            .unwrap_or_else(|| made.keep(rstr(user.as_bytes())))
+    }
+
+    /// A string for ticket number `n`, made at most once per command.
+    pub(super) fn number_string(&mut self, n: i64) -> *mut RedisModuleString {
+        let cached = self.numbers.iter().flatten().find(|(c, _)| *c == n);
+        match cached {
+            Some((_, s)) => s.inner,
+            None => self.remember_number(n, rnum(n)),
+        }
+    }
+
+    /// Makes the string of log time `at` the one this command uses (for the
+    /// entry and its effect), shared with the commands before it in the same
+    /// millisecond: a burst logs hundreds of claims per millisecond.
+    pub(super) fn use_time_string(&mut self, at: i64) {
+        if self.numbers.iter().flatten().any(|(n, _)| *n == at) {
+            return;
+        }
+        let shared = LAST_TIME.with(|last| {
+            let mut last = last.borrow_mut();
+            if last.as_ref().is_none_or(|(n, _)| *n != at) {
+                *last = Some((at, rnum(at)));
+            }
+            last.as_ref().map(|(_, s)| retained(s))
+        });
+        if let Some(s) = shared {
+            self.remember_number(at, s);
+        }
+    }
+
+    /// Keeps `s`, the string of `n`, for the next writes that need it.
+    pub(super) fn remember_number(&mut self, n: i64, s: RedisString) -> *mut RedisModuleString {
+        let slot = self.next_number;
+        self.next_number = 1 - slot;
+        if let Some((_, old)) = self.numbers[slot].replace((n, s)) {
+            self.retired.push(old);
+        }
+        self.numbers[slot]
+            .as_ref()
+            .map_or(ptr::null_mut(), |(_, s)| s.inner)
+    }
+
+    /// Sets hash fields (field/value string pairs; a [`HASH_DELETE`] value
+    /// deletes the field).
+    pub(super) fn hash_set(&mut self, part: Part, pairs: &[*mut RedisModuleString]) {
+        self.written[part as usize] = true;
+        for pair in pairs.chunks_exact(2) {
+            // SAFETY: one (field, value) pair, NULL-terminated.
+            unsafe {
+                raw::RedisModule_HashSet.unwrap()(
+                    self.key(part),
+                    raw::REDISMODULE_HASH_NONE as c_int,
+                    pair[0],
+                    pair[1],
+                    ptr::null::<c_char>(),
+                );
+            }
+        }
+    }
+
+    /// Adds (or moves) `member` at `score` in a zset opened for writing.
+    pub(super) fn zset_add(&mut self, part: Part, score: f64, member: *mut RedisModuleString) {
+        self.written[part as usize] = true;
+        let mut flags: c_int = 0;
+        // SAFETY: an open zset (or empty) handle opened for writing.
+        unsafe { raw::RedisModule_ZsetAdd.unwrap()(self.key(part), score, member, &mut flags) };
+    }
+
+    /// Removes `member` from a zset; returns whether it was there.
+    pub(super) fn zset_rem(&mut self, part: Part, member: *mut RedisModuleString) -> bool {
+        self.written[part as usize] = true;
+        let mut deleted: c_int = 0;
+        // SAFETY: an open, type-checked zset handle.
+        unsafe { raw::RedisModule_ZsetRem.unwrap()(self.key(part), member, &mut deleted) };
+        deleted != 0
+    }
+
+    /// The string for one value of a log entry or an effect: the event's,
+    /// a constant's, the user argument's, the cached ticket number's, or a
+    /// new one kept in `made`.
+    pub(super) fn value_string(&mut self, value: Value, made: &mut Made) -> *mut RedisModuleString {
+        match value {
+            // The event and the user are usually the very strings this store
+            // was opened with, so compare addresses before contents.
+            Value::Text(s) if same(s, self.event) || s == self.event => self.names.event(),
+            Value::Text(s) if self.user.is_some_and(|(u, _)| same(s, u)) => {
+                self.user_string(s, made)
+            }
+            Value::Text(s) => match strings::constants().named(s) {
+                Some(p) => p,
+                None => self.user_string(s, made),
+            },
+            Value::Number(n) if n == protocol::effect::VERSION => strings::constants().version,
+            Value::Number(n) => self.number_string(n),
+            Value::Id(id) => made.keep(stream_id_string(id)),
+            Value::List(_) | Value::Hex(_) | Value::Range(..) => {
+                made.keep(rstr(value.to_string().as_bytes()))
+            }
+        }
+    }
+
+    /// Deletes one of the event's keys if it exists (unlinked where the
+    /// server can: a big holders hash or log is freed in the background);
+    /// returns whether it existed.
+    pub(super) fn delete_key(&mut self, part: Part) -> bool {
+        let Ok(Some(key)) = self.existing(part) else {
+            return false;
+        };
+        // SAFETY: an open handle opened for writing; UnlinkKey exists from 7.0.
+        unsafe {
+            match raw::RedisModule_UnlinkKey {
+                Some(unlink) => unlink(key),
+                None => raw::RedisModule_DeleteKey.unwrap()(key),
+            };
+        }
+        self.written[part as usize] = true;
+        true
+    }
+}
+
+impl Drop for RedisStore<'_> {
+    fn drop(&mut self) {
+        for part in PARTS.into_iter().filter(|p| self.written[*p as usize]) {
+            // SAFETY: the live command context and a live key name.
+            unsafe { raw::RedisModule_SignalModifiedKey.unwrap()(self.ctx, self.names.key(part)) };
+        }
+        for key in self.keys {
+            if !key.is_null() {
+                // SAFETY: each handle was opened once and is closed once.
+                unsafe { raw::RedisModule_CloseKey.unwrap()(key) };
+            }
+        }
+    }
+}
+
+impl<'a> RedisStore<'a> {
+    /// The database the keys are in.
+    pub fn db(&self) -> i32 {
+        self.db
+    }
+
+    /// The event the keys are of.
+    pub fn event(&self) -> &'a str {
+        self.event
+    }
+
+    /// Opens a lazily opened key (holds, waiting) if not open yet.
+    #[inline]
+    fn ensure_open(&mut self, part: Part) {
+        if !self.opened[part as usize] {
+            let _ = self.lazy(part);
+        }
+    }
+}
+
+impl Store for RedisStore<'_> {
+    #[inline]
+    fn meta(&mut self) -> Result<Option<Meta>, TicketError> {
+        self.cached_meta()
+    }
+
+    fn staging(&mut self) -> Result<Option<Staging>, TicketError> {
+        self.read_staging()
+    }
+
+    #[inline]
+    fn holder(&mut self, user: &str) -> Result<Option<Tickets>, TicketError> {
+        self.read_holder(user)
+    }
+
+    fn score(&mut self, set: Set, user: &str) -> Result<Option<i64>, TicketError> {
+        self.user_score(part_of(set), user)
+    }
+
+    fn lowest(
+        &mut self,
+        set: Set,
+        highest: i64,
+        max: usize,
+    ) -> Result<Vec<(String, i64)>, TicketError> {
+        let Some(key) = self.lazy(part_of(set))? else {
+            return Ok(Vec::new());
+        };
+        let highest = match highest {
+            i64::MAX => f64::INFINITY,
+            n => n as f64,
+        };
+        let members = zset_range(key, highest, max);
+        Ok(members
+            .iter()
+            .map(|(member, score)| (member.to_string_lossy(), *score as i64))
+            .collect())
+    }
+
+    fn waiting_rank(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        self.rank_in_waiting(user)
+    }
+
+    #[inline]
+    fn lowest_free(&mut self) -> Result<Option<i64>, TicketError> {
+        self.first_free()
+    }
+
+    fn lowest_free_n(&mut self, n: usize) -> Result<Vec<i64>, TicketError> {
+        self.first_free_n(n)
+    }
+
+    fn is_free(&mut self, ticket: i64) -> Result<bool, TicketError> {
+        self.in_pool(ticket)
+    }
+
+    #[inline]
+    fn len(&mut self, part: Part) -> Result<i64, TicketError> {
+        self.ensure_open(part);
+        self.len_of(part)
+    }
+
+    #[inline]
+    fn exists(&mut self, part: Part) -> Result<bool, TicketError> {
+        self.ensure_open(part);
+        Ok(self.existing(part)?.is_some())
+    }
+
+    fn last_log_id(&mut self) -> Result<Option<StreamId>, TicketError> {
+        self.read_last_log_id()
+    }
+
+    #[inline]
+    fn write_meta(&mut self, write: MetaWrite<'_>) {
+        match write {
+            MetaWrite::Create { meta, created_at } => self.create_meta(meta, created_at),
+            MetaWrite::Status(status) => self.set_status(status),
+            MetaWrite::Minted(minted) => self.set_minted(minted),
+            MetaWrite::AddCounts { held, extra } => self.add_counts(held, extra),
+            MetaWrite::RaiseWaitSeq(seq) => self.raise_waitseq(seq),
+            MetaWrite::Staging(staging) => self.set_staging(staging),
+            MetaWrite::AddStagedSum(sum) => self.add_staged_sum(sum),
+            MetaWrite::ClearStaging => self.clear_staging(),
+        }
+    }
+
+    #[inline]
+    fn set_holder(&mut self, user: &str, tickets: Option<&Tickets>) {
+        match tickets {
+            Some(tickets) => self.write_holder(user, tickets),
+            None => self.remove_holder(user),
+        }
+    }
+
+    #[inline]
+    fn set_score(&mut self, set: Set, user: &str, score: Option<i64>) -> bool {
+        match score {
+            Some(score) => {
+                self.add_member(part_of(set), user, score);
+                true
+            }
+            None => self.remove_member(part_of(set), user),
+        }
+    }
+
+    #[inline]
+    fn set_free(&mut self, numbers: RangeInclusive<i64>, free: bool) {
+        match free {
+            true => self.add_free(numbers),
+            false => numbers.for_each(|n| self.take_free(n)),
+        }
+    }
+
+    #[inline]
+    fn append<U: AsRef<str>>(&mut self, record: &Record<U>, id: Option<StreamId>) -> StreamId {
+        self.append_entry(record, id)
+    }
+
+    fn delete(&mut self, scope: Scope) -> i64 {
+        match scope {
+            Scope::State => self.delete_state(),
+            Scope::Log => i64::from(self.delete_key(Part::Log)),
+        }
+    }
+}
+
+/// The key of a user-scored set.
+fn part_of(set: Set) -> Part {
+    match set {
+        Set::Holds => Part::Holds,
+        Set::Waiting => Part::Waiting,
+    }
+}

@@ -1,0 +1,224 @@
+//! An in-memory [`Store`] for the unit and property tests: one event, plain
+//! collections. Compiled only for tests, never into the shipped module.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::RangeInclusive;
+
+use protocol::effect::Effect;
+use protocol::record::{Op, Record, Tickets};
+use protocol::StreamId;
+
+use super::effects::Effects;
+use super::model::{Meta, Staging};
+use super::store::{MetaWrite, Part, Scope, Set, Store};
+use crate::error::TicketError;
+
+#[derive(Debug, Default, Clone)]
+pub struct MemoryStore {
+    pub meta: Option<Meta>,
+    pub pool: BTreeSet<i64>,
+    pub holders: HashMap<String, Tickets>,
+    /// Held orders: user -> deadline.
+    pub holds: BTreeMap<String, i64>,
+    pub log: Vec<(StreamId, Record)>,
+    /// The effects committed, in order (what the primary replicates).
+    pub effects: Vec<Effect>,
+    /// The waiting list: user -> place.
+    pub waiting: BTreeMap<String, i64>,
+    /// The users announced as offered, in order (not replicated state).
+    pub offered: Vec<String>,
+    /// Whether the log key exists (an emptied stream still does).
+    pub log_key: bool,
+    /// The id of the log's last entry ever (its `last-generated-id`).
+    pub last_id: Option<StreamId>,
+    /// The staging fields of a restore in progress.
+    pub staging: Option<Staging>,
+}
+
+impl MemoryStore {
+    /// The waiting list in FIFO order.
+    pub fn waiting_order(&self) -> Vec<(String, i64)> {
+        sorted(&self.waiting)
+    }
+
+    /// What the command layer's commit step does with a command's effects,
+    /// as far as tests see it: keeps them and the users offered tickets.
+    pub fn commit(&mut self, out: &Effects<'_>) {
+        for effect in out.iter() {
+            let effect = effect.borrowed();
+            if let Effect::Append { record, .. } = &effect {
+                if let Op::Offer { user, .. } = &record.op {
+                    self.offered.push((*user).to_owned());
+                }
+            }
+            self.effects.push(effect.owned());
+        }
+    }
+
+    fn set(&mut self, set: Set) -> &mut BTreeMap<String, i64> {
+        match set {
+            Set::Holds => &mut self.holds,
+            Set::Waiting => &mut self.waiting,
+        }
+    }
+
+    fn meta_mut(&mut self) -> Option<&mut Meta> {
+        self.meta.as_mut()
+    }
+}
+
+/// Members by (score, member), lowest first.
+fn sorted(set: &BTreeMap<String, i64>) -> Vec<(String, i64)> {
+    let mut list: Vec<(String, i64)> = set.iter().map(|(u, p)| (u.clone(), *p)).collect();
+    list.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+    list
+}
+
+impl Store for MemoryStore {
+    fn meta(&mut self) -> Result<Option<Meta>, TicketError> {
+        Ok(self.meta.clone())
+    }
+    fn staging(&mut self) -> Result<Option<Staging>, TicketError> {
+        Ok(self.staging)
+    }
+    fn holder(&mut self, user: &str) -> Result<Option<Tickets>, TicketError> {
+        Ok(self.holders.get(user).cloned())
+    }
+    fn score(&mut self, set: Set, user: &str) -> Result<Option<i64>, TicketError> {
+        Ok(self.set(set).get(user).copied())
+    }
+    fn lowest(
+        &mut self,
+        set: Set,
+        highest: i64,
+        max: usize,
+    ) -> Result<Vec<(String, i64)>, TicketError> {
+        let list = sorted(self.set(set)).into_iter();
+        Ok(list.filter(|(_, s)| *s <= highest).take(max).collect())
+    }
+    fn waiting_rank(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        let order = self.waiting_order();
+        Ok(order.iter().position(|(u, _)| u == user).map(|r| r as i64))
+    }
+    fn lowest_free(&mut self) -> Result<Option<i64>, TicketError> {
+        Ok(self.pool.first().copied())
+    }
+    fn lowest_free_n(&mut self, n: usize) -> Result<Vec<i64>, TicketError> {
+        Ok(self.pool.iter().take(n).copied().collect())
+    }
+    fn is_free(&mut self, ticket: i64) -> Result<bool, TicketError> {
+        Ok(self.pool.contains(&ticket))
+    }
+    fn len(&mut self, part: Part) -> Result<i64, TicketError> {
+        Ok(match part {
+            Part::Meta => i64::from(self.meta.is_some()),
+            Part::Pool => self.pool.len() as i64,
+            Part::Holders => self.holders.len() as i64,
+            Part::Log => self.log.len() as i64,
+            Part::Holds => self.holds.len() as i64,
+            Part::Waiting => self.waiting.len() as i64,
+        })
+    }
+    fn exists(&mut self, part: Part) -> Result<bool, TicketError> {
+        Ok(match part {
+            Part::Log => self.log_key,
+            part => self.len(part)? > 0,
+        })
+    }
+    fn last_log_id(&mut self) -> Result<Option<StreamId>, TicketError> {
+        Ok(self.last_id.filter(|_| self.log_key))
+    }
+
+    fn write_meta(&mut self, write: MetaWrite<'_>) {
+        if let MetaWrite::Create { meta, .. } = write {
+            self.meta = Some(meta.clone());
+        }
+        match write {
+            MetaWrite::Staging(staging) => self.staging = Some(*staging),
+            MetaWrite::AddStagedSum(sum) => {
+                if let Some(staging) = &mut self.staging {
+                    staging.sum += sum;
+                }
+            }
+            MetaWrite::ClearStaging => self.staging = None,
+            _ => {}
+        }
+        let Some(meta) = self.meta_mut() else {
+            return;
+        };
+        match write {
+            MetaWrite::Status(status) => meta.status = status,
+            MetaWrite::Minted(minted) => meta.minted = minted,
+            MetaWrite::AddCounts { held, extra } => {
+                meta.held += held;
+                meta.extra += extra;
+            }
+            MetaWrite::RaiseWaitSeq(seq) => meta.waitseq = meta.waitseq.max(seq),
+            MetaWrite::Staging(_) => (meta.held, meta.extra, meta.waitseq) = (0, 0, 0),
+            _ => {}
+        }
+    }
+    fn set_holder(&mut self, user: &str, tickets: Option<&Tickets>) {
+        match tickets {
+            Some(tickets) => self.holders.insert(user.to_owned(), tickets.clone()),
+            None => self.holders.remove(user),
+        };
+    }
+    fn set_score(&mut self, set: Set, user: &str, score: Option<i64>) -> bool {
+        match score {
+            Some(score) => {
+                self.set(set).insert(user.to_owned(), score);
+                true
+            }
+            None => self.set(set).remove(user).is_some(),
+        }
+    }
+    fn set_free(&mut self, numbers: RangeInclusive<i64>, free: bool) {
+        match free {
+            true => self.pool.extend(numbers),
+            false => numbers.for_each(|n| {
+                self.pool.remove(&n);
+            }),
+        }
+    }
+    fn append<U: AsRef<str>>(&mut self, record: &Record<U>, id: Option<StreamId>) -> StreamId {
+        let id = id.unwrap_or_else(|| {
+            let after = self.last_id.and_then(StreamId::next);
+            after.unwrap_or(StreamId::new(1, 1))
+        });
+        if self.last_id.is_some_and(|last| id <= last) {
+            // What Redis refuses (a replica whose log differs).
+            return id;
+        }
+        self.log.push((id, record.borrowed().owned()));
+        self.log_key = true;
+        self.last_id = Some(id);
+        id
+    }
+    fn delete(&mut self, scope: Scope) -> i64 {
+        match scope {
+            Scope::State => self.delete_state(),
+            Scope::Log => {
+                let existed = self.log_key;
+                self.log.clear();
+                self.log_key = false;
+                self.last_id = None;
+                i64::from(existed)
+            }
+        }
+    }
+}
+
+impl MemoryStore {
+    fn delete_state(&mut self) -> i64 {
+        let existed = [
+            self.meta.take().is_some(),
+            !std::mem::take(&mut self.pool).is_empty(),
+            !std::mem::take(&mut self.holders).is_empty(),
+            !std::mem::take(&mut self.holds).is_empty(),
+            !std::mem::take(&mut self.waiting).is_empty(),
+        ];
+        self.staging = None;
+        existed.iter().filter(|&&e| e).count() as i64
+    }
+}

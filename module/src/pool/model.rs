@@ -1,0 +1,176 @@
+//! The pool's data model: an event's meta hash ([`Meta`]), a restore's
+//! staging fields, the answers of the commands, and the [`Clock`] a command
+//! runs at. Plain values: no storage, no Redis.
+
+use protocol::record::{Incarnation, Tickets};
+use protocol::StreamId;
+
+/// Whether an event accepts claims (subject to its `opens_at`/`closes_at`),
+/// or is being restored (`TICKET.RESTORE`: every command but STATUS, DROP
+/// and the restore's own steps answers `TRYAGAIN`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Open,
+    Closed,
+    Restoring,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Restoring => "restoring",
+            Status::Open => protocol::record::Status::Open.as_str(),
+            Status::Closed => protocol::record::Status::Closed.as_str(),
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        match s {
+            "restoring" => Some(Status::Restoring),
+            s => protocol::record::Status::parse(s).map(Status::from),
+        }
+    }
+}
+
+impl From<protocol::record::Status> for Status {
+    fn from(status: protocol::record::Status) -> Status {
+        match status {
+            protocol::record::Status::Open => Status::Open,
+            protocol::record::Status::Closed => Status::Closed,
+        }
+    }
+}
+
+/// What a restore keeps in the meta hash until its commit (the fields
+/// `restore_status`, `restore_orders`, `restore_from`, `restore_sum`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Staging {
+    /// The status the event gets at the commit.
+    pub status: protocol::record::Status,
+    /// How many orders the snapshot has.
+    pub orders: i64,
+    /// The MySQL offset the snapshot was taken at.
+    pub from: StreamId,
+    /// The sum of every ticket number restored so far, held or free: at the
+    /// commit it must be `1 + 2 + ... + minted`, so that no number is both
+    /// held and free while another is missing.
+    pub sum: i64,
+}
+
+/// The event's meta hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Meta {
+    pub total: i64,
+    pub minted: i64,
+    pub status: Status,
+    pub opens_at: i64,
+    pub closes_at: i64,
+    /// The default hold of a claim in ms (0 = a claim is a final sale).
+    pub hold: i64,
+    /// Most tickets one user may hold.
+    pub limit: i64,
+    /// Tickets in held orders, including holds past their deadline that are
+    /// not expired yet.
+    pub held: i64,
+    /// Tickets holders have beyond their first (so the holders hash's length
+    /// plus `extra` is the number of tickets out, without reading it).
+    pub extra: i64,
+    /// How long an offer of the waiting list is held, in ms.
+    pub offer: i64,
+    /// The `seq` of the latest place in the waiting list (0 = nobody ever
+    /// waited, so the list's key is not even looked at). A new place's `seq`
+    /// is `max(now, waitseq + 1)`: increasing, and never before the time the
+    /// user joined.
+    pub waitseq: i64,
+    /// Which incarnation of the event this is (`None`: made before 0.3).
+    pub incarnation: Option<Incarnation>,
+}
+
+/// Longest hold, in ms (7 days).
+pub const MAX_HOLD_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// Most tickets one user may hold, whatever the event's `LIMIT` says.
+pub const MAX_LIMIT: i64 = protocol::record::MAX_TICKETS as i64;
+
+/// The answer to a claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// New tickets, sold at once.
+    New(Tickets),
+    /// New tickets, held until the order is confirmed or expires.
+    Held(Tickets),
+    /// The tickets the user already held; nothing changed.
+    Repeat(Tickets),
+}
+
+impl Claim {
+    pub fn tickets(&self) -> &Tickets {
+        match self {
+            Claim::New(t) | Claim::Held(t) | Claim::Repeat(t) => t,
+        }
+    }
+
+    /// The user's lowest ticket (the reply without `COUNT`).
+    pub fn ticket(&self) -> i64 {
+        self.tickets().lowest()
+    }
+}
+
+/// The options of one claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ClaimOptions {
+    /// How many tickets (`COUNT`, default 1).
+    pub count: Option<i64>,
+    /// How long to hold them, overriding the event's default (`HOLD`).
+    pub hold: Option<i64>,
+}
+
+/// What `TICKET.STATUS` reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub total: i64,
+    pub remaining: i64,
+    /// Tickets held or sold.
+    pub claimed: i64,
+    /// Tickets in live holds.
+    pub held: i64,
+    pub status: Status,
+    pub opens_at: i64,
+    pub closes_at: i64,
+    pub unsynced: i64,
+    /// The waiting list's length.
+    pub waiting: i64,
+    pub incarnation: Option<Incarnation>,
+}
+
+/// What `TICKET.ORDER` reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderReport {
+    pub tickets: Tickets,
+    /// The held order's deadline; `None` when sold.
+    pub expires_at: Option<i64>,
+}
+
+/// When reads on this server count holds past their deadline as free: on the
+/// primary at `now` (`Some(now)`), never on a replica (`None`), which waits
+/// for its primary's expiry.
+pub type ExpiredFrom = Option<Clock>;
+
+/// The time a command runs at, and whether some hold of its event may be
+/// due by then (the expiry index's hint: it may say yes wrongly, never no
+/// wrongly; a yes makes the command read the event's holds key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Clock {
+    pub now: i64,
+    pub maybe_due: bool,
+}
+
+impl Clock {
+    /// `now`, with no hint: every due hold is looked for.
+    pub fn at(now: i64) -> Clock {
+        Clock {
+            now,
+            maybe_due: true,
+        }
+    }
+}

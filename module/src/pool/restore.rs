@@ -1,0 +1,218 @@
+//! Restoring an event from a snapshot (`TICKET.RESTORE`, docs/design.md
+//! "Incarnations and data loss"): `BEGIN` replaces the event's state by an
+//! empty one being restored, `ORDERS` and `FREE` fill it in checked steps,
+//! `COMMIT` checks that every number is accounted for once and starts a new
+//! log with `op=restore`. Every step is validated in full before its first
+//! write, so a refused step changes nothing.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::ops::RangeInclusive;
+
+use protocol::effect::Effect;
+use protocol::record::{Op, Record};
+use protocol::restore::{Begin, Order};
+use protocol::StreamId;
+
+use super::effects::Effects;
+use super::model::{Meta, Staging, Status};
+use super::settle::type_check_all;
+use super::store::{Part, Set, Store};
+use crate::error::TicketError;
+
+/// The meta and staging fields of an event being restored (`NOTRESTORING`
+/// otherwise).
+fn restoring(store: &mut impl Store, event: &str) -> Result<(Meta, Staging), TicketError> {
+    let not = || TicketError::NotRestoring(event.to_owned());
+    let meta = store.meta()?.ok_or_else(not)?;
+    if meta.status != Status::Restoring {
+        return Err(not());
+    }
+    let staging = store.staging()?.ok_or_else(|| {
+        TicketError::Corrupt(format!(
+            "the meta hash of event '{event}' says restoring but has no restore fields"
+        ))
+    })?;
+    Ok((meta, staging))
+}
+
+/// `TICKET.RESTORE E BEGIN`: replaces the event's state (not its log) by an
+/// empty one being restored. Refuses an event that exists and is not being
+/// restored, unless `force`; restarts a restore in progress.
+pub fn restore_begin(
+    store: &mut impl Store,
+    out: &mut Effects<'_>,
+    event: &str,
+    begin: &Begin,
+    force: bool,
+) -> Result<(), TicketError> {
+    type_check_all(store)?;
+    let restarting = match store.meta() {
+        Ok(Some(meta)) => meta.status == Status::Restoring,
+        Ok(None) => true,
+        // A corrupt meta hash is replaced only when forced.
+        Err(e) if !force => return Err(e),
+        Err(_) => false,
+    };
+    if !restarting && !force {
+        return Err(TicketError::Exists(event.to_owned()));
+    }
+    out.apply(store, Effect::RestoreBegin(begin.clone()));
+    Ok(())
+}
+
+/// `TICKET.RESTORE E ORDERS`: restores orders; returns how many are
+/// restored so far. Refused, with nothing changed, for a user restored
+/// already (or twice in the call), a ticket above `minted`, free, or in two
+/// orders of the call, or more orders than `BEGIN` announced.
+pub fn restore_orders<'a>(
+    store: &mut impl Store,
+    out: &mut Effects<'a>,
+    event: &str,
+    orders: &[Order<&'a str>],
+) -> Result<i64, TicketError> {
+    let (meta, staging) = restoring(store, event)?;
+    store.lowest(Set::Holds, 0, 1)?;
+    store.len(Part::Pool)?;
+    let so_far = store.len(Part::Holders)?;
+    let invalid = |why: String| TicketError::Invalid(format!("TICKET.RESTORE ORDERS: {why}"));
+    if so_far + orders.len() as i64 > staging.orders {
+        return Err(invalid(format!(
+            "{} orders restored already, {} more would exceed the {} that BEGIN announced",
+            so_far,
+            orders.len(),
+            staging.orders
+        )));
+    }
+    let mut users = HashSet::with_capacity(orders.len());
+    let mut tickets = HashSet::new();
+    for (i, order) in orders.iter().enumerate() {
+        let named = || {
+            format!(
+                "order {} (user {})",
+                i + 1,
+                crate::error::quote(order.user.as_bytes())
+            )
+        };
+        if !users.insert(order.user) || store.holder(order.user)?.is_some() {
+            return Err(invalid(format!(
+                "{}: the user is restored already",
+                named()
+            )));
+        }
+        for &t in order.tickets.as_slice() {
+            let problem = if t > meta.minted {
+                Some(format!("is above minted ({})", meta.minted))
+            } else if !tickets.insert(t) {
+                Some("is in two orders".to_owned())
+            } else if store.is_free(t)? {
+                Some("is restored as free already".to_owned())
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return Err(invalid(format!("{}: ticket {t} {problem}", named())));
+            }
+        }
+    }
+    let orders = orders.iter().map(|order| Order {
+        user: Cow::Borrowed(order.user),
+        tickets: order.tickets.clone(),
+        until: order.until,
+    });
+    out.apply(store, Effect::RestoreOrders(orders.collect()));
+    store.len(Part::Holders)
+}
+
+/// `TICKET.RESTORE E FREE`: puts numbers into the pool; returns how many
+/// are in it. Refused, with nothing changed, for a number above `minted`,
+/// in the pool already, or given twice.
+pub fn restore_free(
+    store: &mut impl Store,
+    out: &mut Effects<'_>,
+    event: &str,
+    free: &[RangeInclusive<i64>],
+) -> Result<i64, TicketError> {
+    let (meta, _) = restoring(store, event)?;
+    store.len(Part::Pool)?;
+    let invalid = |why: String| TicketError::Invalid(format!("TICKET.RESTORE FREE: {why}"));
+    let mut sorted = free.to_vec();
+    sorted.sort_by_key(|r| *r.start());
+    for pair in sorted.windows(2) {
+        if pair[1].start() <= pair[0].end() {
+            return Err(invalid(format!(
+                "{} is given twice",
+                pair[1].start().max(pair[0].start())
+            )));
+        }
+    }
+    for range in &sorted {
+        if *range.end() > meta.minted {
+            return Err(invalid(format!(
+                "{} is above minted ({})",
+                range.end(),
+                meta.minted
+            )));
+        }
+        for n in range.clone() {
+            if store.is_free(n)? {
+                return Err(invalid(format!("{n} is in the pool already")));
+            }
+        }
+    }
+    out.apply(store, Effect::RestoreFree(free.to_vec()));
+    store.len(Part::Pool)
+}
+
+/// `TICKET.RESTORE E COMMIT`: once every order and every free number is
+/// restored, replaces the log by one whose first entry is `op=restore` at
+/// `max(now-0, next(from), next(the old log's last id))` and gives the event
+/// its status; returns that id.
+pub fn restore_commit(
+    store: &mut impl Store,
+    out: &mut Effects<'_>,
+    event: &str,
+    now: i64,
+) -> Result<StreamId, TicketError> {
+    let (meta, staging) = restoring(store, event)?;
+    let (holders, free) = (store.len(Part::Holders)?, store.len(Part::Pool)?);
+    let accounted = holders + meta.extra + free;
+    let sum = meta.minted * (meta.minted + 1) / 2;
+    let detail = if holders != staging.orders {
+        Some(format!("{holders} of {} orders restored", staging.orders))
+    } else if accounted != meta.minted {
+        Some(format!(
+            "{accounted} of the {} numbers up to minted restored (held or free)",
+            meta.minted
+        ))
+    } else if staging.sum != sum {
+        Some(
+            "the numbers restored are not 1 to minted once each: some number is both held and free"
+                .to_owned(),
+        )
+    } else {
+        None
+    };
+    if let Some(detail) = detail {
+        return Err(TicketError::Incomplete {
+            event: event.to_owned(),
+            detail,
+        });
+    }
+    let incarnation = meta.incarnation.ok_or_else(|| {
+        TicketError::Corrupt(format!(
+            "the meta hash of event '{event}' has no incarnation"
+        ))
+    })?;
+    let after = |id: Option<StreamId>| id.and_then(StreamId::next).unwrap_or_default();
+    let id = StreamId::new(now.max(0) as u64, 0)
+        .max(after(Some(staging.from)))
+        .max(after(store.last_log_id()?));
+    let op = Op::Restore {
+        incarnation,
+        status: staging.status,
+        from: staging.from,
+    };
+    out.append(store, Record { op, at: now }, None, Some(id));
+    Ok(id)
+}

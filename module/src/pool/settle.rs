@@ -1,0 +1,253 @@
+//! What every write command does before its own change: check that the
+//! event's keys agree, expire the holds due at `now` (docs/design.md "Holds
+//! and expiry"), and serve the waiting list (docs/design.md "The waiting
+//! list"). The sweep runs the same steps for events nobody writes to.
+//!
+//! The offer step: after every change that may free tickets (a cancel, an
+//! expiry, an open, a wait or a leave) [`offer_waiting`] offers the head of
+//! the FIFO list its `count` lowest free numbers as a held order
+//! (`op=offer`). Strict FIFO: while the head cannot be served, nobody behind
+//! it is. A head that wants more than are free gets nothing until enough
+//! are free — or until it has waited a full offer period since it joined,
+//! from when it is offered what is free (at least one ticket).
+
+use std::borrow::Cow;
+
+use protocol::effect::{Effect, WAIT_COUNT_SPAN};
+use protocol::record::{Op, Record};
+
+use super::effects::Effects;
+use super::model::{Clock, Meta, Status};
+use super::store::{Part, Set, Store};
+use super::tickets::lowest_free;
+use crate::error::TicketError;
+
+pub(super) fn existing_meta(store: &mut impl Store, event: &str) -> Result<Meta, TicketError> {
+    store
+        .meta()?
+        .ok_or_else(|| TicketError::NoEvent(event.to_owned()))
+}
+
+/// The meta of an event that is not being restored (`TRYAGAIN` while it is).
+pub(super) fn live_meta(store: &mut impl Store, event: &str) -> Result<Meta, TicketError> {
+    let meta = existing_meta(store, event)?;
+    match meta.status {
+        Status::Restoring => Err(TicketError::Restoring(event.to_owned())),
+        _ => Ok(meta),
+    }
+}
+
+/// Every number up to `minted` is either held or in the pool, and the log
+/// exists. Reading the three also type-checks every key of the event. The
+/// keys disagree only while a cluster slot migration has moved some of an
+/// event's keys and not yet the others (the command is redirected to the
+/// importing node by its event argument, which is not itself a key), or
+/// after hand edits. Writing then could hand out a number twice, so the
+/// command answers `TRYAGAIN` (cluster clients retry it) and changes nothing.
+pub(super) fn check_consistent(
+    store: &mut impl Store,
+    event: &str,
+    meta: &Meta,
+) -> Result<(), TicketError> {
+    let accounted = store.len(Part::Holders)? + meta.extra + store.len(Part::Pool)?;
+    if accounted != meta.minted || !store.exists(Part::Log)? {
+        return Err(TicketError::TryAgain(event.to_owned()));
+    }
+    Ok(())
+}
+
+/// Reads every key of the event, so that a wrong type is an error before
+/// anything is deleted (checking the meta, pool and holders stops at the
+/// first that exists, so the pool and holders are read on their own);
+/// returns the log's length.
+pub(super) fn type_check_all(store: &mut impl Store) -> Result<i64, TicketError> {
+    any_state(store)?;
+    store.len(Part::Pool)?;
+    store.len(Part::Holders)?;
+    store.lowest(Set::Holds, 0, 1)?;
+    store.len(Part::Waiting)?;
+    store.len(Part::Log)
+}
+
+/// Whether any of the event's meta, pool and holders keys exists.
+pub(super) fn any_state(store: &mut impl Store) -> Result<bool, TicketError> {
+    Ok(store.exists(Part::Meta)? || store.exists(Part::Pool)? || store.exists(Part::Holders)?)
+}
+
+/// Expires up to `max` holds of the event whose deadline is at or before
+/// `now`, each logged as one `op=expire`; returns how many. Claims,
+/// confirms and cancels run this first (with no bound), so from its
+/// deadline on a hold is free for whatever the command does; the sweep
+/// runs it for events nobody writes to.
+pub fn expire_holds(
+    store: &mut impl Store,
+    out: &mut Effects<'_>,
+    now: i64,
+    max: usize,
+) -> Result<usize, TicketError> {
+    // Read everything before the first write, so an error changes nothing.
+    let mut due = Vec::new();
+    for (user, _) in store.lowest(Set::Holds, now, max)? {
+        let tickets = store.holder(&user)?;
+        due.push((user, tickets));
+    }
+    let expired = due.len();
+    for (user, tickets) in due {
+        match tickets {
+            Some(tickets) => {
+                let op = Op::Expire {
+                    user: Cow::Owned(user),
+                    tickets,
+                };
+                out.append(store, Record { op, at: now }, None, None);
+            }
+            // A hold without tickets (hand edits): drop the stray mark.
+            None => {
+                store.set_score(Set::Holds, &user, None);
+            }
+        }
+    }
+    Ok(expired)
+}
+
+/// [`expire_holds`] with no bound, then the meta as it is afterwards.
+fn expire_due(
+    store: &mut impl Store,
+    out: &mut Effects<'_>,
+    event: &str,
+    meta: Meta,
+    clock: Clock,
+) -> Result<Meta, TicketError> {
+    if !clock.maybe_due {
+        return Ok(meta);
+    }
+    match expire_holds(store, out, clock.now, usize::MAX)? {
+        0 => Ok(meta),
+        _ => existing_meta(store, event),
+    }
+}
+
+/// What every write command does first: the meta, after checking the keys
+/// agree, expiring due holds and serving the waiting list.
+pub(super) fn prepare(
+    store: &mut impl Store,
+    out: &mut Effects<'_>,
+    event: &str,
+    clock: Clock,
+) -> Result<Meta, TicketError> {
+    let meta = live_meta(store, event)?;
+    check_consistent(store, event, &meta)?;
+    settle(store, out, event, meta, clock)
+}
+
+/// [`expire_due`], then the offer step when anyone may be waiting.
+fn settle(
+    store: &mut impl Store,
+    out: &mut Effects<'_>,
+    event: &str,
+    meta: Meta,
+    clock: Clock,
+) -> Result<Meta, TicketError> {
+    let meta = expire_due(store, out, event, meta, clock)?;
+    match meta.waitseq {
+        0 => Ok(meta),
+        _ => offer_waiting(store, out, event, meta, clock.now),
+    }
+}
+
+/// [`settle`] with the meta as it is now.
+pub(super) fn settle_now(
+    store: &mut impl Store,
+    out: &mut Effects<'_>,
+    event: &str,
+    clock: Clock,
+) -> Result<(), TicketError> {
+    let meta = existing_meta(store, event)?;
+    settle(store, out, event, meta, clock).map(|_| ())
+}
+
+/// The sweep of one event: expires up to `max` of its due holds, unless
+/// the event is gone or its keys disagree (a slot migration in progress),
+/// then settles at `clock` (whose hint the caller takes after the sweep
+/// took the event's due entries: the holds still due past `max` wait for
+/// the next sweep).
+pub fn sweep(
+    store: &mut impl Store,
+    out: &mut Effects<'_>,
+    event: &str,
+    clock: Clock,
+    max: usize,
+) -> Result<usize, TicketError> {
+    let Some(meta) = store.meta()? else {
+        return Ok(0);
+    };
+    if meta.status == Status::Restoring {
+        return Ok(0);
+    }
+    check_consistent(store, event, &meta)?;
+    let expired = expire_holds(store, out, clock.now, max)?;
+    if expired > 0 {
+        settle_now(store, out, event, clock)?;
+    }
+    Ok(expired)
+}
+
+/// Whether the event accepts claims (and so offers) at `now`.
+fn accepts_claims(meta: &Meta, now: i64) -> bool {
+    meta.status == Status::Open
+        && (meta.closes_at == 0 || now < meta.closes_at)
+        && now >= meta.opens_at
+}
+
+/// The offer step: while the event accepts claims and its list's head can
+/// be served, offers the head its lowest free numbers as a held order until
+/// `now + offer` (`op=offer`, which also takes the head off the list).
+/// Returns the meta as it is afterwards.
+pub fn offer_waiting(
+    store: &mut impl Store,
+    out: &mut Effects<'_>,
+    event: &str,
+    mut meta: Meta,
+    now: i64,
+) -> Result<Meta, TicketError> {
+    while meta.waitseq > 0 && accepts_claims(&meta, now) {
+        let Some((user, place)) = store.lowest(Set::Waiting, i64::MAX, 1)?.pop() else {
+            break;
+        };
+        if store.holder(&user)?.is_some() {
+            // Only hand edits get here (WAIT refuses holders): drop the place.
+            let user = Cow::Owned(user);
+            out.apply(store, Effect::Leave { user });
+            continue;
+        }
+        let free = store.len(Part::Pool)? + meta.total - meta.minted;
+        let Some(count) = offer_size(&meta, place, free, now) else {
+            break;
+        };
+        // Minting only what the offer takes keeps the pool as it was.
+        let (tickets, minted) = lowest_free(store, event, &meta, count, 1)?;
+        let until = now.saturating_add(meta.offer);
+        let op = Op::Offer {
+            user: Cow::Owned(user),
+            tickets,
+            until,
+        };
+        out.append(store, Record { op, at: now }, minted, None);
+        meta = existing_meta(store, event)?;
+    }
+    Ok(meta)
+}
+
+/// How many tickets the head at `place` is offered when `free` are free:
+/// all it asked for, or what is free once it has waited a full offer
+/// period; `None` when it must wait on.
+fn offer_size(meta: &Meta, place: i64, free: i64, now: i64) -> Option<i64> {
+    let (seq, wanted) = (place / WAIT_COUNT_SPAN, (place % WAIT_COUNT_SPAN).max(1));
+    if free >= wanted {
+        Some(wanted)
+    } else if free > 0 && now >= seq.saturating_add(meta.offer) {
+        Some(free)
+    } else {
+        None
+    }
+}

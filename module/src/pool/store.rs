@@ -1,0 +1,113 @@
+//! The storage of one event, as the pool sees it: reads and writes of the
+//! event's keys (docs/design.md "Keys"), nothing else. Redis implements it
+//! over the native key API (`host::store`), the unit tests over plain
+//! collections (`pool::memory`). Replication, pub/sub and the expiry index
+//! are not the store's business: the pool returns its effects and the
+//! command layer commits them.
+//!
+//! Reads may fail (wrong types, corrupt values); writes happen only after
+//! every read of the command succeeded and cannot fail.
+
+use std::ops::RangeInclusive;
+
+use protocol::record::{Record, Tickets};
+use protocol::StreamId;
+
+pub use protocol::keys::Part;
+
+use super::model::{Meta, Staging, Status};
+use crate::error::TicketError;
+
+/// The two zsets keyed by user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Set {
+    /// Held orders: user -> deadline (unix ms).
+    Holds,
+    /// The waiting list: user -> place (`seq * WAIT_COUNT_SPAN + count`).
+    Waiting,
+}
+
+/// What a deletion removes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every key of the event but its log.
+    State,
+    /// The log (unlinked: freed in the background).
+    Log,
+}
+
+/// One write to the meta hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetaWrite<'a> {
+    /// Creates the hash (`created_at` 0: not known, not written).
+    Create {
+        meta: &'a Meta,
+        created_at: i64,
+    },
+    Status(Status),
+    Minted(i64),
+    /// Adds to the counters `held` and `extra`.
+    AddCounts {
+        held: i64,
+        extra: i64,
+    },
+    /// Raises `waitseq` to this, if below.
+    RaiseWaitSeq(i64),
+    /// Writes a restore's staging fields (and resets `held`, `extra`,
+    /// `waitseq`).
+    Staging(&'a Staging),
+    /// Adds to the staging field `restore_sum`.
+    AddStagedSum(i64),
+    /// Removes the staging fields.
+    ClearStaging,
+}
+
+/// Storage of one event.
+pub trait Store {
+    fn meta(&mut self) -> Result<Option<Meta>, TicketError>;
+    /// The staging fields of a restore in progress.
+    fn staging(&mut self) -> Result<Option<Staging>, TicketError>;
+    /// The user's tickets, held or sold.
+    fn holder(&mut self, user: &str) -> Result<Option<Tickets>, TicketError>;
+    /// The user's score in `set` (a hold's deadline, a waiting place).
+    fn score(&mut self, set: Set, user: &str) -> Result<Option<i64>, TicketError>;
+    /// Up to `max` members of `set` scored at most `highest`, lowest score
+    /// first (equal scores in byte order), with their scores.
+    fn lowest(
+        &mut self,
+        set: Set,
+        highest: i64,
+        max: usize,
+    ) -> Result<Vec<(String, i64)>, TicketError>;
+    /// The user's 0-based rank in the waiting list (O(log n)).
+    fn waiting_rank(&mut self, user: &str) -> Result<Option<i64>, TicketError>;
+    /// The smallest number in the pool, without removing it (the claim's
+    /// hot path: no allocation).
+    fn lowest_free(&mut self) -> Result<Option<i64>, TicketError>;
+    /// Up to `n` of the smallest numbers in the pool, ascending.
+    fn lowest_free_n(&mut self, n: usize) -> Result<Vec<i64>, TicketError>;
+    /// Whether `ticket` is in the pool.
+    fn is_free(&mut self, ticket: i64) -> Result<bool, TicketError>;
+    /// The length of one of the event's keys (0 when absent).
+    fn len(&mut self, part: Part) -> Result<i64, TicketError>;
+    /// Whether one of the event's keys exists (the log does from
+    /// `TICKET.INIT` on: trimming empties a stream but keeps it).
+    fn exists(&mut self, part: Part) -> Result<bool, TicketError>;
+    /// The id the log's last entry got, even when trimmed away since
+    /// (its `last-generated-id`); `None` without a log.
+    fn last_log_id(&mut self) -> Result<Option<StreamId>, TicketError>;
+
+    fn write_meta(&mut self, write: MetaWrite<'_>);
+    /// Sets the user's tickets, or removes the user (`None`).
+    fn set_holder(&mut self, user: &str, tickets: Option<&Tickets>);
+    /// Sets the user's score in `set`, or removes the user (`None`);
+    /// returns whether the user was removed (always true when setting).
+    fn set_score(&mut self, set: Set, user: &str, score: Option<i64>) -> bool;
+    /// Puts `numbers` into the pool (`free`) or takes them out.
+    fn set_free(&mut self, numbers: RangeInclusive<i64>, free: bool);
+    /// Appends `record` to the log at `id`, or at an id the store picks
+    /// (the primary's auto id) when `None`; returns the id used.
+    fn append<U: AsRef<str>>(&mut self, record: &Record<U>, id: Option<StreamId>) -> StreamId;
+    /// Deletes keys; returns how many existed.
+    fn delete(&mut self, scope: Scope) -> i64;
+}
