@@ -4,7 +4,7 @@
 //! module: `COMMAND DOCS` lists exactly the table's commands (the names in
 //! `module/src/cmd/table.rs`), docs/commands.md has exactly one section per
 //! registered command whose syntax line is what `COMMAND DOCS` says (rendered
-//! by the convention below), and no other .md file of the repository repeats
+//! by the convention below), and no other Markdown file of the repository repeats
 //! a syntax line.
 //!
 //! The convention: a section is a `## TICKET.NAME` heading, a blank line and
@@ -136,7 +136,7 @@ fn sections(text: &str) -> Vec<(String, Option<String>)> {
     out
 }
 
-/// Every .md file of the repository but `skip` (no build output, no git).
+/// Every Markdown file of the repository but `skip` (no build output, no git).
 fn markdown_files(dir: &Path, skip: &Path, found: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -145,10 +145,10 @@ fn markdown_files(dir: &Path, skip: &Path, found: &mut Vec<PathBuf>) {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
         if path.is_dir() {
-            if !matches!(name.as_str(), "target" | ".git" | "node_modules") {
+            if !matches!(name.as_str(), "target" | ".git" | ".cache" | "node_modules") {
                 markdown_files(&path, skip, found);
             }
-        } else if name.ends_with(".md") && path != skip {
+        } else if path.extension().is_some_and(|e| e == "md") && path != skip {
             found.push(path);
         }
     }
