@@ -441,22 +441,10 @@ fn row(path: &str, n: usize, m: &Measured) -> Row {
     for &us in &m.seen_us {
         let _ = h.record(us.max(1));
     }
-    let lat = crate::report::Latency::from_histogram(&h);
     let per_sub = (m.rss_after_kb.saturating_sub(m.rss_before_kb)) as f64 * 1024.0 / n as f64;
     Row::new(path)
+        .with_latency(crate::report::Latency::from_histogram(&h))
         .with("subscribers", n as f64)
-        .with(
-            "p50_ms",
-            lat.as_ref().map_or(f64::NAN, |l| l.p50_us / 1000.0),
-        )
-        .with(
-            "p99_ms",
-            lat.as_ref().map_or(f64::NAN, |l| l.p99_us / 1000.0),
-        )
-        .with(
-            "max_ms",
-            lat.as_ref().map_or(f64::NAN, |l| l.max_us / 1000.0),
-        )
         .with("bytes_per_sub", per_sub)
         .with("rss_mb", m.rss_after_kb as f64 / 1024.0)
         .with("reads_per_s", m.reads_per_s)
