@@ -114,8 +114,5 @@ pub fn big_event(ctx: &Ctx) -> Result<ScenarioReport> {
         "checked: first claim got ticket 1, remaining == N - 1; the ZSet pops 1 and keeps N - 1"
             .into(),
     );
-    rep.notes.push(
-        "init ms = client round trip of TICKET.INIT (ZSet: all ZADD batches); bytes = MEMORY USAGE ... SAMPLES 0 summed over the event's keys".into(),
-    );
     Ok(rep)
 }

@@ -100,19 +100,11 @@ pub fn burst(ctx: &Ctx) -> Result<ScenarioReport> {
         TG,
         "p99_ms",
     )]);
-    rep.notes.push(
-        "latency: ticketgate and lua = the Redis claim (send to reply); mysql-only = its whole transaction. \
-         lua+mysql then writes each winner to MySQL from a writer pool; 'MySQL == Redis' is measured from the start of the burst"
-            .into(),
-    );
     if repeats > 1 {
         rep.notes.push(format!(
             "{repeats} bursts per path, interleaved (PING, ticketgate, lua, mysql-only, repeat); each value is the median over the bursts \
              (oversell and dups: the worst burst); 'p99 worst' is the highest p99 of any burst"
         ));
     }
-    rep.notes.push(format!(
-        "{PING}: the same burst sending PING instead of a claim — the floor set by this machine's loopback TCP and Redis's event loop with {users} connections"
-    ));
     Ok(rep)
 }

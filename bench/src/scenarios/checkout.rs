@@ -571,7 +571,7 @@ pub fn checkout(ctx: &Ctx) -> Result<ScenarioReport> {
         rep.add_violations(path, v);
         rep.notes.extend(notes);
     }
-    summarize(&mut rep, z.checkout_conns);
+    summarize(&mut rep);
     Ok(rep)
 }
 
@@ -591,7 +591,7 @@ fn columns() -> Vec<crate::report::Column> {
 }
 
 /// Ratios, targets, what was checked and how to read the table.
-fn summarize(rep: &mut ScenarioReport, conns: u64) {
+fn summarize(rep: &mut ScenarioReport) {
     rep.add_ratios(&[
         (
             "release p99 lateness lua/ticketgate",
@@ -619,13 +619,6 @@ fn summarize(rep: &mut ScenarioReport, conns: u64) {
          ticketgate: STATUS remaining 0, held 0; MySQL == Redis once the sidecar applies holds; lua: pool and holds empty"
             .into(),
     );
-    rep.notes.push(format!(
-        "claims/s and confirms/s: replies per second over the run until sold out (SOLDOUT replies to retries included), what {} connections drew; \
-         released late = op=expire `at` minus the hold's `until`; ticketgate expires lazily in every CLAIM/CONFIRM and in its 100 ms sweep, \
-         the Lua path only in the client's sweep script every {} ms",
-        conns,
-        LUA_SWEEP_EVERY.as_millis()
-    ));
 }
 
 #[cfg(test)]

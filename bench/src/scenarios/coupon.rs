@@ -63,9 +63,5 @@ pub fn coupon(ctx: &Ctx) -> Result<ScenarioReport> {
             "mysql_s",
         ),
     ]);
-    rep.notes.push(format!(
-        "each connection sends its claims one after another (no pipelining); lua+mysql writes winners with {} writer threads",
-        ctx.sizes.lua_writers
-    ));
     Ok(rep)
 }

@@ -537,15 +537,6 @@ fn finish(rep: &mut ScenarioReport, small: usize, n: usize) {
     rep.checks.push(format!(
         "checked: every subscriber read remaining 0; STATUS reads/s with {n} subscribers within 2x of {small}"
     ));
-    rep.notes.push(
-        "latency = from the reply to the last claim (reference: the last UPDATE) until a subscriber has read `\"remaining\":0`; \
-         bytes/subscriber = (server RSS with everyone connected - RSS before) / subscribers; \
-         source reads/s = TICKET.STATUS calls (INFO commandstats) or MySQL Com_select over the sell-out window. \
-         reference = ticketgate-ref-live: a thread SELECTs ticket_stock.remaining_stock once a second and \
-         the same watch + axum SSE fan-out pushes changes; its sell-out is one conditional \
-         `UPDATE ticket_stock ... WHERE remaining_stock >= 1` per ticket, as the reference design's claim path does"
-            .into(),
-    );
 }
 
 #[cfg(test)]

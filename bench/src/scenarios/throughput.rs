@@ -323,11 +323,5 @@ fn report(samples: &Samples, z: &Sizes) -> ScenarioReport {
             .push(target(name, Goal::AtLeast, goal, "x", value));
     }
     rep.add_ratio("server time per call lua/module", ratio(usec[1], usec[0]));
-    rep.notes.push(
-        "server us/call = INFO commandstats usec delta / calls (time inside the command, without networking); \
-         server busy % = Redis main-thread CPU time / wall time of the round (near 100% = the server is the bottleneck); \
-         the AOF rows switch appendonly on for their rounds (CONFIG SET) and off again"
-            .into(),
-    );
     rep
 }

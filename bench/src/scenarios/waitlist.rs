@@ -320,10 +320,5 @@ fn build_report(what: String, row: Row, v: Vec<String>, users: u64) -> ScenarioR
         "checked: {users} joins got each place once; after each CANCEL reply the head's TICKET.ORDER is held; \
          offers (log) are the list's head in order, nobody twice; no oversell; STATUS claimed == tickets, waiting == users − 2K"
     ));
-    rep.notes.push(
-        "bytes/waiting user = MEMORY USAGE ticket:{E}:waiting SAMPLES 0 / users (the list's only key; meta keeps one waitseq field); \
-         handed on = op=offer `at` minus the expired offer's `until` on the same ticket (the module's 100 ms sweep; no commands meanwhile)"
-            .into(),
-    );
     rep
 }
