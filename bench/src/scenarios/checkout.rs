@@ -140,16 +140,26 @@ impl Users<'_> {
         now + Duration::from_millis(mean / 2 + self.rng % (mean + 1))
     }
 
+    /// User `i`'s claim, or confirm (urgent), at `at`.
+    fn action(&self, i: usize, at: Instant, confirm: bool) -> Action {
+        let user = self.ids[i].as_bytes();
+        let bytes = match confirm {
+            true => self.cmds.confirm(user),
+            false => self.cmds.claim(user),
+        };
+        let (urgent, user) = (confirm, i);
+        Action {
+            at,
+            urgent,
+            user,
+            bytes,
+        }
+    }
+
     fn claim(&mut self, i: usize, now: Instant) -> Option<Action> {
         self.steps[i] = Step::Claiming;
         let at = self.after(now, self.plan.retry_ms);
-        let bytes = self.cmds.claim(self.ids[i].as_bytes());
-        Some(Action {
-            at,
-            urgent: false,
-            user: i,
-            bytes,
-        })
+        Some(self.action(i, at, false))
     }
 
     fn error(&mut self, i: usize, reply: Reply) -> Option<Action> {
@@ -164,15 +174,7 @@ impl Users<'_> {
 impl Actor for Users<'_> {
     fn start(&mut self, now: Instant) -> Vec<Action> {
         (0..self.ids.len())
-            .map(|i| {
-                let bytes = self.cmds.claim(self.ids[i].as_bytes());
-                Action {
-                    at: now,
-                    urgent: false,
-                    user: i,
-                    bytes,
-                }
-            })
+            .map(|i| self.action(i, now, false))
             .collect()
     }
 
@@ -188,13 +190,7 @@ impl Actor for Users<'_> {
                 }
                 self.steps[i] = Step::Confirming(n);
                 let at = self.after(now, self.plan.think_ms);
-                let bytes = self.cmds.confirm(self.ids[i].as_bytes());
-                Some(Action {
-                    at,
-                    urgent: true,
-                    user: i,
-                    bytes,
-                })
+                Some(self.action(i, at, true))
             }
             (Step::Claiming, Reply::Error(e)) if e.starts_with("SOLDOUT") => {
                 self.t.claims += 1;
