@@ -247,6 +247,17 @@ impl Samples {
         }
         row
     }
+
+    /// The median over rounds of `a`'s rate / `b`'s rate in the same round.
+    fn per_round_ratio(&self, a: &str, b: &str) -> Option<f64> {
+        let (a, b) = (self.rates.get(a)?, self.rates.get(b)?);
+        let r: Vec<f64> = a
+            .iter()
+            .zip(b)
+            .filter_map(|(x, y)| ratio(Some(*x), Some(*y)))
+            .collect();
+        median(&r)
+    }
 }
 
 /// Pipelined claims/s: module vs Lua vs raw ZPOPMIN, and module vs Lua with
@@ -322,6 +333,19 @@ fn report(samples: &Samples, z: &Sizes) -> ScenarioReport {
         rep.targets
             .push(target(name, Goal::AtLeast, goal, "x", value));
     }
+    let per_round = [
+        (TG, "lua", "module/lua"),
+        (TG, "zpopmin", "module/zpopmin"),
+        ("tg_aof", "lua_aof", "module/lua with AOF"),
+    ];
+    for (a, b, name) in per_round.into_iter().filter(|_| z.rounds > 1) {
+        let name = format!("{name} (median of per-round ratios)");
+        rep.add_ratio(&name, samples.per_round_ratio(a, b));
+    }
     rep.add_ratio("server time per call lua/module", ratio(usec[1], usec[0]));
+    rep.add_ratio(
+        "server time per call zpopmin/module",
+        ratio(usec[2], usec[0]),
+    );
     rep
 }
