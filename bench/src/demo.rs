@@ -7,11 +7,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::env;
+use indicatif::ProgressBar;
+
 use crate::load::{self, Request};
 use crate::report::{check_claims, diff_holders, fmt_num};
-use crate::resp::encode;
-use crate::{Opts, Sizes, Ui};
+use crate::{env, scenarios, Opts, Sizes, Ui};
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
 
 /// One summary line: label, value, and OK/FAIL when it is a check.
 fn line(label: &str, value: &str, check: Option<bool>) -> String {
@@ -43,40 +47,24 @@ pub fn run(opts: &Opts, ui: Ui) -> Result<ExitCode> {
     let per_conn: Vec<Vec<Request>> = (0..users)
         .map(|k| {
             let user = format!("user-{k}");
-            let mut bytes = Vec::new();
-            encode(
-                &mut bytes,
-                &[b"TICKET.CLAIM", event.as_bytes(), user.as_bytes()],
-            );
+            let bytes = scenarios::claim_cmd(&event, &user);
             vec![Request { user, bytes }]
         })
         .collect();
-    let res = load::closed_loop(
+    let (addr, threads, hidden) = (
         &servers.redis_addr,
-        per_conn,
         sizes.client_threads,
-        &|_, _| {},
-        &indicatif::ProgressBar::hidden(),
-    )?;
-    let mut winners = std::collections::HashMap::new();
-    let mut sold_out = 0u64;
-    let mut other = Vec::new();
-    for o in &res.outcomes {
-        match &o.reply {
-            Ok(Some(t)) => {
-                winners.insert(o.user.clone(), *t);
-            }
-            Err(e) if e.starts_with("SOLDOUT") => sold_out += 1,
-            Ok(None) => other.push("nil".to_string()),
-            Err(e) => other.push(e.clone()),
-        }
-    }
+        ProgressBar::hidden(),
+    );
+    let res = load::closed_loop(addr, per_conn, threads, &|_, _| {}, &hidden)?;
+    let t = scenarios::tally(&res);
+    let (wait, poll) = (Duration::from_secs(60), Duration::from_millis(2));
     let synced = env::wait_drained(
         &servers,
         &event,
-        winners.len() as i64,
-        Duration::from_secs(60),
-        Duration::from_millis(2),
+        t.winners.len() as i64,
+        wait,
+        poll,
         &mut sidecar,
     );
     let synced_at = synced.as_ref().ok().copied();
@@ -87,99 +75,78 @@ pub fn run(opts: &Opts, ui: Ui) -> Result<ExitCode> {
     let redis_remaining = env::status_field(&st, "remaining")?;
     let mysql_remaining = env::mysql_stock(&mut m, &event)?;
     let conflicts = env::mysql_conflicts(&mut m, &event)?;
-    let claim_problems = check_claims(tickets, users, &winners);
-    let distinct: HashSet<i64> = winners.values().copied().collect();
+    let claim_problems = check_claims(tickets, users, &t.winners);
+    let distinct: HashSet<i64> = t.winners.values().copied().collect();
     let holder_diff = diff_holders("Redis", &redis_h, "MySQL", &mysql_h);
-    let replies_vs_redis = diff_holders("replies", &winners, "Redis", &redis_h);
+    let replies_vs_redis = diff_holders("replies", &t.winners, "Redis", &redis_h);
+    let stop_started = Instant::now();
+    let clean = sidecar.stop();
+    let stop_ms = ms(stop_started.elapsed());
+    let _: redis::RedisResult<i64> = redis::cmd("TICKET.DROP")
+        .arg(&event)
+        .arg("FORCE")
+        .query(&mut r);
 
-    let mut out = String::new();
-    out.push_str(&format!(
-        "\nticketgate demo — {users} users, {tickets} tickets, one claim each at the same instant\n"
-    ));
-    out.push_str(&format!(
-        "  (redis-server {} with the module, {} {}, sidecar draining into MySQL)\n\n",
-        servers.redis_version(),
-        if servers.private_mysql {
-            "private MariaDB"
-        } else {
-            "MySQL"
-        },
-        servers.mysql_version()
-    ));
-    out.push_str(&line(
-        "winners",
-        &fmt_num(winners.len() as f64, 0),
-        Some(winners.len() as u64 == tickets.min(users)),
-    ));
-    out.push_str(&line(
-        "sold-out replies",
-        &fmt_num(sold_out as f64, 0),
-        Some(sold_out + winners.len() as u64 == users && other.is_empty()),
-    ));
-    out.push_str(&line(
-        "ticket numbers",
-        &format!(
-            "{} distinct, {}",
-            distinct.len(),
-            match (distinct.iter().min(), distinct.iter().max()) {
-                (Some(a), Some(b)) => format!("{a}..={b}"),
-                _ => "none".into(),
-            }
+    let numbers = match (distinct.iter().min(), distinct.iter().max()) {
+        (Some(a), Some(b)) => format!("{} distinct, {a}..={b}", distinct.len()),
+        _ => "0 distinct, none".into(),
+    };
+    let matched = match synced_at {
+        Some(at) => format!(
+            "{:.1} ms after the burst started",
+            ms(at.max(res.end) - res.start)
         ),
-        Some(claim_problems.is_empty()),
-    ));
+        None => "not within 60 s".into(),
+    };
+    let mysql_stock = mysql_remaining.map_or("missing".to_string(), |v| v.to_string());
+    let n = |v: usize| fmt_num(v as f64, 0);
+    let winners = t.winners.len();
+    let mut lines = vec![
+        (
+            "winners",
+            n(winners),
+            Some(winners as u64 == tickets.min(users)),
+        ),
+        (
+            "sold-out replies",
+            n(t.sold_out as usize),
+            Some(t.sold_out + winners as u64 == users && t.violations.is_empty()),
+        ),
+        ("ticket numbers", numbers, Some(claim_problems.is_empty())),
+    ];
     if let Some(l) = &res.latency {
-        out.push_str(&line(
+        let (p50, p99, max) = (l.p50_us / 1000.0, l.p99_us / 1000.0, l.max_us / 1000.0);
+        lines.push((
             "claim latency",
-            &format!(
-                "p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
-                l.p50_us / 1000.0,
-                l.p99_us / 1000.0,
-                l.max_us / 1000.0
-            ),
+            format!("p50 {p50:.2} ms, p99 {p99:.2} ms, max {max:.2} ms"),
             None,
         ));
     }
-    out.push_str(&line(
-        "MySQL matched Redis",
-        &match synced_at {
-            Some(t) => format!(
-                "{:.1} ms after the burst started",
-                t.max(res.end).duration_since(res.start).as_secs_f64() * 1000.0
-            ),
-            None => "not within 60 s".into(),
-        },
-        Some(synced_at.is_some()),
-    ));
-    out.push_str(&line(
-        "MySQL active rows",
-        &format!("{} == Redis holders {}", mysql_h.len(), redis_h.len()),
-        Some(holder_diff.is_empty() && replies_vs_redis.is_empty()),
-    ));
-    out.push_str(&line(
-        "remaining stock",
-        &format!(
-            "MySQL {} == Redis {redis_remaining}",
-            mysql_remaining.map_or("missing".to_string(), |v| v.to_string())
+    let stopped = if clean { "exit 0" } else { "not clean" };
+    lines.extend([
+        ("MySQL matched Redis", matched, Some(synced_at.is_some())),
+        (
+            "MySQL active rows",
+            format!("{} == Redis holders {}", mysql_h.len(), redis_h.len()),
+            Some(holder_diff.is_empty() && replies_vs_redis.is_empty()),
         ),
-        Some(mysql_remaining == Some(redis_remaining)),
-    ));
-    out.push_str(&line(
-        "conflicts",
-        &conflicts.to_string(),
-        Some(conflicts == 0),
-    ));
-
+        (
+            "remaining stock",
+            format!("MySQL {mysql_stock} == Redis {redis_remaining}"),
+            Some(mysql_remaining == Some(redis_remaining)),
+        ),
+        ("conflicts", conflicts.to_string(), Some(conflicts == 0)),
+        (
+            "sidecar stop (SIGTERM)",
+            format!("{stopped} in {stop_ms:.0} ms"),
+            Some(clean),
+        ),
+    ]);
     let problems: Vec<String> = claim_problems
         .into_iter()
         .chain(holder_diff)
         .chain(replies_vs_redis)
-        .chain(
-            other
-                .iter()
-                .take(3)
-                .map(|e| format!("unexpected reply {e:?}")),
-        )
+        .chain(t.violations)
         .chain(synced.err().map(|e| format!("{e:#}")))
         .chain(
             (mysql_remaining != Some(redis_remaining))
@@ -187,34 +154,32 @@ pub fn run(opts: &Opts, ui: Ui) -> Result<ExitCode> {
         )
         .chain((conflicts != 0).then(|| format!("{conflicts} conflicts")))
         .collect();
-    let t = Instant::now();
-    let clean = sidecar.stop();
-    let _: redis::RedisResult<i64> = redis::cmd("TICKET.DROP")
-        .arg(&event)
-        .arg("FORCE")
-        .query(&mut r);
-    out.push_str(&line(
-        "sidecar stop (SIGTERM)",
-        &format!(
-            "{} in {:.0} ms",
-            if clean { "exit 0" } else { "not clean" },
-            t.elapsed().as_secs_f64() * 1000.0
-        ),
-        Some(clean),
-    ));
-    if problems.is_empty() {
-        out.push_str("\nresult: OK — no oversell, no duplicates, MySQL matches Redis\n");
+
+    let mysql = if servers.private_mysql {
+        "private MariaDB"
     } else {
-        out.push_str("\nresult: FAILED\n");
-        for p in &problems {
-            out.push_str(&format!("  - {p}\n"));
-        }
+        "MySQL"
+    };
+    let mut out = format!(
+        "\nticketgate demo — {users} users, {tickets} tickets, one claim each at the same instant\n  \
+         (redis-server {} with the module, {mysql} {}, sidecar draining into MySQL)\n\n",
+        servers.redis_version(),
+        servers.mysql_version()
+    );
+    for (label, value, check) in lines {
+        out.push_str(&line(label, &value, check));
     }
+    match problems.is_empty() {
+        true => out.push_str("\nresult: OK — no oversell, no duplicates, MySQL matches Redis\n"),
+        false => out.push_str("\nresult: FAILED\n"),
+    }
+    problems
+        .iter()
+        .for_each(|p| out.push_str(&format!("  - {p}\n")));
     ui.print(&out);
     drop(servers);
-    Ok(if problems.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    Ok(match problems.is_empty() {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(1),
     })
 }

@@ -338,27 +338,24 @@ pub fn mysql_active(c: &mut mysql::Conn, event: &str) -> Result<HashMap<String, 
     Ok(rows.into_iter().collect())
 }
 
+/// One number about an event: `sql` with the event id as its one parameter.
+fn event_scalar(c: &mut mysql::Conn, sql: &str, event: &str) -> Result<Option<i64>> {
+    Ok(c.exec_first(sql, (event,))?)
+}
+
 pub fn mysql_active_count(c: &mut mysql::Conn, event: &str) -> Result<i64> {
-    Ok(c.exec_first(
-        "SELECT COUNT(*) FROM ticket_participation WHERE event_id = ? AND status = 'active'",
-        (event,),
-    )?
-    .unwrap_or(0))
+    let sql = "SELECT COUNT(*) FROM ticket_participation WHERE event_id = ? AND status = 'active'";
+    Ok(event_scalar(c, sql, event)?.unwrap_or(0))
 }
 
 pub fn mysql_stock(c: &mut mysql::Conn, event: &str) -> Result<Option<i64>> {
-    Ok(c.exec_first(
-        "SELECT remaining_stock FROM ticket_stock WHERE event_id = ?",
-        (event,),
-    )?)
+    let sql = "SELECT remaining_stock FROM ticket_stock WHERE event_id = ?";
+    event_scalar(c, sql, event)
 }
 
 pub fn mysql_conflicts(c: &mut mysql::Conn, event: &str) -> Result<i64> {
-    Ok(c.exec_first(
-        "SELECT COUNT(*) FROM ticket_conflict WHERE event_id = ?",
-        (event,),
-    )?
-    .unwrap_or(0))
+    let sql = "SELECT COUNT(*) FROM ticket_conflict WHERE event_id = ?";
+    Ok(event_scalar(c, sql, event)?.unwrap_or(0))
 }
 
 /// The conflicts of an event by reason (reason, count), most frequent first.

@@ -16,7 +16,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::Barrier;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -70,24 +70,13 @@ pub fn closed_loop(
     on_reply: OnReply,
     progress: &ProgressBar,
 ) -> Result<ClosedLoopResult> {
-    let threads = threads.clamp(1, per_conn.len().max(1));
     // Connect everything first (connecting is not part of the measurement).
-    let mut groups: Vec<Vec<(RawConn, Vec<Request>)>> = (0..threads).map(|_| Vec::new()).collect();
-    for (i, reqs) in per_conn.into_iter().enumerate() {
-        let c = RawConn::connect(addr)?;
-        groups[i % threads].push((c, reqs));
-    }
-    let barrier = Arc::new(Barrier::new(threads));
-    let outs: Vec<Result<ThreadOut>> = thread::scope(|s| {
-        let handles: Vec<_> = groups
-            .into_iter()
-            .map(|g| {
-                let barrier = barrier.clone();
-                s.spawn(move || closed_loop_thread(g, &barrier, on_reply, progress))
-            })
-            .collect();
-        join_all(handles)
-    });
+    let conns = per_conn
+        .into_iter()
+        .map(|reqs| Ok((RawConn::connect(addr)?, reqs)))
+        .collect::<Result<Vec<_>>>()?;
+    let work = |g| closed_loop_thread(g, on_reply, progress);
+    let (outs, _) = on_threads(deal(conns, threads), work);
     let mut hist = latency_histogram();
     let mut outcomes = Vec::new();
     let mut start: Option<Instant> = None;
@@ -110,7 +99,6 @@ pub fn closed_loop(
 
 fn closed_loop_thread(
     mut conns: Vec<(RawConn, Vec<Request>)>,
-    barrier: &Barrier,
     on_reply: OnReply,
     progress: &ProgressBar,
 ) -> Result<ThreadOut> {
@@ -118,7 +106,6 @@ fn closed_loop_thread(
     let mut outcomes = Vec::new();
     let mut next = vec![0usize; conns.len()];
     let mut sent_at = Vec::with_capacity(conns.len());
-    barrier.wait();
     let start = Instant::now();
     for (c, reqs) in conns.iter_mut() {
         if let Some(r) = reqs.first() {
@@ -218,36 +205,13 @@ pub fn pipelined(
     encode: &(dyn Fn(&mut Vec<u8>, u64) + Sync),
     progress: &ProgressBar,
 ) -> Result<PipelinedResult> {
-    let threads = threads.clamp(1, conns.max(1));
     let pipeline = pipeline.max(1) as u64;
-    let mut groups: Vec<Vec<RawConn>> = (0..threads).map(|_| Vec::new()).collect();
-    for i in 0..conns.max(1) {
-        groups[i % threads].push(RawConn::connect(addr)?);
-    }
+    let conns = (0..conns.max(1))
+        .map(|_| RawConn::connect(addr))
+        .collect::<Result<Vec<_>>>()?;
     let counter = AtomicU64::new(0);
-    let barrier = Barrier::new(threads + 1);
-    let (outs, elapsed) = thread::scope(|s| {
-        let handles: Vec<_> = groups
-            .into_iter()
-            .map(|g| {
-                let (counter, barrier) = (&counter, &barrier);
-                s.spawn(move || {
-                    barrier.wait();
-                    pipelined_thread(g, counter, pipeline, total, encode, progress)
-                })
-            })
-            .collect();
-        barrier.wait();
-        let t0 = Instant::now();
-        let outs: Vec<Result<ThreadTally>> = handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow!("client thread panicked")))
-            })
-            .collect();
-        (outs, t0.elapsed())
-    });
+    let work = |g| pipelined_thread(g, &counter, pipeline, total, encode, progress);
+    let (outs, elapsed) = on_threads(deal(conns, threads), work);
     let mut res = PipelinedResult {
         elapsed,
         tickets: Vec::with_capacity(total as usize),
@@ -412,28 +376,48 @@ pub fn scheduled<A: Actor>(
             .collect::<Result<Vec<_>>>()?;
         groups.push((a, conns));
     }
-    let barrier = Barrier::new(groups.len());
+    let work = |(a, conns)| scheduled_thread(a, conns, stop, deadline);
+    on_threads(groups, work).0.into_iter().collect()
+}
+
+/// `items` dealt round robin over at most `threads` groups (one per thread).
+fn deal<T>(items: Vec<T>, threads: usize) -> Vec<Vec<T>> {
+    let threads = threads.clamp(1, items.len().max(1));
+    let mut groups: Vec<Vec<T>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, item) in items.into_iter().enumerate() {
+        groups[i % threads].push(item);
+    }
+    groups
+}
+
+/// Runs `work` on one thread per group, all released at once; returns what
+/// each returned (a panic becomes an error) and the time from the release
+/// until the last one finished.
+fn on_threads<G: Send, T: Send>(
+    groups: Vec<G>,
+    work: impl Fn(G) -> Result<T> + Sync,
+) -> (Vec<Result<T>>, Duration) {
+    let barrier = Barrier::new(groups.len() + 1);
     thread::scope(|s| {
         let handles: Vec<_> = groups
             .into_iter()
-            .map(|(a, conns)| {
-                let barrier = &barrier;
-                s.spawn(move || scheduled_thread(a, conns, barrier, stop, deadline))
+            .map(|g| {
+                let (barrier, work) = (&barrier, &work);
+                s.spawn(move || {
+                    barrier.wait();
+                    work(g)
+                })
             })
             .collect();
-        join_all(handles).into_iter().collect()
+        barrier.wait();
+        let t0 = Instant::now();
+        let panicked = |_| Err(anyhow!("client thread panicked"));
+        let outs = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(panicked))
+            .collect();
+        (outs, t0.elapsed())
     })
-}
-
-/// Joins client threads; a panic becomes an error.
-fn join_all<T>(handles: Vec<thread::ScopedJoinHandle<'_, Result<T>>>) -> Vec<Result<T>> {
-    handles
-        .into_iter()
-        .map(|h| {
-            h.join()
-                .unwrap_or_else(|_| Err(anyhow!("client thread panicked")))
-        })
-        .collect()
 }
 
 /// Sends due actions on the idle connections, urgent ones first.
@@ -458,14 +442,12 @@ fn dispatch(
 fn scheduled_thread<A: Actor>(
     mut actor: A,
     mut conns: Vec<RawConn>,
-    barrier: &Barrier,
     stop: &AtomicBool,
     deadline: Instant,
 ) -> Result<A> {
     let mut queue = Queue::default();
     // The user and send time of the one command in flight per connection.
     let mut busy: Vec<Option<(usize, Instant)>> = conns.iter().map(|_| None).collect();
-    barrier.wait();
     let mut last_reply = Instant::now();
     actor
         .start(last_reply)

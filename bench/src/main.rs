@@ -267,9 +267,10 @@ fn loadavg() -> Option<f64> {
 
 fn finish(output: &BenchOutput, opts: &Opts, ui: Ui) -> Result<ExitCode> {
     if opts.markdown {
-        ui.print(&report::render_markdown(output));
+        let tables: Vec<String> = output.scenarios.iter().map(|s| render(s, true)).collect();
+        ui.print(&(tables.concat() + &render_summary(output, true)));
     } else {
-        ui.print(&format!("\n{}", render_summary(output)));
+        ui.print(&format!("\n{}", render_summary(output, false)));
     }
     if let Some(path) = &opts.chart {
         chart::write(path, &output.scenarios)?;
@@ -278,26 +279,27 @@ fn finish(output: &BenchOutput, opts: &Opts, ui: Ui) -> Result<ExitCode> {
     if opts.json {
         println!("{}", serde_json::to_string_pretty(output)?);
     }
-    Ok(if output.violations > 0 {
-        eprintln!(
-            "ticketgate-bench: {} correctness violation(s) — see VIOLATION lines",
-            output.violations
-        );
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    if output.violations == 0 {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let n = output.violations;
+    eprintln!("ticketgate-bench: {n} correctness violation(s) — see VIOLATION lines");
+    Ok(ExitCode::from(1))
+}
+
+/// Prints one scenario's table (to stderr when stdout gets Markdown).
+fn show(r: &ScenarioReport, opts: &Opts, ui: Ui) {
+    match opts.markdown {
+        true => eprint!("\n{}", render(r, false)),
+        false => ui.print(&format!("\n{}", render(r, false))),
+    }
 }
 
 fn rerender(path: &std::path::Path, opts: &Opts, ui: Ui) -> Result<ExitCode> {
     let text = std::fs::read_to_string(path).with_context(|| format!("read {}", path.display()))?;
     let output: BenchOutput = serde_json::from_str(&text)
         .with_context(|| format!("parse {} as ticketgate-bench --json output", path.display()))?;
-    if !opts.markdown {
-        for r in &output.scenarios {
-            ui.print(&format!("\n{}", render(r)));
-        }
-    }
+    output.scenarios.iter().for_each(|r| show(r, opts, ui));
     finish(&output, opts, ui)
 }
 
@@ -375,10 +377,7 @@ fn run_bench(cmd: Cmd, opts: &Opts, ui: Ui) -> Result<ExitCode> {
         .filter(|(c, _)| cmd == Cmd::All || *c == cmd)
     {
         let r = scenario(&ctx)?;
-        match opts.markdown {
-            true => eprint!("\n{}", render(&r)),
-            false => ui.print(&format!("\n{}", render(&r))),
-        }
+        show(&r, opts, ui);
         reports.push(r);
     }
     run.load_end = loadavg();

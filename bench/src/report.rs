@@ -531,227 +531,161 @@ pub fn fmt_num(v: f64, decimals: usize) -> String {
     format!("{}{grouped}{frac}", if neg { "-" } else { "" })
 }
 
-/// A plain-text table with right-aligned numeric columns.
-pub fn format_table(headers: &[String], rows: &[Vec<String>]) -> String {
+/// A table: plain text with right-aligned numeric columns, or Markdown.
+pub fn format_table(md: bool, headers: &[String], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for r in rows {
-        for (i, cell) in r.iter().enumerate() {
-            if i < widths.len() {
-                widths[i] = widths[i].max(cell.chars().count());
-            }
+    for r in rows.iter().filter(|_| !md) {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
         }
     }
-    let mut out = String::new();
-    let line = |out: &mut String, cells: &[String]| {
+    let line = |cells: &[String]| {
         let mut l = String::new();
         for (i, w) in widths.iter().enumerate() {
-            let cell = cells.get(i).map(String::as_str).unwrap_or("");
-            if i == 0 {
-                let _ = write!(l, "{cell:<w$}");
-            } else {
-                let _ = write!(l, "  {cell:>w$}");
-            }
+            let cell = cells.get(i).map_or("", String::as_str);
+            let _ = match (md, i) {
+                (true, _) => write!(l, "| {cell} "),
+                (false, 0) => write!(l, "{cell:<w$}"),
+                (false, _) => write!(l, "  {cell:>w$}"),
+            };
         }
-        out.push_str(l.trim_end());
-        out.push('\n');
+        format!("{}{}\n", l.trim_end(), if md { " |" } else { "" })
     };
-    line(&mut out, headers);
-    let sep: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-    line(&mut out, &sep);
-    for r in rows {
-        line(&mut out, r);
-    }
+    let sep = match md {
+        true => format!("|---|{}\n", "---:|".repeat(widths.len().saturating_sub(1))),
+        false => line(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>()),
+    };
+    let mut out = line(headers) + &sep;
+    rows.iter().for_each(|r| out.push_str(&line(r)));
     out
 }
 
-/// A target's cells: name, goal, measured, result (`miss` when missed).
-fn target_cells(t: &TargetResult, miss: &str) -> Vec<String> {
-    let result = if t.pass { "PASS" } else { miss };
-    let measured = fmt_measured(t.measured, &t.unit);
-    vec![t.name.clone(), goal_text(t), measured, result.to_string()]
-}
-
-fn goal_text(t: &TargetResult) -> String {
+/// A target's cells: name, goal, measured, result.
+fn target_cells(t: &TargetResult, md: bool) -> Vec<String> {
     let op = match t.goal {
         Goal::AtLeast => ">=",
         Goal::Below => "<",
     };
-    format!("{op} {}{}", fmt_threshold(t.threshold), t.unit)
+    let threshold = match t.threshold.fract() == 0.0 {
+        true => fmt_num(t.threshold, 0),
+        false => t.threshold.to_string(),
+    };
+    let measured = t.measured.map_or("n/a".to_string(), |v| {
+        let d = [100.0, 10.0].iter().take_while(|&&b| v.abs() < b).count();
+        format!("{}{}", fmt_num(v, d), t.unit)
+    });
+    let result = match (t.pass, md) {
+        (true, _) => "PASS",
+        (false, true) => "**MISS**",
+        (false, false) => "MISS",
+    };
+    let goal = format!("{op} {threshold}{}", t.unit);
+    vec![t.name.clone(), goal, measured, result.to_string()]
 }
 
-fn fmt_threshold(v: f64) -> String {
-    if v.fract() == 0.0 {
-        fmt_num(v, 0)
-    } else {
-        format!("{v}")
-    }
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
 }
 
-fn fmt_measured(v: Option<f64>, unit: &str) -> String {
-    match v {
-        None => "n/a".to_string(),
-        Some(v) => {
-            let d = if v.abs() >= 100.0 {
-                0
-            } else if v.abs() >= 10.0 {
-                1
-            } else {
-                2
-            };
-            format!("{}{unit}", fmt_num(v, d))
-        }
-    }
-}
-
-/// The human-readable report of one scenario: table, ratios, targets, violations.
-pub fn render(report: &ScenarioReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "== {} — {}", report.scenario, report.description);
-    let mut headers = vec!["path".to_string()];
+/// One scenario, as plain text or Markdown: table, ratios, targets (plain
+/// text only; Markdown lists them in the summary), notes, correctness.
+pub fn render(report: &ScenarioReport, md: bool) -> String {
+    let mut out = match md {
+        true => format!("**{}** — {}\n\n", report.scenario, report.description),
+        false => format!("== {} — {}\n", report.scenario, report.description),
+    };
+    let mut headers = strings(&["path"]);
     headers.extend(report.columns.iter().map(|c| c.header.clone()));
     let rows: Vec<Vec<String>> = report
         .rows
         .iter()
         .map(|r| {
-            let mut cells = vec![r.path.clone()];
-            cells.extend(report.columns.iter().map(|c| match r.get(&c.key) {
-                Some(v) => fmt_num(v, c.decimals),
-                None => "-".to_string(),
-            }));
-            cells
+            let cells = report.columns.iter().map(|c| {
+                r.get(&c.key)
+                    .map_or("-".to_string(), |v| fmt_num(v, c.decimals))
+            });
+            std::iter::once(r.path.clone()).chain(cells).collect()
         })
         .collect();
-    out.push_str(&format_table(&headers, &rows));
-    if !report.ratios.is_empty() {
-        let parts: Vec<String> = report
-            .ratios
-            .iter()
-            .map(|r| match r.value {
-                Some(v) => format!("{} = {}x", r.name, fmt_num(v, 2)),
-                None => format!("{} = n/a", r.name),
-            })
-            .collect();
-        let _ = writeln!(out, "ratios: {}", parts.join(", "));
+    out.push_str(&format_table(md, &headers, &rows));
+    let ratios: Vec<String> = report
+        .ratios
+        .iter()
+        .filter(|r| r.value.is_some() || !md)
+        .map(|r| match (r.value, md) {
+            (Some(v), true) => format!("{} = **{}x**", r.name, fmt_num(v, 2)),
+            (Some(v), false) => format!("{} = {}x", r.name, fmt_num(v, 2)),
+            (None, _) => format!("{} = n/a", r.name),
+        })
+        .collect();
+    if !ratios.is_empty() {
+        let _ = match md {
+            true => writeln!(out, "\nRatios: {}.", ratios.join(", ")),
+            false => writeln!(out, "ratios: {}", ratios.join(", ")),
+        };
     }
-    if !report.targets.is_empty() {
-        let headers: Vec<String> = ["target", "goal", "measured", "result"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let rows: Vec<Vec<String>> = report
-            .targets
-            .iter()
-            .map(|t| target_cells(t, "MISS"))
-            .collect();
-        out.push_str(&format_table(&headers, &rows));
+    if !md && !report.targets.is_empty() {
+        let rows: Vec<_> = report.targets.iter().map(|t| target_cells(t, md)).collect();
+        let headers = strings(&["target", "goal", "measured", "result"]);
+        out.push_str(&format_table(md, &headers, &rows));
     }
-    for n in &report.notes {
+    for n in report.notes.iter().filter(|_| !md) {
         let _ = writeln!(out, "note: {n}");
     }
-    if report.violations.is_empty() {
-        if report.checks.is_empty() {
-            let _ = writeln!(out, "correctness: OK");
-        } else {
-            let _ = writeln!(out, "correctness: OK — {}", report.checks.join("; "));
-        }
-    } else {
-        for v in &report.violations {
-            let _ = writeln!(out, "VIOLATION: {v}");
-        }
+    let checks = match report.checks.is_empty() {
+        true => String::new(),
+        false => format!(" — {}", report.checks.join("; ")),
+    };
+    match (report.violations.is_empty(), md) {
+        (true, true) => out.push_str("\nCorrectness: OK\n\n"),
+        (true, false) => out.push_str(&format!("correctness: OK{checks}\n")),
+        (false, true) => out.push_str(&format!(
+            "\nCorrectness: {}\n\n",
+            report.violations.join("; ")
+        )),
+        (false, false) => report
+            .violations
+            .iter()
+            .for_each(|v| out.push_str(&format!("VIOLATION: {v}\n"))),
     }
     out
 }
 
 /// One line per target over all scenarios, for the end of a run.
-pub fn render_summary(output: &BenchOutput) -> String {
-    let mut out = String::new();
-    let headers: Vec<String> = ["scenario", "target", "goal", "measured", "result"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+pub fn render_summary(output: &BenchOutput, md: bool) -> String {
     let rows: Vec<Vec<String>> = output
         .scenarios
         .iter()
         .flat_map(|s| {
             s.targets.iter().map(move |t| {
-                let mut cells = vec![s.scenario.clone()];
-                cells.extend(target_cells(t, "MISS"));
-                cells
+                std::iter::once(s.scenario.clone())
+                    .chain(target_cells(t, md))
+                    .collect()
             })
         })
         .collect();
-    let _ = writeln!(out, "== targets");
     let load = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.2}"));
+    let r = &output.run;
+    let mut out = match md {
+        true => String::new(),
+        false => format!(
+            "== targets\nrun took {:.0} s; load average {} at the start, {} at the end, {} CPUs\n",
+            r.duration_s,
+            load(r.load_start),
+            load(r.load_end),
+            r.cpus
+        ),
+    };
+    let headers = strings(&["scenario", "target", "goal", "measured", "result"]);
+    out.push_str(&format_table(md, &headers, &rows));
     let _ = writeln!(
         out,
-        "run took {:.0} s; load average {} at the start, {} at the end, {} CPUs",
-        output.run.duration_s,
-        load(output.run.load_start),
-        load(output.run.load_end),
-        output.run.cpus
-    );
-    out.push_str(&format_table(&headers, &rows));
-    let _ = writeln!(
-        out,
-        "{} passed, {} missed; correctness violations: {}",
-        output.targets_passed, output.targets_missed, output.violations
-    );
-    out
-}
-
-/// The whole run as Markdown (README "Performance" tables): one table per
-/// scenario with its ratios, then the targets.
-pub fn render_markdown(output: &BenchOutput) -> String {
-    let mut out = String::new();
-    for s in &output.scenarios {
-        let _ = writeln!(out, "**{}** — {}\n", s.scenario, s.description);
-        let mut head = String::from("| path |");
-        let mut rule = String::from("|---|");
-        for c in &s.columns {
-            let _ = write!(head, " {} |", c.header);
-            rule.push_str("---:|");
-        }
-        let _ = writeln!(out, "{head}\n{rule}");
-        for r in &s.rows {
-            let mut line = format!("| {} |", r.path);
-            for c in &s.columns {
-                let cell = r
-                    .get(&c.key)
-                    .map_or("-".to_string(), |v| fmt_num(v, c.decimals));
-                let _ = write!(line, " {cell} |");
-            }
-            let _ = writeln!(out, "{line}");
-        }
-        let ratios: Vec<String> = s
-            .ratios
-            .iter()
-            .filter_map(|r| Some(format!("{} = **{}x**", r.name, fmt_num(r.value?, 2))))
-            .collect();
-        if !ratios.is_empty() {
-            let _ = writeln!(out, "\nRatios: {}.", ratios.join(", "));
-        }
-        let _ = writeln!(
-            out,
-            "\nCorrectness: {}\n",
-            if s.violations.is_empty() {
-                "OK".to_string()
-            } else {
-                s.violations.join("; ")
-            }
-        );
-    }
-    let _ = writeln!(out, "| scenario | target | goal | measured | result |");
-    let _ = writeln!(out, "|---|---|---|---:|---|");
-    for s in &output.scenarios {
-        for t in &s.targets {
-            let cells = target_cells(t, "**MISS**").join(" | ");
-            let _ = writeln!(out, "| {} | {cells} |", s.scenario);
-        }
-    }
-    let _ = writeln!(
-        out,
-        "\n{} passed, {} missed; correctness violations: {}.",
-        output.targets_passed, output.targets_missed, output.violations
+        "{}{} passed, {} missed; correctness violations: {}{}",
+        if md { "\n" } else { "" },
+        output.targets_passed,
+        output.targets_missed,
+        output.violations,
+        if md { "." } else { "" }
     );
     out
 }
@@ -971,6 +905,7 @@ mod tests {
     #[test]
     fn table_aligns_columns() {
         let t = format_table(
+            false,
             &["path".into(), "claims/s".into()],
             &[
                 vec!["module".into(), "1,000".into()],
@@ -994,16 +929,16 @@ mod tests {
             .push(target("module/lua", Goal::AtLeast, 2.0, "x", Some(2.5)));
         r.targets
             .push(target("p99", Goal::Below, 10.0, " ms", Some(12.0)));
-        let text = render(&r);
+        let text = render(&r, false);
         assert!(text.contains("ticketgate   200,000"), "{text}");
         assert!(text.contains("lua                -"), "{text}");
         assert!(text.contains("module/lua = 2.50x"), "{text}");
         assert!(text.contains("PASS") && text.contains("MISS"), "{text}");
         assert!(text.contains("correctness: OK\n"), "{text}");
         r.checks.push("no oversell".into());
-        assert!(render(&r).contains("correctness: OK — no oversell"));
+        assert!(render(&r, false).contains("correctness: OK — no oversell"));
         r.add_violations("lua", vec!["OVERSELL: 3".into()]);
-        assert!(render(&r).contains("VIOLATION: lua: OVERSELL: 3"));
+        assert!(render(&r, false).contains("VIOLATION: lua: OVERSELL: 3"));
     }
 
     #[test]
@@ -1017,7 +952,8 @@ mod tests {
             .push(target("module/lua", Goal::AtLeast, 2.0, "x", Some(2.5)));
         r.targets
             .push(target("p99", Goal::Below, 10.0, " ms", Some(12.0)));
-        let md = render_markdown(&BenchOutput::new(RunInfo::default(), vec![r]));
+        let out = BenchOutput::new(RunInfo::default(), vec![r.clone()]);
+        let md = render(&r, true) + &render_summary(&out, true);
         assert!(md.contains("| path | claims/s |\n|---|---:|\n"), "{md}");
         assert!(md.contains("| ticketgate | 200,000 |\n| lua | - |"), "{md}");
         assert!(md.contains("Ratios: module/lua = **2.50x**."), "{md}");
@@ -1052,6 +988,6 @@ mod tests {
         let json = serde_json::to_string(&out).unwrap();
         let back: BenchOutput = serde_json::from_str(&json).unwrap();
         assert_eq!(back, out);
-        assert!(render_summary(&out).contains("1 passed, 1 missed"));
+        assert!(render_summary(&out, false).contains("1 passed, 1 missed"));
     }
 }

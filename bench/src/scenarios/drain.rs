@@ -113,8 +113,5 @@ pub fn drain(ctx: &Ctx) -> Result<ScenarioReport> {
         "checked: after the drain MySQL active rows == Redis holders, stock equal, 0 conflicts; MySQL-only rows == its winners, distinct tickets"
             .into(),
     );
-    rep.notes.push(
-        "sidecar time runs from spawning the process until MySQL holds every row and the log is drained (includes its startup)".into(),
-    );
     Ok(rep)
 }

@@ -441,22 +441,10 @@ fn row(path: &str, n: usize, m: &Measured) -> Row {
     for &us in &m.seen_us {
         let _ = h.record(us.max(1));
     }
-    let lat = crate::report::Latency::from_histogram(&h);
     let per_sub = (m.rss_after_kb.saturating_sub(m.rss_before_kb)) as f64 * 1024.0 / n as f64;
     Row::new(path)
+        .with_latency(crate::report::Latency::from_histogram(&h))
         .with("subscribers", n as f64)
-        .with(
-            "p50_ms",
-            lat.as_ref().map_or(f64::NAN, |l| l.p50_us / 1000.0),
-        )
-        .with(
-            "p99_ms",
-            lat.as_ref().map_or(f64::NAN, |l| l.p99_us / 1000.0),
-        )
-        .with(
-            "max_ms",
-            lat.as_ref().map_or(f64::NAN, |l| l.max_us / 1000.0),
-        )
         .with("bytes_per_sub", per_sub)
         .with("rss_mb", m.rss_after_kb as f64 / 1024.0)
         .with("reads_per_s", m.reads_per_s)
@@ -549,15 +537,6 @@ fn finish(rep: &mut ScenarioReport, small: usize, n: usize) {
     rep.checks.push(format!(
         "checked: every subscriber read remaining 0; STATUS reads/s with {n} subscribers within 2x of {small}"
     ));
-    rep.notes.push(
-        "latency = from the reply to the last claim (reference: the last UPDATE) until a subscriber has read `\"remaining\":0`; \
-         bytes/subscriber = (server RSS with everyone connected - RSS before) / subscribers; \
-         source reads/s = TICKET.STATUS calls (INFO commandstats) or MySQL Com_select over the sell-out window. \
-         reference = ticketgate-ref-live: a thread SELECTs ticket_stock.remaining_stock once a second and \
-         the same watch + axum SSE fan-out pushes changes; its sell-out is one conditional \
-         `UPDATE ticket_stock ... WHERE remaining_stock >= 1` per ticket, as the reference design's claim path does"
-            .into(),
-    );
 }
 
 #[cfg(test)]

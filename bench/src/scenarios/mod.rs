@@ -86,7 +86,7 @@ fn user_id(k: u64, buf: &mut [u8; 24]) -> &[u8] {
     &buf[..n]
 }
 
-fn claim_cmd(event: &str, user: &str) -> Vec<u8> {
+pub fn claim_cmd(event: &str, user: &str) -> Vec<u8> {
     let mut b = Vec::with_capacity(64);
     encode(
         &mut b,
@@ -177,13 +177,13 @@ fn user_lists(conns: u64, claims: u64) -> Vec<Vec<String>> {
 }
 
 /// Winners (user -> ticket), sold-out replies and other errors of a closed loop.
-struct Tally {
-    winners: HashMap<String, i64>,
-    sold_out: u64,
-    violations: Vec<String>,
+pub struct Tally {
+    pub winners: HashMap<String, i64>,
+    pub sold_out: u64,
+    pub violations: Vec<String>,
 }
 
-fn tally(res: &ClosedLoopResult) -> Tally {
+pub fn tally(res: &ClosedLoopResult) -> Tally {
     let mut t = Tally {
         winners: HashMap::new(),
         sold_out: 0,

@@ -269,9 +269,5 @@ pub fn restore(ctx: &Ctx) -> Result<ScenarioReport> {
         "checked: COMMIT replies with an id; STATUS total/claimed/held/remaining == the snapshot; HOLDER of ~100 users spread over the snapshot; the first claim afterwards gets the lowest free number"
             .into(),
     );
-    rep.notes.push(format!(
-        "call ms = client round trip of one TICKET.RESTORE (BEGIN, ORDERS/FREE of at most {} tickets, COMMIT), encoded by protocol::restore::steps as the sidecar's rebuild does; PING = another connection in a loop meanwhile",
-        n0(chunk as u64)
-    ));
     Ok(rep)
 }
