@@ -45,12 +45,6 @@ fn wait_expired(c: &mut Connection, event: &str, user: &str) {
     );
 }
 
-fn info_int(c: &mut Connection, name: &str) -> i64 {
-    info_field(c, "ticket", name)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("INFO ticket has no {name}"))
-}
-
 fn config_set(c: &mut Connection, name: &str, value: &str) {
     ok(c, &["CONFIG", "SET", name, value]);
 }

@@ -395,3 +395,41 @@ fn replica_switching_primaries_and_promotion_see_the_new_data() {
     assert_eq!(status(&mut r, "ev"), status(&mut p2, "ev"));
     assert_eq!(holders(&mut r, "ev"), holders(&mut p2, "ev"));
 }
+
+/// While writes are paused (`CLIENT PAUSE WRITE`, as a planned `FAILOVER`
+/// does until the replica reaches the primary's offset), the expiry sweep
+/// must not write: Redis 7.0 aborts when something is propagated during a
+/// pause. The due holds are expired once the pause ends, and the replica
+/// reaches the primary's state.
+#[test]
+fn the_sweep_waits_while_writes_are_paused() {
+    let primary = RedisServer::start();
+    let mut c = primary.conn();
+    let replica = strict_replica_of(&primary.port().to_string());
+    ok(&mut c, &["TICKET.INIT", "ev", "100", "HOLD", "100"]);
+    for i in 0..20 {
+        claim(&mut c, "ev", &format!("u{i}"));
+    }
+    let _: Value = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(1500)
+        .arg("WRITE")
+        .query(&mut c)
+        .unwrap();
+    // Every hold falls due during the pause; several sweeps pass.
+    std::thread::sleep(Duration::from_millis(800));
+    let pong: String = redis::cmd("PING").query(&mut primary.conn()).unwrap();
+    assert_eq!(pong, "PONG", "the primary survived the sweeps of the pause");
+    assert_eq!(
+        info_int(&mut c, "ticket_expired"),
+        0,
+        "nothing expired while paused"
+    );
+    wait_until(
+        Duration::from_secs(20),
+        "the holds expire after the pause",
+        || info_int(&mut c, "ticket_expired") == 20,
+    );
+    wait_replicated(&mut c, 1);
+    assert_eq!(digest(&mut replica.conn()), digest(&mut c));
+}

@@ -11,7 +11,7 @@ use protocol::keys::{event_of_key, Part};
 
 use super::index::{maybe_due, note, take_due, take_stale};
 use crate::cmd::commit::commit;
-use crate::host::ffi::{is_loading, is_primary, now_ms, scan_keys, select_db};
+use crate::host::ffi::{is_loading, is_primary, now_ms, scan_keys, select_db, writes_paused};
 use crate::host::store::{Access, RedisStore};
 use crate::pool::{self, Clock, Effects};
 
@@ -48,7 +48,11 @@ fn sweep_once(ctx: &Context) {
     if take_stale() {
         rebuild(ctx);
     }
-    let primary = is_primary(ctx);
+    // While writes are paused (a planned FAILOVER waits for the replica to
+    // reach the primary's offset) the sweep expires nothing, as on a
+    // replica; the holds stay free for every command and are swept once
+    // the pause ends, here or on the new primary.
+    let primary = is_primary(ctx) && !writes_paused();
     let now = now_ms();
     let max = SWEEP_MAX.load(Ordering::Relaxed).max(1) as usize;
     let mut budget = max;

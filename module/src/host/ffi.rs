@@ -192,6 +192,14 @@ fn context_flags(ctx: *mut RedisModuleCtx) -> c_int {
     unsafe { raw::RedisModule_GetContextFlags.unwrap()(ctx) }
 }
 
+/// Whether writes are paused (`FAILOVER`, `CLIENT PAUSE WRITE`, a cluster
+/// manual failover): then nothing may be propagated — Redis 7.0 asserts on
+/// it and aborts — and the replicas must catch up with the offset as it is.
+pub fn writes_paused() -> bool {
+    // SAFETY: a plain getter with no arguments; absent before Redis 6.0.
+    unsafe { raw::RedisModule_AvoidReplicaTraffic.is_some_and(|f| f() != 0) }
+}
+
 /// Whether this server is a primary.
 pub fn is_primary(ctx: &Context) -> bool {
     context_flags(ctx.ctx) & raw::REDISMODULE_CTX_FLAGS_MASTER as c_int != 0

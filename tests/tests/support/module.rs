@@ -337,6 +337,13 @@ pub fn server_ms(conn: &mut Connection) -> i64 {
 }
 
 /// A field of `INFO <section>` as a string.
+/// A counter of the `INFO ticket` section.
+pub fn info_int(c: &mut Connection, name: &str) -> i64 {
+    info_field(c, "ticket", name)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("INFO ticket has no {name}"))
+}
+
 pub fn info_field(conn: &mut Connection, section: &str, name: &str) -> Option<String> {
     let text: String = redis::cmd("INFO").arg(section).query(conn).expect("INFO");
     text.lines().find_map(|l| {
