@@ -129,6 +129,10 @@ pub struct Nemesis<'a> {
     pub started: Instant,
 }
 
+/// A switch of primaries: a note, when it happened, each event's newest
+/// log id on the new primary then.
+type Switch = (String, Instant, Vec<(&'static str, String)>);
+
 /// How long MySQL may take to follow a new primary before we call it "never".
 const FOLLOW_LIMIT: Duration = Duration::from_secs(15);
 
@@ -236,74 +240,92 @@ impl Nemesis<'_> {
         }
     }
 
+    /// kill -9 of the primary under load, sometimes right after cutting
+    /// the replica off; `REPLICAOF NO ONE`; the sidecar moved; the old
+    /// primary back as a replica of the new one.
     fn unplanned_failover(&mut self) -> (String, Option<Result<Duration, String>>) {
-        let cut = self.cut_replica_off();
-        self.topology.kill_primary();
-        // Let a DEBUG SLEEP of the replica end before promoting it.
-        sleep(Duration::from_millis(cut.1));
-        let marks = self.marks_on_replica();
-        if let Err(e) = self.topology.promote_replica() {
-            self.topology.restart_primary();
-            return (
-                format!("promotion failed ({e}); old primary restarted"),
-                None,
-            );
-        }
-        let promoted = Instant::now();
+        let switched = match self.rng.below(4) {
+            0 => self.kill_then_promote(String::new()),
+            1 => {
+                let note = self.debug_sleep_replica();
+                self.kill_then_promote(note)
+            }
+            2 => {
+                let note = self.cut_replica_link();
+                self.kill_then_promote(note)
+            }
+            _ => self.promote_then_kill(),
+        };
+        let (note, promoted, marks) = match switched {
+            Ok(done) => done,
+            Err(e) => return (e, None),
+        };
         self.sidecar.restart(&self.topology.address.get());
         let rejoined = match self.topology.rejoin_old_primary() {
             Ok(()) => "old primary back as a replica".to_string(),
             Err(e) => format!("old primary did not rejoin: {e}"),
         };
         let follow = self.follow(promoted, marks);
-        (
-            format!(
-                "kill -9 of the primary{}; REPLICAOF NO ONE; sidecar moved; {rejoined}",
-                cut.0
-            ),
-            Some(follow),
-        )
+        (format!("{note}; sidecar moved; {rejoined}"), Some(follow))
     }
 
-    /// Sometimes cuts the replica off for a moment right before the kill:
-    /// `DEBUG SLEEP` (it stops reading its primary) or `CLIENT KILL TYPE
-    /// master`. Returns a note and how long the replica stays asleep.
-    fn cut_replica_off(&mut self) -> (String, u64) {
-        let url = self.topology.replica().url();
-        match self.rng.below(3) {
-            0 => (String::new(), 0),
-            1 => {
-                let ms = self.rng.between(300, 1000);
-                let secs = format!("{:.3}", ms as f64 / 1000.0);
-                let sleeper = url.clone();
-                spawn(move || {
-                    if let Ok(mut c) = connect(&sleeper) {
-                        let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
-                        let _: redis::RedisResult<()> =
-                            redis::cmd("DEBUG").arg("SLEEP").arg(secs).query(&mut c);
-                    }
-                });
-                let before_kill = ms * 6 / 10;
-                sleep(Duration::from_millis(before_kill));
-                (
-                    format!(" {before_kill} ms into a {ms} ms DEBUG SLEEP of the replica"),
-                    ms - before_kill + 50,
-                )
-            }
-            _ => {
-                if let Ok(mut c) = connect(&url) {
-                    let _: redis::RedisResult<i64> = redis::cmd("CLIENT")
-                        .arg("KILL")
-                        .arg("TYPE")
-                        .arg("master")
-                        .query(&mut c);
-                }
-                (
-                    " right after CLIENT KILL TYPE master on the replica".into(),
-                    0,
-                )
-            }
+    /// kill -9 of the primary, then `REPLICAOF NO ONE` on the replica.
+    fn kill_then_promote(&mut self, cut: String) -> Result<Switch, String> {
+        self.topology.kill_primary();
+        // A replica in DEBUG SLEEP answers once it wakes up.
+        let marks = self.marks_on_replica();
+        if let Err(e) = self.topology.promote_replica() {
+            self.topology.restart_primary();
+            return Err(format!("promotion failed ({e}); old primary restarted"));
         }
+        let note = format!("kill -9 of the primary{cut}; REPLICAOF NO ONE");
+        Ok((note, Instant::now(), marks))
+    }
+
+    /// A partition: the replica is promoted while the old primary still
+    /// takes writes (and the sidecar drains them) for a moment, then dies.
+    fn promote_then_kill(&mut self) -> Result<Switch, String> {
+        let marks = self.marks_on_replica();
+        self.topology
+            .promote_replica()
+            .map_err(|e| format!("promotion failed ({e})"))?;
+        let promoted = Instant::now();
+        let gap = self.pause(100, 600);
+        self.topology.kill_replica();
+        let note =
+            format!("REPLICAOF NO ONE while the primary took writes; kill -9 of it {gap} ms later");
+        Ok((note, promoted, marks))
+    }
+
+    /// `DEBUG SLEEP` of the replica, the primary killed 60 % into it.
+    fn debug_sleep_replica(&mut self) -> String {
+        let ms = self.rng.between(300, 1000);
+        let secs = format!("{:.3}", ms as f64 / 1000.0);
+        let url = self.topology.replica().url();
+        spawn(move || {
+            if let Ok(mut c) = connect(&url) {
+                let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+                let _: redis::RedisResult<()> =
+                    redis::cmd("DEBUG").arg("SLEEP").arg(secs).query(&mut c);
+            }
+        });
+        let before_kill = ms * 6 / 10;
+        sleep(Duration::from_millis(before_kill));
+        format!(" {before_kill} ms into a {ms} ms DEBUG SLEEP of the replica")
+    }
+
+    /// The replica cut off: `REPLICAOF` a port where nothing listens (it
+    /// keeps its data, takes nothing more), the primary killed soon after.
+    fn cut_replica_link(&mut self) -> String {
+        let nowhere = crate::free_port();
+        if let Ok(mut c) = connect(&self.topology.replica().url()) {
+            let _: redis::RedisResult<()> = redis::cmd("REPLICAOF")
+                .arg("127.0.0.1")
+                .arg(nowhere)
+                .query(&mut c);
+        }
+        let gap = self.pause(100, 800);
+        format!(" {gap} ms after cutting the replica off (REPLICAOF a dead port)")
     }
 
     fn failover_during_heal(&mut self) -> (String, Option<Result<Duration, String>>) {

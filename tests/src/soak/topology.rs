@@ -137,6 +137,11 @@ impl Topology {
         self.nodes[self.primary].server.kill();
     }
 
+    /// kill -9 of the replica (after a promotion: the old primary).
+    pub fn kill_replica(&mut self) {
+        self.nodes[1 - self.primary].server.kill();
+    }
+
     /// Starts the (killed) primary again from its AOF, on its port.
     pub fn restart_primary(&mut self) {
         self.nodes[self.primary].server.start_again();

@@ -15,8 +15,9 @@ use super::history::{Kind, Op, Reply};
 use super::rng::Rng;
 use super::topology::{connect, PrimaryAddress};
 
-/// How long `WAIT 1` waits for the replica.
-const WAIT_MS: u64 = 1000;
+/// How long `WAIT 1` waits for the replica: short, so that a writer goes
+/// on writing (unacknowledged) to a primary cut off from its replica.
+const WAIT_MS: u64 = 300;
 
 /// The three kinds of sale the soak runs at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
