@@ -22,7 +22,8 @@ pub struct Findings {
     pub violations: Vec<String>,
     pub acked_writes: usize,
     pub unacked_writes: usize,
-    /// Users whose last write was unacknowledged and is not visible at the end.
+    /// Unacknowledged writes that are gone (a lower bound), one (event,
+    /// user) per write.
     pub lost_unacked: Vec<(String, String)>,
     /// Of those, the ones a `lost_in_failover` conflict row reports.
     pub lost_unacked_reported: usize,
@@ -143,24 +144,63 @@ fn lost_acknowledged(by_user: &ByUser, final_states: &States, now_ms: i64) -> Ve
     out
 }
 
-/// Users whose last write was unacknowledged and is not visible at the end.
+/// Unacknowledged writes that are gone, one (event, user) per write: a
+/// user's last write not visible at the end, and earlier ones the user's
+/// next answer shows missing (a lower bound: most losses leave no trace).
 fn lost_unacknowledged(
     by_user: &ByUser,
     final_states: &States,
     now_ms: i64,
 ) -> Vec<(String, String)> {
     let nobody = UserState::default();
-    by_user
-        .iter()
-        .filter(|(key, ops)| {
-            let Some(last) = ops.iter().rev().find(|o| o.wrote) else {
-                return false;
-            };
-            let state = final_states.get(*key).unwrap_or(&nobody);
-            !last.acked && !may_follow(last, state, now_ms)
-        })
-        .map(|(key, _)| key.clone())
-        .collect()
+    let mut lost = Vec::new();
+    for (key, ops) in by_user {
+        let seen = (0..ops.len()).filter(|&i| seen_missing(ops, i)).count();
+        lost.extend(std::iter::repeat_n(key.clone(), seen));
+        let Some(last) = ops.iter().rposition(|o| o.wrote) else {
+            continue;
+        };
+        let state = final_states.get(key).unwrap_or(&nobody);
+        let op = ops[last];
+        if !op.acked && !may_follow(op, state, now_ms) && !seen_missing(ops, last) {
+            lost.push(key.clone());
+        }
+    }
+    lost
+}
+
+/// Whether `ops[i]`, an unacknowledged write, is shown missing by the
+/// user's next answered operation: a confirm or cancel finding no order
+/// before the claim's hold expired, or a wait refused with `HOLDING` after
+/// a cancel.
+fn seen_missing(ops: &[&Op], i: usize) -> bool {
+    let write = ops[i];
+    if !write.wrote || write.acked {
+        return false;
+    }
+    let Some(next) = ops[i + 1..].iter().find(|o| answered(o)) else {
+        return false;
+    };
+    let live = write.expires_from_ms.is_none_or(|t| next.sent_ms < t);
+    match (&write.reply, &next.kind, &next.reply) {
+        (Reply::Tickets(_), Kind::Confirm, Reply::Refused(code)) => live && code == "NOHOLD",
+        (Reply::Tickets(_), Kind::Cancel, Reply::Returned(None)) => live,
+        (Reply::Returned(Some(_)), Kind::Wait, Reply::Refused(code)) => code == "HOLDING",
+        _ => false,
+    }
+}
+
+/// An answer from a primary about the user (not a lost connection, not a
+/// node that was loading, read-only or restoring).
+fn answered(op: &Op) -> bool {
+    match &op.reply {
+        Reply::Unknown(_) => false,
+        Reply::Refused(code) => !matches!(
+            code.as_str(),
+            "READONLY" | "LOADING" | "TRYAGAIN" | "MASTERDOWN"
+        ),
+        _ => true,
+    }
 }
 
 /// Tickets of one event held (held or sold) by more than one user.
@@ -313,6 +353,25 @@ mod tests {
         let f = run(&h, &canceled, &canceled, &[]);
         assert!(f.violations.is_empty(), "{:?}", f.violations);
         assert!(f.lost_unacked.is_empty());
+    }
+
+    #[test]
+    fn a_write_the_next_answer_shows_missing_is_counted_lost() {
+        let mut confirm = op("a", Kind::Confirm, Reply::Refused("NOHOLD".into()), false);
+        confirm.sent_ms = 50;
+        let h = [
+            claim("a", &[1], false),
+            op("a", Kind::Confirm, Reply::Unknown("eof".into()), false),
+            confirm,
+            claim("a", &[2], true),
+        ];
+        let s = states(&[("a", holding(&[2], OrderState::Held))]);
+        let f = run(&h, &s, &s, &[]);
+        assert!(f.violations.is_empty(), "{:?}", f.violations);
+        assert_eq!(f.lost_unacked.len(), 1);
+        let mut expired = h.clone();
+        expired[0].expires_from_ms = Some(40);
+        assert!(run(&expired, &s, &s, &[]).lost_unacked.is_empty());
     }
 
     #[test]

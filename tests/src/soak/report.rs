@@ -89,6 +89,8 @@ impl Report {
             .collect();
         let _ = writeln!(s, "soak: lost unacknowledged writes of: {lost:?}");
         let _ = writeln!(s, "soak: logs in {}", self.saved_logs);
+        let said: Vec<&str> = self.reconcile.1.lines().take(12).collect();
+        let _ = writeln!(s, "soak: reconcile said:\n  {}", said.join("\n  "));
         let _ = writeln!(
             s,
             "soak: drained: {:?}; conflicts: {:?}; reconcile ok: {}",
