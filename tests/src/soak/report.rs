@@ -32,16 +32,15 @@ pub struct Report {
 impl Report {
     /// Every failure, one line each: the checker's, the drain's and reconcile's.
     pub fn failures(&self) -> Vec<String> {
-        let mut out = self.findings.violations.clone();
+        let mut out = Vec::new();
         if let Err(e) = &self.drained {
             out.push(e.clone());
         }
         if !self.reconcile.0 {
-            out.push(format!(
-                "reconcile exited non-zero:\n{}",
-                self.reconcile.1.trim_end()
-            ));
+            let said = self.reconcile.1.trim_end();
+            out.push(format!("reconcile exited non-zero: {said:?}"));
         }
+        out.extend(self.findings.violations.iter().cloned());
         out
     }
 

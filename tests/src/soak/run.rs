@@ -188,7 +188,7 @@ fn finish(
         faults,
         findings,
         drained,
-        reconcile: (status.success(), out),
+        reconcile: (status.success(), format!("{status}\n{out}")),
         conflicts: state::conflicts_by_reason(&conflict_rows),
         sidecar_log: sidecar.log_tail(40),
         redis_logs: topology.logs(),
