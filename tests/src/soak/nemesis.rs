@@ -365,6 +365,13 @@ impl Nemesis<'_> {
         promoted: Instant,
         marks: Vec<(&'static str, String)>,
     ) -> Result<Duration, String> {
+        // Every entry drained and trimmed at promotion: follow the first
+        // entries the new primary writes instead.
+        let mut marks = marks;
+        while marks.is_empty() && promoted.elapsed() < Duration::from_secs(3) {
+            sleep(Duration::from_millis(20));
+            marks = self.marks();
+        }
         if marks.is_empty() {
             return Err("nothing in the logs to follow".into());
         }
