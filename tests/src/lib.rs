@@ -12,6 +12,8 @@
 //! * [`RedisServer::start_secure`] and [`MariaDb::start_tls`] start the same
 //!   servers behind TLS (certificates from [`tls::TestPki`]) and, for Redis,
 //!   with clients logging in as a given ACL user.
+//! * [`soak`] is the seeded fault soak of `tests/soak_failover.rs`: a
+//!   primary, a replica, MariaDB and the sidecar under writers and a nemesis.
 //! * [`fresh_database`] hands each test its own empty database, either on one
 //!   shared private MariaDB started once per test process, or on the server of
 //!   `TICKETGATE_TEST_MYSQL_URL` when that variable is set.
