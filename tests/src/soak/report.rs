@@ -65,6 +65,11 @@ impl Report {
             f.lost_unacked_reported
         );
         let _ = writeln!(s, "soak: faults: {}", self.fault_counts());
+        let _ = writeln!(
+            s,
+            "soak: checker violations by kind: {:?}",
+            self.violation_counts()
+        );
         let follows: Vec<String> = self
             .faults
             .iter()
@@ -113,6 +118,15 @@ impl Report {
         }
         let parts: Vec<String> = by.into_iter().map(|(k, n)| format!("{k} {n}")).collect();
         parts.join(", ")
+    }
+
+    /// Violations counted by their kind (the text before the first `:`).
+    fn violation_counts(&self) -> BTreeMap<&str, usize> {
+        let mut by = BTreeMap::new();
+        for v in &self.findings.violations {
+            *by.entry(v.split(':').next().unwrap_or("")).or_insert(0) += 1;
+        }
+        by
     }
 
     fn fault_counts(&self) -> String {
