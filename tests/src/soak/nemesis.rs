@@ -6,12 +6,13 @@
 //! `REPLICAOF NO ONE`, the sidecar moved, the old primary back as a replica)
 //! or a second unplanned failover while the sidecar heals the first.
 
+use std::collections::BTreeMap;
 use std::thread::{sleep, spawn};
 use std::time::{Duration, Instant};
 
 use super::rng::Rng;
 use super::sidecar::SidecarProcess;
-use super::state::{last_log_id, mysql_offset, stream_id};
+use super::state::{last_log_id, mysql_offset, mysql_quarantined, stream_id};
 use super::topology::{connect, Topology};
 use crate::MariaDb;
 
@@ -358,39 +359,65 @@ impl Nemesis<'_> {
             .collect()
     }
 
-    /// Time from `promoted` until MySQL's offset of every event reached the
-    /// newest entry the new primary had at promotion (bounded by FOLLOW_LIMIT).
+    /// Time from `promoted` until MySQL follows the new primary: for every
+    /// event, an entry the new primary wrote after the newest one it had at
+    /// promotion and after MySQL's offset then (MySQL may be ahead: it
+    /// applied writes the failover lost) is applied, and the event is not
+    /// quarantined. Bounded by FOLLOW_LIMIT.
     fn follow(
         &self,
         promoted: Instant,
         marks: Vec<(&'static str, String)>,
     ) -> Result<Duration, String> {
-        // Every entry drained and trimmed at promotion: follow the first
-        // entries the new primary writes instead.
-        let mut marks = marks;
-        while marks.is_empty() && promoted.elapsed() < Duration::from_secs(3) {
-            sleep(Duration::from_millis(20));
-            marks = self.marks();
-        }
-        if marks.is_empty() {
-            return Err("nothing in the logs to follow".into());
-        }
         let opts = mysql::Opts::from_url(&self.mysql_url).map_err(|e| e.to_string())?;
+        let mut floors: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+        for (event, id) in &marks {
+            floors.insert(event, stream_id(id));
+        }
+        let mut targets: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+        let mut offsets_read = false;
         while promoted.elapsed() < FOLLOW_LIMIT {
-            if let Ok(mut conn) = mysql::Conn::new(opts.clone()) {
-                let caught_up = marks.iter().all(|(event, id)| {
-                    mysql_offset(&mut conn, event)
-                        .ok()
-                        .flatten()
-                        .is_some_and(|have| stream_id(&have) >= stream_id(id))
-                });
-                if caught_up {
-                    return Ok(promoted.elapsed());
-                }
-            }
             sleep(Duration::from_millis(50));
+            let Ok(mut conn) = mysql::Conn::new(opts.clone()) else {
+                continue;
+            };
+            if !offsets_read {
+                for event in &self.events {
+                    let have = mysql_offset(&mut conn, event).ok().flatten();
+                    let floor = floors.entry(event).or_insert((0, 0));
+                    *floor = (*floor).max(have.as_deref().map_or((0, 0), stream_id));
+                }
+                offsets_read = true;
+            }
+            self.pick_targets(&floors, &mut targets);
+            let followed = self.events.iter().all(|event| {
+                targets.get(event).is_some_and(|target| {
+                    let have = mysql_offset(&mut conn, event).ok().flatten();
+                    let quarantined = mysql_quarantined(&mut conn, event).unwrap_or(true);
+                    !quarantined && have.is_some_and(|h| stream_id(&h) >= *target)
+                })
+            });
+            if followed {
+                return Ok(promoted.elapsed());
+            }
         }
         Err(format!("MySQL did not follow within {FOLLOW_LIMIT:?}"))
+    }
+
+    /// For each event without a target yet: the newest id on the primary,
+    /// once it is above the event's floor.
+    fn pick_targets(
+        &self,
+        floors: &BTreeMap<&str, (u64, u64)>,
+        targets: &mut BTreeMap<&'static str, (u64, u64)>,
+    ) {
+        for (event, id) in self.marks() {
+            let id = stream_id(&id);
+            let above = floors.get(event).is_none_or(|floor| id > *floor);
+            if above && !targets.contains_key(event) {
+                targets.insert(event, id);
+            }
+        }
     }
 }
 

@@ -143,6 +143,15 @@ pub fn mysql_offset(conn: &mut mysql::Conn, event: &str) -> mysql::Result<Option
     )
 }
 
+/// Whether MySQL has `event` quarantined (an unknown event counts as not).
+pub fn mysql_quarantined(conn: &mut mysql::Conn, event: &str) -> mysql::Result<bool> {
+    let q: Option<bool> = conn.exec_first(
+        "SELECT quarantined_at IS NOT NULL FROM ticket_event WHERE event_id = ?",
+        (event,),
+    )?;
+    Ok(q.unwrap_or(false))
+}
+
 /// A stream id as (ms, seq), for ordering; (0, 0) if malformed.
 pub fn stream_id(id: &str) -> (u64, u64) {
     let mut parts = id.splitn(2, '-');
