@@ -12,6 +12,8 @@
 //! * [`RedisServer::start_secure`] and [`MariaDb::start_tls`] start the same
 //!   servers behind TLS (certificates from [`tls::TestPki`]) and, for Redis,
 //!   with clients logging in as a given ACL user.
+//! * [`soak`] is the seeded fault soak of `tests/soak_failover.rs`: a
+//!   primary, a replica, MariaDB and the sidecar under writers and a nemesis.
 //! * [`fresh_database`] hands each test its own empty database, either on one
 //!   shared private MariaDB started once per test process, or on the server of
 //!   `TICKETGATE_TEST_MYSQL_URL` when that variable is set.
@@ -40,6 +42,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tempfile::TempDir;
 
 pub mod cluster;
+pub mod soak;
 pub mod tls;
 
 /// Environment variable overriding the path of the module shared object.
