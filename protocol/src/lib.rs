@@ -13,11 +13,13 @@
 //!   and the AOF loader;
 //! * [`restore`]: `TICKET.RESTORE`, the steps that install a snapshot of an
 //!   event from MySQL — encoded by the sidecar, decoded by the module;
-//! * [`streamid`]: stream ids, ordered as number pairs.
+//! * [`streamid`]: stream ids, ordered as number pairs;
+//! * [`draw`]: the fair draw's commitment, ranks, admission rate and audit.
 //!
 //! The module, the sidecar, `ticketgate-live` and the bench all depend on
 //! this crate, so a format can only change here.
 
+pub mod draw;
 pub mod effect;
 pub mod keys;
 pub mod model;
