@@ -119,16 +119,3 @@ fn the_effect_declares_its_event_as_its_key() {
         .unwrap();
     assert_eq!(keys, ["concert"]);
 }
-
-/// Whether this server hides `internal` module commands from clients: Redis
-/// 8 and later, where the module registers `TICKET._APPLY` as internal.
-fn internal_commands_hidden(c: &mut redis::Connection) -> bool {
-    let info: String = redis::cmd("INFO").arg("server").query(c).unwrap();
-    let major = info
-        .lines()
-        .find_map(|l| l.strip_prefix("redis_version:"))
-        .and_then(|v| v.split('.').next())
-        .and_then(|m| m.trim().parse::<u32>().ok())
-        .unwrap_or(0);
-    major >= 8
-}

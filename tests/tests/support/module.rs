@@ -501,3 +501,16 @@ pub fn subscribe_offers(server: &RedisServer, event: &str) -> mpsc::Receiver<Str
     subscribed.recv().unwrap();
     rx
 }
+
+/// Whether this server hides `internal` module commands from clients: Redis
+/// 8 and later, where the module registers `TICKET._APPLY` as internal.
+pub fn internal_commands_hidden(c: &mut Connection) -> bool {
+    let info: String = redis::cmd("INFO").arg("server").query(c).unwrap();
+    let major = info
+        .lines()
+        .find_map(|l| l.strip_prefix("redis_version:"))
+        .and_then(|v| v.split('.').next())
+        .and_then(|m| m.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    major >= 8
+}
