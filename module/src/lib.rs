@@ -15,6 +15,7 @@ pub mod error;
 pub mod expiry;
 pub mod meta_cache;
 pub mod pool;
+pub mod reapply;
 pub mod redis_store;
 pub mod stats;
 pub mod strings;
@@ -55,6 +56,7 @@ mod registration {
             ["ticket.close", cmd::open_close::close, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.drop", cmd::drop::command, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.restore", cmd::restore::command, "write deny-oom", 1, 1, 1, "", "write"],
+            ["ticket.reapply", cmd::reapply::command, "write deny-oom", 1, 1, 1, "", "write"],
             ["ticket.holder", cmd::holder::command, "readonly fast", 1, 1, 1, "", "read"],
             ["ticket.status", cmd::status::command, "readonly fast", 1, 1, 1, "", "read"],
             ["ticket.order", cmd::order::command, "readonly fast", 1, 1, 1, "", "read"],

@@ -10,6 +10,7 @@ pub mod holder;
 pub mod init;
 pub mod open_close;
 pub mod order;
+pub mod reapply;
 pub mod restore;
 pub mod status;
 pub mod waitlist;
