@@ -790,8 +790,11 @@ fn trimmer(
                 let events: Vec<(String, StreamId)> =
                     pending.iter().map(|(e, id)| (e.clone(), *id)).collect();
                 for (event, offset) in events {
-                    let res = redisio::trim(c.as_dyn(), &event, offset)
-                        .and_then(|_| redisio::lag(c.as_dyn(), &event, now_ms()));
+                    // heal hook: name the anchor in Redis before trimming up to it.
+                    let digest = crate::heal::journal::digest_of(&event, offset);
+                    let res =
+                        crate::heal::journal::trim(c.as_dyn(), &event, offset, digest.as_deref())
+                            .and_then(|_| redisio::lag(c.as_dyn(), &event, now_ms()));
                     match res {
                         Ok((len, age)) => {
                             metrics.set_lag(&event, len, age);

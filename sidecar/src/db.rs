@@ -179,6 +179,19 @@ pub fn apply_batch(
                 conflict,
             } => return refuse(tx, event, offset, quarantine, conflict),
         };
+        // heal hook: a batch read from before the offset must carry the
+        // offset's entry with the content MySQL applied.
+        if restore.is_none() {
+            if let Err(why) =
+                crate::heal::journal::anchored(&mut tx, event, after, offset, entries)?
+            {
+                log::warn!(
+                    "event {event}: batch refused: {why}; asking the verifier to check the event"
+                );
+                crate::heal::request();
+                return refuse(tx, event, offset, None, None);
+            }
+        }
         let mut out = Outcome {
             offset: Some(last),
             ..Outcome::default()
@@ -219,12 +232,14 @@ fn advance(
     tx.exec_drop(
         format!("UPDATE ticket_sync_offset SET last_stream_id = ?, {count}, updated_at = NOW(3) WHERE event_id = ?"),
         (last.to_string(), applied.len() as i64, event),
-    )
+    )?;
+    // heal hook: the journal and the offset's anchor, in this transaction.
+    crate::heal::journal::record(tx, event, applied)
 }
 
 /// Plans and applies `rest` (the entries above `base`) into `out`; false
 /// when the fast path refused and the batch must be replayed slowly.
-fn apply_rest(
+pub(crate) fn apply_rest(
     tx: &mut Transaction<'_>,
     event: &str,
     base: StreamId,

@@ -12,6 +12,7 @@ mod daemon;
 mod db;
 mod fast;
 mod gate;
+mod heal;
 mod metrics;
 mod plan;
 mod quarantine;

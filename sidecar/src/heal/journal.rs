@@ -1,0 +1,209 @@
+//! The evidence of what MySQL applied, on both sides (I/O).
+//!
+//! * MySQL: `ticket_journal` holds every applied entry (id + canonical
+//!   content) for [`KEEP_MS`] of log time, and `ticket_sync_offset.anchor`
+//!   the digest of the entry at the offset; [`record`] writes both in the
+//!   batch's own transaction (one multi-row INSERT and one UPDATE).
+//! * Redis: `ticket:{E}:synced` holds `<id> <digest>` of the last applied
+//!   entry. [`trim`] sets it **before** `XTRIM MINID next(id)`, on one
+//!   connection: a replica (and so a promoted replica) always has an
+//!   anchor at or below every entry it lacks, and every entry after it.
+//!   Without a digest (an offset from before V4) the anchor is deleted
+//!   instead: no evidence is better than stale evidence.
+//! * [`anchored`]: the writer's check, under the offset lock, that a batch
+//!   read from before the offset carries the offset's entry with the
+//!   anchor's content (a batch read from a primary that has since been
+//!   replaced does not).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+use mysql::prelude::Queryable;
+use mysql::{Transaction, Value};
+use redis::ConnectionLike;
+
+use super::content;
+use super::planner::Logged;
+use crate::plan::Entry;
+use protocol::StreamId;
+
+/// How much log time the journal keeps (a promoted replica lags less).
+pub const KEEP_MS: u64 = 10 * 60 * 1000;
+
+/// Most journal rows per INSERT statement.
+const ROWS_PER_INSERT: usize = 500;
+
+/// Digests of the entries the writers applied last, per event, for the
+/// trimmer (which only learns committed offsets): a few per event.
+static RECENT: Mutex<Option<Recent>> = Mutex::new(None);
+
+/// Per event: (entry id, digest), oldest first.
+type Recent = HashMap<String, VecDeque<(StreamId, String)>>;
+
+/// How many digests [`RECENT`] keeps per event.
+const RECENT_PER_EVENT: usize = 64;
+
+fn remember(event: &str, id: StreamId, digest: &str) {
+    if let Ok(mut guard) = RECENT.lock() {
+        let q = guard
+            .get_or_insert_with(HashMap::new)
+            .entry(event.to_owned())
+            .or_default();
+        q.retain(|(i, _)| *i != id);
+        q.push_back((id, digest.to_owned()));
+        if q.len() > RECENT_PER_EVENT {
+            q.pop_front();
+        }
+    }
+}
+
+/// The digest a writer stored for `event`'s entry `id`, if it is recent.
+pub fn digest_of(event: &str, id: StreamId) -> Option<String> {
+    let guard = RECENT.lock().ok()?;
+    let q = guard.as_ref()?.get(event)?;
+    q.iter()
+        .rev()
+        .find(|(i, _)| *i == id)
+        .map(|(_, d)| d.clone())
+}
+
+/// The Redis key of `event`'s anchor.
+pub fn anchor_key(event: &str) -> String {
+    format!("ticket:{{{event}}}:synced")
+}
+
+/// Journals `applied` (ascending, just applied) and stores the digest of
+/// the last as the offset's anchor.
+pub fn record(tx: &mut Transaction<'_>, event: &str, applied: &[Entry]) -> mysql::Result<()> {
+    let Some(last) = applied.last() else {
+        return Ok(());
+    };
+    let mut anchor = String::new();
+    for chunk in applied.chunks(ROWS_PER_INSERT) {
+        let mut params: Vec<Value> = Vec::with_capacity(chunk.len() * 4);
+        for e in chunk {
+            let text = content::text(event, e);
+            if e.id == last.id {
+                anchor = content::digest(&text);
+            }
+            params.extend([
+                event.into(),
+                e.id.to_string().into(),
+                (e.id.ms as i64).into(),
+                text.into(),
+            ]);
+        }
+        let marks = vec!["(?, ?, ?, ?)"; chunk.len()].join(", ");
+        tx.exec_drop(
+            format!("INSERT INTO ticket_journal (event_id, stream_id, stream_ms, content) VALUES {marks}"),
+            params,
+        )?;
+    }
+    tx.exec_drop(
+        "UPDATE ticket_sync_offset SET anchor = ? WHERE event_id = ?",
+        (&anchor, event),
+    )?;
+    remember(event, last.id, &anchor);
+    Ok(())
+}
+
+/// The stored anchor (digest of the entry at the offset), if known.
+pub fn stored_anchor(tx: &mut impl Queryable, event: &str) -> mysql::Result<Option<String>> {
+    let row: Option<Option<String>> = tx.exec_first(
+        "SELECT anchor FROM ticket_sync_offset WHERE event_id = ?",
+        (event,),
+    )?;
+    Ok(row.flatten())
+}
+
+/// The writer's check: a batch read from before `offset` must carry the
+/// offset's entry with the anchor's content. Err(why) when it does not.
+pub fn anchored(
+    tx: &mut impl Queryable,
+    event: &str,
+    after: StreamId,
+    offset: StreamId,
+    entries: &[Entry],
+) -> mysql::Result<Result<(), String>> {
+    if after >= offset {
+        return Ok(Ok(()));
+    }
+    let Some(anchor) = stored_anchor(tx, event)? else {
+        return Ok(Ok(()));
+    };
+    let found = entries.iter().find(|e| e.id == offset);
+    Ok(match found {
+        Some(e) if content::digest(&content::text(event, e)) == anchor => Ok(()),
+        Some(_) => Err(format!(
+            "the entry at the offset {offset} has other content than MySQL applied"
+        )),
+        None => Err(format!(
+            "the batch read after {after} lacks the offset's entry {offset}"
+        )),
+    })
+}
+
+/// The journal of `event`, oldest first, with each row's id.
+pub fn load(tx: &mut impl Queryable, event: &str) -> mysql::Result<Vec<(i64, Logged)>> {
+    let rows: Vec<(i64, String, String)> = tx.exec(
+        "SELECT id, stream_id, content FROM ticket_journal WHERE event_id = ? ORDER BY id",
+        (event,),
+    )?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(row, id, text)| {
+            let id = StreamId::parse(&id)?;
+            let rec = content::record_of(event, &text);
+            Some((row, Logged { id, text, rec }))
+        })
+        .collect())
+}
+
+/// Forgets the journal after row `row` (the lost entries).
+pub fn forget_after(tx: &mut impl Queryable, event: &str, row: i64) -> mysql::Result<()> {
+    tx.exec_drop(
+        "DELETE FROM ticket_journal WHERE event_id = ? AND id > ?",
+        (event, row),
+    )
+}
+
+/// Drops journal rows older than [`KEEP_MS`] before `offset`.
+pub fn prune(tx: &mut impl Queryable, event: &str, offset: StreamId) -> mysql::Result<()> {
+    let Some(before) = offset.ms.checked_sub(KEEP_MS) else {
+        return Ok(());
+    };
+    tx.exec_drop(
+        "DELETE FROM ticket_journal WHERE event_id = ? AND stream_ms < ?",
+        (event, before as i64),
+    )
+}
+
+/// `SET ticket:{E}:synced "<offset> <digest>"` (or `DEL` without a digest),
+/// then `XTRIM ticket:{E}:log MINID = next(offset)`; the entries removed.
+pub fn trim(
+    conn: &mut dyn ConnectionLike,
+    event: &str,
+    offset: StreamId,
+    digest: Option<&str>,
+) -> redis::RedisResult<u64> {
+    match digest {
+        Some(d) => redis::cmd("SET")
+            .arg(anchor_key(event))
+            .arg(format!("{offset} {d}"))
+            .query::<()>(conn)?,
+        None => redis::cmd("DEL").arg(anchor_key(event)).query::<()>(conn)?,
+    }
+    crate::redisio::trim(conn, event, offset)
+}
+
+/// The anchor Redis has for `event`: (id, digest).
+pub fn redis_anchor(
+    conn: &mut dyn ConnectionLike,
+    event: &str,
+) -> redis::RedisResult<Option<(StreamId, String)>> {
+    let v: Option<String> = redis::cmd("GET").arg(anchor_key(event)).query(conn)?;
+    Ok(v.and_then(|t| {
+        let (id, digest) = t.split_once(' ')?;
+        Some((StreamId::parse(id)?, digest.to_owned()))
+    }))
+}
