@@ -3,28 +3,28 @@
 -- applied). See DESIGN.md "Unplanned failover: heal, never discard an
 -- acknowledged sale".
 
--- The journal: every applied log entry (its id and canonical content),
--- written in the same transaction as the rows it applied, kept for a
--- window (10 minutes of log time); the heal finds where the new primary's
--- log meets it.
+-- The journal: the applied log entries (id and canonical content), written
+-- in the same transaction as the rows they applied, in a ring of 20,000
+-- slots per event (slot = seq mod 20000; the daemon never deletes); the
+-- heal finds where the new primary's log meets it. Entries with seq at or
+-- above ticket_sync_offset.journal_seq are forgotten (a heal's lost ones).
 CREATE TABLE IF NOT EXISTS ticket_journal (
-  id         BIGINT      NOT NULL AUTO_INCREMENT,
   event_id   VARCHAR(64) NOT NULL,
+  slot       INT         NOT NULL,
+  seq        BIGINT      NOT NULL,
   stream_id  VARCHAR(41) NOT NULL,
-  stream_ms  BIGINT      NOT NULL,
   content    TEXT        NOT NULL,
-  PRIMARY KEY (id),
-  KEY ix_journal_event (event_id, id),
-  KEY ix_journal_age (event_id, stream_ms)
+  PRIMARY KEY (event_id, slot)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
--- The digest of the content of the entry at last_stream_id (NULL: not known
--- yet, an offset from before V4).
+-- anchor: the digest of the content of the entry at last_stream_id (NULL:
+-- not known yet, an offset from before V4); journal_seq: the next seq.
 ALTER TABLE ticket_sync_offset
-  ADD COLUMN anchor CHAR(16) NULL;
+  ADD COLUMN anchor CHAR(16) NULL,
+  ADD COLUMN journal_seq BIGINT NOT NULL DEFAULT 0;
 
--- Rows of a write MySQL applied that the new primary never got and that
--- could not be re-applied.
+-- Rows of a write MySQL applied that the new primary never got (a
+-- re-applied write gets new rows from its new entry; these stay as history).
 ALTER TABLE ticket_participation
   MODIFY COLUMN status ENUM('active', 'canceled', 'held', 'expired', 'lost_in_failover') NOT NULL;
 

@@ -328,10 +328,9 @@ fn verify_event(
     }
     let mut evidence = check_identity(event, &m, &before);
     if evidence.is_none() {
-        // heal hook: name the anchor in Redis before trimming; prune the journal.
+        // heal hook: name the anchor in Redis before trimming.
         let anchor = crate::heal::journal::stored_anchor(&mut tx, event).map_err(my_err)?;
         crate::heal::journal::trim(rc, event, m.offset, anchor.as_deref()).map_err(redis_err)?;
-        crate::heal::journal::prune(&mut tx, event, m.offset).map_err(my_err)?;
         let after = redis_facts(rc, event, None).map_err(redis_err)?;
         evidence = check(event, &m, &after);
         if let (None, Some(a)) = (&evidence, adopt(&m, &after)) {

@@ -198,3 +198,95 @@ fn an_unplanned_failover_heals_at_once_and_keeps_every_acknowledged_write() {
     assert_eq!(claim_acked(&mut r, "e", "after", 1), 2, "kept1 gave 2 back");
     wait_synced(&mut r, &db, "e", LONG, &|| sc.log());
 }
+
+/// The masking case of issue 19: a failover loses a rebuild's
+/// `op=restore` (the replica was cut off during the repair). The new
+/// primary's log is the old one; its anchor places it before the restore
+/// MySQL applied, which no heal can redo: the event is quarantined (never
+/// mixed), the new primary's writes stay out of MySQL, and a rebuild from
+/// the new primary repairs it with a conflict naming each discarded user.
+#[test]
+fn a_failover_that_loses_a_rebuild_is_caught_not_mixed() {
+    let mut primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
+    let replica = msupport::strict_replica_of(&primary.port().to_string());
+    let db = fresh_database("heal_rb");
+    migrate(&db);
+    let mut sc = sidecar(&primary, &db);
+    let mut p = primary.conn();
+    init_event(&mut p, "e", 20);
+    for u in 0..3 {
+        assert_eq!(claim_acked(&mut p, "e", &format!("a{u}"), 1), u + 1);
+    }
+    wait_synced(&mut p, &db, "e", LONG, &|| sc.log());
+    let _: () = redis::cmd("SET")
+        .arg("barrier")
+        .arg(1)
+        .query(&mut p)
+        .unwrap();
+    msupport::wait_replicated(&mut p, 1);
+
+    // The replica is cut off; an operator rebuilds the event on the
+    // primary (forced: as after a quarantine), and sales go on there.
+    signal(&replica, libc::SIGSTOP);
+    let _: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("replica")
+        .query(&mut p)
+        .unwrap();
+    let (st, out) = sidecar_cmd(
+        &primary.url(),
+        &db,
+        &["rebuild", "--event", "e", "--apply", "--force"],
+    );
+    assert!(st.success(), "rebuild:\n{out}");
+    assert_eq!(claim_acked(&mut p, "e", "b0", 0), 4);
+    wait_synced(&mut p, &db, "e", LONG, &|| sc.log());
+
+    // The primary dies; the replica, which never saw the restore, is
+    // promoted and sells on.
+    drop(p);
+    primary.kill();
+    sc.kill9();
+    signal(&replica, libc::SIGCONT);
+    let mut r = replica.conn();
+    let _: () = redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .query(&mut r)
+        .unwrap();
+    assert_eq!(claim_acked(&mut r, "e", "c0", 0), 4, "the lost b0's number");
+    let sc = sidecar(&replica, &db);
+    wait_until(LONG, "the sidecar quarantines the event", || {
+        sc.log().contains("event e: QUARANTINED")
+    });
+    assert!(sc.log().contains("op=restore"), "{}", tail(&sc.log(), 20));
+    std::thread::sleep(Duration::from_secs(2));
+    let mysql = sold(&db, "e");
+    assert_eq!(mysql.get("b0"), Some(&4), "MySQL keeps what it applied");
+    assert_eq!(mysql.get("c0"), None, "nothing of the new primary mixed in");
+    assert!(conflicts(&db, "e").is_empty());
+    let (st, out) = sidecar_cmd(&replica.url(), &db, &["reconcile"]);
+    assert_eq!(st.code(), Some(1), "reconcile names it:\n{out}");
+    assert!(out.contains("e: QUARANTINED ("), "{out}");
+
+    // The documented repair; c0 is reported with its user.
+    let (st, out) = sidecar_cmd(
+        &replica.url(),
+        &db,
+        &["rebuild", "--event", "e", "--apply", "--force"],
+    );
+    assert!(st.success(), "rebuild:\n{out}");
+    wait_until(LONG, "the restore is applied", || {
+        sc.log().contains("the quarantine is lifted")
+    });
+    let c = conflicts(&db, "e");
+    assert!(
+        c.iter()
+            .any(|c| c.1 == "c0" && c.3 == "discarded_by_rebuild"),
+        "{c:?}"
+    );
+    wait_synced(&mut r, &db, "e", LONG, &|| sc.log());
+    let (st, out) = sidecar_cmd(&replica.url(), &db, &["reconcile"]);
+    assert!(st.success(), "reconcile:\n{out}");
+}

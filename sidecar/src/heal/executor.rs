@@ -349,18 +349,15 @@ fn undone_detail(l: &Logged, why: &str, after: &[Entry]) -> String {
 /// Reverts one lost write in MySQL.
 fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()> {
     match step {
-        Undo::Order { order, reapplied } => {
-            let rows = "FROM ticket_participation WHERE event_id = ? AND order_id = ? AND live_ticket IS NOT NULL";
-            let n: Option<i64> = tx.exec_first(
-                format!("SELECT COUNT(*) {rows}"),
+        Undo::Order { order } => {
+            // The rows stay as history: a re-applied write gets new rows
+            // from its new entry.
+            tx.exec_drop(
+                "UPDATE ticket_participation SET status = 'lost_in_failover' WHERE event_id = ? AND order_id = ? AND live_ticket IS NOT NULL",
                 (event, order.to_string()),
             )?;
-            let sql = match reapplied {
-                true => format!("DELETE {rows}"),
-                false => "UPDATE ticket_participation SET status = 'lost_in_failover' WHERE event_id = ? AND order_id = ? AND live_ticket IS NOT NULL".to_owned(),
-            };
-            tx.exec_drop(sql, (event, order.to_string()))?;
-            stock(tx, event, n.unwrap_or(0))
+            let n = tx.affected_rows() as i64;
+            stock(tx, event, n)
         }
         Undo::Change {
             change,

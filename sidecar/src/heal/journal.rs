@@ -1,15 +1,17 @@
 //! The evidence of what MySQL applied, on both sides (I/O).
 //!
-//! * MySQL: `ticket_journal` holds every applied entry (id + canonical
-//!   content) for [`KEEP_MS`] of log time, and `ticket_sync_offset.anchor`
-//!   the digest of the entry at the offset; [`record`] writes both in the
-//!   batch's own transaction (one multi-row INSERT and one UPDATE).
+//! * MySQL: `ticket_journal` holds the last [`SLOTS`] applied entries of
+//!   each event (id + canonical content) in a ring (the daemon's MySQL
+//!   user may not DELETE), and `ticket_sync_offset.anchor` the digest of
+//!   the entry at the offset; [`record`] writes both in the batch's own
+//!   transaction (one SELECT of the locked row, one multi-row upsert, one
+//!   UPDATE).
 //! * Redis: `ticket:{E}:synced` holds `<id> <digest>` of the last applied
 //!   entry. [`trim`] sets it **before** `XTRIM MINID next(id)`, on one
 //!   connection: a replica (and so a promoted replica) always has an
 //!   anchor at or below every entry it lacks, and every entry after it.
-//!   Without a digest (an offset from before V4) the anchor is deleted
-//!   instead: no evidence is better than stale evidence.
+//!   Without a digest (an offset from before V4) the anchor is cleared
+//!   instead (set to `none`): no evidence is better than stale evidence.
 //! * [`anchored`]: the writer's check, under the offset lock, that a batch
 //!   read from before the offset carries the offset's entry with the
 //!   anchor's content (a batch read from a primary that has since been
@@ -27,8 +29,9 @@ use super::planner::Logged;
 use crate::plan::Entry;
 use protocol::StreamId;
 
-/// How much log time the journal keeps (a promoted replica lags less).
-pub const KEEP_MS: u64 = 10 * 60 * 1000;
+/// Journal slots per event: a promoted replica's anchor must be among
+/// them (it lags MySQL's offset by its replication lag, in entries).
+pub const SLOTS: i64 = 20_000;
 
 /// Most journal rows per INSERT statement.
 const ROWS_PER_INSERT: usize = 500;
@@ -78,9 +81,14 @@ pub fn record(tx: &mut Transaction<'_>, event: &str, applied: &[Entry]) -> mysql
     let Some(last) = applied.last() else {
         return Ok(());
     };
+    let next: Option<i64> = tx.exec_first(
+        "SELECT journal_seq FROM ticket_sync_offset WHERE event_id = ?",
+        (event,),
+    )?;
+    let mut seq = next.unwrap_or(0);
     let mut anchor = String::new();
     for chunk in applied.chunks(ROWS_PER_INSERT) {
-        let mut params: Vec<Value> = Vec::with_capacity(chunk.len() * 4);
+        let mut params: Vec<Value> = Vec::with_capacity(chunk.len() * 5);
         for e in chunk {
             let text = content::text(event, e);
             if e.id == last.id {
@@ -88,20 +96,23 @@ pub fn record(tx: &mut Transaction<'_>, event: &str, applied: &[Entry]) -> mysql
             }
             params.extend([
                 event.into(),
+                (seq % SLOTS).into(),
+                seq.into(),
                 e.id.to_string().into(),
-                (e.id.ms as i64).into(),
                 text.into(),
             ]);
+            seq += 1;
         }
-        let marks = vec!["(?, ?, ?, ?)"; chunk.len()].join(", ");
+        let marks = vec!["(?, ?, ?, ?, ?)"; chunk.len()].join(", ");
         tx.exec_drop(
-            format!("INSERT INTO ticket_journal (event_id, stream_id, stream_ms, content) VALUES {marks}"),
+            format!("INSERT INTO ticket_journal (event_id, slot, seq, stream_id, content) VALUES {marks} \
+                     ON DUPLICATE KEY UPDATE seq = VALUES(seq), stream_id = VALUES(stream_id), content = VALUES(content)"),
             params,
         )?;
     }
     tx.exec_drop(
-        "UPDATE ticket_sync_offset SET anchor = ? WHERE event_id = ?",
-        (&anchor, event),
+        "UPDATE ticket_sync_offset SET anchor = ?, journal_seq = ? WHERE event_id = ?",
+        (&anchor, seq, event),
     )?;
     remember(event, last.id, &anchor);
     Ok(())
@@ -143,56 +154,73 @@ pub fn anchored(
     })
 }
 
-/// The journal of `event`, oldest first, with each row's id.
+/// The journal of `event`, oldest first, with each entry's seq.
 pub fn load(tx: &mut impl Queryable, event: &str) -> mysql::Result<Vec<(i64, Logged)>> {
     let rows: Vec<(i64, String, String)> = tx.exec(
-        "SELECT id, stream_id, content FROM ticket_journal WHERE event_id = ? ORDER BY id",
+        "SELECT j.seq, j.stream_id, j.content FROM ticket_journal j JOIN ticket_sync_offset o ON o.event_id = j.event_id \
+         WHERE j.event_id = ? AND j.seq < o.journal_seq ORDER BY j.seq",
         (event,),
     )?;
     Ok(rows
         .into_iter()
-        .filter_map(|(row, id, text)| {
+        .filter_map(|(seq, id, text)| {
             let id = StreamId::parse(&id)?;
             let rec = content::record_of(event, &text);
-            Some((row, Logged { id, text, rec }))
+            Some((seq, Logged { id, text, rec }))
         })
         .collect())
 }
 
-/// Forgets the journal after row `row` (the lost entries).
-pub fn forget_after(tx: &mut impl Queryable, event: &str, row: i64) -> mysql::Result<()> {
+/// Forgets the journal after seq `seq` (the lost entries): the next
+/// entries overwrite them.
+pub fn forget_after(tx: &mut impl Queryable, event: &str, seq: i64) -> mysql::Result<()> {
     tx.exec_drop(
-        "DELETE FROM ticket_journal WHERE event_id = ? AND id > ?",
-        (event, row),
+        "UPDATE ticket_sync_offset SET journal_seq = ? WHERE event_id = ?",
+        (seq + 1, event),
     )
 }
 
-/// Drops journal rows older than [`KEEP_MS`] before `offset`.
-pub fn prune(tx: &mut impl Queryable, event: &str, offset: StreamId) -> mysql::Result<()> {
-    let Some(before) = offset.ms.checked_sub(KEEP_MS) else {
-        return Ok(());
-    };
-    tx.exec_drop(
-        "DELETE FROM ticket_journal WHERE event_id = ? AND stream_ms < ?",
-        (event, before as i64),
-    )
-}
-
-/// `SET ticket:{E}:synced "<offset> <digest>"` (or `DEL` without a digest),
-/// then `XTRIM ticket:{E}:log MINID = next(offset)`; the entries removed.
+/// `SET ticket:{E}:synced "<offset> <digest>"`, then `XTRIM
+/// ticket:{E}:log MINID = next(offset)`; the entries removed. Only when
+/// Redis holds the offset's entry with that content: a trim queued before
+/// a failover must neither name a lost entry as the anchor nor delete
+/// entries of the new primary that MySQL never applied (the heal needs
+/// them). Without a digest (an offset from before V4) the anchor is
+/// cleared (`none`) and the log trimmed as before.
 pub fn trim(
     conn: &mut dyn ConnectionLike,
     event: &str,
     offset: StreamId,
     digest: Option<&str>,
 ) -> redis::RedisResult<u64> {
-    match digest {
-        Some(d) => redis::cmd("SET")
+    let Some(d) = digest else {
+        // "none" never parses as an anchor (no DEL: the ACL grants only SET).
+        redis::cmd("SET")
             .arg(anchor_key(event))
-            .arg(format!("{offset} {d}"))
-            .query::<()>(conn)?,
-        None => redis::cmd("DEL").arg(anchor_key(event)).query::<()>(conn)?,
+            .arg("none")
+            .query::<()>(conn)?;
+        return crate::redisio::trim(conn, event, offset);
+    };
+    let v: redis::Value = redis::cmd("XRANGE")
+        .arg(crate::redisio::log_key(event))
+        .arg(offset.to_string())
+        .arg(offset.to_string())
+        .query(conn)?;
+    let held = crate::redisio::parse_entries(event, &v)
+        .first()
+        .is_some_and(|e| e.id == offset && content::digest(&content::text(event, e)) == d);
+    if !held {
+        // Trimmed at this offset already (the anchor says so), or the
+        // entry is not there: leave the log to the verifier.
+        if redis_anchor(conn, event)?.is_none_or(|a| a != (offset, d.to_owned())) {
+            log::debug!("event {event}: not trimming at {offset}: Redis does not hold that entry");
+        }
+        return Ok(0);
     }
+    redis::cmd("SET")
+        .arg(anchor_key(event))
+        .arg(format!("{offset} {d}"))
+        .query::<()>(conn)?;
     crate::redisio::trim(conn, event, offset)
 }
 

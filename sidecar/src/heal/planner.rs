@@ -201,10 +201,10 @@ fn fate_of(
 /// How MySQL reverts one lost write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Undo {
-    /// The live rows of the order the entry created leave: deleted when
-    /// the write is re-applied (it comes back as a new entry), marked
-    /// `lost_in_failover` otherwise; their tickets go back to stock.
-    Order { order: StreamId, reapplied: bool },
+    /// The live rows of the order the entry created become
+    /// `lost_in_failover` (history; a re-applied write comes back as a new
+    /// entry with rows of its own); their tickets go back to stock.
+    Order { order: StreamId },
     /// The rows a confirm, expire or cancel changed go back to what they
     /// were (held or sold), `stream_id` back to `previous`.
     Change {
@@ -226,12 +226,8 @@ pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) ->
         if matches!(fate, Fate::NoEffect | Fate::Unhealable(_)) {
             continue;
         }
-        let reapplied = !matches!(fate, Fate::Undo(_));
         let step = match &r.op {
-            Op::Claim { .. } | Op::Hold { .. } | Op::Offer { .. } => Undo::Order {
-                order: l.id,
-                reapplied,
-            },
+            Op::Claim { .. } | Op::Hold { .. } | Op::Offer { .. } => Undo::Order { order: l.id },
             Op::Open => Undo::Status { to: "closed" },
             Op::Close => Undo::Status { to: "open" },
             op => match (Kind::of(op), op.order()) {

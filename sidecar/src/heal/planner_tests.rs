@@ -232,21 +232,17 @@ impl Mysql {
     /// The SQL of crate::heal::executor, on the model.
     fn undo(&mut self, step: &Undo) {
         match step {
-            Undo::Order { order, reapplied } => {
-                let n = self
+            Undo::Order { order } => {
+                let mut n = 0;
+                for w in self
                     .rows
-                    .iter()
+                    .iter_mut()
                     .filter(|w| w.order == *order && w.live())
-                    .count();
-                match reapplied {
-                    true => self.rows.retain(|w| !(w.order == *order && w.live())),
-                    false => self
-                        .rows
-                        .iter_mut()
-                        .filter(|w| w.order == *order && w.live())
-                        .for_each(|w| w.status = RowStatus::Lost),
+                {
+                    w.status = RowStatus::Lost;
+                    n += 1;
                 }
-                self.stock += n as i64;
+                self.stock += n;
             }
             Undo::Change {
                 change,
