@@ -27,6 +27,7 @@ use crate::db::{self, Conflict, Outcome};
 use crate::plan::{Entry, Kind};
 use crate::quarantine::{Evidence, Reason};
 use crate::redisio;
+use protocol::record::Op;
 use protocol::StreamId;
 
 /// Why a check or heal stopped: the round retries it.
@@ -56,7 +57,10 @@ pub struct Report {
     pub after: StreamId,
     pub lost: usize,
     pub reapplied: usize,
+    /// Undone client writes: each is a `lost_in_failover` conflict row.
     pub undone: Vec<Conflict>,
+    /// Undone expiries and offers (the module's decisions): logged only.
+    pub undone_quietly: Vec<Conflict>,
     /// Conflicts while applying the new primary's entries (none expected).
     pub conflicts: Vec<Conflict>,
     pub applied: usize,
@@ -66,8 +70,8 @@ pub struct Report {
 /// Logs a heal and counts it in the metrics.
 pub fn announce(event: &str, r: &Report, metrics: &crate::metrics::Metrics) {
     log::warn!(
-        "event {event}: HEALED after an unplanned failover: the new primary's log diverged from MySQL after {}; {} lost applied write(s): {} re-applied, {} undone (lost_in_failover conflicts); MySQL moved from {} to {} ({} entries of the new primary applied) in {} ms",
-        r.diverged_at, r.lost, r.reapplied, r.undone.len(), r.before, r.after, r.applied, r.millis
+        "event {event}: HEALED after an unplanned failover: the new primary's log diverged from MySQL after {}; {} lost applied write(s): {} re-applied, {} undone (a lost_in_failover conflict for each client write); MySQL moved from {} to {} ({} entries of the new primary applied) in {} ms",
+        r.diverged_at, r.lost, r.reapplied, r.undone.len() + r.undone_quietly.len(), r.before, r.after, r.applied, r.millis
     );
     for c in &r.undone {
         log::warn!(
@@ -89,7 +93,15 @@ pub fn announce(event: &str, r: &Report, metrics: &crate::metrics::Metrics) {
         metrics.conflict(c.reason);
     }
     metrics.lost_writes("reapplied", r.reapplied as u64);
-    metrics.lost_writes("undone", r.undone.len() as u64);
+    for c in &r.undone_quietly {
+        log::info!(
+            "event {event}: lost {} {} undone (the new primary decides it anew; no conflict row): {}",
+            if c.detail.starts_with("expire") { "expiry" } else { "offer" },
+            c.id,
+            c.detail
+        );
+    }
+    metrics.lost_writes("undone", (r.undone.len() + r.undone_quietly.len()) as u64);
 }
 
 /// The outcome of [`check`].
@@ -221,8 +233,16 @@ fn heal(
                     "lost_in_failover",
                     undone_detail(l, why, &after),
                 );
-                db::record_conflict_once(tx, event, &c)?;
-                report.undone.push(c);
+                // An expiry or an offer is the module's own decision, not a
+                // write a client made: the new primary decides them anew,
+                // and there is nobody to tell. Logged and counted only.
+                match l.rec.as_ref().map(|r| &r.op) {
+                    Some(Op::Expire { .. } | Op::Offer { .. }) => report.undone_quietly.push(c),
+                    _ => {
+                        db::record_conflict_once(tx, event, &c)?;
+                        report.undone.push(c);
+                    }
+                }
             }
             _ => {}
         }
@@ -441,7 +461,7 @@ fn store_report(tx: &mut Transaction<'_>, event: &str, r: &Report) -> mysql::Res
     );
     tx.exec_drop(
         "INSERT INTO ticket_heal (event_id, diverged_at, offset_before, offset_after, lost, reapplied, undone, detail, healed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NOW(3))",
-        (event, r.diverged_at.to_string(), r.before.to_string(), r.after.to_string(), r.lost as i64, r.reapplied as i64, r.undone.len() as i64, detail),
+        (event, r.diverged_at.to_string(), r.before.to_string(), r.after.to_string(), r.lost as i64, r.reapplied as i64, (r.undone.len() + r.undone_quietly.len()) as i64, detail),
     )
 }
 

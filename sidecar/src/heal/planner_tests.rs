@@ -1,9 +1,10 @@
 //! The heal planner against a model: whole unplanned failovers (random
 //! histories, a replica cut at a random point, the new primary's own writes
-//! with colliding ids, writes racing the heal, refusals by the module) and
-//! further failovers after or during a heal. After each heal, MySQL's model
-//! must equal the new primary's model exactly, with no conflict, and every
-//! lost write must be re-applied or undone.
+//! with colliding ids, writes racing the heal, refusals by the module, a
+//! heal that died after re-applying) and further failovers after a heal.
+//! After each heal, MySQL's model must equal the new primary's model
+//! exactly, with no conflict, and every lost write must be re-applied or
+//! undone.
 
 use std::collections::BTreeMap;
 
@@ -342,6 +343,7 @@ struct Round {
     anchor: usize,
     after: Vec<(u8, u8)>,
     racing: Vec<(u8, u8)>,
+    crashed: bool,
 }
 
 fn round() -> impl Strategy<Value = Round> {
@@ -353,15 +355,19 @@ fn round() -> impl Strategy<Value = Round> {
         any::<usize>(),
         cmds(),
         cmds(),
+        any::<bool>(),
     )
-        .prop_map(|(before, applied, cut, anchor, after, racing)| Round {
-            before,
-            applied,
-            cut,
-            anchor,
-            after,
-            racing,
-        })
+        .prop_map(
+            |(before, applied, cut, anchor, after, racing, crashed)| Round {
+                before,
+                applied,
+                cut,
+                anchor,
+                after,
+                racing,
+                crashed,
+            },
+        )
 }
 
 /// The world: the primary's full history, MySQL, its journal (a window of
@@ -425,6 +431,17 @@ impl World {
         let anchor = first + r.anchor % (cut.min(applied) - first);
         let mut new_hist = self.hist[..cut].to_vec();
         run(&mut new_hist, &r.after, &mut self.clock);
+        if r.crashed {
+            // A heal that died after its TICKET.REAPPLYs, before MySQL
+            // committed (a failover during the heal): its re-applications
+            // stay in the new primary's log; the next heal must see them.
+            let log: Vec<Logged> = new_hist[anchor + 1..].to_vec();
+            let key = anchor_of(&new_hist[anchor]);
+            let meet = place(&self.journal, (key.0, &key.1), &log).map_err(TestCaseError::fail)?;
+            let lost = self.journal[meet.journal + 1..].to_vec();
+            let fates = decide(&lost, &log[meet.log..]);
+            self.execute(&lost, fates, &mut new_hist);
+        }
         let log: Vec<Logged> = new_hist[anchor + 1..].to_vec();
         let key = anchor_of(&new_hist[anchor]);
         let meet = place(&self.journal, (key.0, &key.1), &log).map_err(TestCaseError::fail)?;
