@@ -1,7 +1,6 @@
 -- ticketgate schema, version 4: what the sidecar needs to heal an event
 -- after an unplanned failover (a promoted replica that lacks writes MySQL
--- applied). See DESIGN.md "Unplanned failover: heal, never discard an
--- acknowledged sale".
+-- applied). See the README, "The sidecar and lost writes: the heal".
 
 -- The journal: the applied log entries (id and canonical content), written
 -- in the same transaction as the rows they applied, in a ring of 20,000

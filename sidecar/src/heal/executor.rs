@@ -224,29 +224,7 @@ fn heal(
         lost: lost.len(),
         ..Report::default()
     };
-    for (l, fate) in lost.iter().zip(&fates) {
-        match fate {
-            Fate::Reapplied { .. } => report.reapplied += 1,
-            Fate::Undo(why) => {
-                let c = Conflict::about(
-                    &entry_of(l),
-                    "lost_in_failover",
-                    undone_detail(l, why, &after),
-                );
-                // An expiry or an offer is the module's own decision, not a
-                // write a client made: the new primary decides them anew,
-                // and there is nobody to tell. Logged and counted only.
-                match l.rec.as_ref().map(|r| &r.op) {
-                    Some(Op::Expire { .. } | Op::Offer { .. }) => report.undone_quietly.push(c),
-                    _ => {
-                        db::record_conflict_once(tx, event, &c)?;
-                        report.undone.push(c);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
+    report_fates(tx, event, lost, &fates, &after, &mut report)?;
     let mut out = Outcome::default();
     db::apply_rest(tx, event, d, &after, true, &mut out)?;
     report.conflicts = out.conflicts;
@@ -265,6 +243,38 @@ fn heal(
     report.millis = started.elapsed().as_millis();
     store_report(tx, event, &report)?;
     Ok(Verdict::Healed(report))
+}
+
+/// Counts the re-applied writes and records the undone ones: a
+/// `lost_in_failover` conflict per client write; an expiry or an offer is
+/// the module's own decision, decided anew by the new primary, with nobody
+/// to tell: logged and counted only.
+fn report_fates(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    lost: &[Logged],
+    fates: &[Fate],
+    after: &[Entry],
+    report: &mut Report,
+) -> mysql::Result<()> {
+    for (l, fate) in lost.iter().zip(fates) {
+        match fate {
+            Fate::Reapplied { .. } => report.reapplied += 1,
+            Fate::Undo(why) => {
+                let detail = undone_detail(l, why, after);
+                let c = Conflict::about(&entry_of(l), "lost_in_failover", detail);
+                match l.rec.as_ref().map(|r| &r.op) {
+                    Some(Op::Expire { .. } | Op::Offer { .. }) => report.undone_quietly.push(c),
+                    _ => {
+                        db::record_conflict_once(tx, event, &c)?;
+                        report.undone.push(c);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// `TICKET.REAPPLY` of each lost write to try, in order; a refused one, or

@@ -1,5 +1,5 @@
-//! Heal after an unplanned failover (DESIGN.md "Unplanned failover: heal,
-//! never discard an acknowledged sale").
+//! Heal after an unplanned failover (README, "The sidecar and lost
+//! writes: the heal").
 //!
 //! * [`content`]: an entry's canonical content and digest (pure);
 //! * [`planner`]: where the new primary's log meets MySQL's journal, what
