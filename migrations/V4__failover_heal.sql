@@ -3,16 +3,17 @@
 -- applied). See the README, "The sidecar and lost writes: the heal".
 
 -- The journal: the applied log entries (id and canonical content), written
--- in the same transaction as the rows they applied, in a ring of 20,000
--- slots per event (slot = seq mod 20000; the daemon never deletes); the
--- heal finds where the new primary's log meets it. Entries with seq at or
--- above ticket_sync_offset.journal_seq are forgotten (a heal's lost ones).
+-- in the same transaction as the rows they applied, one row per batch (of
+-- up to 500 entries) in a ring of 4,096 rows per event (slot = seq mod
+-- 4096; the daemon never deletes); the heal finds where the new primary's
+-- log meets it. Rows with seq at or above ticket_sync_offset.journal_seq
+-- are forgotten (a heal's lost entries). stream_id: the row's last entry.
 CREATE TABLE IF NOT EXISTS ticket_journal (
   event_id   VARCHAR(64) NOT NULL,
   slot       INT         NOT NULL,
   seq        BIGINT      NOT NULL,
   stream_id  VARCHAR(41) NOT NULL,
-  content    TEXT        NOT NULL,
+  content    MEDIUMTEXT  NOT NULL,
   PRIMARY KEY (event_id, slot)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 

@@ -228,7 +228,7 @@ fn heal(
     let mut out = Outcome::default();
     db::apply_rest(tx, event, d, &after, true, &mut out)?;
     report.conflicts = out.conflicts;
-    journal::forget_after(tx, event, rows[meet.journal].0)?;
+    journal::forget_after(tx, event, &rows, meet.journal)?;
     journal::record(tx, event, &after)?;
     report.after = after.last().map_or(d, |e| e.id);
     report.applied = after.len();

@@ -1,11 +1,12 @@
 //! The evidence of what MySQL applied, on both sides (I/O).
 //!
-//! * MySQL: `ticket_journal` holds the last [`SLOTS`] applied entries of
-//!   each event (id + canonical content) in a ring (the daemon's MySQL
-//!   user may not DELETE), and `ticket_sync_offset.anchor` the digest of
-//!   the entry at the offset; [`record`] writes both in the batch's own
-//!   transaction (one SELECT of the locked row, one multi-row upsert, one
-//!   UPDATE).
+//! * MySQL: `ticket_journal` holds the applied entries of each event (ids
+//!   and canonical content), one row per batch of up to [`PER_ROW`] entries,
+//!   in a ring of [`SLOTS`] rows (the daemon's MySQL user may not DELETE),
+//!   and `ticket_sync_offset.anchor` the digest of the entry at the
+//!   offset; [`record`] writes both in the batch's own transaction (one
+//!   SELECT of the locked row, one upsert, one UPDATE): one journal row per
+//!   batch, not per entry, so the drain pays little for it.
 //! * Redis: `ticket:{E}:synced` holds `<id> <digest>` of the last applied
 //!   entry. [`trim`] sets it **before** `XTRIM MINID next(id)`, on one
 //!   connection: a replica (and so a promoted replica) always has an
@@ -21,7 +22,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use mysql::prelude::Queryable;
-use mysql::{Transaction, Value};
+use mysql::Transaction;
 use redis::ConnectionLike;
 
 use super::content;
@@ -29,12 +30,16 @@ use super::planner::Logged;
 use crate::plan::Entry;
 use protocol::StreamId;
 
-/// Journal slots per event: a promoted replica's anchor must be among
-/// them (it lags MySQL's offset by its replication lag, in entries).
-pub const SLOTS: i64 = 20_000;
+/// Journal rows (batches) per event: a promoted replica's anchor must be
+/// among them (it lags MySQL's offset by its replication lag).
+pub const SLOTS: i64 = 4096;
 
-/// Most journal rows per INSERT statement.
-const ROWS_PER_INSERT: usize = 500;
+/// Most entries in one journal row.
+pub const PER_ROW: usize = 500;
+
+/// Separates entries in a journal row, and an entry's id from its text.
+const ENTRY_SEP: char = '\u{1e}';
+const ID_SEP: char = '\u{1d}';
 
 /// Digests of the entries the writers applied last, per event, for the
 /// trimmer (which only learns committed offsets): a few per event.
@@ -87,28 +92,26 @@ pub fn record(tx: &mut Transaction<'_>, event: &str, applied: &[Entry]) -> mysql
     )?;
     let mut seq = next.unwrap_or(0);
     let mut anchor = String::new();
-    for chunk in applied.chunks(ROWS_PER_INSERT) {
-        let mut params: Vec<Value> = Vec::with_capacity(chunk.len() * 5);
-        for e in chunk {
-            let text = content::text(event, e);
-            if e.id == last.id {
-                anchor = content::digest(&text);
-            }
-            params.extend([
-                event.into(),
-                (seq % SLOTS).into(),
-                seq.into(),
-                e.id.to_string().into(),
-                text.into(),
-            ]);
-            seq += 1;
-        }
-        let marks = vec!["(?, ?, ?, ?, ?)"; chunk.len()].join(", ");
-        tx.exec_drop(
-            format!("INSERT INTO ticket_journal (event_id, slot, seq, stream_id, content) VALUES {marks} \
-                     ON DUPLICATE KEY UPDATE seq = VALUES(seq), stream_id = VALUES(stream_id), content = VALUES(content)"),
-            params,
+    for chunk in applied.chunks(PER_ROW) {
+        let texts: Vec<String> = chunk
+            .iter()
+            .map(|e| {
+                let text = content::text(event, e);
+                if e.id == last.id {
+                    anchor = content::digest(&text);
+                }
+                format!("{}{ID_SEP}{text}", e.id)
+            })
+            .collect();
+        let row_last = chunk.last().map_or(last.id, |e| e.id);
+        write_row(
+            tx,
+            event,
+            seq,
+            row_last,
+            &texts.join(&ENTRY_SEP.to_string()),
         )?;
+        seq += 1;
     }
     tx.exec_drop(
         "UPDATE ticket_sync_offset SET anchor = ?, journal_seq = ? WHERE event_id = ?",
@@ -116,6 +119,21 @@ pub fn record(tx: &mut Transaction<'_>, event: &str, applied: &[Entry]) -> mysql
     )?;
     remember(event, last.id, &anchor);
     Ok(())
+}
+
+/// Writes journal row `seq` (its slot in the ring) of `event`.
+fn write_row(
+    tx: &mut impl Queryable,
+    event: &str,
+    seq: i64,
+    last: StreamId,
+    content: &str,
+) -> mysql::Result<()> {
+    tx.exec_drop(
+        "INSERT INTO ticket_journal (event_id, slot, seq, stream_id, content) VALUES (?, ?, ?, ?, ?) \
+         ON DUPLICATE KEY UPDATE seq = VALUES(seq), stream_id = VALUES(stream_id), content = VALUES(content)",
+        (event, seq % SLOTS, seq, last.to_string(), content),
+    )
 }
 
 /// The stored anchor (digest of the entry at the offset), if known.
@@ -154,29 +172,61 @@ pub fn anchored(
     })
 }
 
-/// The journal of `event`, oldest first, with each entry's seq.
-pub fn load(tx: &mut impl Queryable, event: &str) -> mysql::Result<Vec<(i64, Logged)>> {
-    let rows: Vec<(i64, String, String)> = tx.exec(
-        "SELECT j.seq, j.stream_id, j.content FROM ticket_journal j JOIN ticket_sync_offset o ON o.event_id = j.event_id \
+/// Where an entry is in the journal: its row's seq and its place in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pos {
+    pub seq: i64,
+    pub index: usize,
+}
+
+/// The journal of `event`, oldest first, with each entry's position.
+pub fn load(tx: &mut impl Queryable, event: &str) -> mysql::Result<Vec<(Pos, Logged)>> {
+    let rows: Vec<(i64, String)> = tx.exec(
+        "SELECT j.seq, j.content FROM ticket_journal j JOIN ticket_sync_offset o ON o.event_id = j.event_id \
          WHERE j.event_id = ? AND j.seq < o.journal_seq ORDER BY j.seq",
         (event,),
     )?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|(seq, id, text)| {
-            let id = StreamId::parse(&id)?;
-            let rec = content::record_of(event, &text);
-            Some((seq, Logged { id, text, rec }))
-        })
-        .collect())
+    let mut out = Vec::new();
+    for (seq, content) in rows {
+        for (index, item) in content.split(ENTRY_SEP).enumerate() {
+            let Some((id, text)) = item.split_once(ID_SEP) else {
+                continue;
+            };
+            let Some(id) = StreamId::parse(id) else {
+                continue;
+            };
+            let rec = content::record_of(event, text);
+            let text = text.to_owned();
+            out.push((Pos { seq, index }, Logged { id, text, rec }));
+        }
+    }
+    Ok(out)
 }
 
-/// Forgets the journal after seq `seq` (the lost entries): the next
-/// entries overwrite them.
-pub fn forget_after(tx: &mut impl Queryable, event: &str, seq: i64) -> mysql::Result<()> {
+/// Forgets the journal after `journal[d]` (the lost entries): its row is
+/// cut after it, and the next rows overwrite the later ones.
+pub fn forget_after(
+    tx: &mut impl Queryable,
+    event: &str,
+    journal: &[(Pos, Logged)],
+    d: usize,
+) -> mysql::Result<()> {
+    let (pos, last) = &journal[d];
+    let kept: Vec<String> = journal[..=d]
+        .iter()
+        .filter(|(p, _)| p.seq == pos.seq)
+        .map(|(_, l)| format!("{}{ID_SEP}{}", l.id, l.text))
+        .collect();
+    write_row(
+        tx,
+        event,
+        pos.seq,
+        last.id,
+        &kept.join(&ENTRY_SEP.to_string()),
+    )?;
     tx.exec_drop(
         "UPDATE ticket_sync_offset SET journal_seq = ? WHERE event_id = ?",
-        (seq + 1, event),
+        (pos.seq + 1, event),
     )
 }
 
