@@ -191,6 +191,21 @@ pub const DOCS: &[Doc] = &[
         ],
     },
     Doc {
+        name: "ticket.reapply",
+        summary: "Sidecar/operator: re-applies a write an unplanned failover lost (the log entry's fields) when nothing since makes it wrong; replies with the new entry's id, or CHANGED and changes nothing.",
+        complexity: "O(N log N) in the entry's tickets",
+        since: "0.4.0",
+        arity: -4,
+        key: 1,
+        access: Access::Update,
+        args: &[
+            EVENT,
+            arg("field", Kind::Text),
+            arg("value", Kind::Text),
+            arg("more", Kind::Rest),
+        ],
+    },
+    Doc {
         name: "ticket.wait",
         summary: "Joins the event's FIFO waiting list for COUNT tickets; replies with the 1-based position, or 0 when tickets were offered at once.",
         complexity: "O(log N) in the waiting list, plus O(log N) per offer made",
