@@ -40,6 +40,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tempfile::TempDir;
 
 pub mod cluster;
+pub mod soak;
 pub mod tls;
 
 /// Environment variable overriding the path of the module shared object.
