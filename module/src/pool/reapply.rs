@@ -4,8 +4,8 @@
 //!
 //! The sidecar's heal sends the lost entry's record as it was logged (the
 //! same op, user, tickets, deadline and `at`). It is re-applied only when
-//! nothing since makes it wrong, checked atomically here (README, "The
-//! sidecar and lost writes: the heal"):
+//! nothing since makes it wrong, checked atomically here (docs/design.md,
+//! "Healing after an unplanned failover"):
 //!
 //! * `claim`, `hold`, `offer`: the user holds nothing and every ticket is
 //!   free (in the pool, or the very next numbers after `minted`, which are

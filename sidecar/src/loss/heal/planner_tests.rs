@@ -230,7 +230,7 @@ impl Mysql {
         }
     }
 
-    /// The SQL of crate::heal::executor, on the model.
+    /// The SQL of `loss::heal::executor`, on the model.
     fn undo(&mut self, step: &Undo) {
         match step {
             Undo::Order { order } => {
