@@ -33,6 +33,8 @@ GRANT CREATE, ALTER, DROP, INDEX, REFERENCES, CREATE VIEW, SELECT, INSERT, UPDAT
 --   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_participation` TO 'tg-sidecar'@'%';
 --   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_sync_offset` TO 'tg-sidecar'@'%';
 --   GRANT SELECT, INSERT ON `ticketgate`.`ticket_conflict` TO 'tg-sidecar'@'%';
+--   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_journal` TO 'tg-sidecar'@'%';
+--   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_heal` TO 'tg-sidecar'@'%';
 CREATE USER IF NOT EXISTS 'tg-sidecar'@'%' IDENTIFIED BY 'change-me-tg-sidecar';
 GRANT SELECT, INSERT, UPDATE ON `ticketgate`.* TO 'tg-sidecar'@'%';
 

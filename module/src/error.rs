@@ -55,6 +55,9 @@ pub enum TicketError {
     Internal(String),
     /// `NOPERM`: a command only the replication link or the AOF may send.
     NoPerm(String),
+    /// `CHANGED`: `TICKET.REAPPLY` of a lost write the event's state no
+    /// longer allows (`why`); nothing was changed.
+    Changed { event: String, why: String },
 }
 
 impl TicketError {
@@ -78,6 +81,7 @@ impl TicketError {
             TicketError::Corrupt(_) => "CORRUPT",
             TicketError::Internal(_) => "INTERNAL",
             TicketError::NoPerm(_) => "NOPERM",
+            TicketError::Changed { .. } => "CHANGED",
         }
     }
 }
@@ -156,6 +160,11 @@ impl TicketError {
                 f,
                 "key {} holds the wrong kind of value (expected {expected})",
                 quote(key.as_bytes())
+            ),
+            TicketError::Changed { event, why } => write!(
+                f,
+                "event {} changed since the lost write: {why}; nothing re-applied",
+                quote(event.as_bytes())
             ),
             // Written by `fmt` itself.
             _ => Ok(()),

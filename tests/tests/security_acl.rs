@@ -249,13 +249,39 @@ fn the_sidecar_user_writes_nothing_but_trims() {
             &["HGETALL", "ticket:{ev}:holders"],
             &["SCAN", "0", "MATCH", "ticket:{*}:log", "TYPE", "stream"],
             &["XTRIM", "ticket:{ev}:log", "MAXLEN", "0"],
+            // the heal's anchor (set before each trim) and its reads
+            &["SET", "ticket:{ev}:synced", "1-0 0123456789abcdef"],
+            &["GET", "ticket:{ev}:synced"],
         ],
     );
+    // The heal re-applies lost writes: the module checks each one (here
+    // the user holds nothing to cancel), the ACL lets the sidecar ask.
+    let e = run(
+        &mut sc,
+        &[
+            "TICKET.REAPPLY",
+            "ev",
+            "op",
+            "cancel",
+            "event",
+            "ev",
+            "user",
+            "nobody",
+            "ticket",
+            "1",
+            "at",
+            "1",
+        ],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("CHANGED"), "{e}");
     assert_all_refused(&mut sc, "tg-sidecar", FORGERIES);
     assert_all_refused(
         &mut sc,
         "tg-sidecar",
         &[
+            &["SET", "ticket:{ev}:log", "x"],
+            &["SET", "ticket:{ev}:holders", "x"],
             &["TICKET.CLAIM", "ev", "u"],
             &["TICKET.INIT", "other", "1"],
             &["TICKET.DROP", "ev", "FORCE"],

@@ -580,6 +580,9 @@ fn daemon_runs_with_only_select_insert_update_grants() {
         "ticket_participation",
         "ticket_sync_offset",
         "ticket_conflict",
+        // V4: the heal's journal and its record of heals
+        "ticket_journal",
+        "ticket_heal",
     ] {
         my.query_drop(format!(
             "GRANT SELECT, INSERT, UPDATE ON `{dbname}`.`{t}` TO '{user}'@'127.0.0.1'"

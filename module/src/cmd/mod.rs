@@ -15,6 +15,7 @@ pub mod holder;
 pub mod init;
 pub mod open_close;
 pub mod order;
+pub mod reapply;
 pub mod restore;
 pub mod status;
 pub mod table;

@@ -11,8 +11,8 @@
 
 use redis_module::{Context, RedisResult};
 
-use super::{apply, cancel, claim, confirm, drop, holder, init, open_close, order, restore};
-use super::{status, waitlist};
+use super::{apply, cancel, claim, confirm, drop, holder, init, open_close, order, reapply};
+use super::{restore, status, waitlist};
 use crate::host::argv::Argv;
 
 /// How one argument is written.
@@ -235,6 +235,23 @@ pub const COMMANDS: &[Command] = &[
             EVENT,
             arg("step", Kind::Text),
             arg("values", Kind::Rest),
+        ],
+    },
+    Command {
+        name: "ticket.reapply",
+        flags: Flags::Write,
+        handler: reapply::command,
+        summary: "Sidecar/operator: re-applies a write an unplanned failover lost (the log entry's fields) when nothing since makes it wrong; replies with the new entry's id, or CHANGED and changes nothing.",
+        complexity: "O(N log N) in the entry's tickets",
+        since: "0.4.0",
+        arity: -4,
+        key: 1,
+        access: Access::Update,
+        args: &[
+            EVENT,
+            arg("field", Kind::Text),
+            arg("value", Kind::Text),
+            arg("more", Kind::Rest),
         ],
     },
     Command {

@@ -22,7 +22,8 @@
 //! `model` (types), `store` (the trait), `apply` (effect application),
 //! `effects` (the collected effects), `tickets` (the lazy pool's numbers),
 //! `settle` (checks, expiry and the offer step every write runs first),
-//! `claim` (claims and checkout), `waitlist`, `restore`.
+//! `claim` (claims and checkout), `waitlist`, `restore`, `reapply` (the
+//! heal's re-application of a write an unplanned failover lost).
 
 pub mod apply;
 pub mod claim;
@@ -30,6 +31,7 @@ pub mod effects;
 #[cfg(test)]
 pub mod memory;
 pub mod model;
+pub mod reapply;
 pub mod restore;
 pub mod settle;
 pub mod store;
@@ -45,6 +47,7 @@ pub use model::{
     Claim, ClaimOptions, Clock, ExpiredFrom, Meta, OrderReport, Report, Staging, Status,
     MAX_HOLD_MS, MAX_LIMIT,
 };
+pub use reapply::reapply;
 pub use restore::{restore_begin, restore_commit, restore_free, restore_orders};
 pub use settle::{expire_holds, offer_waiting, sweep};
 pub use store::{MetaWrite, Part, Scope, Set, Store};

@@ -75,6 +75,12 @@ pub fn run(
     for e in &events {
         drift += event_lines(my, rc, e, rows.get(e))?;
     }
+    // heal hook: healed events, with their lost writes (not drift).
+    for line in
+        crate::loss::heal::executor::heal_lines(my, &events).map_err(|e| format!("MySQL: {e}"))?
+    {
+        println!("{line}");
+    }
     if drift > 0 {
         println!(
             "DRIFT: {drift} difference(s) in {} event(s) checked",

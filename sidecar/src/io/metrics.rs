@@ -52,6 +52,7 @@ pub struct Metrics {
     up: IntGaugeVec,
     quarantined_events: IntGauge,
     event_quarantined: IntGaugeVec,
+    lost_writes: IntCounterVec,
     /// Quarantined events and their reason codes.
     quarantined: Mutex<BTreeMap<String, String>>,
     /// Per event: (entries left, age of the oldest in ms).
@@ -112,6 +113,11 @@ impl Metrics {
                 &["event", "reason"],
             )
             .expect("valid name and labels"),
+            lost_writes: counter_vec(
+                "lost_writes_total",
+                "Writes MySQL applied that an unplanned failover lost in Redis, by what the heal did: reapplied or undone.",
+                "outcome",
+            ),
             quarantined: Mutex::new(BTreeMap::new()),
             lag: Mutex::new(BTreeMap::new()),
             registry,
@@ -121,7 +127,8 @@ impl Metrics {
     }
 
     fn register(&self) {
-        let collectors: [Box<dyn prometheus::core::Collector>; 11] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 12] = [
+            Box::new(self.lost_writes.clone()),
             Box::new(self.quarantined_events.clone()),
             Box::new(self.event_quarantined.clone()),
             Box::new(self.applied.clone()),
@@ -145,6 +152,11 @@ impl Metrics {
     /// `n` entries of `op` were applied.
     pub fn applied(&self, op: &str, n: u64) {
         self.applied.with_label_values(&[op]).inc_by(n);
+    }
+
+    /// `n` lost writes were `outcome` (`reapplied` or `undone`) by a heal.
+    pub fn lost_writes(&self, outcome: &str, n: u64) {
+        self.lost_writes.with_label_values(&[outcome]).inc_by(n);
     }
 
     /// One entry went to `ticket_conflict` for `reason`.

@@ -32,7 +32,8 @@ use crate::loss::quarantine::{
     adopt, check, check_identity, Adopt, LogInfo, MysqlFacts, RedisFacts,
 };
 use crate::model::Evidence;
-use crate::sync::rounds::Rounds;
+use crate::sync::journal;
+use crate::sync::rounds::{take_request, Rounds};
 use protocol::StreamId;
 
 /// Most applied-but-untrimmed entries reconcile counts in a log.
@@ -156,7 +157,8 @@ pub fn verifier(cfg: Settings, rounds: Arc<Rounds>, metrics: Arc<Metrics>, stop:
     while !stop.load(Ordering::Relaxed) {
         let due = last.is_none_or(|t| t.elapsed() >= cfg.interval);
         let asked = rounds.asked();
-        if !due && asked <= served {
+        // heal hook: a writer saw a divergence: a round now.
+        if !due && asked <= served && !take_request() {
             sleep_unless(&stop, Duration::from_millis(20));
             continue;
         }
@@ -196,7 +198,7 @@ fn round(
         if stop.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let found = match verify_event(my, rc.as_dyn(), &r.event) {
+        let found = match verify_event(my, rc.as_dyn(), &r.event, metrics) {
             Ok(found) => found,
             // One event Redis answers with an error (a key of the wrong
             // type, say) must not hold up the round, nor the reader that
@@ -250,19 +252,10 @@ fn verify_event(
     my: &mut mysql::Conn,
     rc: &mut dyn ConnectionLike,
     event: &str,
+    metrics: &Metrics,
 ) -> Result<Option<Evidence>, Failure> {
     let my_err = |e: mysql::Error| Failure::Connection(format!("MySQL, event {event}: {e}"));
-    let redis_err = |e: redis::RedisError| {
-        let text = format!("Redis, event {event}: {e}");
-        let connection = e.is_io_error()
-            || e.is_connection_dropped()
-            || e.is_connection_refusal()
-            || e.is_timeout();
-        match connection {
-            true => Failure::Connection(text),
-            false => Failure::Event(text),
-        }
-    };
+    let redis_err = |e: redis::RedisError| redis_failure(event, e);
     let mut tx = my.start_transaction(TxOpts::default()).map_err(my_err)?;
     db::lock_offset(&mut tx, event).map_err(my_err)?;
     let Some(r) = row(&mut tx, event).map_err(my_err)?.filter(Row::checked) else {
@@ -270,9 +263,31 @@ fn verify_event(
     };
     let m = r.facts();
     let before = redis_facts(rc, event, None).map_err(redis_err)?;
+    // heal hook: a log of this incarnation that lost applied writes is
+    // healed here, or is evidence; see `loss::heal`.
+    if before.meta == Some(m.incarnation.clone()) && before.log.is_some() {
+        use crate::loss::heal::executor::{check as heal_check, Error as HealError, Verdict};
+        match heal_check(&mut tx, rc, event, m.offset) {
+            Ok(Verdict::Intact) => {}
+            Ok(Verdict::Healed(report)) => {
+                tx.commit().map_err(my_err)?;
+                crate::loss::heal::executor::announce(event, &report, metrics);
+                return Ok(None);
+            }
+            Ok(Verdict::Quarantine(ev)) => {
+                db::quarantine(&mut tx, event, &ev).map_err(my_err)?;
+                tx.commit().map_err(my_err)?;
+                return Ok(Some(ev));
+            }
+            Err(HealError::Mysql(e)) => return Err(my_err(e)),
+            Err(HealError::Redis(e)) => return Err(redis_err(e)),
+        }
+    }
     let mut evidence = check_identity(event, &m, &before);
     if evidence.is_none() {
-        redisio::trim(rc, event, m.offset).map_err(redis_err)?;
+        // heal hook: name the anchor in Redis before trimming.
+        let anchor = journal::stored_anchor(&mut tx, event).map_err(my_err)?;
+        journal::trim(rc, event, m.offset, anchor.as_deref()).map_err(redis_err)?;
         let after = redis_facts(rc, event, None).map_err(redis_err)?;
         evidence = check(event, &m, &after);
         if let (None, Some(a)) = (&evidence, adopt(&m, &after)) {
@@ -284,6 +299,18 @@ fn verify_event(
     }
     tx.commit().map_err(my_err)?;
     Ok(evidence)
+}
+
+/// A Redis error of `event`: the connection's (the round stops) or the
+/// event's alone (the round goes on).
+fn redis_failure(event: &str, e: redis::RedisError) -> Failure {
+    let text = format!("Redis, event {event}: {e}");
+    let connection =
+        e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout();
+    match connection {
+        true => Failure::Connection(text),
+        false => Failure::Event(text),
+    }
 }
 
 /// Stores what a row from before V3 adopts.

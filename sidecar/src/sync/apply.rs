@@ -24,7 +24,9 @@ use crate::io::mysql::{lock_offset, quarantine, record_conflict_once};
 use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, EventState, Evidence, Outcome};
 use crate::sync::gate::{gate, Gate, Restore};
+use crate::sync::journal;
 use crate::sync::plan::{count_ops, plan, restored_status, Plan};
+use crate::sync::rounds::request_now;
 use protocol::record::Incarnation;
 use protocol::StreamId;
 
@@ -70,27 +72,59 @@ pub fn apply_batch(
                 conflict,
             } => return refuse(tx, event, offset, quarantine, conflict),
         };
-        let mut out = Outcome {
-            offset: Some(last),
-            ..Outcome::default()
-        };
-        let mut rest = &todo[from..];
-        let mut base = offset;
-        if let Some(r) = &restore {
-            apply_restore(&mut tx, event, r)?;
-            out.restored = Some(r.id);
-            out.applied.insert("restore", 1);
-            (base, rest) = (r.id, &rest[1..]);
+        if restore.is_none() && !anchor_holds(&mut tx, event, after, offset, entries)? {
+            return refuse(tx, event, offset, None, None);
         }
-        if !apply_rest(&mut tx, event, base, rest, force_slow, &mut out)? {
-            drop(tx); // rollback
-            force_slow = true;
-            continue;
+        let todo = &todo[from..];
+        match apply_gated(
+            &mut tx,
+            event,
+            (offset, last),
+            todo,
+            restore.as_ref(),
+            force_slow,
+        )? {
+            Some(out) => {
+                tx.commit()?;
+                return Ok(out);
+            }
+            None => {
+                drop(tx); // rollback
+                force_slow = true;
+            }
         }
-        advance(&mut tx, event, last, &todo[from..], restore.is_some())?;
-        tx.commit()?;
-        return Ok(out);
     }
+}
+
+/// Applies `todo` (what the gate let through, a restore first when
+/// `restore`) above `offset` and advances the offset to `last` (the
+/// batch's last entry); `None` when the fast path refused and the batch
+/// must be replayed slowly.
+fn apply_gated(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    (offset, last): (StreamId, StreamId),
+    todo: &[Entry],
+    restore: Option<&Restore>,
+    force_slow: bool,
+) -> Result<Option<Outcome>, mysql::Error> {
+    let mut out = Outcome {
+        offset: Some(last),
+        ..Outcome::default()
+    };
+    let mut rest = todo;
+    let mut base = offset;
+    if let Some(r) = restore {
+        apply_restore(tx, event, r)?;
+        out.restored = Some(r.id);
+        out.applied.insert("restore", 1);
+        (base, rest) = (r.id, &rest[1..]);
+    }
+    if !apply_rest(tx, event, base, rest, force_slow, &mut out)? {
+        return Ok(None);
+    }
+    advance(tx, event, last, todo, restore.is_some())?;
+    Ok(Some(out))
 }
 
 /// Moves the offset to `last` and counts the `applied` entries; after a
@@ -110,12 +144,37 @@ fn advance(
     tx.exec_drop(
         format!("UPDATE ticket_sync_offset SET last_stream_id = ?, {count}, updated_at = NOW(3) WHERE event_id = ?"),
         (last.to_string(), applied.len() as i64, event),
-    )
+    )?;
+    // The journal and the offset's anchor, in this transaction.
+    journal::record(tx, event, applied)
+}
+
+/// Whether the batch carries the offset's anchor: a batch read from before
+/// the offset must hold the offset's entry with the content MySQL applied,
+/// else Redis was replaced since (see [`journal::anchored`]); when not,
+/// asks the verifier for a round now.
+fn anchor_holds(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    after: StreamId,
+    offset: StreamId,
+    entries: &[Entry],
+) -> Result<bool, mysql::Error> {
+    match journal::anchored(tx, event, after, offset, entries)? {
+        Ok(()) => Ok(true),
+        Err(why) => {
+            log::warn!(
+                "event {event}: batch refused: {why}; asking the verifier to check the event"
+            );
+            request_now();
+            Ok(false)
+        }
+    }
 }
 
 /// Plans and applies `rest` (the entries above `base`) into `out`; false
 /// when the fast path refused and the batch must be replayed slowly.
-fn apply_rest(
+pub(crate) fn apply_rest(
     tx: &mut Transaction<'_>,
     event: &str,
     base: StreamId,

@@ -10,11 +10,15 @@
 //!   together, with the verifier of the `loss` layer, by `daemon.rs`).
 //! - A batch's path, top down: [`writer`] → [`apply`] (offset row lock,
 //!   [`gate`], then [`plan`] → [`fast`] or [`slow`], both on [`sql`]).
-//! - [`rounds`]: the verification rounds the reader waits for.
+//! - [`rounds`]: the verification rounds the reader waits for (and the
+//!   writers' request for one now, when a batch lacks its anchor).
+//! - [`journal`]: MySQL's journal of applied entries and the offset's
+//!   anchor, written in the batch's transaction; the anchored trim.
 
 pub mod apply;
 pub mod fast;
 pub mod gate;
+pub mod journal;
 pub mod plan;
 pub mod reader;
 pub mod rounds;

@@ -42,3 +42,17 @@ impl Rounds {
         self.done.fetch_max(n, Ordering::SeqCst);
     }
 }
+
+/// A writer saw a divergence (a batch without its offset's anchor): the
+/// verifier runs a round at once instead of at its interval.
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// Asks the verifier for a round now (a writer saw a divergence).
+pub fn request_now() {
+    REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// Takes a pending request (the verifier's loop).
+pub fn take_request() -> bool {
+    REQUESTED.swap(false, Ordering::SeqCst)
+}

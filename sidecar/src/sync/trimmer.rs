@@ -15,6 +15,7 @@ use crate::io::backoff::Backoff;
 use crate::io::metrics::Metrics;
 use crate::io::redis::{self as redisio, Conn};
 use crate::model::time::now_ms;
+use crate::sync::journal;
 use protocol::StreamId;
 
 /// Attempts at the last trims after the writers are gone.
@@ -126,7 +127,9 @@ impl Trimmer {
             .map(|(e, id)| (e.clone(), *id))
             .collect();
         for (event, offset) in events {
-            let res = redisio::trim(c.as_dyn(), &event, offset)
+            // Names the anchor in Redis before trimming up to it.
+            let digest = journal::digest_of(&event, offset);
+            let res = journal::trim(c.as_dyn(), &event, offset, digest.as_deref())
                 .and_then(|_| redisio::lag(c.as_dyn(), &event, now_ms()));
             match res {
                 Ok((len, age)) => {

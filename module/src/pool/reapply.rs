@@ -1,0 +1,324 @@
+//! `TICKET.REAPPLY`'s decision, pure over a [`Store`]: may a write that an
+//! unplanned failover lost (the sidecar had applied it to MySQL, the
+//! promoted replica never got it) be written again on the new primary?
+//!
+//! The sidecar's heal sends the lost entry's record as it was logged (the
+//! same op, user, tickets, deadline and `at`). It is re-applied only when
+//! nothing since makes it wrong, checked atomically here (docs/design.md,
+//! "Healing after an unplanned failover"):
+//!
+//! * `claim`, `hold`, `offer`: the user holds nothing and every ticket is
+//!   free (in the pool, or the very next numbers after `minted`, which are
+//!   then minted exactly up to the highest);
+//! * `confirm`: the user holds exactly those tickets, held;
+//! * `cancel`: the user holds exactly those tickets (held or sold);
+//! * `expire`: the user holds exactly those tickets, held, and the deadline
+//!   is due at `now` (an expiry due anyway);
+//! * `open`, `close`: always (the status is set again).
+//!
+//! `init`, `drop` and `restore` are never re-applied (`ERR`). Otherwise the
+//! record is written through the module's own apply code — one log entry
+//! with the record's fields unchanged (so the heal recognises its own
+//! re-application by content after a crash) and one replicated effect —
+//! or nothing changes and the reply is `CHANGED` with the reason.
+
+use std::borrow::Cow;
+
+use protocol::record::{Op, Record, Tickets};
+use protocol::StreamId;
+
+use super::effects::Effects;
+use super::model::Meta;
+use super::settle::{check_consistent, live_meta};
+use super::store::{Set, Store};
+use crate::error::TicketError;
+
+/// Re-applies `record` on `event` when its condition holds at `now`, as
+/// one effect collected in `out`; returns the id of the new log entry.
+/// Unlike the other writes it neither expires due holds nor serves the
+/// waiting list first: the heal wants exactly the lost entry, or nothing.
+pub fn reapply<'a>(
+    store: &mut impl Store,
+    out: &mut Effects<'a>,
+    event: &str,
+    record: Record<Cow<'a, str>>,
+    now: i64,
+) -> Result<StreamId, TicketError> {
+    let meta = live_meta(store, event)?;
+    check_consistent(store, event, &meta)?;
+    let changed = |why: String| TicketError::Changed {
+        event: event.to_owned(),
+        why,
+    };
+    let minted = match &record.op {
+        Op::Claim { user, tickets }
+        | Op::Hold { user, tickets, .. }
+        | Op::Offer { user, tickets, .. } => {
+            if let Some(held) = store.holder(user)? {
+                return Err(changed(format!("the user holds {}", show(&held))));
+            }
+            free_tickets(store, &meta, tickets)?.map_err(changed)?
+        }
+        Op::Confirm { user, tickets } | Op::Cancel { user, tickets } => {
+            let held = matches!(record.op, Op::Confirm { .. });
+            holds_exactly(store, user, tickets, held.then_some(i64::MAX))?.map_err(changed)?;
+            None
+        }
+        Op::Expire { user, tickets } => {
+            holds_exactly(store, user, tickets, Some(now))?.map_err(changed)?;
+            None
+        }
+        Op::Open | Op::Close => None,
+        Op::Init { .. } | Op::Drop | Op::Restore { .. } => {
+            return Err(TicketError::Invalid(format!(
+                "TICKET.REAPPLY: op={} is never re-applied",
+                record.op.name()
+            )))
+        }
+    };
+    Ok(out.append(store, record, minted, None))
+}
+
+/// Whether `tickets` are all free: pooled, or the next numbers after
+/// `minted` in a row. Ok(the new `minted` when some are minted).
+fn free_tickets(
+    store: &mut impl Store,
+    meta: &Meta,
+    tickets: &Tickets,
+) -> Result<Result<Option<i64>, String>, TicketError> {
+    let mut next_unminted = meta.minted + 1;
+    for &t in tickets.as_slice() {
+        if t < 1 || t > meta.total {
+            return Ok(Err(format!("ticket {t} is outside 1..={}", meta.total)));
+        }
+        if t > meta.minted {
+            if t != next_unminted {
+                return Ok(Err(format!(
+                    "ticket {t} is beyond the minted numbers (minted {})",
+                    meta.minted
+                )));
+            }
+            next_unminted += 1;
+        } else if !store.is_free(t)? {
+            return Ok(Err(format!("ticket {t} is not free")));
+        }
+    }
+    Ok(Ok(
+        (next_unminted > meta.minted + 1).then_some(next_unminted - 1)
+    ))
+}
+
+/// Whether `user` holds exactly `tickets`; with `due_by`, as a hold whose
+/// deadline is at or before it (`i64::MAX`: held, any deadline).
+fn holds_exactly(
+    store: &mut impl Store,
+    user: &str,
+    tickets: &Tickets,
+    due_by: Option<i64>,
+) -> Result<Result<(), String>, TicketError> {
+    let held = store.holder(user)?;
+    if held.as_ref().map(Tickets::as_slice) != Some(tickets.as_slice()) {
+        let now = held.map_or("nothing".to_owned(), |t| show(&t));
+        return Ok(Err(format!("the user holds {now}, not {}", show(tickets))));
+    }
+    let Some(by) = due_by else { return Ok(Ok(())) };
+    Ok(match store.score(Set::Holds, user)? {
+        None => Err("the order is sold, not held".to_owned()),
+        Some(until) if until > by => Err(format!("the hold runs until {until}, not due")),
+        Some(_) => Ok(()),
+    })
+}
+
+fn show(tickets: &Tickets) -> String {
+    format!("ticket(s) {}", tickets.value())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pool::memory::MemoryStore;
+    use crate::pool::{self, ClaimOptions, Clock};
+    use protocol::record::{Checkout, Incarnation};
+
+    fn event(total: i64, hold: i64) -> MemoryStore {
+        let mut s = MemoryStore::default();
+        let checkout = Checkout {
+            hold,
+            limit: 2,
+            offer: 0,
+        };
+        let mut out = Effects::default();
+        pool::init(
+            &mut s,
+            &mut out,
+            "e",
+            (total, 0, 0),
+            checkout,
+            Incarnation(7),
+            1,
+        )
+        .unwrap();
+        s.commit(&out);
+        s
+    }
+
+    fn rec(op: Op<&str>, at: i64) -> Record<&str> {
+        Record { op, at }
+    }
+
+    /// The pool call as the command makes it, then the commit step.
+    fn reapply(
+        s: &mut MemoryStore,
+        event: &str,
+        record: &Record<&str>,
+        now: i64,
+    ) -> Result<StreamId, TicketError> {
+        let mut out = Effects::default();
+        let record = Record {
+            op: record.op.map_user(|u| Cow::Owned(u.to_string())),
+            at: record.at,
+        };
+        let id = super::reapply(s, &mut out, event, record, now);
+        s.commit(&out);
+        id
+    }
+
+    fn claim(s: &mut MemoryStore, user: &str) -> Tickets {
+        let mut out = Effects::default();
+        let options = ClaimOptions::default();
+        let c = pool::claim(s, &mut out, "e", user, options, Clock::at(10), 4).unwrap();
+        s.commit(&out);
+        c.tickets().clone()
+    }
+
+    #[test]
+    fn a_lost_claim_of_a_free_number_comes_back_with_its_fields() {
+        let mut s = event(10, 0);
+        claim(&mut s, "a"); // 1; minted 4 (chunk 4)
+        let lost = rec(
+            Op::Claim {
+                user: "u",
+                tickets: Tickets::One(3),
+            },
+            55,
+        );
+        let before = s.effects.len();
+        let id = reapply(&mut s, "e", &lost, 100).unwrap();
+        assert_eq!(s.holders.get("u"), Some(&Tickets::One(3)));
+        assert!(!s.pool.contains(&3));
+        let last = s.log.last().unwrap();
+        assert_eq!((last.0, &last.1), (id, &lost.owned()));
+        assert_eq!(s.effects.len(), before + 1, "one effect");
+        // again: the user holds it now, nothing changes
+        let e = reapply(&mut s, "e", &lost, 100).unwrap_err();
+        assert_eq!(e.code(), "CHANGED");
+        assert_eq!(s.effects.len(), before + 1);
+    }
+
+    #[test]
+    fn a_claim_of_a_taken_number_or_by_a_holder_is_refused() {
+        let mut s = event(10, 0);
+        let t = claim(&mut s, "a");
+        let log = s.log.len();
+        let taken = rec(
+            Op::Claim {
+                user: "u",
+                tickets: t.clone(),
+            },
+            5,
+        );
+        assert!(reapply(&mut s, "e", &taken, 9)
+            .unwrap_err()
+            .to_string()
+            .contains("not free"));
+        let holder = rec(
+            Op::Claim {
+                user: "a",
+                tickets: Tickets::One(2),
+            },
+            5,
+        );
+        assert_eq!(
+            reapply(&mut s, "e", &holder, 9).unwrap_err().code(),
+            "CHANGED"
+        );
+        assert_eq!(s.log.len(), log);
+    }
+
+    #[test]
+    fn unminted_numbers_must_follow_minted_in_a_row() {
+        let mut s = event(10, 0);
+        claim(&mut s, "a"); // minted 4
+        let gap = rec(
+            Op::Claim {
+                user: "u",
+                tickets: Tickets::One(6),
+            },
+            5,
+        );
+        assert_eq!(reapply(&mut s, "e", &gap, 9).unwrap_err().code(), "CHANGED");
+        let next = rec(
+            Op::Claim {
+                user: "u",
+                tickets: Tickets::Many(vec![4, 5, 6]),
+            },
+            5,
+        );
+        reapply(&mut s, "e", &next, 9).unwrap();
+        assert_eq!(s.meta.as_ref().unwrap().minted, 6);
+        // every number up to minted is held or free
+        let out: usize = s.holders.values().map(|t| t.as_slice().len()).sum();
+        assert_eq!(out + s.pool.len(), 6);
+    }
+
+    #[test]
+    fn changes_need_exactly_the_tickets_and_expiries_a_due_hold() {
+        let mut s = event(10, 1000); // holds of 1 s, taken at 10
+        let t = claim(&mut s, "h");
+        let other = Tickets::One(t.lowest() + 1);
+        let cancel = |tickets| rec(Op::Cancel { user: "h", tickets }, 20);
+        assert_eq!(
+            reapply(&mut s, "e", &cancel(other), 20).unwrap_err().code(),
+            "CHANGED"
+        );
+        let expire = rec(
+            Op::Expire {
+                user: "h",
+                tickets: t.clone(),
+            },
+            20,
+        );
+        let e = reapply(&mut s, "e", &expire, 500).unwrap_err();
+        assert!(e.to_string().contains("not due"), "{e}");
+        let confirm = rec(
+            Op::Confirm {
+                user: "h",
+                tickets: t.clone(),
+            },
+            20,
+        );
+        reapply(&mut s, "e", &confirm, 500).unwrap();
+        assert!(s.holds.is_empty());
+        assert_eq!(
+            reapply(&mut s, "e", &expire, 5000).unwrap_err().code(),
+            "CHANGED"
+        );
+        reapply(&mut s, "e", &cancel(t), 600).unwrap();
+        assert!(s.holders.is_empty());
+    }
+
+    #[test]
+    fn never_an_init_drop_or_restore_and_never_on_a_missing_event() {
+        let mut s = event(10, 0);
+        for op in [Op::Drop, Op::Open] {
+            let r = reapply(&mut s, "e", &rec(op.clone(), 1), 2);
+            assert_eq!(r.is_ok(), op == Op::Open);
+        }
+        let mut empty = MemoryStore::default();
+        let open = rec(Op::Open, 1);
+        assert_eq!(
+            reapply(&mut empty, "e", &open, 2).unwrap_err().code(),
+            "NOEVENT"
+        );
+    }
+}

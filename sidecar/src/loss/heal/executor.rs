@@ -1,0 +1,518 @@
+//! The heal itself (I/O), run by the verifier in its transaction, under
+//! the event's offset row lock, so no writer commits meanwhile.
+//!
+//! [`check`]: Redis holds what MySQL applied when the entry at MySQL's
+//! offset is in the log with the anchor's content, or Redis's anchor key
+//! names that very entry. Otherwise the new primary's anchor places its
+//! log against the journal ([`planner::place`]), the lost applied writes
+//! are re-applied through `TICKET.REAPPLY` (in order; one refused, or one
+//! following a refused one, is undone) or undone, MySQL reverts every
+//! lost write and applies the log after D (the re-applied writes among
+//! it, where the new primary logged them), the journal is rewritten from
+//! D, the offset moves to the log's end, and a `ticket_heal` row and a
+//! `lost_in_failover` conflict per undone write (naming user, tickets and
+//! what replaced them) record it. A log that cannot be placed, or a lost
+//! `init`/`drop`/`restore`, is evidence for the quarantine, as before.
+
+use std::time::Instant;
+
+use mysql::prelude::Queryable;
+use mysql::Transaction;
+use redis::ConnectionLike;
+
+use super::content;
+use super::journal;
+use super::planner::{self, Fate, Logged, Touch, Undo};
+use crate::io::metrics::Metrics;
+use crate::io::mysql as db;
+use crate::io::redis as redisio;
+use crate::model::{Conflict, Entry, Evidence, Outcome, Reason};
+use crate::sync::apply::apply_rest;
+use crate::sync::plan::Kind;
+use protocol::record::Op;
+use protocol::StreamId;
+
+/// Why a check or heal stopped: the round retries it.
+#[derive(Debug)]
+pub enum Error {
+    Redis(redis::RedisError),
+    Mysql(mysql::Error),
+}
+
+impl From<redis::RedisError> for Error {
+    fn from(e: redis::RedisError) -> Error {
+        Error::Redis(e)
+    }
+}
+
+impl From<mysql::Error> for Error {
+    fn from(e: mysql::Error) -> Error {
+        Error::Mysql(e)
+    }
+}
+
+/// What one heal did.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub diverged_at: StreamId,
+    pub before: StreamId,
+    pub after: StreamId,
+    pub lost: usize,
+    pub reapplied: usize,
+    /// Undone client writes: each is a `lost_in_failover` conflict row.
+    pub undone: Vec<Conflict>,
+    /// Undone expiries and offers (the module's decisions): logged only.
+    pub undone_quietly: Vec<Conflict>,
+    /// Conflicts while applying the new primary's entries (none expected).
+    pub conflicts: Vec<Conflict>,
+    pub applied: usize,
+    pub millis: u128,
+}
+
+/// Logs a heal and counts it in the metrics.
+pub fn announce(event: &str, r: &Report, metrics: &Metrics) {
+    log::warn!(
+        "event {event}: HEALED after an unplanned failover: the new primary's log diverged from MySQL after {}; {} lost applied write(s): {} re-applied, {} undone (a lost_in_failover conflict for each client write); MySQL moved from {} to {} ({} entries of the new primary applied) in {} ms",
+        r.diverged_at, r.lost, r.reapplied, r.undone.len() + r.undone_quietly.len(), r.before, r.after, r.applied, r.millis
+    );
+    for c in &r.undone {
+        log::warn!(
+            "event {event}: lost write {} undone: user {:?}, ticket {:?}: {}",
+            c.id,
+            c.user.as_deref().unwrap_or("?"),
+            c.ticket,
+            c.detail
+        );
+        metrics.conflict(c.reason);
+    }
+    for c in &r.conflicts {
+        log::error!(
+            "event {event}: conflict while healing: {} {}: {}",
+            c.id,
+            c.reason,
+            c.detail
+        );
+        metrics.conflict(c.reason);
+    }
+    metrics.lost_writes("reapplied", r.reapplied as u64);
+    for c in &r.undone_quietly {
+        log::info!(
+            "event {event}: lost {} {} undone (the new primary decides it anew; no conflict row): {}",
+            if c.detail.starts_with("expire") { "expiry" } else { "offer" },
+            c.id,
+            c.detail
+        );
+    }
+    metrics.lost_writes("undone", (r.undone.len() + r.undone_quietly.len()) as u64);
+}
+
+/// The outcome of [`check`].
+#[derive(Debug)]
+pub enum Verdict {
+    /// Redis holds what MySQL applied (or there is no evidence either way:
+    /// the older checks decide).
+    Intact,
+    Healed(Report),
+    Quarantine(Evidence),
+}
+
+/// Checks `event` (MySQL at `offset`) and heals it when it diverged.
+pub fn check(
+    tx: &mut Transaction<'_>,
+    rc: &mut dyn ConnectionLike,
+    event: &str,
+    offset: StreamId,
+) -> Result<Verdict, Error> {
+    let Some(anchor) = journal::stored_anchor(tx, event)? else {
+        return Ok(Verdict::Intact);
+    };
+    let at_offset = range(rc, event, &offset.to_string(), &offset.to_string())?;
+    if at_offset
+        .first()
+        .is_some_and(|e| e.id == offset && content::digest(&e.text) == anchor)
+    {
+        return Ok(Verdict::Intact);
+    }
+    let Some(key) = journal::redis_anchor(rc, event)? else {
+        return Ok(Verdict::Intact);
+    };
+    if key == (offset, anchor) {
+        return Ok(Verdict::Intact);
+    }
+    heal(tx, rc, event, offset, key)
+}
+
+/// Entries of the log from `start` to `end` (XRANGE syntax).
+fn range(
+    rc: &mut dyn ConnectionLike,
+    event: &str,
+    start: &str,
+    end: &str,
+) -> Result<Vec<Logged>, Error> {
+    let v: redis::Value = redis::cmd("XRANGE")
+        .arg(redisio::log_key(event))
+        .arg(start)
+        .arg(end)
+        .query(rc)?;
+    Ok(redisio::parse_entries(event, &v)
+        .into_iter()
+        .map(|e| logged(event, e))
+        .collect())
+}
+
+fn logged(event: &str, e: Entry) -> Logged {
+    Logged {
+        id: e.id,
+        text: content::text(event, &e),
+        rec: e.rec.ok(),
+    }
+}
+
+fn entry_of(l: &Logged) -> Entry {
+    Entry {
+        id: l.id,
+        rec: l.rec.clone().ok_or_else(|| protocol::record::Malformed {
+            reason: "malformed".into(),
+            user: None,
+            ticket: None,
+            raw: l.text.clone(),
+        }),
+    }
+}
+
+fn heal(
+    tx: &mut Transaction<'_>,
+    rc: &mut dyn ConnectionLike,
+    event: &str,
+    offset: StreamId,
+    (anchor, digest): (StreamId, String),
+) -> Result<Verdict, Error> {
+    let started = Instant::now();
+    let log = range(rc, event, &format!("({anchor}"), "+")?;
+    let rows = journal::load(tx, event)?;
+    let journal: Vec<Logged> = rows.iter().map(|(_, l)| l.clone()).collect();
+    let quarantine = |text: String| {
+        Ok(Verdict::Quarantine(Evidence {
+            reason: Reason::EntriesLost,
+            text: format!("event {event}: {text}"),
+        }))
+    };
+    let meet = match planner::place(&journal, (anchor, &digest), &log) {
+        Ok(m) => m,
+        Err(why) => return quarantine(why),
+    };
+    let lost = &journal[meet.journal + 1..];
+    if lost.is_empty() {
+        return Ok(Verdict::Intact);
+    }
+    let fates = planner::decide(lost, &log[meet.log..]);
+    if let Some(Fate::Unhealable(why)) = fates.iter().find(|f| matches!(f, Fate::Unhealable(_))) {
+        return quarantine(format!(
+            "an unplanned failover lost writes MySQL applied, and one cannot be healed: {why}"
+        ));
+    }
+    let fates = reapply(rc, event, lost, fates)?;
+    let d = journal[meet.journal].id;
+    let after: Vec<Entry> = range(rc, event, &format!("({d}"), "+")?
+        .iter()
+        .map(entry_of)
+        .collect();
+    for step in planner::undo_steps(lost, &fates, &journal[..=meet.journal]) {
+        undo(tx, event, &step)?;
+    }
+    let mut report = Report {
+        diverged_at: d,
+        before: offset,
+        lost: lost.len(),
+        ..Report::default()
+    };
+    report_fates(tx, event, lost, &fates, &after, &mut report)?;
+    catch_up(tx, event, (&rows, meet.journal), &after, &mut report)?;
+    move_offset(
+        tx,
+        rc,
+        event,
+        report.after,
+        &journal[meet.journal],
+        after.is_empty(),
+    )?;
+    report.millis = started.elapsed().as_millis();
+    store_report(tx, event, &report)?;
+    Ok(Verdict::Healed(report))
+}
+
+/// MySQL applies the new primary's log after D (`rows[d]`), and its
+/// journal is cut after D and continued with that log.
+fn catch_up(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    (rows, d): (&[(journal::Pos, Logged)], usize),
+    after: &[Entry],
+    report: &mut Report,
+) -> Result<(), Error> {
+    let mut out = Outcome::default();
+    let from = report.diverged_at;
+    apply_rest(tx, event, from, after, true, &mut out)?;
+    report.conflicts = out.conflicts;
+    journal::forget_after(tx, event, rows, d)?;
+    journal::record(tx, event, after)?;
+    report.after = after.last().map_or(from, |e| e.id);
+    report.applied = after.len();
+    Ok(())
+}
+
+/// Counts the re-applied writes and records the undone ones: a
+/// `lost_in_failover` conflict per client write; an expiry or an offer is
+/// the module's own decision, decided anew by the new primary, with nobody
+/// to tell: logged and counted only.
+fn report_fates(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    lost: &[Logged],
+    fates: &[Fate],
+    after: &[Entry],
+    report: &mut Report,
+) -> mysql::Result<()> {
+    for (l, fate) in lost.iter().zip(fates) {
+        match fate {
+            Fate::Reapplied { .. } => report.reapplied += 1,
+            Fate::Undo(why) => {
+                let detail = undone_detail(l, why, after);
+                let c = Conflict::about(&entry_of(l), "lost_in_failover", detail);
+                match l.rec.as_ref().map(|r| &r.op) {
+                    Some(Op::Expire { .. } | Op::Offer { .. }) => report.undone_quietly.push(c),
+                    _ => {
+                        db::record_conflict_once(tx, event, &c)?;
+                        report.undone.push(c);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// `TICKET.REAPPLY` of each lost write to try, in order; a refused one, or
+/// one following a refused or undone one, becomes an undo.
+fn reapply(
+    rc: &mut dyn ConnectionLike,
+    event: &str,
+    lost: &[Logged],
+    fates: Vec<Fate>,
+) -> Result<Vec<Fate>, Error> {
+    let mut refused: Vec<Touch> = Vec::new();
+    let mut out = Vec::with_capacity(fates.len());
+    for (l, fate) in lost.iter().zip(fates) {
+        let fate = match (fate, &l.rec) {
+            (Fate::Try, Some(rec)) => {
+                let mine = Touch::of(rec);
+                let follows = refused.iter().find_map(|t| mine.shared(t));
+                let sent = match follows {
+                    Some(what) => Err(format!(
+                        "it follows a lost write about {what} that could not be re-applied"
+                    )),
+                    None => send(rc, event, l)?,
+                };
+                match sent {
+                    Ok(id) => Fate::Reapplied { by: id },
+                    Err(why) => {
+                        refused.push(mine);
+                        Fate::Undo(why)
+                    }
+                }
+            }
+            (Fate::Undo(why), Some(rec)) => {
+                refused.push(Touch::of(rec));
+                Fate::Undo(why)
+            }
+            (f, _) => f,
+        };
+        out.push(fate);
+    }
+    Ok(out)
+}
+
+/// One `TICKET.REAPPLY`: Ok(Ok(new id)), Ok(Err(why)) when refused with
+/// `CHANGED`; any other error stops the heal.
+fn send(
+    rc: &mut dyn ConnectionLike,
+    event: &str,
+    l: &Logged,
+) -> Result<Result<StreamId, String>, Error> {
+    let mut cmd = redis::cmd("TICKET.REAPPLY");
+    cmd.arg(event);
+    for (k, v) in content::pairs(&l.text) {
+        cmd.arg(k).arg(v);
+    }
+    match cmd.query::<String>(rc) {
+        Ok(id) => Ok(StreamId::parse(&id)
+            .ok_or_else(|| format!("TICKET.REAPPLY answered {id:?}, not an id"))),
+        Err(e) if e.code() == Some("CHANGED") => {
+            Ok(Err(e.detail().unwrap_or("changed").to_owned()))
+        }
+        Err(e) => Err(Error::Redis(e)),
+    }
+}
+
+/// The conflict detail of an undone write: what it was, why, and what the
+/// new primary's log says about its user and tickets since.
+fn undone_detail(l: &Logged, why: &str, after: &[Entry]) -> String {
+    let Some(rec) = &l.rec else {
+        return why.to_owned();
+    };
+    let mine = Touch::of(rec);
+    let since: Vec<String> = after
+        .iter()
+        .filter_map(|e| {
+            let r = e.rec.as_ref().ok()?;
+            mine.shared(&Touch::of(r))?;
+            let (u, t, _) = r.op.order()?;
+            Some(format!(
+                "{} {} by {u:?} at {}",
+                r.op.name(),
+                t.value(),
+                e.id
+            ))
+        })
+        .take(5)
+        .collect();
+    let now = match since.is_empty() {
+        true => String::new(),
+        false => format!("; since on the new primary: {}", since.join(", ")),
+    };
+    let what = rec
+        .op
+        .order()
+        .map_or(rec.op.name().to_owned(), |(u, t, _)| {
+            format!("{} of ticket(s) {} by user {u:?}", rec.op.name(), t.value())
+        });
+    format!(
+        "{what} was applied to MySQL, then lost in an unplanned failover and could not be re-applied ({why}): undone in MySQL{now}"
+    )
+}
+
+/// Reverts one lost write in MySQL.
+fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()> {
+    match step {
+        Undo::Order { order } => {
+            // The rows stay as history: a re-applied write gets new rows
+            // from its new entry.
+            tx.exec_drop(
+                "UPDATE ticket_participation SET status = 'lost_in_failover' WHERE event_id = ? AND order_id = ? AND live_ticket IS NOT NULL",
+                (event, order.to_string()),
+            )?;
+            let n = tx.affected_rows() as i64;
+            stock(tx, event, n)
+        }
+        Undo::Change {
+            change,
+            kind,
+            user,
+            previous,
+        } => {
+            let back = match kind {
+                Kind::Confirm => "'held', confirmed_at = NULL",
+                Kind::Expire => "'held', expired_at = NULL",
+                Kind::Cancel => "IF(held_until IS NOT NULL AND confirmed_at IS NULL, 'held', 'active'), canceled_at = NULL",
+            };
+            tx.exec_drop(
+                format!("UPDATE ticket_participation SET status = {back}, stream_id = COALESCE(?, order_id) WHERE event_id = ? AND user_id = ? AND stream_id = ? AND status = ?"),
+                (previous.map(|p| p.to_string()), event, user, change.to_string(), kind.target().as_str()),
+            )?;
+            let n = tx.affected_rows() as i64;
+            match kind.releases() {
+                true => stock(tx, event, -n),
+                false => Ok(()),
+            }
+        }
+        Undo::Status { to } => tx.exec_drop(
+            "UPDATE ticket_event SET status = ? WHERE event_id = ?",
+            (to, event),
+        ),
+    }
+}
+
+fn stock(tx: &mut Transaction<'_>, event: &str, n: i64) -> mysql::Result<()> {
+    tx.exec_drop(
+        "UPDATE ticket_stock SET remaining_stock = remaining_stock + ? WHERE event_id = ?",
+        (n, event),
+    )
+}
+
+/// Moves the offset to `to` with the entry count Redis's log shows (what
+/// it deleted plus what it keeps up to `to`), and with no entry applied
+/// after D, the anchor back to D's.
+fn move_offset(
+    tx: &mut Transaction<'_>,
+    rc: &mut dyn ConnectionLike,
+    event: &str,
+    to: StreamId,
+    d: &Logged,
+    anchor_is_d: bool,
+) -> Result<(), Error> {
+    let kept = redisio::count_upto(rc, event, to, 10_000_000)?;
+    let deleted = redisio::stream_info(rc, event)?
+        .map_or(0, |(_, added, length)| added.saturating_sub(length));
+    tx.exec_drop(
+        "UPDATE ticket_sync_offset SET last_stream_id = ?, entries = ?, updated_at = NOW(3) WHERE event_id = ?",
+        (to.to_string(), (deleted + kept) as i64, event),
+    )?;
+    if anchor_is_d {
+        tx.exec_drop(
+            "UPDATE ticket_sync_offset SET anchor = ? WHERE event_id = ?",
+            (content::digest(&d.text), event),
+        )?;
+    }
+    Ok(())
+}
+
+fn store_report(tx: &mut Transaction<'_>, event: &str, r: &Report) -> mysql::Result<()> {
+    let users: Vec<String> = r
+        .undone
+        .iter()
+        .map(|c| {
+            format!(
+                "{}:{}",
+                c.user.as_deref().unwrap_or("?"),
+                c.ticket.unwrap_or(0)
+            )
+        })
+        .collect();
+    let detail = format!(
+        "undone (user:ticket): [{}]; {} entries of the new primary applied in {} ms",
+        users.join(", "),
+        r.applied,
+        r.millis
+    );
+    tx.exec_drop(
+        "INSERT INTO ticket_heal (event_id, diverged_at, offset_before, offset_after, lost, reapplied, undone, detail, healed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NOW(3))",
+        (event, r.diverged_at.to_string(), r.before.to_string(), r.after.to_string(), r.lost as i64, r.reapplied as i64, (r.undone.len() + r.undone_quietly.len()) as i64, detail),
+    )
+}
+
+/// `reconcile`'s lines about healed events (information, not drift): one
+/// per heal of the `events` checked.
+pub fn heal_lines(my: &mut impl Queryable, events: &[String]) -> mysql::Result<Vec<String>> {
+    type Heal = (
+        String,
+        String,
+        String,
+        String,
+        i64,
+        i64,
+        i64,
+        String,
+        String,
+    );
+    let rows: Vec<Heal> = my.query(
+        "SELECT event_id, diverged_at, offset_before, offset_after, lost, reapplied, undone, detail, CAST(healed_at AS CHAR) FROM ticket_heal ORDER BY id",
+    )?;
+    Ok(rows
+        .into_iter()
+        .filter(|h| events.contains(&h.0))
+        .map(|(e, d, before, after, lost, re, un, detail, at)| {
+            format!("{e}: HEALED at {at} after an unplanned failover (diverged after {d}; MySQL moved from {before} to {after}): {lost} lost applied write(s), {re} re-applied, {un} undone -- {detail}")
+        })
+        .collect())
+}

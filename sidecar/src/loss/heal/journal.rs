@@ -1,0 +1,68 @@
+//! MySQL's journal as the heal reads and cuts it (I/O): each applied entry
+//! with its position in the ring of rows that `sync::journal` writes (which
+//! also holds the anchors and the anchored trim, re-exported here).
+
+use mysql::prelude::Queryable;
+
+use crate::model::content::{self, Logged};
+pub use crate::sync::journal::{record, redis_anchor, stored_anchor};
+use crate::sync::journal::{write_row, ENTRY_SEP, ID_SEP};
+use protocol::StreamId;
+
+/// Where an entry is in the journal: its row's seq and its place in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pos {
+    pub seq: i64,
+    pub index: usize,
+}
+
+/// The journal of `event`, oldest first, with each entry's position.
+pub fn load(tx: &mut impl Queryable, event: &str) -> mysql::Result<Vec<(Pos, Logged)>> {
+    let rows: Vec<(i64, String)> = tx.exec(
+        "SELECT j.seq, j.content FROM ticket_journal j JOIN ticket_sync_offset o ON o.event_id = j.event_id \
+         WHERE j.event_id = ? AND j.seq < o.journal_seq ORDER BY j.seq",
+        (event,),
+    )?;
+    let mut out = Vec::new();
+    for (seq, content) in rows {
+        for (index, item) in content.split(ENTRY_SEP).enumerate() {
+            let Some((id, text)) = item.split_once(ID_SEP) else {
+                continue;
+            };
+            let Some(id) = StreamId::parse(id) else {
+                continue;
+            };
+            let rec = content::record_of(event, text);
+            let text = text.to_owned();
+            out.push((Pos { seq, index }, Logged { id, text, rec }));
+        }
+    }
+    Ok(out)
+}
+
+/// Forgets the journal after `journal[d]` (the lost entries): its row is
+/// cut after it, and the next rows overwrite the later ones.
+pub fn forget_after(
+    tx: &mut impl Queryable,
+    event: &str,
+    journal: &[(Pos, Logged)],
+    d: usize,
+) -> mysql::Result<()> {
+    let (pos, last) = &journal[d];
+    let kept: Vec<String> = journal[..=d]
+        .iter()
+        .filter(|(p, _)| p.seq == pos.seq)
+        .map(|(_, l)| format!("{}{ID_SEP}{}", l.id, l.text))
+        .collect();
+    write_row(
+        tx,
+        event,
+        pos.seq,
+        last.id,
+        &kept.join(&ENTRY_SEP.to_string()),
+    )?;
+    tx.exec_drop(
+        "UPDATE ticket_sync_offset SET journal_seq = ? WHERE event_id = ?",
+        (pos.seq + 1, event),
+    )
+}

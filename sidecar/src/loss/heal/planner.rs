@@ -1,0 +1,260 @@
+//! The heal's plan, pure: MySQL's applied history (the journal) and the new
+//! primary's log in, what to re-apply, what to undo and what to apply out.
+//!
+//! 1. [`place`]: the last common entry D, by id **and content** (the new
+//!    primary's ids continue from its own clock and may equal lost ones).
+//!    The new primary's anchor (the last applied entry the trimmer named
+//!    in Redis before trimming up to it: see [`super::journal`]) must be
+//!    in the journal, and its log holds every entry after the anchor.
+//!    Otherwise the log cannot be placed and the event is quarantined, as
+//!    before.
+//! 2. [`decide`]: the journal's entries after D are the **lost applied
+//!    writes**. Each is already re-applied (a new entry after D has its
+//!    very content: a heal that crashed after `TICKET.REAPPLY`), or is
+//!    tried again in Redis when no new entry after D and no undone lost
+//!    write touched its user, its tickets (or, for open/close, the
+//!    status), or must be undone. `init`, `drop` and `restore` cannot be
+//!    healed (quarantine); a malformed entry had no effect.
+//! 3. [`undo_steps`]: MySQL reverts **every** lost write, newest first
+//!    (the re-applied ones come back as the new primary's entries, in their
+//!    place in its log, so MySQL follows that log exactly: a lost claim of
+//!    43 by u1, then u2 claiming and cancelling 43 on the new primary, then
+//!    u1's re-applied claim, are applied in that order, no collision).
+//!
+//! The property tests run whole failovers against a model of Redis and of
+//! MySQL: random histories, random divergences, colliding ids, refusals by
+//! the module, and a second failover after (or during) a heal.
+
+use std::collections::BTreeSet;
+
+pub use crate::model::content::Logged;
+use crate::sync::plan::Kind;
+use protocol::record::{Op, Record};
+use protocol::StreamId;
+
+/// Where the new primary's log meets MySQL's journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Meet {
+    /// Index of D in the journal.
+    pub journal: usize,
+    /// How many of the log's entries after the anchor are D and before
+    /// it (the new entries are `log[meet.log..]`).
+    pub log: usize,
+}
+
+/// Finds D, the last entry the journal and the new primary's log have in
+/// common: the new primary's anchor `(id, digest)` (`ticket:{E}:synced`)
+/// must be in the journal, and `log` holds its entries after the anchor.
+pub fn place(journal: &[Logged], anchor: (StreamId, &str), log: &[Logged]) -> Result<Meet, String> {
+    let first = journal
+        .first()
+        .ok_or("MySQL's journal holds no entry of the event")?;
+    let (id, digest) = anchor;
+    let Some(at) = journal
+        .iter()
+        .position(|e| e.id == id && super::content::digest(&e.text) == digest)
+    else {
+        return Err(format!(
+            "the new primary's anchor {id} is not in MySQL's journal (from {} on): its log cannot be placed",
+            first.id
+        ));
+    };
+    let mut meet = Meet {
+        journal: at,
+        log: 0,
+    };
+    while meet.journal + 1 < journal.len()
+        && meet.log < log.len()
+        && journal[meet.journal + 1] == log[meet.log]
+    {
+        meet.journal += 1;
+        meet.log += 1;
+    }
+    Ok(meet)
+}
+
+/// What becomes of one lost applied write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fate {
+    /// A new entry after D has its content: it was re-applied already.
+    Reapplied { by: StreamId },
+    /// Try `TICKET.REAPPLY`; nothing since touched it.
+    Try,
+    /// Undo it in MySQL and report it, with why.
+    Undo(String),
+    /// A malformed entry: it was a conflict, it changed nothing.
+    NoEffect,
+    /// It cannot be healed (init, drop, restore): quarantine.
+    Unhealable(String),
+}
+
+/// What an entry touches: users, ticket numbers, the event's status.
+#[derive(Debug, Default, Clone)]
+pub struct Touch {
+    users: BTreeSet<String>,
+    tickets: BTreeSet<i64>,
+    status: bool,
+}
+
+impl Touch {
+    pub fn of(rec: &Record) -> Touch {
+        let mut t = Touch::default();
+        t.add(rec);
+        t
+    }
+
+    fn add(&mut self, rec: &Record) {
+        match rec.op.order() {
+            Some((user, tickets, _)) => {
+                self.users.insert(user.clone());
+                self.tickets.extend(tickets.as_slice());
+            }
+            None => self.status = true,
+        }
+    }
+
+    /// The first thing both touch, in words.
+    pub fn shared(&self, other: &Touch) -> Option<String> {
+        if let Some(u) = self.users.intersection(&other.users).next() {
+            return Some(format!("user {u:?}"));
+        }
+        if let Some(t) = self.tickets.intersection(&other.tickets).next() {
+            return Some(format!("ticket {t}"));
+        }
+        (self.status && other.status).then(|| "the event's status".to_owned())
+    }
+}
+
+/// Decides the fate of each lost write (`lost`: the journal after D;
+/// `new`: the log after D).
+pub fn decide(lost: &[Logged], new: &[Logged]) -> Vec<Fate> {
+    let mut matched = vec![false; new.len()];
+    let mut fates: Vec<Option<Fate>> = lost
+        .iter()
+        .map(|l| {
+            let i = (0..new.len()).find(|&i| !matched[i] && new[i].text == l.text)?;
+            matched[i] = true;
+            Some(Fate::Reapplied { by: new[i].id })
+        })
+        .collect();
+    let mut changed_since = Touch::default();
+    let mut first_change: Vec<(&Logged, Touch)> = Vec::new();
+    for (e, _) in new.iter().zip(&matched).filter(|(_, m)| !**m) {
+        if let Some(r) = &e.rec {
+            changed_since.add(r);
+            first_change.push((e, Touch::of(r)));
+        }
+    }
+    let mut undone: Vec<(StreamId, Touch)> = Vec::new();
+    for (l, fate) in lost.iter().zip(fates.iter_mut()) {
+        if fate.is_some() {
+            continue;
+        }
+        *fate = Some(fate_of(l, &changed_since, &first_change, &undone));
+        if let (Some(Fate::Undo(_)), Some(r)) = (fate.as_ref(), &l.rec) {
+            undone.push((l.id, Touch::of(r)));
+        }
+    }
+    fates
+        .into_iter()
+        .map(|f| f.unwrap_or(Fate::NoEffect))
+        .collect()
+}
+
+fn fate_of(
+    l: &Logged,
+    changed_since: &Touch,
+    new: &[(&Logged, Touch)],
+    undone: &[(StreamId, Touch)],
+) -> Fate {
+    let Some(r) = &l.rec else {
+        return Fate::NoEffect;
+    };
+    if matches!(r.op, Op::Init { .. } | Op::Drop | Op::Restore { .. }) {
+        return Fate::Unhealable(format!("op={} {} was lost", r.op.name(), l.id));
+    }
+    let mine = Touch::of(r);
+    if let Some(what) = mine.shared(changed_since) {
+        let by = new.iter().find(|(_, t)| mine.shared(t).is_some());
+        let by = by.map_or(String::new(), |(e, _)| {
+            let op = e.rec.as_ref().map_or("?", |r| r.op.name());
+            format!(" (first by op={op} {})", e.id)
+        });
+        return Fate::Undo(format!("the new primary changed {what} since{by}"));
+    }
+    match undone.iter().find(|(_, t)| mine.shared(t).is_some()) {
+        Some((id, _)) => Fate::Undo(format!(
+            "it follows lost write {id}, which could not be re-applied"
+        )),
+        None => Fate::Try,
+    }
+}
+
+/// How MySQL reverts one lost write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Undo {
+    /// The live rows of the order the entry created become
+    /// `lost_in_failover` (history; a re-applied write comes back as a new
+    /// entry with rows of its own); their tickets go back to stock.
+    Order { order: StreamId },
+    /// The rows a confirm, expire or cancel changed go back to what they
+    /// were (held or sold), `stream_id` back to `previous`.
+    Change {
+        change: StreamId,
+        kind: Kind,
+        user: String,
+        previous: Option<StreamId>,
+    },
+    /// An open or close: the status goes back to `to`.
+    Status { to: &'static str },
+}
+
+/// The undo of every lost write, newest first; `journal_before` is the
+/// journal up to D (to find what a change's rows pointed to before).
+pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) -> Vec<Undo> {
+    let mut steps = Vec::new();
+    for (i, (l, fate)) in lost.iter().zip(fates).enumerate().rev() {
+        let Some(r) = &l.rec else { continue };
+        if matches!(fate, Fate::NoEffect | Fate::Unhealable(_)) {
+            continue;
+        }
+        let step = match &r.op {
+            Op::Claim { .. } | Op::Hold { .. } | Op::Offer { .. } => Undo::Order { order: l.id },
+            Op::Open => Undo::Status { to: "closed" },
+            Op::Close => Undo::Status { to: "open" },
+            op => match (Kind::of(op), op.order()) {
+                (Some(kind), Some((user, tickets, _))) => {
+                    let earlier = journal_before.iter().chain(&lost[..i]);
+                    Undo::Change {
+                        change: l.id,
+                        kind,
+                        user: user.clone(),
+                        previous: previous_touch(earlier, user, tickets.as_slice()),
+                    }
+                }
+                _ => continue,
+            },
+        };
+        steps.push(step);
+    }
+    steps
+}
+
+/// The last entry before a change that created or confirmed `user`'s
+/// order of `tickets` (what the rows' `stream_id` said before it).
+fn previous_touch<'a>(
+    earlier: impl DoubleEndedIterator<Item = &'a Logged>,
+    user: &str,
+    tickets: &[i64],
+) -> Option<StreamId> {
+    earlier.rev().find_map(|e| {
+        let r = e.rec.as_ref()?;
+        let (u, t, _) = r.op.order()?;
+        let creates_or_confirms = !matches!(r.op, Op::Cancel { .. } | Op::Expire { .. });
+        (u == user && t.as_slice() == tickets && creates_or_confirms).then_some(e.id)
+    })
+}
+
+#[cfg(test)]
+#[path = "planner_tests.rs"]
+mod tests;

@@ -1,0 +1,613 @@
+//! The heal planner against a model: whole unplanned failovers (random
+//! histories, a replica cut at a random point, the new primary's own writes
+//! with colliding ids, writes racing the heal, refusals by the module, a
+//! heal that died after re-applying) and further failovers after a heal.
+//! After each heal, MySQL's model must equal the new primary's model
+//! exactly, with no conflict, and every lost write must be re-applied or
+//! undone.
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+
+use super::*;
+use protocol::record::Tickets;
+
+const USERS: u8 = 4;
+const TICKETS: i64 = 5;
+
+/// The module's state of one event (every number minted).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Redis {
+    /// user -> (tickets, held)
+    holders: BTreeMap<String, (Vec<i64>, bool)>,
+    closed: bool,
+}
+
+impl Redis {
+    fn free(&self) -> Vec<i64> {
+        let out: Vec<i64> = self.holders.values().flat_map(|(t, _)| t.clone()).collect();
+        (1..=TICKETS).filter(|t| !out.contains(t)).collect()
+    }
+
+    fn apply(&mut self, r: &Record) {
+        match &r.op {
+            Op::Claim { user, tickets } => {
+                self.holders
+                    .insert(user.clone(), (tickets.as_slice().to_vec(), false));
+            }
+            Op::Hold { user, tickets, .. } | Op::Offer { user, tickets, .. } => {
+                self.holders
+                    .insert(user.clone(), (tickets.as_slice().to_vec(), true));
+            }
+            Op::Confirm { user, .. } => {
+                if let Some(h) = self.holders.get_mut(user) {
+                    h.1 = false;
+                }
+            }
+            Op::Cancel { user, .. } | Op::Expire { user, .. } => {
+                self.holders.remove(user);
+            }
+            Op::Open => self.closed = false,
+            Op::Close => self.closed = true,
+            _ => {}
+        }
+    }
+
+    /// The module's own decision for a command: the record it logs.
+    fn command(&self, choice: u8, user: u8, at: i64) -> Option<Record> {
+        let user = format!("u{user}");
+        let held = self.holders.get(&user).cloned();
+        let op = match (choice % 6, held) {
+            (0 | 1, None) if !self.closed => {
+                let t = *self.free().first()?;
+                let tickets = Tickets::One(t);
+                match choice % 2 {
+                    0 => Op::Claim { user, tickets },
+                    _ => Op::Hold {
+                        user,
+                        tickets,
+                        until: at + 10,
+                    },
+                }
+            }
+            (2, Some((t, true))) => Op::Confirm {
+                user,
+                tickets: Tickets::from_sorted(t),
+            },
+            (3, Some((t, true))) => Op::Expire {
+                user,
+                tickets: Tickets::from_sorted(t),
+            },
+            (4, Some((t, _))) => Op::Cancel {
+                user,
+                tickets: Tickets::from_sorted(t),
+            },
+            (5, _) => match self.closed {
+                true => Op::Open,
+                false => Op::Close,
+            },
+            _ => return None,
+        };
+        Some(Record { op, at })
+    }
+
+    /// `TICKET.REAPPLY`'s condition (module/src/reapply.rs).
+    fn may_reapply(&self, r: &Record) -> bool {
+        let holds = |u: &String, t: &Tickets| {
+            self.holders.get(u).map(|h| (h.0.as_slice(), h.1)) == Some((t.as_slice(), true))
+        };
+        match &r.op {
+            Op::Claim { user, tickets }
+            | Op::Hold { user, tickets, .. }
+            | Op::Offer { user, tickets, .. } => {
+                !self.holders.contains_key(user)
+                    && tickets.as_slice().iter().all(|t| self.free().contains(t))
+            }
+            Op::Confirm { user, tickets } | Op::Expire { user, tickets } => holds(user, tickets),
+            Op::Cancel { user, tickets } => {
+                self.holders.get(user).map(|h| h.0.as_slice()) == Some(tickets.as_slice())
+            }
+            Op::Open | Op::Close => true,
+            _ => false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowStatus {
+    Held,
+    Active,
+    Canceled,
+    Expired,
+    Lost,
+}
+
+#[derive(Debug, Clone)]
+struct Row {
+    order: StreamId,
+    user: String,
+    ticket: i64,
+    status: RowStatus,
+    stream: StreamId,
+    held_until: bool,
+    confirmed: bool,
+}
+
+impl Row {
+    fn live(&self) -> bool {
+        matches!(self.status, RowStatus::Held | RowStatus::Active)
+    }
+}
+
+/// MySQL's rows of the event, applied as the sidecar's slow path does.
+#[derive(Debug, Clone)]
+struct Mysql {
+    rows: Vec<Row>,
+    stock: i64,
+    closed: bool,
+    conflicts: usize,
+}
+
+impl Mysql {
+    fn new() -> Mysql {
+        Mysql {
+            rows: Vec::new(),
+            stock: TICKETS,
+            closed: false,
+            conflicts: 0,
+        }
+    }
+
+    fn apply(&mut self, e: &Logged) {
+        let Some(r) = &e.rec else {
+            self.conflicts += 1;
+            return;
+        };
+        match &r.op {
+            Op::Claim { user, tickets }
+            | Op::Hold { user, tickets, .. }
+            | Op::Offer { user, tickets, .. } => {
+                let taken = self.rows.iter().any(|w| {
+                    w.live() && (&w.user == user || tickets.as_slice().contains(&w.ticket))
+                });
+                if taken {
+                    self.conflicts += 1;
+                    return;
+                }
+                let held = !matches!(r.op, Op::Claim { .. });
+                for t in tickets.as_slice() {
+                    self.rows.push(Row {
+                        order: e.id,
+                        user: user.clone(),
+                        ticket: *t,
+                        status: if held {
+                            RowStatus::Held
+                        } else {
+                            RowStatus::Active
+                        },
+                        stream: e.id,
+                        held_until: held,
+                        confirmed: false,
+                    });
+                }
+                self.stock -= tickets.as_slice().len() as i64;
+            }
+            Op::Open => self.closed = false,
+            Op::Close => self.closed = true,
+            op => self.change(e.id, op),
+        }
+    }
+
+    fn change(&mut self, id: StreamId, op: &Op) {
+        let (Some(kind), Some((user, tickets, _))) = (Kind::of(op), op.order()) else {
+            return;
+        };
+        let live: Vec<usize> = (0..self.rows.len())
+            .filter(|&i| self.rows[i].live() && &self.rows[i].user == user)
+            .collect();
+        let mut got: Vec<i64> = live.iter().map(|&i| self.rows[i].ticket).collect();
+        got.sort();
+        let status_ok = live.iter().all(|&i| match kind {
+            Kind::Confirm | Kind::Expire => self.rows[i].status == RowStatus::Held,
+            Kind::Cancel => true,
+        });
+        if live.is_empty() || got != tickets.as_slice() || !status_ok {
+            self.conflicts += 1;
+            return;
+        }
+        for &i in &live {
+            let w = &mut self.rows[i];
+            w.stream = id;
+            match kind {
+                Kind::Confirm => (w.status, w.confirmed) = (RowStatus::Active, true),
+                Kind::Expire => w.status = RowStatus::Expired,
+                Kind::Cancel => w.status = RowStatus::Canceled,
+            }
+        }
+        if kind.releases() {
+            self.stock += live.len() as i64;
+        }
+    }
+
+    /// The SQL of `loss::heal::executor`, on the model.
+    fn undo(&mut self, step: &Undo) {
+        match step {
+            Undo::Order { order } => {
+                let mut n = 0;
+                for w in self
+                    .rows
+                    .iter_mut()
+                    .filter(|w| w.order == *order && w.live())
+                {
+                    w.status = RowStatus::Lost;
+                    n += 1;
+                }
+                self.stock += n;
+            }
+            Undo::Change {
+                change,
+                kind,
+                user,
+                previous,
+            } => {
+                let target = match kind {
+                    Kind::Confirm => RowStatus::Active,
+                    Kind::Expire => RowStatus::Expired,
+                    Kind::Cancel => RowStatus::Canceled,
+                };
+                let mut n = 0;
+                for w in self
+                    .rows
+                    .iter_mut()
+                    .filter(|w| &w.user == user && w.stream == *change && w.status == target)
+                {
+                    n += 1;
+                    w.stream = previous.unwrap_or(w.order);
+                    w.status = match kind {
+                        Kind::Confirm => RowStatus::Held,
+                        _ if w.held_until && !w.confirmed => RowStatus::Held,
+                        _ => RowStatus::Active,
+                    };
+                    if *kind == Kind::Confirm {
+                        w.confirmed = false;
+                    }
+                }
+                if kind.releases() {
+                    self.stock -= n;
+                }
+            }
+            Undo::Status { to } => self.closed = *to == "closed",
+        }
+    }
+
+    /// What Redis would hold if it were this MySQL.
+    fn as_redis(&self) -> Redis {
+        let mut holders: BTreeMap<String, (Vec<i64>, bool)> = BTreeMap::new();
+        for w in self.rows.iter().filter(|w| w.live()) {
+            let h = holders.entry(w.user.clone()).or_default();
+            h.0.push(w.ticket);
+            h.1 = w.status == RowStatus::Held;
+        }
+        holders.values_mut().for_each(|h| h.0.sort());
+        Redis {
+            holders,
+            closed: self.closed,
+        }
+    }
+}
+
+fn logged(id: StreamId, r: Record) -> Logged {
+    let entry = crate::model::Entry {
+        id,
+        rec: Ok(r.clone()),
+    };
+    Logged {
+        id,
+        text: crate::model::content::text("e", &entry),
+        rec: Some(r),
+    }
+}
+
+fn anchor_of(e: &Logged) -> (StreamId, String) {
+    (e.id, crate::model::content::digest(&e.text))
+}
+
+fn replay(hist: &[Logged]) -> Redis {
+    let mut r = Redis::default();
+    hist.iter()
+        .filter_map(|e| e.rec.as_ref())
+        .for_each(|rec| r.apply(rec));
+    r
+}
+
+/// Runs `cmds` on the primary whose history is `hist`, appending entries.
+fn run(hist: &mut Vec<Logged>, cmds: &[(u8, u8)], clock: &mut i64) {
+    let mut state = replay(hist);
+    for &(choice, user) in cmds {
+        *clock += 1;
+        if let Some(rec) = state.command(choice, user % USERS, *clock) {
+            let id = StreamId::new(hist.last().map_or(1, |e| e.id.ms + 1), 0);
+            state.apply(&rec);
+            hist.push(logged(id, rec));
+        }
+    }
+}
+
+/// One failover, in numbers drawn by proptest.
+#[derive(Debug, Clone)]
+struct Round {
+    before: Vec<(u8, u8)>,
+    applied: usize,
+    cut: usize,
+    anchor: usize,
+    after: Vec<(u8, u8)>,
+    racing: Vec<(u8, u8)>,
+    crashed: bool,
+}
+
+fn round() -> impl Strategy<Value = Round> {
+    let cmds = || proptest::collection::vec((0u8..6, 0u8..8), 0..14);
+    (
+        cmds(),
+        any::<usize>(),
+        any::<usize>(),
+        any::<usize>(),
+        cmds(),
+        cmds(),
+        any::<bool>(),
+    )
+        .prop_map(
+            |(before, applied, cut, anchor, after, racing, crashed)| Round {
+                before,
+                applied,
+                cut,
+                anchor,
+                after,
+                racing,
+                crashed,
+            },
+        )
+}
+
+/// The world: the primary's full history, MySQL, its journal (a window of
+/// what it applied) and how much of the history MySQL applied.
+struct World {
+    hist: Vec<Logged>,
+    mysql: Mysql,
+    journal: Vec<Logged>,
+    applied: usize,
+    clock: i64,
+    reapplied: usize,
+    undone: usize,
+}
+
+impl World {
+    fn new() -> World {
+        let mut w = World {
+            hist: Vec::new(),
+            mysql: Mysql::new(),
+            journal: Vec::new(),
+            applied: 0,
+            clock: 0,
+            reapplied: 0,
+            undone: 0,
+        };
+        w.clock += 1;
+        w.hist.push(logged(
+            StreamId::new(1, 0),
+            Record {
+                op: Op::Open,
+                at: 1,
+            },
+        ));
+        w.mysql_to(1);
+        w
+    }
+
+    /// MySQL applies the history up to `upto` the normal way.
+    fn mysql_to(&mut self, upto: usize) {
+        for e in &self.hist[self.applied..upto] {
+            self.mysql.apply(e);
+            self.journal.push(e.clone());
+        }
+        self.applied = upto;
+    }
+
+    fn failover(&mut self, r: &Round) -> Result<(), TestCaseError> {
+        run(&mut self.hist, &r.before, &mut self.clock);
+        let applied = self.applied + r.applied % (self.hist.len() - self.applied + 1);
+        self.mysql_to(applied);
+        prop_assert_eq!(self.mysql.conflicts, 0, "a plain drain conflicts");
+        // The replica got a prefix of the history; the trims it got keep
+        // its log starting at an entry MySQL applied.
+        let start = self.hist.len() - self.journal.len().min(self.hist.len());
+        let first = self
+            .hist
+            .iter()
+            .position(|e| e == &self.journal[0])
+            .unwrap_or(start);
+        let cut = first + 1 + r.cut % (self.hist.len() - first);
+        let anchor = first + r.anchor % (cut.min(applied) - first);
+        let mut new_hist = self.hist[..cut].to_vec();
+        run(&mut new_hist, &r.after, &mut self.clock);
+        if r.crashed {
+            // A heal that died after its TICKET.REAPPLYs, before MySQL
+            // committed (a failover during the heal): its re-applications
+            // stay in the new primary's log; the next heal must see them.
+            let log: Vec<Logged> = new_hist[anchor + 1..].to_vec();
+            let key = anchor_of(&new_hist[anchor]);
+            let meet = place(&self.journal, (key.0, &key.1), &log).map_err(TestCaseError::fail)?;
+            let lost = self.journal[meet.journal + 1..].to_vec();
+            let fates = decide(&lost, &log[meet.log..]);
+            self.execute(&lost, fates, &mut new_hist);
+        }
+        let log: Vec<Logged> = new_hist[anchor + 1..].to_vec();
+        let key = anchor_of(&new_hist[anchor]);
+        let meet = place(&self.journal, (key.0, &key.1), &log).map_err(TestCaseError::fail)?;
+        let lost = self.journal[meet.journal + 1..].to_vec();
+        let fates = decide(&lost, &log[meet.log..]);
+        // Writes race the heal on the new primary.
+        run(&mut new_hist, &r.racing, &mut self.clock);
+        let fates = self.execute(&lost, fates, &mut new_hist);
+        let steps = undo_steps(&lost, &fates, &self.journal[..=meet.journal]);
+        steps.iter().for_each(|s| self.mysql.undo(s));
+        let d = anchor + meet.log;
+        for e in &new_hist[d + 1..] {
+            self.mysql.apply(e);
+        }
+        prop_assert_eq!(self.mysql.conflicts, 0, "heal conflicts; fates {:?}", fates);
+        prop_assert_eq!(self.mysql.as_redis(), replay(&new_hist));
+        let free = replay(&new_hist).free().len() as i64;
+        prop_assert_eq!(self.mysql.stock, free);
+        self.journal.truncate(meet.journal + 1);
+        self.journal.extend(new_hist[d + 1..].iter().cloned());
+        self.hist = new_hist;
+        self.applied = self.hist.len();
+        Ok(())
+    }
+
+    /// The executor on the model: TICKET.REAPPLY in order; a refusal, or a
+    /// lost write following a refused one, is undone.
+    fn execute(&mut self, lost: &[Logged], fates: Vec<Fate>, hist: &mut Vec<Logged>) -> Vec<Fate> {
+        let mut refused: Vec<Touch> = Vec::new();
+        let mut out = Vec::new();
+        for (l, fate) in lost.iter().zip(fates) {
+            let fate = match (fate, &l.rec) {
+                (Fate::Try, Some(rec)) => {
+                    let mine = Touch::of(rec);
+                    let follows = refused.iter().any(|t| mine.shared(t).is_some());
+                    if !follows && replay(hist).may_reapply(rec) {
+                        let id = StreamId::new(hist.last().map_or(1, |e| e.id.ms + 1), 0);
+                        hist.push(logged(id, rec.clone()));
+                        Fate::Reapplied { by: id }
+                    } else {
+                        refused.push(mine);
+                        Fate::Undo("refused".into())
+                    }
+                }
+                (Fate::Undo(why), Some(rec)) => {
+                    refused.push(Touch::of(rec));
+                    Fate::Undo(why)
+                }
+                (f, _) => f,
+            };
+            match fate {
+                Fate::Reapplied { .. } => self.reapplied += 1,
+                Fate::Undo(_) => self.undone += 1,
+                _ => {}
+            }
+            out.push(fate);
+        }
+        out
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// One to three failovers in a row, each healed: MySQL equals the new
+    /// primary, with no conflict, every time.
+    #[test]
+    fn healed_mysql_follows_the_new_primary(rounds in proptest::collection::vec(round(), 1..4)) {
+        let mut w = World::new();
+        for r in &rounds {
+            w.failover(r)?;
+        }
+    }
+}
+
+#[test]
+fn a_lost_claim_retaken_and_returned_on_the_new_primary_comes_back_in_order() {
+    // u1 claimed 1 (lost); on the new primary u2 claims 1 and cancels it.
+    let open = logged(
+        StreamId::new(1, 0),
+        Record {
+            op: Op::Open,
+            at: 1,
+        },
+    );
+    let claim = |u: &str, at| Record {
+        op: Op::Claim {
+            user: u.into(),
+            tickets: Tickets::One(1),
+        },
+        at,
+    };
+    let lost = vec![logged(StreamId::new(2, 0), claim("u1", 2))];
+    let cancel = Record {
+        op: Op::Cancel {
+            user: "u2".into(),
+            tickets: Tickets::One(1),
+        },
+        at: 4,
+    };
+    let new = vec![
+        logged(StreamId::new(2, 0), claim("u2", 3)),
+        logged(StreamId::new(3, 0), cancel),
+    ];
+    let journal = [open.clone(), lost[0].clone()];
+    let key = anchor_of(&open);
+    let meet = place(&journal, (key.0, &key.1), &new).unwrap();
+    assert_eq!(meet, Meet { journal: 0, log: 0 });
+    let fates = decide(&lost, &new);
+    assert!(
+        matches!(&fates[0], Fate::Undo(why) if why.contains("ticket 1")),
+        "{fates:?}"
+    );
+    // MySQL: u1's claim undone before u2's claim applies: no collision.
+    let mut m = Mysql::new();
+    m.apply(&journal[0]);
+    m.apply(&journal[1]);
+    for s in undo_steps(&lost, &fates, &journal[..1]) {
+        m.undo(&s);
+    }
+    new.iter().for_each(|e| m.apply(e));
+    assert_eq!(m.conflicts, 0);
+    assert_eq!(m.stock, TICKETS);
+    assert!(m
+        .rows
+        .iter()
+        .any(|r| r.user == "u1" && r.status == RowStatus::Lost));
+}
+
+#[test]
+fn a_log_that_cannot_be_placed_is_refused() {
+    let e = |ms, at| logged(StreamId::new(ms, 0), Record { op: Op::Open, at });
+    let journal = [e(5, 1), e(6, 2), e(7, 3)];
+    // the anchor's id is in the journal, but with other content
+    let other = anchor_of(&e(5, 9));
+    assert!(place(&journal, (other.0, &other.1), &[]).is_err());
+    // an anchor older than the journal
+    let old = anchor_of(&e(1, 0));
+    assert!(place(&journal, (old.0, &old.1), &[e(5, 1)]).is_err());
+    assert!(place(&[], (old.0, &old.1), &[]).is_err());
+    // the common run ends where content differs, even with equal ids
+    let key = anchor_of(&e(5, 1));
+    let m = place(&journal, (key.0, &key.1), &[e(6, 2), e(7, 8)]).unwrap();
+    assert_eq!(m, Meet { journal: 1, log: 1 });
+}
+
+#[test]
+fn the_model_sees_both_outcomes_and_colliding_ids() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let (mut reapplied, mut undone) = (0, 0);
+    for _ in 0..300 {
+        let rounds = proptest::collection::vec(round(), 1..4)
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let mut w = World::new();
+        for r in &rounds {
+            w.failover(r).unwrap();
+        }
+        reapplied += w.reapplied;
+        undone += w.undone;
+    }
+    assert!(
+        reapplied > 50 && undone > 50,
+        "reapplied {reapplied}, undone {undone}"
+    );
+}

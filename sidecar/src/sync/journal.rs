@@ -1,0 +1,232 @@
+//! The evidence of what MySQL applied, on both sides (I/O), kept by the
+//! drain itself: the writer journals each batch and checks the anchor, the
+//! trimmer names the anchor before it trims. The heal (`loss::heal`) reads
+//! it back; it lives here, below the heal, so the drain never imports it.
+//!
+//! * MySQL: `ticket_journal` holds the applied entries of each event (ids
+//!   and canonical content), one row per batch of up to [`PER_ROW`] entries,
+//!   in a ring of [`SLOTS`] rows (the daemon's MySQL user may not DELETE),
+//!   and `ticket_sync_offset.anchor` the digest of the entry at the
+//!   offset; [`record`] writes both in the batch's own transaction (one
+//!   SELECT of the locked row, one upsert, one UPDATE): one journal row per
+//!   batch, not per entry, so the drain pays little for it.
+//! * Redis: `ticket:{E}:synced` holds `<id> <digest>` of the last applied
+//!   entry. [`trim`] sets it **before** `XTRIM MINID next(id)`, on one
+//!   connection: a replica (and so a promoted replica) always has an
+//!   anchor at or below every entry it lacks, and every entry after it.
+//!   Without a digest (an offset from before V4) the anchor is cleared
+//!   instead (set to `none`): no evidence is better than stale evidence.
+//! * [`anchored`]: the writer's check, under the offset lock, that a batch
+//!   read from before the offset carries the offset's entry with the
+//!   anchor's content (a batch read from a primary that has since been
+//!   replaced does not).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+use mysql::prelude::Queryable;
+use mysql::Transaction;
+use redis::ConnectionLike;
+
+use crate::io::redis as redisio;
+use crate::model::content;
+use crate::model::Entry;
+use protocol::StreamId;
+
+/// Journal rows (batches) per event: a promoted replica's anchor must be
+/// among them (it lags MySQL's offset by its replication lag).
+pub const SLOTS: i64 = 4096;
+
+/// Most entries in one journal row.
+pub const PER_ROW: usize = 500;
+
+/// Separates entries in a journal row, and an entry's id from its text.
+pub const ENTRY_SEP: char = '\u{1e}';
+pub const ID_SEP: char = '\u{1d}';
+
+/// Digests of the entries the writers applied last, per event, for the
+/// trimmer (which only learns committed offsets): a few per event.
+static RECENT: Mutex<Option<Recent>> = Mutex::new(None);
+
+/// Per event: (entry id, digest), oldest first.
+type Recent = HashMap<String, VecDeque<(StreamId, String)>>;
+
+/// How many digests [`RECENT`] keeps per event.
+const RECENT_PER_EVENT: usize = 64;
+
+fn remember(event: &str, id: StreamId, digest: &str) {
+    if let Ok(mut guard) = RECENT.lock() {
+        let q = guard
+            .get_or_insert_with(HashMap::new)
+            .entry(event.to_owned())
+            .or_default();
+        q.retain(|(i, _)| *i != id);
+        q.push_back((id, digest.to_owned()));
+        if q.len() > RECENT_PER_EVENT {
+            q.pop_front();
+        }
+    }
+}
+
+/// The digest a writer stored for `event`'s entry `id`, if it is recent.
+pub fn digest_of(event: &str, id: StreamId) -> Option<String> {
+    let guard = RECENT.lock().ok()?;
+    let q = guard.as_ref()?.get(event)?;
+    q.iter()
+        .rev()
+        .find(|(i, _)| *i == id)
+        .map(|(_, d)| d.clone())
+}
+
+/// The Redis key of `event`'s anchor.
+pub fn anchor_key(event: &str) -> String {
+    format!("ticket:{{{event}}}:synced")
+}
+
+/// Journals `applied` (ascending, just applied) and stores the digest of
+/// the last as the offset's anchor.
+pub fn record(tx: &mut Transaction<'_>, event: &str, applied: &[Entry]) -> mysql::Result<()> {
+    let Some(last) = applied.last() else {
+        return Ok(());
+    };
+    let next: Option<i64> = tx.exec_first(
+        "SELECT journal_seq FROM ticket_sync_offset WHERE event_id = ?",
+        (event,),
+    )?;
+    let mut seq = next.unwrap_or(0);
+    let mut anchor = String::new();
+    for chunk in applied.chunks(PER_ROW) {
+        let texts: Vec<String> = chunk
+            .iter()
+            .map(|e| {
+                let text = content::text(event, e);
+                if e.id == last.id {
+                    anchor = content::digest(&text);
+                }
+                format!("{}{ID_SEP}{text}", e.id)
+            })
+            .collect();
+        let row_last = chunk.last().map_or(last.id, |e| e.id);
+        write_row(
+            tx,
+            event,
+            seq,
+            row_last,
+            &texts.join(&ENTRY_SEP.to_string()),
+        )?;
+        seq += 1;
+    }
+    tx.exec_drop(
+        "UPDATE ticket_sync_offset SET anchor = ?, journal_seq = ? WHERE event_id = ?",
+        (&anchor, seq, event),
+    )?;
+    remember(event, last.id, &anchor);
+    Ok(())
+}
+
+/// Writes journal row `seq` (its slot in the ring) of `event`.
+pub fn write_row(
+    tx: &mut impl Queryable,
+    event: &str,
+    seq: i64,
+    last: StreamId,
+    content: &str,
+) -> mysql::Result<()> {
+    tx.exec_drop(
+        "INSERT INTO ticket_journal (event_id, slot, seq, stream_id, content) VALUES (?, ?, ?, ?, ?) \
+         ON DUPLICATE KEY UPDATE seq = VALUES(seq), stream_id = VALUES(stream_id), content = VALUES(content)",
+        (event, seq % SLOTS, seq, last.to_string(), content),
+    )
+}
+
+/// The stored anchor (digest of the entry at the offset), if known.
+pub fn stored_anchor(tx: &mut impl Queryable, event: &str) -> mysql::Result<Option<String>> {
+    let row: Option<Option<String>> = tx.exec_first(
+        "SELECT anchor FROM ticket_sync_offset WHERE event_id = ?",
+        (event,),
+    )?;
+    Ok(row.flatten())
+}
+
+/// The writer's check: a batch read from before `offset` must carry the
+/// offset's entry with the anchor's content. Err(why) when it does not.
+pub fn anchored(
+    tx: &mut impl Queryable,
+    event: &str,
+    after: StreamId,
+    offset: StreamId,
+    entries: &[Entry],
+) -> mysql::Result<Result<(), String>> {
+    if after >= offset {
+        return Ok(Ok(()));
+    }
+    let Some(anchor) = stored_anchor(tx, event)? else {
+        return Ok(Ok(()));
+    };
+    let found = entries.iter().find(|e| e.id == offset);
+    Ok(match found {
+        Some(e) if content::digest(&content::text(event, e)) == anchor => Ok(()),
+        Some(_) => Err(format!(
+            "the entry at the offset {offset} has other content than MySQL applied"
+        )),
+        None => Err(format!(
+            "the batch read after {after} lacks the offset's entry {offset}"
+        )),
+    })
+}
+
+/// `SET ticket:{E}:synced "<offset> <digest>"`, then `XTRIM
+/// ticket:{E}:log MINID = next(offset)`; the entries removed. Only when
+/// Redis holds the offset's entry with that content: a trim queued before
+/// a failover must neither name a lost entry as the anchor nor delete
+/// entries of the new primary that MySQL never applied (the heal needs
+/// them). Without a digest (an offset from before V4) the anchor is
+/// cleared (`none`) and the log trimmed as before.
+pub fn trim(
+    conn: &mut dyn ConnectionLike,
+    event: &str,
+    offset: StreamId,
+    digest: Option<&str>,
+) -> redis::RedisResult<u64> {
+    let Some(d) = digest else {
+        // "none" never parses as an anchor (no DEL: the ACL grants only SET).
+        redis::cmd("SET")
+            .arg(anchor_key(event))
+            .arg("none")
+            .query::<()>(conn)?;
+        return redisio::trim(conn, event, offset);
+    };
+    let v: redis::Value = redis::cmd("XRANGE")
+        .arg(redisio::log_key(event))
+        .arg(offset.to_string())
+        .arg(offset.to_string())
+        .query(conn)?;
+    let held = redisio::parse_entries(event, &v)
+        .first()
+        .is_some_and(|e| e.id == offset && content::digest(&content::text(event, e)) == d);
+    if !held {
+        // Trimmed at this offset already (the anchor says so), or the
+        // entry is not there: leave the log to the verifier.
+        if redis_anchor(conn, event)?.is_none_or(|a| a != (offset, d.to_owned())) {
+            log::debug!("event {event}: not trimming at {offset}: Redis does not hold that entry");
+        }
+        return Ok(0);
+    }
+    redis::cmd("SET")
+        .arg(anchor_key(event))
+        .arg(format!("{offset} {d}"))
+        .query::<()>(conn)?;
+    redisio::trim(conn, event, offset)
+}
+
+/// The anchor Redis has for `event`: (id, digest).
+pub fn redis_anchor(
+    conn: &mut dyn ConnectionLike,
+    event: &str,
+) -> redis::RedisResult<Option<(StreamId, String)>> {
+    let v: Option<String> = redis::cmd("GET").arg(anchor_key(event)).query(conn)?;
+    Ok(v.and_then(|t| {
+        let (id, digest) = t.split_once(' ')?;
+        Some((StreamId::parse(id)?, digest.to_owned()))
+    }))
+}
