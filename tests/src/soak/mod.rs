@@ -35,10 +35,9 @@ pub use run::run;
 
 use nemesis::{parse_menu, Fault};
 
-/// The menu when `TICKETGATE_SOAK_FAULTS` is unset: `safe` while an
-/// unplanned failover still loses applied writes (issue 19); `all` once
-/// the sidecar heals them.
-pub const DEFAULT_FAULTS: &str = "safe";
+/// The menu when `TICKETGATE_SOAK_FAULTS` is unset: every fault, unplanned
+/// failovers and failovers during a heal included (the sidecar heals them).
+pub const DEFAULT_FAULTS: &str = "all";
 
 /// Default length of a run, in seconds: short enough for CI.
 pub const DEFAULT_SECS: u64 = 75;
