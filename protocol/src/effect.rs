@@ -8,7 +8,7 @@
 //! nothing left to decide:
 //!
 //! ```text
-//! TICKET._APPLY <version> <E> init    <id> <at> <total> <opens_at> <closes_at> <hold> <limit> <offer> <incarnation>
+//! TICKET._APPLY <version> <E> init    <id> <at> <total> <opens_at> <closes_at> <hold> <limit> <offer> <incarnation> [<draw> <admit> <secret>]
 //! TICKET._APPLY <version> <E> claim   <id> <at> <user> <tickets> <minted>
 //! TICKET._APPLY <version> <E> hold    <id> <at> <user> <tickets> <minted> <until>
 //! TICKET._APPLY <version> <E> offer   <id> <at> <user> <tickets> <minted> <until>
@@ -19,6 +19,9 @@
 //! TICKET._APPLY <version> <E> close   <id> <at>
 //! TICKET._APPLY <version> <E> drop    <id> <at>
 //! TICKET._APPLY <version> <E> restore <id> <at> <incarnation> <status> <from>
+//! TICKET._APPLY <version> <E> enter   <id> <at> <user> <count> <rank>
+//! TICKET._APPLY <version> <E> leave   <id> <at> <user>
+//! TICKET._APPLY <version> <E> draw    <id> <at> <seed>
 //! TICKET._APPLY <version> <E> restore-begin  <the values of TICKET.RESTORE BEGIN, without FORCE>
 //! TICKET._APPLY <version> <E> restore-orders <user> <tickets> <until> [...]
 //! TICKET._APPLY <version> <E> restore-free   <n>|<a>-<b> [...]
@@ -26,8 +29,12 @@
 //! TICKET._APPLY <version> <E> leave   <user>
 //! ```
 //!
-//! `wait` and `leave` change the waiting list, which lives in Redis only:
-//! they carry no stream id and append nothing to the log. A `place` is the
+//! `wait` and `leave <user>` change the waiting list, which lives in Redis
+//! only: they carry no stream id and append nothing to the log (a draw
+//! entrant's `leave` is logged, and so carries an id and a time). A draw
+//! event's init effect carries its commitment, its `admit` (0 = none) and
+//! its secret seed, which its record never shows; an `enter` carries the
+//! entrant's rank, which its record leaves out. A `place` is the
 //! user's score in the list (`seq * 1024 + count`, see
 //! [`WAIT_COUNT_SPAN`]). The `restore-*` effects are the steps of a
 //! `TICKET.RESTORE` before its commit (see `restore`); they append
@@ -233,7 +240,8 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Effect<&'a str>), BadEf
         |step: Result<Effect<&'a str>, String>| step.map_err(|e| bad(format!("{op}: {e}")));
     match (op, rest) {
         ("drop", []) => return Ok((event, Effect::DropAll)),
-        ("wait" | "leave", _) => return Ok((event, waiting(op, rest, text)?)),
+        // An entrant's logged leave carries an id and a time (`append`).
+        ("wait", _) | ("leave", [_]) => return Ok((event, waiting(op, rest, text)?)),
         ("restore-begin", _) => {
             return Ok((
                 event,
@@ -338,6 +346,24 @@ mod tests {
     }
 
     #[test]
+    fn a_leave_with_an_id_is_an_entrants_logged_leave() {
+        let unlogged = decode(&[b"1", b"e", b"leave", b"u1"]).unwrap().1;
+        assert_eq!(unlogged, Effect::Leave { user: "u1" });
+        let logged = decode(&[b"1", b"e", b"leave", b"5-0", b"9", b"u1"])
+            .unwrap()
+            .1;
+        let want = Effect::Append {
+            id: StreamId::new(5, 0),
+            record: Record {
+                op: Op::Leave { user: "u1" },
+                at: 9,
+            },
+            minted: None,
+        };
+        assert_eq!(logged, want);
+    }
+
+    #[test]
     fn a_claim_on_the_wire() {
         let claim = Effect::Append {
             id: StreamId::new(1700, 3),
@@ -384,6 +410,7 @@ mod tests {
                     closes_at: 0,
                     checkout,
                     incarnation,
+                    draw: None,
                 },
                 at: 4,
             },
@@ -570,7 +597,9 @@ mod tests {
         fn every_effect_round_trips(effect in any_effect(), event in "[A-Za-z0-9_.:-]{1,64}") {
             let raw = wire(&effect.borrowed(), &event);
             let restoring = matches!(effect, Effect::RestoreBegin(_) | Effect::RestoreOrders(_) | Effect::RestoreFree(_));
-            prop_assert!(restoring || raw.len() <= MAX_ARGS);
+            // A draw event's init (rare) spills into a Vec; the rest never do.
+            let draw_init = matches!(&effect, Effect::Append { record: Record { op: Op::Init { draw: Some(_), .. }, .. }, .. });
+            prop_assert!(restoring || draw_init || raw.len() <= MAX_ARGS);
             prop_assert_eq!(decoded(&raw), Ok((event, effect)));
         }
 

@@ -145,6 +145,22 @@ impl Tickets {
     }
 }
 
+/// Most offers per second a draw's `ADMIT` may allow.
+pub const MAX_ADMIT: i64 = 1_000_000;
+
+/// A draw event's terms, set by its init (docs/design.md "The draw"): the
+/// public commitment `SHA-256(seed)`, the admission rate, and — only in the
+/// init's effect, never in its record — the secret seed itself, which a
+/// replica must keep so that whichever server draws reveals the same one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DrawTerms {
+    pub commitment: [u8; 32],
+    /// Offers per second (`ADMIT`), `None` = as fast as tickets are free.
+    pub admit: Option<i64>,
+    /// The secret seed: `Some` in effects, `None` decoded from a record.
+    pub seed: Option<[u8; 32]>,
+}
+
 /// What happened. `U` is the user id: `&str` when encoding, `String` decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op<U = String> {
@@ -156,6 +172,8 @@ pub enum Op<U = String> {
         closes_at: i64,
         checkout: Checkout,
         incarnation: Option<Incarnation>,
+        /// `Some` for a draw event (`TICKET.INIT ... DRAW`).
+        draw: Option<DrawTerms>,
     },
     /// `user` won `tickets`, sold at once.
     Claim { user: U, tickets: Tickets },
@@ -193,6 +211,19 @@ pub enum Op<U = String> {
         status: Status,
         from: StreamId,
     },
+    /// `user` entered a draw event's draw for `count` tickets, before the
+    /// draw; `rank` is their place in it, carried only by the effect (a
+    /// record decodes to `None`: the seed, revealed later, gives it).
+    Enter {
+        user: U,
+        count: i64,
+        rank: Option<u64>,
+    },
+    /// `user` left a draw event's queue as an entrant (before or after the
+    /// draw; those who joined after it leave unlogged).
+    Leave { user: U },
+    /// The draw was made: the seed is revealed and the order fixed.
+    Draw { seed: [u8; 32] },
 }
 
 impl<U> Op<U> {
@@ -214,7 +245,15 @@ impl<U> Op<U> {
                 tickets,
                 until,
             } => Some((user, tickets, *until)),
-            Op::Init { .. } | Op::Open | Op::Close | Op::Drop | Op::Restore { .. } => None,
+            _ => None,
+        }
+    }
+
+    /// The user an op is about, if any.
+    pub fn user(&self) -> Option<&U> {
+        match self {
+            Op::Enter { user, .. } | Op::Leave { user } => Some(user),
+            op => op.order().map(|(user, _, _)| user),
         }
     }
 }
@@ -237,6 +276,8 @@ pub enum Value<'a> {
     List(&'a [i64]),
     /// An incarnation: 16 lowercase hex digits.
     Hex(Incarnation),
+    /// 32 bytes (a draw's seed or commitment): 64 lowercase hex digits.
+    Bytes(&'a [u8; 32]),
     /// An inclusive range of numbers: `<a>-<b>`, or `<a>` when `a == b`.
     Range(i64, i64),
 }
@@ -248,6 +289,7 @@ impl std::fmt::Display for Value<'_> {
             Value::Number(n) => write!(f, "{n}"),
             Value::Id(id) => write!(f, "{id}"),
             Value::Hex(incarnation) => write!(f, "{incarnation}"),
+            Value::Bytes(bytes) => f.write_str(&crate::draw::hex(*bytes)),
             Value::Range(a, b) if a == b => write!(f, "{a}"),
             Value::Range(a, b) => write!(f, "{a}-{b}"),
             Value::List(numbers) => {
@@ -273,12 +315,14 @@ impl<U> Op<U> {
                 closes_at,
                 checkout,
                 incarnation,
+                draw,
             } => Op::Init {
                 total: *total,
                 opens_at: *opens_at,
                 closes_at: *closes_at,
                 checkout: *checkout,
                 incarnation: *incarnation,
+                draw: *draw,
             },
             Op::Claim { user, tickets } => Op::Claim {
                 user: f(user),
@@ -326,6 +370,40 @@ impl<U> Op<U> {
                 status: *status,
                 from: *from,
             },
+            Op::Enter { user, count, rank } => Op::Enter {
+                user: f(user),
+                count: *count,
+                rank: *rank,
+            },
+            Op::Leave { user } => Op::Leave { user: f(user) },
+            Op::Draw { seed } => Op::Draw { seed: *seed },
+        }
+    }
+}
+
+impl<U: Clone> Op<U> {
+    /// The op as its record carries it: without the values only its effect
+    /// carries (an entrant's rank, a draw event's secret seed).
+    pub fn as_recorded(&self) -> Op<U> {
+        match self {
+            Op::Enter { user, count, .. } => Op::Enter {
+                user: user.clone(),
+                count: *count,
+                rank: None,
+            },
+            Op::Init {
+                draw: Some(terms), ..
+            } => {
+                let mut op = self.clone();
+                if let Op::Init { draw, .. } = &mut op {
+                    *draw = Some(DrawTerms {
+                        seed: None,
+                        ..*terms
+                    });
+                }
+                op
+            }
+            op => op.clone(),
         }
     }
 }
@@ -377,7 +455,8 @@ pub fn parse_tickets(text: &str) -> Option<Tickets> {
 }
 
 /// Most arguments an effect has after the command name, but for the
-/// `restore-*` steps, whose arguments spill into a `Vec`.
+/// `restore-*` steps and a draw event's init, whose arguments spill into a
+/// `Vec`.
 pub const MAX_ARGS: usize = 12;
 
 /// The arguments of one `TICKET._APPLY` (or `TICKET.RESTORE`), without a

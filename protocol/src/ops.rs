@@ -6,10 +6,11 @@
 //! lists an op's fields. Adding an op is one line here, one variant of
 //! [`Op`] and one arm each in [`Op::kind`], [`Op::value`] and [`Parts::op`].
 
+use crate::draw::{parse_seed, AFTER_DRAW};
 use crate::keys::valid_user;
 use crate::model::{
-    default_offer, parse_number, parse_tickets, parse_time, Checkout, Incarnation, Op, Status,
-    Tickets, Value, MAX_HOLD_MS, MAX_TICKETS,
+    default_offer, parse_number, parse_tickets, parse_time, Checkout, DrawTerms, Incarnation, Op,
+    Status, Tickets, Value, MAX_ADMIT, MAX_HOLD_MS, MAX_TICKETS,
 };
 use crate::StreamId;
 
@@ -27,6 +28,9 @@ pub enum Kind {
     Close,
     Drop,
     Restore,
+    Enter,
+    Leave,
+    Draw,
 }
 
 /// One value an op carries, named as its stream field.
@@ -50,6 +54,19 @@ pub enum Field {
     Minted,
     /// A hold's or offer's deadline (unix ms).
     Until,
+    /// A draw event's commitment, `hex(SHA-256(seed))` (an init's `draw`).
+    Commitment,
+    /// A draw event's admission rate (an init's `admit`; in the effect 0
+    /// means none).
+    Admit,
+    /// A draw event's secret seed: only in the init's effect.
+    Secret,
+    /// How many tickets an entrant wants.
+    Count,
+    /// An entrant's rank: only in the effect (replicas compute nothing).
+    Rank,
+    /// The revealed seed (`op=draw`).
+    Seed,
 }
 
 impl Field {
@@ -69,6 +86,12 @@ impl Field {
             Field::Tickets => "tickets",
             Field::Minted => "minted",
             Field::Until => "until",
+            Field::Commitment => "draw",
+            Field::Admit => "admit",
+            Field::Secret => "secret",
+            Field::Count => "count",
+            Field::Rank => "rank",
+            Field::Seed => "seed",
         }
     }
 
@@ -81,9 +104,10 @@ impl Field {
         }
     }
 
-    /// Whether the stream record carries it (all but `minted`).
+    /// Whether the stream record carries it (all but `minted`, `secret`
+    /// and `rank`, which only replicas need).
     pub fn in_record(self) -> bool {
-        self != Field::Minted
+        !matches!(self, Field::Minted | Field::Secret | Field::Rank)
     }
 }
 
@@ -135,7 +159,7 @@ impl OpSpec {
 use Field as F;
 
 /// Every op, in the order of [`Kind`].
-pub const OPS: [OpSpec; 11] = [
+pub const OPS: [OpSpec; 14] = [
     OpSpec {
         kind: Kind::Init,
         name: "init",
@@ -147,6 +171,9 @@ pub const OPS: [OpSpec; 11] = [
             F::Limit,
             F::Offer,
             F::Incarnation,
+            F::Commitment,
+            F::Admit,
+            F::Secret,
         ],
         record_needs: 1,
         effect_needs: 3,
@@ -173,6 +200,9 @@ pub const OPS: [OpSpec; 11] = [
         "restore",
         &[F::Incarnation, F::Status, F::From],
     ),
+    OpSpec::fixed(Kind::Enter, "enter", &[F::User, F::Count, F::Rank]),
+    OpSpec::fixed(Kind::Leave, "leave", &[F::User]),
+    OpSpec::fixed(Kind::Draw, "draw", &[F::Seed]),
 ];
 
 /// The op named `name`.
@@ -194,6 +224,9 @@ impl<U> Op<U> {
             Op::Close => Kind::Close,
             Op::Drop => Kind::Drop,
             Op::Restore { .. } => Kind::Restore,
+            Op::Enter { .. } => Kind::Enter,
+            Op::Leave { .. } => Kind::Leave,
+            Op::Draw { .. } => Kind::Draw,
         }
     }
 
@@ -221,6 +254,9 @@ impl<U: AsRef<str>> Op<U> {
             (Op::Init { opens_at, .. }, F::OpensAt) => number(*opens_at),
             (Op::Init { closes_at, .. }, F::ClosesAt) => number(*closes_at),
             (Op::Init { incarnation, .. }, F::Incarnation) => incarnation.map(Value::Hex),
+            (Op::Init { draw, .. }, F::Commitment | F::Admit | F::Secret) => {
+                draw.as_ref().and_then(|terms| terms.value(field, form))
+            }
             (
                 Op::Init {
                     checkout,
@@ -244,6 +280,12 @@ impl<U: AsRef<str>> Op<U> {
             (Op::Restore { status, .. }, F::Status) => Some(Value::Text(status.as_str())),
             (Op::Restore { from, .. }, F::From) => Some(Value::Id(*from)),
             (_, F::Minted) => number(minted.unwrap_or(0)),
+            (Op::Enter { count, .. }, F::Count) => number(*count),
+            (Op::Enter { rank, .. }, F::Rank) => rank.map(|r| Value::Number(r as i64)),
+            (Op::Draw { seed }, F::Seed) => Some(Value::Bytes(seed)),
+            (Op::Enter { user, .. } | Op::Leave { user }, F::User) => {
+                Some(Value::Text(user.as_ref()))
+            }
             (op, F::User | F::Tickets | F::Until) => {
                 let (user, tickets, until) = op.order()?;
                 match field {
@@ -252,6 +294,21 @@ impl<U: AsRef<str>> Op<U> {
                     _ => (until > 0).then_some(Value::Number(until)),
                 }
             }
+            _ => None,
+        }
+    }
+}
+
+impl DrawTerms {
+    /// How an init writes its draw terms: the record carries the
+    /// commitment and `admit` when set; the effect carries all three,
+    /// `admit` 0 when unset, so the secret keeps its position.
+    fn value(&self, field: Field, form: Form) -> Option<Value<'_>> {
+        match (field, form) {
+            (F::Commitment, _) => Some(Value::Bytes(&self.commitment)),
+            (F::Admit, Form::Record) => self.admit.map(Value::Number),
+            (F::Admit, Form::Effect) => Some(Value::Number(self.admit.unwrap_or(0))),
+            (F::Secret, Form::Effect) => self.seed.as_ref().map(Value::Bytes),
             _ => None,
         }
     }
@@ -273,6 +330,12 @@ pub struct Parts<'a> {
     pub incarnation: Option<Incarnation>,
     pub status: Option<Status>,
     pub from: Option<StreamId>,
+    pub commitment: Option<[u8; 32]>,
+    pub admit: Option<i64>,
+    pub secret: Option<[u8; 32]>,
+    pub count: Option<i64>,
+    pub rank: Option<u64>,
+    pub seed: Option<[u8; 32]>,
 }
 
 /// Stores `value` in `slot`; whether there was one.
@@ -307,6 +370,23 @@ impl<'a> Parts<'a> {
             F::Incarnation => keep(&mut self.incarnation, Incarnation::parse(text)),
             F::Status => keep(&mut self.status, Status::parse(text)),
             F::From => keep(&mut self.from, StreamId::parse(text)),
+            F::Commitment => keep(&mut self.commitment, parse_seed(text)),
+            F::Admit => keep(
+                &mut self.admit,
+                parse_time(text).filter(|a| *a <= MAX_ADMIT),
+            ),
+            F::Secret => keep(&mut self.secret, parse_seed(text)),
+            F::Count => keep(
+                &mut self.count,
+                parse_number(text).filter(|c| *c <= MAX_TICKETS as i64),
+            ),
+            F::Rank => keep(
+                &mut self.rank,
+                parse_time(text)
+                    .map(|r| r as u64)
+                    .filter(|r| *r < AFTER_DRAW),
+            ),
+            F::Seed => keep(&mut self.seed, parse_seed(text)),
         }
     }
 
@@ -328,6 +408,11 @@ impl<'a> Parts<'a> {
                         offer: self.offer.unwrap_or(default_offer(hold)),
                     },
                     incarnation: self.incarnation,
+                    draw: self.commitment.map(|commitment| DrawTerms {
+                        commitment,
+                        admit: self.admit.filter(|a| *a > 0),
+                        seed: self.secret,
+                    }),
                 }
             }
             Kind::Claim => Op::Claim {
@@ -364,6 +449,13 @@ impl<'a> Parts<'a> {
                 status: self.status?,
                 from: self.from?,
             },
+            Kind::Enter => Op::Enter {
+                user: user?,
+                count: self.count?,
+                rank: self.rank,
+            },
+            Kind::Leave => Op::Leave { user: user? },
+            Kind::Draw => Op::Draw { seed: self.seed? },
         })
     }
 }
@@ -409,7 +501,8 @@ mod tests {
                 .collect();
             let names: Vec<&str> = record.borrowed().fields("e").map(|(k, _)| k).collect();
             prop_assert!(in_table_order(spec, &names[2..names.len() - 1]), "{:?}", names);
-            prop_assert_eq!(record::decode("e", &fields), Ok(record.clone()));
+            let recorded = Record { op: record.op.as_recorded(), at };
+            prop_assert_eq!(record::decode("e", &fields), Ok(recorded));
             let minted = minted.filter(|_| spec.fields.contains(&Field::Minted));
             let effect = Effect::Append { id: StreamId::new(ms, seq), record, minted };
             let raw: Vec<String> = effect.args("e").as_slice().iter().map(|v| v.to_string()).collect();

@@ -10,7 +10,9 @@
 //! (sold at once), `hold` and `offer` (held until `until`), `confirm` (a
 //! held order became sold), `expire` (a hold ran out), `cancel`. One ticket
 //! is written as `ticket <n>` (all that release 0.1 wrote), several as
-//! `tickets` with the numbers ascending and comma-separated.
+//! `tickets` with the numbers ascending and comma-separated. A draw event's
+//! init adds `draw <hex commitment> [admit <n>]`; its queue logs `enter`
+//! (`user <u> count <n>`), `leave` (`user <u>`) and `draw` (`seed <hex>`).
 //!
 //! The field order is part of the contract. Decoding never panics: anything
 //! that does not decode becomes a [`Malformed`] value carrying a reason and a
@@ -226,7 +228,9 @@ pub fn decode(event: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<Record, Malform
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::draw::AFTER_DRAW;
     use crate::keys::MAX_TOTAL;
+    use crate::model::{DrawTerms, MAX_ADMIT};
     use crate::ops::{Kind, OPS};
     use crate::StreamId;
     use proptest::prelude::*;
@@ -270,6 +274,7 @@ pub(crate) mod tests {
                 closes_at: 9,
                 checkout: Checkout::default(),
                 incarnation: None,
+                draw: None,
             },
             at: 1,
         };
@@ -295,6 +300,57 @@ pub(crate) mod tests {
             at: 3,
         };
         assert_eq!(flat(&close), ["op", "close", "event", "e1", "at", "3"]);
+    }
+
+    /// A draw event's records: the init shows the commitment, never the
+    /// secret; `enter` leaves out the rank; `draw` reveals the seed.
+    #[test]
+    fn the_draw_records() {
+        let terms = DrawTerms {
+            commitment: [0xab; 32],
+            admit: Some(500),
+            seed: Some([0xcd; 32]),
+        };
+        let init = Record {
+            op: Op::<&str>::Init {
+                total: 10,
+                opens_at: 0,
+                closes_at: 0,
+                checkout: Checkout::default(),
+                incarnation: Some(Incarnation(1)),
+                draw: Some(terms),
+            },
+            at: 2,
+        };
+        let fields = flat(&init);
+        assert_eq!(
+            fields[10..14],
+            ["incarnation", "0000000000000001", "draw", &"ab".repeat(32)]
+        );
+        assert_eq!(fields[14..], ["admit", "500", "at", "2"]);
+        assert!(
+            !fields.concat().contains("cdcd"),
+            "the secret stays out of the log"
+        );
+        let enter = Record {
+            op: Op::Enter {
+                user: "u1",
+                count: 2,
+                rank: Some(77),
+            },
+            at: 3,
+        };
+        assert_eq!(flat(&enter)[4..8], ["user", "u1", "count", "2"]);
+        assert_eq!(flat(&enter).len(), 10);
+        let draw = Record {
+            op: Op::<&str>::Draw { seed: [0xcd; 32] },
+            at: 4,
+        };
+        assert_eq!(flat(&draw)[4..], ["seed", &"cd".repeat(32), "at", "4"]);
+        for r in [init, enter, draw] {
+            let decoded = decode("e1", &encoded(&r, "e1")).unwrap();
+            assert_eq!(decoded.op, r.op.as_recorded().map_user(|u| u.to_string()));
+        }
     }
 
     /// Entries exactly as release 0.1 of the module wrote them keep decoding.
@@ -326,6 +382,7 @@ pub(crate) mod tests {
             closes_at: 0,
             checkout: Checkout::default(),
             incarnation: None,
+            draw: None,
         };
         assert_eq!(decode("e1", &init).unwrap().op, want);
         for (op, want) in [("open", Op::Open), ("close", Op::Close)] {
@@ -345,6 +402,7 @@ pub(crate) mod tests {
                 closes_at: 0,
                 checkout,
                 incarnation: Some(Incarnation(0xab)),
+                draw: None,
             },
             at: 2,
         };
@@ -599,10 +657,27 @@ pub(crate) mod tests {
         ]
     }
 
+    fn user_id() -> impl Strategy<Value = String> {
+        "[^\\p{Cc}]{1,16}".prop_filter("fits 64 bytes", |u| u.len() <= 64)
+    }
+
+    /// Any draw terms an init can carry (with its secret, as in effects).
+    fn any_draw_terms() -> impl Strategy<Value = DrawTerms> {
+        (
+            any::<[u8; 32]>(),
+            proptest::option::of(1..=MAX_ADMIT),
+            any::<[u8; 32]>(),
+        )
+            .prop_map(|(commitment, admit, seed)| DrawTerms {
+                commitment,
+                admit,
+                seed: Some(seed),
+            })
+    }
+
     /// Any op of `kind` the module can write.
     pub(crate) fn any_op(kind: Kind) -> BoxedStrategy<Op> {
-        let user = "[^\\p{Cc}]{1,16}".prop_filter("fits 64 bytes", |u| u.len() <= 64);
-        let order = (user, any_tickets(), 1..i64::MAX);
+        let order = (user_id(), any_tickets(), 1..i64::MAX);
         match kind {
             Kind::Init => (
                 1..=MAX_TOTAL,
@@ -610,17 +685,29 @@ pub(crate) mod tests {
                 0..i64::MAX,
                 any_checkout(),
                 proptest::option::of(any_incarnation()),
+                proptest::option::of(any_draw_terms()),
             )
                 .prop_map(
-                    |(total, opens_at, closes_at, checkout, incarnation)| Op::Init {
+                    |(total, opens_at, closes_at, checkout, incarnation, draw)| Op::Init {
                         total,
                         opens_at,
                         closes_at,
                         checkout,
+                        // The module writes draw terms only with an incarnation.
+                        draw: draw.filter(|_| incarnation.is_some()),
                         incarnation,
                     },
                 )
                 .boxed(),
+            Kind::Enter => (user_id(), 1..=MAX_TICKETS as i64, 0..AFTER_DRAW)
+                .prop_map(|(user, count, rank)| Op::Enter {
+                    user,
+                    count,
+                    rank: Some(rank),
+                })
+                .boxed(),
+            Kind::Leave => user_id().prop_map(|user| Op::Leave { user }).boxed(),
+            Kind::Draw => any::<[u8; 32]>().prop_map(|seed| Op::Draw { seed }).boxed(),
             Kind::Restore => (any_incarnation(), any::<bool>(), any::<(u64, u64)>())
                 .prop_map(|(incarnation, open, (ms, seq))| Op::Restore {
                     incarnation,
@@ -668,7 +755,8 @@ pub(crate) mod tests {
         #[test]
         fn every_record_round_trips(record in any_record()) {
             let raw = encoded(&record.borrowed(), "ev");
-            prop_assert_eq!(decode("ev", &raw), Ok(record));
+            let recorded = Record { op: record.op.as_recorded(), at: record.at };
+            prop_assert_eq!(decode("ev", &raw), Ok(recorded));
         }
 
         #[test]

@@ -306,7 +306,7 @@ impl<'a> RedisStore<'a> {
             Value::Number(n) if n == protocol::effect::VERSION => strings::constants().version,
             Value::Number(n) => self.number_string(n),
             Value::Id(id) => made.keep(stream_id_string(id)),
-            Value::List(_) | Value::Hex(_) | Value::Range(..) => {
+            Value::List(_) | Value::Hex(_) | Value::Bytes(_) | Value::Range(..) => {
                 made.keep(rstr(value.to_string().as_bytes()))
             }
         }

@@ -92,6 +92,8 @@ pub fn append<U: AsRef<str>>(
             store.write_meta(MetaWrite::Status(Status::from(*status)));
             store.write_meta(MetaWrite::ClearStaging);
         }
+        // A draw event's queue: not written by this build yet (issue 20).
+        Op::Enter { .. } | Op::Leave { .. } | Op::Draw { .. } => {}
     }
     store.append(record, id)
 }
@@ -105,6 +107,7 @@ fn init<U>(store: &mut impl Store, op: &Op<U>, at: i64) {
         closes_at,
         checkout,
         incarnation,
+        ..
     } = op
     else {
         return;

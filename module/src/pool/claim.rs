@@ -48,6 +48,7 @@ pub fn init(
         closes_at,
         checkout,
         incarnation: Some(incarnation),
+        draw: None,
     };
     out.append(store, Record { op, at: now }, None, None);
     Ok(())

@@ -69,7 +69,12 @@ pub fn reapply<'a>(
             None
         }
         Op::Open | Op::Close => None,
-        Op::Init { .. } | Op::Drop | Op::Restore { .. } => {
+        Op::Init { .. }
+        | Op::Drop
+        | Op::Restore { .. }
+        | Op::Enter { .. }
+        | Op::Leave { .. }
+        | Op::Draw { .. } => {
             return Err(TicketError::Invalid(format!(
                 "TICKET.REAPPLY: op={} is never re-applied",
                 record.op.name()

@@ -208,6 +208,7 @@ mod tests {
             closes_at: 0,
             checkout: Checkout::default(),
             incarnation: inc.map(Incarnation),
+            draw: None,
         }
     }
 

@@ -264,6 +264,7 @@ impl Init {
                 closes_at,
                 checkout,
                 incarnation,
+                ..
             } => Some(Init {
                 id,
                 total: *total,
@@ -637,6 +638,7 @@ mod tests {
                 closes_at: 0,
                 checkout: Checkout { hold: h * 1000, limit: 1 + h, offer: 5000 + h },
                 incarnation: inc.map(Incarnation),
+                draw: None,
             })),
             1 => Just(Ok(Op::Open)),
             1 => Just(Ok(Op::Close)),
