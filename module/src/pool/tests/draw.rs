@@ -335,6 +335,15 @@ proptest! {
             prop_assert_eq!(draws, usize::from(opened), "the draw exactly once");
         }
         if opened {
+            // The sweep alone serves everyone, offers expiring and passing
+            // on, until every ticket is sold.
+            for _ in 0..60 {
+                now += 2000;
+                step(&mut s, &Action::Sweep, now, bound);
+            }
+            let sold_out = s.holds.is_empty() && s.pool.is_empty()
+                && s.meta.as_ref().is_some_and(|m| m.minted == m.total);
+            prop_assert!(s.waiting.is_empty() || sold_out, "{:?} still wait", s.waiting);
             let summary = audit(&commitment(&SEED), &steps(&s));
             prop_assert!(summary.is_ok(), "{:?}", summary);
         }
