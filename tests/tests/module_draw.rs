@@ -459,6 +459,11 @@ fn bad_input_changes_nothing() {
             "at most 1 tickets",
         ),
         (&["TICKET.WAIT", "d", "u", "DRAW"], "unknown option"),
+        (&["TICKET.WAIT", "plain", "u", "DRAW"], "unknown option"),
+        (
+            &["TICKET.CLAIM", "d", "u"],
+            "NOTOPEN event 'd' is not open yet",
+        ),
     ] {
         let line = expect_any_error(&mut c, bad);
         assert!(line.contains(why), "{bad:?}: {line}");
