@@ -1,6 +1,5 @@
-//! The fair draw at open against a real redis-server (docs/design.md "A
-//! fair draw at open, and a steady admission rate"): entrants join before
-//! the draw (logged, `-1`), `TICKET.OPEN` (or `OPENS`, with no command at
+//! The fair draw at open against a real redis-server (docs/design.md "The
+//! draw"): entrants join before the draw (logged, `-1`), `TICKET.OPEN` (or `OPENS`, with no command at
 //! all) reveals the seed whose SHA-256 INIT published, and the offers
 //! follow the order this test recomputes from the revealed seed with its
 //! own HMAC-SHA256 (not the module's code); `ADMIT` spreads them over
