@@ -483,8 +483,17 @@ fn bad_input_changes_nothing() {
         assert!(line.contains(why), "{bad:?}: {line}");
         assert_eq!(digest(&mut c), before, "{bad:?} changed something");
     }
-    // A plain event's WAIT is the plain waiting list: a position, never -1.
     assert_eq!(status_text(&mut c, "plain", "draw"), None);
+    // A wants key of another type is refused before anything is written.
+    let _: () = redis::cmd("SET")
+        .arg(key("d", "wants"))
+        .arg("x")
+        .query(&mut c)
+        .unwrap();
+    let before = digest(&mut c);
+    expect_error(&mut c, &["TICKET.WAIT", "d", "u"], "WRONGTYPE");
+    expect_error(&mut c, &["TICKET.DROP", "d", "FORCE"], "WRONGTYPE");
+    assert_eq!(digest(&mut c), before, "a wrong type changed something");
 }
 
 /// The error line of a command that must fail.
