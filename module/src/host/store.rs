@@ -43,14 +43,23 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+// `RedisStore::open` writes the key handles out in this order.
+const _: () = assert!(
+    Part::Meta as usize == 0
+        && Part::Pool as usize == 1
+        && Part::Holders as usize == 2
+        && Part::Log as usize == 3
+        && PARTS.len() == 7
+);
+
 /// The open keys of one event for the duration of one command.
 pub struct RedisStore<'a> {
     pub(super) ctx: *mut RedisModuleCtx,
     pub(super) db: i32,
     pub(super) event: &'a str,
     pub(super) names: EventStrings,
-    /// Key handles by [`Part`]; the holds and waiting keys are opened on
-    /// first use, so the plain claim path does not pay for them.
+    /// Key handles by [`Part`]; the holds, waiting and wants keys are
+    /// opened on first use, so the plain claim path does not pay for them.
     pub(super) keys: [*mut RedisModuleKey; PARTS.len()],
     pub(super) mode: c_int,
     pub(super) opened: [bool; PARTS.len()],
@@ -86,13 +95,22 @@ impl<'a> RedisStore<'a> {
         let names = strings::event_strings(event);
         // SAFETY: ctx is the live command context; the names are kept alive
         // by the cache for longer than the handles.
-        let keys = PARTS.map(|part| match part {
-            Part::Holds | Part::Waiting => ptr::null_mut(),
-            _ => unsafe {
-                raw::RedisModule_OpenKey.unwrap()(ctx.ctx, names.key(part), mode)
-                    .cast::<RedisModuleKey>()
-            },
-        });
+        let open = |part: Part| unsafe {
+            raw::RedisModule_OpenKey.unwrap()(ctx.ctx, names.key(part), mode)
+                .cast::<RedisModuleKey>()
+        };
+        // In the order of `Part`'s discriminants, written out: the claim
+        // path opens exactly these four, with no loop over the lazy ones.
+        let lazy = ptr::null_mut();
+        let keys = [
+            open(Part::Meta),
+            open(Part::Pool),
+            open(Part::Holders),
+            open(Part::Log),
+            lazy,
+            lazy,
+            lazy,
+        ];
         RedisStore {
             ctx: ctx.ctx,
             // SAFETY: a plain getter on the live context.
@@ -101,7 +119,7 @@ impl<'a> RedisStore<'a> {
             names,
             keys,
             mode,
-            opened: PARTS.map(|part| !matches!(part, Part::Holds | Part::Waiting)),
+            opened: [true, true, true, true, false, false, false],
             user,
             numbers: [None, None],
             next_number: 0,
@@ -409,6 +427,14 @@ impl Store for RedisStore<'_> {
         self.rank_in_waiting(user)
     }
 
+    fn wants(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        self.read_wants(user)
+    }
+
+    fn set_wants(&mut self, user: &str, count: Option<i64>) {
+        self.write_wants(user, count)
+    }
+
     #[inline]
     fn lowest_free(&mut self) -> Result<Option<i64>, TicketError> {
         self.first_free()
@@ -449,6 +475,8 @@ impl Store for RedisStore<'_> {
             MetaWrite::Staging(staging) => self.set_staging(staging),
             MetaWrite::AddStagedSum(sum) => self.add_staged_sum(sum),
             MetaWrite::ClearStaging => self.clear_staging(),
+            MetaWrite::Drawn(at) => self.set_drawn(at),
+            MetaWrite::Admitted { second, used } => self.set_admitted(second, used),
         }
     }
 
