@@ -475,3 +475,35 @@ fn expect_any_error(c: &mut Connection, parts: &[&str]) -> String {
         Err(e) => error_line(&e),
     }
 }
+
+#[test]
+fn reapply_brings_back_a_lost_entry_and_refuses_a_foreign_seed() {
+    let server = RedisServer::start();
+    let mut c = server.conn();
+    ok(&mut c, &["TICKET.INIT", "h", "5", "HOLD", "60000", "DRAW"]);
+    let lost = [
+        "op", "enter", "event", "h", "user", "lost", "count", "1", "at", "7",
+    ];
+    let reapply = |c: &mut Connection, fields: &[&str]| {
+        let mut parts = vec!["TICKET.REAPPLY", "h"];
+        parts.extend_from_slice(fields);
+        cmd(&parts).query::<String>(c)
+    };
+    reapply(&mut c, &lost).expect("the lost entry comes back");
+    assert_eq!(int(&mut c, &["TICKET.POSITION", "h", "lost"]), -1);
+    let before = digest(&mut c);
+    let again = reapply(&mut c, &lost).unwrap_err();
+    assert!(error_line(&again).starts_with("CHANGED"), "{again}");
+    let foreign = "00".repeat(32);
+    let draw = ["op", "draw", "event", "h", "seed", &foreign, "at", "8"];
+    let refused = reapply(&mut c, &draw).unwrap_err();
+    assert!(
+        error_line(&refused).contains("the seed is not the event's"),
+        "{refused}"
+    );
+    assert_eq!(digest(&mut c), before, "nothing changed");
+    ok(&mut c, &["TICKET.OPEN", "h"]);
+    let seed = revealed_seed(&mut c, "h");
+    assert_eq!(offered(&mut c, "h"), ["lost"]);
+    assert!(rank(&seed, "lost") < 1 << 48, "a 48-bit rank");
+}
