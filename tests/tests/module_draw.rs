@@ -1,6 +1,5 @@
-//! The fair draw at open against a real redis-server (docs/design.md "A
-//! fair draw at open, and a steady admission rate"): entrants join before
-//! the draw (logged, `-1`), `TICKET.OPEN` (or `OPENS`, with no command at
+//! The fair draw at open against a real redis-server (docs/design.md "The
+//! draw"): entrants join before the draw (logged, `-1`), `TICKET.OPEN` (or `OPENS`, with no command at
 //! all) reveals the seed whose SHA-256 INIT published, and the offers
 //! follow the order this test recomputes from the revealed seed with its
 //! own HMAC-SHA256 (not the module's code); `ADMIT` spreads them over
@@ -459,6 +458,11 @@ fn bad_input_changes_nothing() {
             "at most 1 tickets",
         ),
         (&["TICKET.WAIT", "d", "u", "DRAW"], "unknown option"),
+        (&["TICKET.WAIT", "plain", "u", "DRAW"], "unknown option"),
+        (
+            &["TICKET.CLAIM", "d", "u"],
+            "NOTOPEN event 'd' is not open yet",
+        ),
     ] {
         let line = expect_any_error(&mut c, bad);
         assert!(line.contains(why), "{bad:?}: {line}");

@@ -12,8 +12,7 @@
 //! it has waited a full offer period, from when it is offered what is free.
 //! Offers are made only while the event accepts claims. Joining and leaving
 //! are replicated but not logged. While anyone waits, a `CLAIM` by a user
-//! without tickets is `SOLDOUT`. A draw event (docs/design.md "A fair draw
-//! at open") differs: before its draw `WAIT` enters the draw (`op=enter`,
+//! without tickets is `SOLDOUT`. A draw event (docs/design.md "The draw") differs: before its draw `WAIT` enters the draw (`op=enter`,
 //! logged; the place is the entrant's rank, revealed by the draw), and an
 //! entrant's `LEAVE` is logged (`op=leave`); after the draw newcomers queue
 //! behind every entrant, and while entrants wait a claim is `QUEUE`.
