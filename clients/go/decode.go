@@ -103,6 +103,15 @@ func (r *record) optional(name string) *string {
 	return &s
 }
 
+// optionalInt reads an integer field that may be absent or nil.
+func (r *record) optionalInt(name string) *int64 {
+	if r.values[name] == nil {
+		return nil
+	}
+	n := r.int(name)
+	return &n
+}
+
 func (r *record) fail(err error) {
 	if r.err == nil {
 		r.err = err
@@ -121,6 +130,7 @@ func decodeStatus(v interface{}) (*Status, error) {
 		State: r.str("status"), OpensAt: r.int("opens_at"), ClosesAt: r.int("closes_at"),
 		Unsynced: r.int("unsynced"), Held: r.int("held"), Waiting: r.int("waiting"),
 		Incarnation: r.optional("incarnation"), Draw: r.optional("draw"), Seed: r.optional("seed"),
+		Admit: r.optionalInt("admit"),
 	}
 	if r.err != nil {
 		return nil, r.err

@@ -49,7 +49,7 @@ var (
 	ErrUnsynced     = &Error{Code: "UNSYNCED"}     // DROP while the log has entries
 	ErrWrongType    = &Error{Code: "WRONGTYPE"}    // an event key holds another type
 	ErrTryAgain     = &Error{Code: "TRYAGAIN"}     // keys disagree (migration) or restoring
-	ErrQueue        = &Error{Code: "QUEUE"}        // the event sells through its queue
+	ErrQueue        = &Error{Code: "QUEUE"}        // a claim without an offer while drawn entrants wait
 	ErrNotRestoring = &Error{Code: "NOTRESTORING"} // a restore step without BEGIN
 	ErrIncomplete   = &Error{Code: "INCOMPLETE"}   // restore COMMIT before it is whole
 	ErrCorrupt      = &Error{Code: "CORRUPT"}      // keys hold values the module never writes

@@ -28,13 +28,20 @@ func New(rdb redis.UniversalClient) *TicketGate {
 }
 
 // InitOption is an option of Init. Options are sent in the order OPENS
-// CLOSES HOLD LIMIT OFFER whatever the order they are given in.
+// CLOSES HOLD LIMIT OFFER DRAW ADMIT whatever the order they are given in.
 type InitOption func(*initOptions)
 
 // initOptions holds each INIT option's value, nil when not given.
 type initOptions [len(initOptionNames)]*int64
 
-var initOptionNames = [...]string{"OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER"}
+var initOptionNames = [...]string{"OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER", "DRAW", "ADMIT"}
+
+// drawOption is the index of DRAW, the one option sent as a bare flag.
+const drawOption = 5
+
+// Entered is what Wait and Position answer for a user who entered a draw
+// not yet drawn: no place yet (not a place n >= 1, not 0 = offered).
+const Entered int64 = -1
 
 func initOption(index int, value int64) InitOption {
 	return func(o *initOptions) { o[index] = &value }
@@ -55,6 +62,14 @@ func Limit(n int) InitOption { return initOption(3, int64(n)) }
 
 // Offer: how long an offer to the waiting list is held.
 func Offer(d time.Duration) InitOption { return initOption(4, d.Milliseconds()) }
+
+// Draw makes a draw event (needs DefaultHold > 0 or Offer): created not yet
+// open, it opens and draws the order of those who entered (Wait) at Open or
+// at OpensAt.
+func Draw() InitOption { return initOption(drawOption, 1) }
+
+// Admit: a draw event's most offers per second (1..=1,000,000).
+func Admit(perSecond int) InitOption { return initOption(6, int64(perSecond)) }
 
 // ClaimOption is an option of Claim and ClaimTickets.
 type ClaimOption func(*[]interface{})
@@ -115,7 +130,11 @@ func (t *TicketGate) Init(ctx context.Context, event string, total int64, opts .
 	}
 	args := []interface{}{"ticket.init", event, strconv.FormatInt(total, 10)}
 	for i, value := range given {
-		if value != nil {
+		switch {
+		case value == nil:
+		case i == drawOption:
+			args = append(args, initOptionNames[i])
+		default:
 			args = append(args, initOptionNames[i], strconv.FormatInt(*value, 10))
 		}
 	}
@@ -202,8 +221,8 @@ func (t *TicketGate) Drop(ctx context.Context, event string, force bool) (int64,
 }
 
 // Wait puts the user on the event's waiting list for one ticket and returns
-// the 1-based position, 0 when a ticket was offered at once, or -1 when the
-// user entered a draw not yet drawn.
+// the 1-based position, 0 when a ticket was offered at once, or Entered (-1)
+// when the user entered a draw not yet drawn.
 func (t *TicketGate) Wait(ctx context.Context, event, user string) (int64, error) {
 	return t.integer(ctx, "ticket.wait", event, user)
 }
@@ -219,8 +238,8 @@ func (t *TicketGate) Leave(ctx context.Context, event, user string) (bool, error
 	return n == 1, err
 }
 
-// Position returns the user's place in the waiting list (0: offered, -1:
-// entered a draw not yet drawn), and false when the user is not on it.
+// Position returns the user's place in the waiting list (0: offered,
+// Entered: in a draw not yet drawn), and false when the user is not on it.
 func (t *TicketGate) Position(ctx context.Context, event, user string) (int64, bool, error) {
 	return t.optionalInteger(ctx, "ticket.position", event, user)
 }

@@ -16,9 +16,16 @@ type Status struct {
 	Waiting   int64
 	// Optional fields: nil when the server does not report them.
 	Incarnation *string
-	Draw        *string // commitment to the draw's seed (draw events)
-	Seed        *string // the seed, once drawn
+	// A draw event's: Draw the commitment, hex(SHA-256(seed)), from the
+	// start; Seed (64 hex digits) once drawn; Admit the most offers per
+	// second, when set.
+	Draw  *string
+	Seed  *string
+	Admit *int64
 }
+
+// Drawn reports whether a draw event has drawn (its seed is revealed).
+func (s *Status) Drawn() bool { return s.Seed != nil }
 
 // Event states reported in Status.State.
 const (

@@ -231,6 +231,12 @@ func initOptionsOf(options map[string]interface{}) []InitOption {
 	if v, ok := ms("offer"); ok {
 		opts = append(opts, Offer(time.Duration(v)*time.Millisecond))
 	}
+	if options["draw"] == true {
+		opts = append(opts, Draw())
+	}
+	if v, ok := ms("admit"); ok {
+		opts = append(opts, Admit(int(v)))
+	}
 	return opts
 }
 
@@ -248,6 +254,9 @@ func statusValue(s *Status) map[string]interface{} {
 	}
 	if s.Seed != nil {
 		value["seed"] = *s.Seed
+	}
+	if s.Admit != nil {
+		value["admit"] = *s.Admit
 	}
 	return value
 }

@@ -14,6 +14,7 @@ The format is described in clients/vectors/README.md.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import shutil
@@ -31,6 +32,11 @@ OUT = HERE.parent / "vectors.json"
 # Volatile values are replaced in the raw bytes (same length for bulk strings).
 NORMAL_INCARNATION = "1111111111111111"
 NORMAL_EXPIRES_AT = 4102444800000  # 2100-01-01T00:00:00Z
+# A draw's seed is random per event, and so its commitment: both are replaced,
+# the commitment by the normalised seed's own, so the pair still verifies.
+NORMAL_SEED = "5eed" * 16
+NORMAL_DRAW = hashlib.sha256(bytes.fromhex(NORMAL_SEED)).hexdigest()
+ENTERED = -1  # WAIT/POSITION of a draw event before its draw
 FAR_FUTURE = 4102444800000
 LATER_STILL = 4102448400000
 # Option order the wrappers send, per method: (option, RESP word, is a flag).
@@ -41,6 +47,8 @@ OPTIONS = {
         ("hold", "HOLD"),
         ("limit", "LIMIT"),
         ("offer", "OFFER"),
+        ("draw", "DRAW"),
+        ("admit", "ADMIT"),
     ],
     "claim": [("count", "COUNT"), ("hold", "HOLD")],
     "wait": [("count", "COUNT")],
@@ -403,6 +411,75 @@ SCRIPT = [
         ["ticket.restore", "r1", "COMMIT"],
         err("INCOMPLETE", None),
     ),
+    V("init: a draw", "init", ["d1", 1], ok(), hold=600000, draw=True),
+    V(
+        "status: a draw, not drawn yet",
+        "status",
+        ["d1"],
+        status(1, 1, 0, status="closed", draw=NORMAL_DRAW),
+    ),
+    V("wait: enters the draw", "wait", ["d1", "ann"], integer(ENTERED)),
+    V("wait: entering again changes nothing", "wait", ["d1", "ann"], integer(ENTERED)),
+    V("position: entered the draw", "position", ["d1", "ann"], integer(ENTERED)),
+    V("wait: another entrant", "wait", ["d1", "ben"], integer(ENTERED)),
+    V(
+        "claim: before the draw",
+        "claim",
+        ["d1", "zed"],
+        err("NOTOPEN", "event 'd1' is not open yet: it opens at TICKET.OPEN"),
+    ),
+    V("open: draws", "open", ["d1"], ok()),
+    V(
+        "status: drawn",
+        "status",
+        ["d1"],
+        status(1, 0, 1, held=1, waiting=1, unsynced=6, draw=NORMAL_DRAW, seed=NORMAL_SEED),
+    ),
+    V(
+        "claim: the queue",
+        "claim",
+        ["d1", "zed"],
+        err("QUEUE", "event 'd1' sells through its queue: TICKET.WAIT"),
+    ),
+    V("wait: after the draw, behind the entrants", "wait", ["d1", "zed"], integer(2)),
+    V(
+        "init: a draw with admit",
+        "init",
+        ["d2", 5],
+        ok(),
+        offer=300000,
+        draw=True,
+        admit=100,
+    ),
+    V(
+        "status: a draw with admit",
+        "status",
+        ["d2"],
+        status(5, 5, 0, status="closed", draw=NORMAL_DRAW, admit=100),
+    ),
+    V(
+        "init: draw without hold or offer",
+        "init",
+        ["d3", 5],
+        err("ERR", "DRAW needs HOLD > 0 or OFFER (its offers are held orders)"),
+        draw=True,
+    ),
+    V(
+        "init: admit 0",
+        "init",
+        ["d3", 5],
+        err("ERR", "ADMIT must be between 1 and 1000000, got 0"),
+        hold=600000,
+        draw=True,
+        admit=0,
+    ),
+    V(
+        "init: admit without draw",
+        "init",
+        ["d3", 5],
+        err("ERR", "ADMIT needs DRAW"),
+        admit=10,
+    ),
     S(*NOPERM_USER),
     S("AUTH", "tg-app", "pw"),
     V("drop: no permission (ACL)", "drop", ["e2"], err("NOPERM", None), force=True),
@@ -411,12 +488,30 @@ SCRIPT = [
 
 
 def normalise(raw: bytes) -> bytes:
+    check_commitment(raw)
+    for name, value in ((b"draw", NORMAL_DRAW), (b"seed", NORMAL_SEED)):
+        raw = re.sub(
+            rb"(" + name + rb"\r\n\$64\r\n)[0-9a-f]{64}",
+            rb"\g<1>" + value.encode(),
+            raw,
+        )
     raw = re.sub(
         rb"(incarnation\r\n\$16\r\n)[0-9a-f]{16}",
         rb"\g<1>" + NORMAL_INCARNATION.encode(),
         raw,
     )
     return re.sub(rb"(expires_at\r\n:)[1-9][0-9]*", rb"\g<1>%d" % NORMAL_EXPIRES_AT, raw)
+
+
+def check_commitment(raw: bytes) -> None:
+    """A reply showing both a draw's seed and its commitment: they must match
+    (SHA-256), before both are normalised away."""
+    seed = re.search(rb"seed\r\n\$64\r\n([0-9a-f]{64})", raw)
+    draw = re.search(rb"draw\r\n\$64\r\n([0-9a-f]{64})", raw)
+    if seed and draw:
+        digest = hashlib.sha256(bytes.fromhex(seed[1].decode())).hexdigest()
+        if digest != draw[1].decode():
+            raise AssertionError(f"the seed does not hash to the commitment: {raw!r}")
 
 
 def record(conn: testenv.Connection) -> list[bytes | None]:
@@ -516,6 +611,8 @@ def assemble(by_protocol: dict[int, list], version: str) -> dict:
         "normalised": {
             "incarnation": NORMAL_INCARNATION,
             "expires_at": NORMAL_EXPIRES_AT,
+            "seed": NORMAL_SEED,
+            "draw": NORMAL_DRAW,
         },
         "vectors": vectors,
     }

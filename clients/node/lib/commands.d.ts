@@ -21,6 +21,14 @@ export interface InitOptions {
     limit?: number;
     /** How long a waiting-list offer is held, in ms. */
     offer?: number;
+    /**
+     * A draw event (needs `hold` > 0 or `offer`): created not yet open, it
+     * opens and draws the order of those who entered (`wait`) at `open()` or
+     * at `opens`.
+     */
+    draw?: boolean;
+    /** A draw event's most offers per second (1..=1,000,000). */
+    admit?: number;
 }
 export interface ClaimOptions {
     /** Claim this many tickets, all or nothing; the reply is then an array. */

@@ -74,6 +74,9 @@ function init(event, total, o = {}) {
         ["LIMIT", o.limit],
         ["OFFER", o.offer],
     ]);
+    if (o.draw)
+        opts.push("DRAW");
+    opts.push(...options([["ADMIT", o.admit]]));
     return write(["ticket.init", event, String(total), ...opts], replies.parseOk);
 }
 function open(event) {

@@ -60,7 +60,10 @@ export declare class UnsyncedError extends TicketGateError {
 export declare class TryAgainError extends TicketGateError {
     static readonly code = "TRYAGAIN";
 }
-/** The event admits buyers through its queue (the draw). */
+/**
+ * A claim by a user without an offer while a draw event's drawn entrants
+ * still wait: the event sells through its queue; `wait()`.
+ */
 export declare class QueueError extends TicketGateError {
     static readonly code = "QUEUE";
 }

@@ -80,7 +80,10 @@ class TryAgainError extends TicketGateError {
     static code = "TRYAGAIN";
 }
 exports.TryAgainError = TryAgainError;
-/** The event admits buyers through its queue (the draw). */
+/**
+ * A claim by a user without an offer while a draw event's drawn entrants
+ * still wait: the event sells through its queue; `wait()`.
+ */
 class QueueError extends TicketGateError {
     static code = "QUEUE";
 }

@@ -11,7 +11,7 @@ export declare class TicketGate {
     constructor(client: AnyClient);
     /** Sends one prepared command and types its reply. */
     run<T>(call: commands.Call<T>): Promise<T>;
-    /** Creates an event of `total` tickets (times in unix ms, durations in ms). */
+    /** Creates an event of `total` tickets (times in unix ms, durations in ms; `draw`, `admit`: a draw). */
     init(event: string, total: number, options?: commands.InitOptions): Promise<void>;
     open(event: string): Promise<void>;
     close(event: string): Promise<void>;
@@ -31,9 +31,13 @@ export declare class TicketGate {
     holder(event: string, user: string): Promise<number | null>;
     order(event: string, user: string): Promise<Order | null>;
     status(event: string): Promise<Status>;
-    /** Joins the waiting list: the 1-based position, or 0 when offered at once. */
+    /**
+     * Joins the waiting list: the 1-based position, 0 when offered at once, or
+     * `ENTERED` (-1) when the user entered a draw not yet drawn.
+     */
     wait(event: string, user: string, options?: commands.WaitOptions): Promise<number>;
     leave(event: string, user: string): Promise<boolean>;
+    /** The 1-based place, 0 offered, `ENTERED` (-1) in a draw not yet drawn, null not on the list. */
     position(event: string, user: string): Promise<number | null>;
     /** Deletes the event's keys; the number deleted. */
     drop(event: string, options?: commands.DropOptions): Promise<number>;

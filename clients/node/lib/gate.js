@@ -56,7 +56,7 @@ class TicketGate {
         // claim is the hot path; the wrapper must cost under 5%).
         return this.#send(call.args, call.readonly).then(call.parse, rethrow);
     }
-    /** Creates an event of `total` tickets (times in unix ms, durations in ms). */
+    /** Creates an event of `total` tickets (times in unix ms, durations in ms; `draw`, `admit`: a draw). */
     init(event, total, options) {
         return this.run(commands.init(event, total, options));
     }
@@ -86,13 +86,17 @@ class TicketGate {
     status(event) {
         return this.run(commands.status(event));
     }
-    /** Joins the waiting list: the 1-based position, or 0 when offered at once. */
+    /**
+     * Joins the waiting list: the 1-based position, 0 when offered at once, or
+     * `ENTERED` (-1) when the user entered a draw not yet drawn.
+     */
     wait(event, user, options) {
         return this.run(commands.wait(event, user, options));
     }
     leave(event, user) {
         return this.run(commands.leave(event, user));
     }
+    /** The 1-based place, 0 offered, `ENTERED` (-1) in a draw not yet drawn, null not on the list. */
     position(event, user) {
         return this.run(commands.position(event, user));
     }

@@ -3,10 +3,14 @@
  * and ioredis 5. `new TicketGate(client)` gives every `TICKET.*` command as a
  * method returning a promise; error replies reject with one error class per
  * code (`SoldOutError`, ...) under `TicketGateError` (`.code`, `.message`).
+ * A draw event (`init(e, n, { draw: true })`) answers `wait`/`position` with
+ * `ENTERED` (-1) before its draw, and `claim` with `QueueError` while its
+ * entrants wait.
  */
 export { TicketGate } from "./gate";
 export type { Call, ClaimOptions, DropOptions, InitOptions, WaitOptions } from "./commands";
 export * as commands from "./commands";
 export type { Order, Status } from "./replies";
+export { ENTERED } from "./replies";
 export * as replies from "./replies";
 export * from "./errors";

@@ -5,6 +5,7 @@
  * or `Map`s; numbers as numbers, bigints or strings) into them.
  */
 Object.defineProperty(exports, "__esModule", { value: true });
+exports.ENTERED = void 0;
 exports.text = text;
 exports.parseInteger = parseInteger;
 exports.parseOptionalInteger = parseOptionalInteger;
@@ -14,6 +15,12 @@ exports.parseBool = parseBool;
 exports.fields = fields;
 exports.parseStatus = parseStatus;
 exports.parseOrder = parseOrder;
+/**
+ * `wait` and `position` of a draw event before its draw: the user entered the
+ * draw and has no place yet. Not a place (n >= 1), not 0 (offered), not null
+ * (not on the list).
+ */
+exports.ENTERED = -1;
 function fail(what, reply) {
     throw new TypeError(`ticketgate: expected ${what}, got ${JSON.stringify(String(reply))}`);
 }
@@ -87,6 +94,9 @@ function parseStatus(reply) {
         if (value != null)
             status[name] = typeof value === "number" ? String(value) : text(value);
     }
+    const admit = f.get("admit");
+    if (admit != null)
+        status.admit = parseInteger(admit);
     return status;
 }
 function parseOrder(reply) {

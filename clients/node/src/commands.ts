@@ -24,6 +24,14 @@ export interface InitOptions {
   limit?: number;
   /** How long a waiting-list offer is held, in ms. */
   offer?: number;
+  /**
+   * A draw event (needs `hold` > 0 or `offer`): created not yet open, it
+   * opens and draws the order of those who entered (`wait`) at `open()` or
+   * at `opens`.
+   */
+  draw?: boolean;
+  /** A draw event's most offers per second (1..=1,000,000). */
+  admit?: number;
 }
 
 export interface ClaimOptions {
@@ -66,6 +74,8 @@ export function init(event: string, total: number, o: InitOptions = {}): Call<vo
     ["LIMIT", o.limit],
     ["OFFER", o.offer],
   ]);
+  if (o.draw) opts.push("DRAW");
+  opts.push(...options([["ADMIT", o.admit]]));
   return write(["ticket.init", event, String(total), ...opts], replies.parseOk);
 }
 

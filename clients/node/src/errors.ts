@@ -76,7 +76,10 @@ export class TryAgainError extends TicketGateError {
   static readonly code = "TRYAGAIN";
 }
 
-/** The event admits buyers through its queue (the draw). */
+/**
+ * A claim by a user without an offer while a draw event's drawn entrants
+ * still wait: the event sells through its queue; `wait()`.
+ */
 export class QueueError extends TicketGateError {
   static readonly code = "QUEUE";
 }

@@ -27,7 +27,7 @@ export class TicketGate {
     return this.#send(call.args, call.readonly).then(call.parse, rethrow);
   }
 
-  /** Creates an event of `total` tickets (times in unix ms, durations in ms). */
+  /** Creates an event of `total` tickets (times in unix ms, durations in ms; `draw`, `admit`: a draw). */
   init(event: string, total: number, options?: commands.InitOptions): Promise<void> {
     return this.run(commands.init(event, total, options));
   }
@@ -70,7 +70,10 @@ export class TicketGate {
     return this.run(commands.status(event));
   }
 
-  /** Joins the waiting list: the 1-based position, or 0 when offered at once. */
+  /**
+   * Joins the waiting list: the 1-based position, 0 when offered at once, or
+   * `ENTERED` (-1) when the user entered a draw not yet drawn.
+   */
   wait(event: string, user: string, options?: commands.WaitOptions): Promise<number> {
     return this.run(commands.wait(event, user, options));
   }
@@ -79,6 +82,7 @@ export class TicketGate {
     return this.run(commands.leave(event, user));
   }
 
+  /** The 1-based place, 0 offered, `ENTERED` (-1) in a draw not yet drawn, null not on the list. */
   position(event: string, user: string): Promise<number | null> {
     return this.run(commands.position(event, user));
   }

@@ -4,6 +4,13 @@
  * or `Map`s; numbers as numbers, bigints or strings) into them.
  */
 
+/**
+ * `wait` and `position` of a draw event before its draw: the user entered the
+ * draw and has no place yet. Not a place (n >= 1), not 0 (offered), not null
+ * (not on the list).
+ */
+export const ENTERED = -1;
+
 /** `TICKET.STATUS`: an event's counts, state and window. */
 export interface Status {
   total: number;
@@ -25,10 +32,12 @@ export interface Status {
   waiting: number;
   /** 16 hex digits; null for events made before 0.3. */
   incarnation: string | null;
-  /** The draw's state, when the event has one. */
+  /** A draw event's commitment, hex(SHA-256(seed)), published from the start. */
   draw?: string;
-  /** The draw's seed, when drawn. */
+  /** A draw event's seed (64 hex digits), once drawn. */
   seed?: string;
+  /** A draw event's most offers per second, when set. */
+  admit?: number;
 }
 
 /** `TICKET.ORDER`: a user's tickets and whether they are held or sold. */
@@ -112,6 +121,8 @@ export function parseStatus(reply: Reply): Status {
     const value = f.get(name);
     if (value != null) status[name] = typeof value === "number" ? String(value) : text(value);
   }
+  const admit = f.get("admit");
+  if (admit != null) status.admit = parseInteger(admit);
   return status;
 }
 

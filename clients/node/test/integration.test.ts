@@ -1,14 +1,15 @@
 /**
  * Integration tests against the real servers of clients/testenv.py
  * (TICKETGATE_TEST_REDIS, TICKETGATE_TEST_CLUSTER): every command through
- * node-redis (RESP2 and RESP3) and ioredis, the reference concurrency test
+ * node-redis (RESP2 and RESP3) and ioredis, a draw (50 entrants, offers in
+ * the order recomputed from the revealed seed), the reference concurrency test
  * (1,000 users on 100 tickets), and in a 3-master cluster, for both
  * libraries: 0 MOVED per node, and recovery after a reshard.
  */
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 
@@ -125,6 +126,53 @@ async function errorsAreTyped(gate: tg.TicketGate, event: string) {
   assert.ok((await gate.drop(event, { force: true })) >= 1);
 }
 
+/**
+ * The draw's order, recomputed as a buyer would: rank = the first 6 bytes
+ * (big-endian) of HMAC-SHA256(seed, user id), ties by the id bytes.
+ */
+function drawnOrder(seed: Buffer, users: string[]): string[] {
+  const rank = (user: string) => createHmac("sha256", seed).update(user).digest().readUIntBE(0, 6);
+  return [...users].sort(
+    (a, b) => rank(a) - rank(b) || Buffer.compare(Buffer.from(a), Buffer.from(b)),
+  );
+}
+
+/** 50 users enter a draw for 10 tickets; OPEN reveals the seed; offers follow it. */
+async function aDraw(gate: tg.TicketGate, event: string) {
+  await gate.init(event, 10, { hold: HOUR, draw: true });
+  const before = await gate.status(event);
+  assert.equal(before.status, "closed");
+  assert.equal(before.seed, undefined);
+  assert.match(before.draw ?? "", /^[0-9a-f]{64}$/);
+  const users = Array.from({ length: 50 }, (_, i) => `fan-${String(i).padStart(2, "0")}`);
+  for (const user of users) assert.equal(await gate.wait(event, user), tg.ENTERED);
+  assert.equal(await gate.position(event, "fan-07"), tg.ENTERED);
+  await assert.rejects(gate.claim(event, "fan-07"), tg.NotOpenError);
+  await gate.open(event);
+  const after = await gate.status(event);
+  assert.equal(after.draw, before.draw);
+  const seed = Buffer.from(after.seed ?? "", "hex");
+  assert.equal(createHash("sha256").update(seed).digest("hex"), after.draw);
+  const order = drawnOrder(seed, users);
+  for (const [i, user] of order.slice(0, 10).entries()) {
+    const offer = await gate.order(event, user);
+    assert.deepEqual([offer?.tickets, offer?.state], [[i + 1], "held"], user);
+  }
+  assert.deepEqual([after.held, after.waiting, after.remaining], [10, 40, 0]);
+  await assert.rejects(gate.claim(event, order[10]), (e: unknown) => {
+    assert.ok(e instanceof tg.QueueError, String(e));
+    assert.equal(e.code, "QUEUE");
+    assert.equal(e.message, `event '${event}' sells through its queue: TICKET.WAIT`);
+    return true;
+  });
+  assert.equal(await gate.position(event, order[10]), 1);
+  assert.equal(await gate.claim(event, order[0]), 1);
+  assert.equal(await gate.wait(event, "late"), 41);
+  await assert.rejects(gate.init(`${event}-bad`, 5, { draw: true }), tg.InvalidError);
+  await gate.init(`${event}-admit`, 5, { offer: HOUR, draw: true, admit: 20 });
+  assert.equal((await gate.status(`${event}-admit`)).admit, 20);
+}
+
 async function thousandUsersHundredTickets(gate: tg.TicketGate, event: string) {
   await gate.init(event, 100);
   const results = await Promise.all(
@@ -145,6 +193,7 @@ for (const [name, connect] of Object.entries(STANDALONE)) {
       saleEndToEnd(new tg.TicketGate(await connect()), newEvent()));
     test("errors are typed", async () =>
       errorsAreTyped(new tg.TicketGate(await connect()), newEvent()));
+    test("a draw", async () => aDraw(new tg.TicketGate(await connect()), newEvent()));
     test("1,000 users on 100 tickets", async () =>
       thousandUsersHundredTickets(new tg.TicketGate(await connect()), newEvent()));
   });

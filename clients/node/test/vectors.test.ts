@@ -150,7 +150,7 @@ for (const vector of VECTORS) {
 }
 
 test("codes without a class keep their code; other errors pass through", () => {
-  const queue = tg.errorFor("QUEUE event 'e' admits through its queue");
+  const queue = tg.errorFor("QUEUE event 'e' sells through its queue: TICKET.WAIT");
   assert.ok(queue instanceof tg.QueueError && queue instanceof tg.TicketGateError);
   const other = tg.errorFor("NOPERM User u has no permissions");
   assert.equal(other.constructor, tg.TicketGateError);

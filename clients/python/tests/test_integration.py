@@ -1,12 +1,18 @@
 """Integration tests against the real servers of clients/testenv.py: every
-command standalone (RESP2 and RESP3, sync and asyncio), the reference
-concurrency test (1,000 users, 100 tickets), and in a 3-master cluster:
-routing with 0 MOVED per node, recovery after a reshard, no log noise."""
+command standalone (RESP2 and RESP3, sync and asyncio), a draw (50
+entrants, offers in the order recomputed from the revealed seed), the
+reference concurrency test (1,000 users, 100 tickets), and in a 3-master
+cluster: routing with 0 MOVED per node, recovery after a reshard, no log
+noise."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import logging
+import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -85,6 +91,73 @@ def test_errors_are_typed(gate, event):
         gate.status(event)
 
 
+def drawn_order(seed: bytes, users: list[str]) -> list[str]:
+    """The draw's order, recomputed as a buyer would: rank = the first 6
+    bytes (big-endian) of HMAC-SHA256(seed, user id), ties by the id bytes."""
+
+    def rank(user: str) -> int:
+        return int.from_bytes(hmac.new(seed, user.encode(), hashlib.sha256).digest()[:6], "big")
+
+    return sorted(users, key=lambda u: (rank(u), u.encode()))
+
+
+def offers_received(pubsub, count: int) -> list[str]:
+    """The first `count` users announced on an event's offers channel."""
+    users: list[str] = []
+    deadline = time.monotonic() + 10
+    while len(users) < count and time.monotonic() < deadline:
+        message = pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
+        if message is not None:
+            users.append(message["data"].decode())
+    return users
+
+
+def test_a_draw(gate, event):
+    """50 users enter a draw for 10 tickets; OPEN reveals the seed, which
+    hashes to the commitment, and offers go down the order recomputed from
+    it; a claim without an offer meets the queue."""
+    gate.init(event, 10, hold=HOUR, draw=True)
+    before = gate.status(event)
+    assert before.status == "closed" and not before.drawn and before.admit is None
+    assert re.fullmatch("[0-9a-f]{64}", before.draw or "")
+    users = [f"fan-{i:02}" for i in range(50)]
+    assert [gate.wait(event, u) for u in users] == [ticketgate.ENTERED] * 50
+    assert gate.position(event, "fan-07") == ticketgate.ENTERED
+    with pytest.raises(ticketgate.NotOpen):
+        gate.claim(event, "fan-07")
+    pubsub = gate.client.pubsub()
+    pubsub.subscribe(f"ticket:{{{event}}}:offers")
+    gate.open(event)
+    after = gate.status(event)
+    assert after.drawn and after.draw == before.draw
+    seed = bytes.fromhex(after.seed)
+    assert hashlib.sha256(seed).hexdigest() == after.draw
+    order = drawn_order(seed, users)
+    assert offers_received(pubsub, 10) == order[:10]
+    pubsub.close()
+    for ticket, user in enumerate(order[:10], start=1):
+        offer = gate.order(event, user)
+        assert offer is not None and (offer.tickets, offer.state) == ([ticket], "held")
+    assert (after.held, after.waiting, after.remaining) == (10, 40, 0)
+    with pytest.raises(ticketgate.Queue) as queue:
+        gate.claim(event, order[10])
+    assert queue.value.code == "QUEUE" and "TICKET.WAIT" in queue.value.message
+    assert gate.position(event, order[10]) == 1
+    assert gate.claim(event, order[0]) == 1  # offered: the claim gives the offer back
+    assert gate.wait(event, "late") == 41  # after the draw: behind every entrant
+
+
+def test_draw_options_are_checked(gate, event):
+    with pytest.raises(ticketgate.Invalid):
+        gate.init(event, 5, draw=True)  # neither HOLD nor OFFER
+    with pytest.raises(ticketgate.Invalid):
+        gate.init(event, 5, hold=HOUR, draw=True, admit=0)
+    with pytest.raises(ticketgate.NoEvent):
+        gate.status(event)
+    gate.init(event, 5, offer=HOUR, draw=True, admit=20)
+    assert gate.status(event).admit == 20
+
+
 def claim_or_error(gate, event, user):
     try:
         return gate.claim(event, user)
@@ -139,6 +212,11 @@ async def test_async_standalone(redis_url, event):
     assert (await gate.status(event)).held == 1
     with pytest.raises(ticketgate.Limit):
         await gate.claim(event, "b", count=2)
+    await gate.init(event + "-draw", 2, hold=HOUR, draw=True, admit=1)
+    assert await gate.wait(event + "-draw", "a") == ticketgate.ENTERED
+    await gate.open(event + "-draw")
+    assert (await gate.status(event + "-draw")).drawn
+    assert await gate.position(event + "-draw", "a") is None  # offered
     await client.aclose()
 
 

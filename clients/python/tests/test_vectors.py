@@ -139,7 +139,9 @@ def test_cluster_tryagain_without_text_is_typed():
 
 
 def test_unknown_code_keeps_its_code():
-    mapped = errors.from_response_error(ResponseError("QUEUE event 'e' admits through its queue"))
+    mapped = errors.from_response_error(
+        ResponseError("QUEUE event 'e' sells through its queue: TICKET.WAIT")
+    )
     assert isinstance(mapped, ticketgate.Queue)
     mapped = errors.from_response_error(ResponseError("some text without a code"))
     assert (type(mapped), mapped.code) == (ticketgate.Invalid, "ERR")

@@ -3,7 +3,9 @@
 `TicketGate(redis_client)` (sync; `ticketgate.asyncio.TicketGate` for
 `redis.asyncio`) gives every `TICKET.*` command as a method, replies as
 `int`, `list[int]`, `Status` and `Order`, and error replies as one exception
-class per code under `TicketGateError` (`.code`, `.message`).
+class per code under `TicketGateError` (`.code`, `.message`). A draw
+event (`init(..., draw=True)`) answers `wait`/`position` with `ENTERED`
+(-1) before its draw, and `claim` with `Queue` while its entrants wait.
 """
 
 from .client import TicketGate
@@ -28,9 +30,10 @@ from .errors import (
     Unsynced,
     WrongType,
 )
-from .replies import Order, Status
+from .replies import ENTERED, Order, Status
 
 __all__ = [
+    "ENTERED",
     "Call",
     "Closed",
     "Corrupt",

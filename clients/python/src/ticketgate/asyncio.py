@@ -46,9 +46,15 @@ class TicketGate:
         hold: int | None = None,
         limit: int | None = None,
         offer: int | None = None,
+        draw: bool = False,
+        admit: int | None = None,
     ) -> None:
-        """Creates an event of `total` tickets (times in unix ms, durations in ms)."""
-        await self.run(commands.init(event, total, opens, closes, hold, limit, offer))
+        """Creates an event of `total` tickets (times in unix ms, durations in ms).
+
+        `draw=True` makes it a draw event (needs `hold` > 0 or `offer`): it
+        opens, and draws the order of those who entered with `wait`, at
+        `open` or at `opens`; `admit` caps the offers per second."""
+        await self.run(commands.init(event, total, opens, closes, hold, limit, offer, draw, admit))
 
     async def open(self, event: str) -> None:
         await self.run(commands.open(event))
@@ -98,13 +104,16 @@ class TicketGate:
         return await self.run(commands.status(event))
 
     async def wait(self, event: str, user: str, count: int | None = None) -> int:
-        """Joins the waiting list: the 1-based position, or 0 if offered at once."""
+        """Joins the waiting list: the 1-based position, 0 if offered at once,
+        or `ENTERED` (-1) when the user entered a draw not yet drawn."""
         return await self.run(commands.wait(event, user, count))
 
     async def leave(self, event: str, user: str) -> bool:
         return await self.run(commands.leave(event, user))
 
     async def position(self, event: str, user: str) -> int | None:
+        """The 1-based place in the waiting list, 0 offered, `ENTERED` (-1)
+        entered a draw not yet drawn, None not on the list."""
         return await self.run(commands.position(event, user))
 
     async def drop(self, event: str, force: bool = False) -> int:

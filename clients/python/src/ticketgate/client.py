@@ -46,9 +46,15 @@ class TicketGate:
         hold: int | None = None,
         limit: int | None = None,
         offer: int | None = None,
+        draw: bool = False,
+        admit: int | None = None,
     ) -> None:
-        """Creates an event of `total` tickets (times in unix ms, durations in ms)."""
-        self.run(commands.init(event, total, opens, closes, hold, limit, offer))
+        """Creates an event of `total` tickets (times in unix ms, durations in ms).
+
+        `draw=True` makes it a draw event (needs `hold` > 0 or `offer`): it
+        opens, and draws the order of those who entered with `wait`, at
+        `open` or at `opens`; `admit` caps the offers per second."""
+        self.run(commands.init(event, total, opens, closes, hold, limit, offer, draw, admit))
 
     def open(self, event: str) -> None:
         self.run(commands.open(event))
@@ -94,13 +100,16 @@ class TicketGate:
         return self.run(commands.status(event))
 
     def wait(self, event: str, user: str, count: int | None = None) -> int:
-        """Joins the waiting list: the 1-based position, or 0 if offered at once."""
+        """Joins the waiting list: the 1-based position, 0 if offered at once,
+        or `ENTERED` (-1) when the user entered a draw not yet drawn."""
         return self.run(commands.wait(event, user, count))
 
     def leave(self, event: str, user: str) -> bool:
         return self.run(commands.leave(event, user))
 
     def position(self, event: str, user: str) -> int | None:
+        """The 1-based place in the waiting list, 0 offered, `ENTERED` (-1)
+        entered a draw not yet drawn, None not on the list."""
         return self.run(commands.position(event, user))
 
     def drop(self, event: str, force: bool = False) -> int:

@@ -38,9 +38,15 @@ def init(
     hold: int | None = None,
     limit: int | None = None,
     offer: int | None = None,
+    draw: bool = False,
+    admit: int | None = None,
 ) -> Call[None]:
     pairs = [("OPENS", opens), ("CLOSES", closes), ("HOLD", hold), ("LIMIT", limit)]
     options = _options([*pairs, ("OFFER", offer)])
+    # DRAW is a flag; ADMIT (offers per second) only makes sense with it, but
+    # the module is the one to say so (ERR), so it is sent as given.
+    options += ["DRAW"] if draw else []
+    options += _options([("ADMIT", admit)])
     return Call(("ticket.init", event, int(total), *options), replies.parse_ok)
 
 

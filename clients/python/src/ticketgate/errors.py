@@ -93,7 +93,8 @@ class TryAgain(TicketGateError):
 
 
 class Queue(TicketGateError):
-    """The event admits buyers through its queue (the draw)."""
+    """`claim` by a user without an offer while a draw event's drawn
+    entrants still wait: the event sells through its queue; `wait`."""
 
     code = "QUEUE"
 

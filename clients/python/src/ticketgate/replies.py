@@ -6,6 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+ENTERED = -1
+"""`wait` and `position` of a draw event before its draw: the user entered
+the draw and has no place yet (the draw fixes it). Not a 1-based place
+(n >= 1), not 0 (offered), and not None (not on the list)."""
+
 
 @dataclass(frozen=True)
 class Status:
@@ -21,8 +26,18 @@ class Status:
     held: int  # tickets in live holds
     waiting: int  # length of the waiting list
     incarnation: str | None  # 16 hex digits; None for events made before 0.3
-    draw: str | None = None  # the draw's state, when the event has one
-    seed: str | None = None  # the draw's seed, when drawn
+    # A draw event's: `draw` the commitment, hex(SHA-256(seed)), published
+    # from the start; `seed` (64 hex digits) once drawn; `admit` the most
+    # offers per second, when set. None for other events (and `seed` before
+    # the draw).
+    draw: str | None = None
+    seed: str | None = None
+    admit: int | None = None
+
+    @property
+    def drawn(self) -> bool:
+        """Whether a draw event has drawn (its seed is revealed)."""
+        return self.seed is not None
 
 
 @dataclass(frozen=True)
@@ -106,6 +121,7 @@ def parse_status(reply: Any) -> Status:
         incarnation=optional_text(f.get("incarnation")),
         draw=optional_text(f.get("draw")),
         seed=optional_text(f.get("seed")),
+        admit=parse_optional_integer(f.get("admit")),
     )
 
 

@@ -8,15 +8,23 @@ import java.util.List;
 /**
  * The options of {@code TICKET.INIT}, built fluently from {@link #defaults()}: {@code
  * InitOptions.defaults().hold(Duration.ofMinutes(15)).limit(4)}. Each call returns a new value;
- * they are sent in the order OPENS CLOSES HOLD LIMIT OFFER whatever the order of the calls.
+ * they are sent in the order OPENS CLOSES HOLD LIMIT OFFER DRAW ADMIT whatever the order of the
+ * calls.
  */
 public final class InitOptions {
-  private static final String[] NAMES = {"OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER"};
+  private static final String[] NAMES = {
+    "OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER", "DRAW", "ADMIT"
+  };
   private static final int OPENS = 0;
   private static final int CLOSES = 1;
   private static final int HOLD = 2;
   private static final int LIMIT = 3;
   private static final int OFFER = 4;
+
+  /** The one option sent as a bare flag. */
+  private static final int DRAW = 5;
+
+  private static final int ADMIT = 6;
 
   private final Long[] values;
 
@@ -54,13 +62,28 @@ public final class InitOptions {
     return with(OFFER, offer.toMillis());
   }
 
+  /**
+   * A draw event (needs {@link #hold} &gt; 0 or {@link #offer}): created not yet open, it opens and
+   * draws the order of those who entered ({@code waitFor}) at {@code open} or at {@link #opensAt}.
+   */
+  public InitOptions draw() {
+    return with(DRAW, 1);
+  }
+
+  /** A draw event's most offers per second (1..=1,000,000). */
+  public InitOptions admit(int perSecond) {
+    return with(ADMIT, perSecond);
+  }
+
   /** The options as command arguments, in the module's documented order. */
   List<String> words() {
     List<String> words = new ArrayList<>();
     for (int i = 0; i < NAMES.length; i++) {
       if (values[i] != null) {
         words.add(NAMES[i]);
-        words.add(Long.toString(values[i]));
+        if (i != DRAW) {
+          words.add(Long.toString(values[i]));
+        }
       }
     }
     return words;

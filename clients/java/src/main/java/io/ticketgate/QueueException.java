@@ -1,6 +1,9 @@
 package io.ticketgate;
 
-/** {@code QUEUE}: the event sells through its waiting list: join it with {@code waitFor}. */
+/**
+ * {@code QUEUE}: a claim by a user without an offer while a draw event's drawn entrants still wait;
+ * the event sells through its queue: join it with {@code waitFor}.
+ */
 public final class QueueException extends TicketGateException {
   private static final long serialVersionUID = 1L;
 

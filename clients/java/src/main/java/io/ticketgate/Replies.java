@@ -54,7 +54,8 @@ final class Replies {
         field(f, "waiting"),
         optionalText(f, "incarnation"),
         optionalText(f, "draw"),
-        optionalText(f, "seed"));
+        optionalText(f, "seed"),
+        optionalInteger(f.get("admit")));
   }
 
   /** {@code TICKET.ORDER}'s reply: empty when the user holds nothing. */

@@ -15,8 +15,9 @@ import java.util.Optional;
  * @param held tickets in live holds
  * @param waiting length of the waiting list
  * @param incarnation the event's incarnation, when the server reports one
- * @param draw commitment to the draw's seed (draw events)
- * @param seed the draw's seed, once drawn
+ * @param draw a draw event's commitment, hex(SHA-256(seed)), published from the start
+ * @param seed a draw event's seed (64 hex digits), once drawn
+ * @param admit a draw event's most offers per second, when set
  */
 public record Status(
     long total,
@@ -30,7 +31,13 @@ public record Status(
     long waiting,
     Optional<String> incarnation,
     Optional<String> draw,
-    Optional<String> seed) {
+    Optional<String> seed,
+    Optional<Long> admit) {
+
+  /** Whether a draw event has drawn (its seed is revealed). */
+  public boolean isDrawn() {
+    return seed.isPresent();
+  }
 
   /** Whether the event accepts claims as far as its status goes. */
   public boolean isOpen() {

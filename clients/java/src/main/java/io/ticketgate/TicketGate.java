@@ -20,6 +20,12 @@ import java.util.Optional;
  * }</pre>
  */
 public final class TicketGate implements AutoCloseable {
+  /**
+   * What {@link #waitFor} and {@link #position} answer for a user who entered a draw not yet drawn:
+   * no place yet (not a place n &gt;= 1, not 0 = offered).
+   */
+  public static final long ENTERED = -1;
+
   private final Transport transport;
 
   /** Built by {@link LettuceTicketGate} or {@link JedisTicketGate}. */
@@ -112,7 +118,7 @@ public final class TicketGate implements AutoCloseable {
 
   /**
    * Joins the waiting list for one ticket: the 1-based position, 0 when tickets were offered at
-   * once, -1 when the user entered a draw not yet drawn.
+   * once, {@link #ENTERED} (-1) when the user entered a draw not yet drawn.
    */
   public long waitFor(String event, String user) {
     return Replies.integer(send(TicketCommand.WAIT, event, List.of(user)));
@@ -129,7 +135,10 @@ public final class TicketGate implements AutoCloseable {
     return Replies.integer(send(TicketCommand.LEAVE, event, List.of(user))) == 1;
   }
 
-  /** The user's place in the waiting list (0: offered, -1: in a draw not yet drawn), or empty. */
+  /**
+   * The user's place in the waiting list (0: offered, {@link #ENTERED}: in a draw not yet drawn),
+   * or empty.
+   */
   public Optional<Long> position(String event, String user) {
     return Replies.optionalInteger(send(TicketCommand.POSITION, event, List.of(user)));
   }

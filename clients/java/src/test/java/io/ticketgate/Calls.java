@@ -95,6 +95,12 @@ final class Calls {
     if (options.has("offer")) {
       o = o.offer(Duration.ofMillis(options.get("offer").getAsLong()));
     }
+    if (options.has("draw") && options.get("draw").getAsBoolean()) {
+      o = o.draw();
+    }
+    if (options.has("admit")) {
+      o = o.admit(options.get("admit").getAsInt());
+    }
     return o;
   }
 
@@ -115,6 +121,7 @@ final class Calls {
         s.incarnation().<JsonElement>map(JsonPrimitive::new).orElse(JsonNull.INSTANCE));
     s.draw().ifPresent(d -> v.addProperty("draw", d));
     s.seed().ifPresent(d -> v.addProperty("seed", d));
+    s.admit().ifPresent(a -> v.addProperty("admit", a));
     return v;
   }
 
