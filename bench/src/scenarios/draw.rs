@@ -178,7 +178,8 @@ fn open_and_offer(
 }
 
 /// Raises `ticket.sweep-max` so the sweep (every `ticket.sweep-interval`
-/// ms) can make twice `admit` offers a second; returns the old value.
+/// ms) can make a quarter more than `admit` offers a second — no more, since
+/// one sweep's offers are one stall; returns the old value.
 fn sweep_max_for(r: &mut redis::Connection, admit: u64) -> Result<u64> {
     let get = |r: &mut redis::Connection, name: &str| -> Result<u64> {
         let pair: Vec<String> = redis::cmd("CONFIG").arg("GET").arg(name).query(r)?;
@@ -190,7 +191,7 @@ fn sweep_max_for(r: &mut redis::Connection, admit: u64) -> Result<u64> {
         get(r, "ticket.sweep-max")?,
         get(r, "ticket.sweep-interval")?,
     );
-    let needed = (2 * admit * interval).div_ceil(1000).max(old);
+    let needed = (5 * admit * interval).div_ceil(4000).max(old);
     command(
         r,
         &["CONFIG", "SET", "ticket.sweep-max", &needed.to_string()],
