@@ -57,6 +57,8 @@ enum Cmd {
     Waitlist,
     /// TICKET.RESTORE of 1,000,000 orders in chunks while another connection PINGs
     Restore,
+    /// 1,000,000 users enter a DRAW event; OPEN with 100,000 tickets at ADMIT 20,000/s; audit-draw
+    Draw,
     /// Every scenario (the default)
     All,
     /// The README demo: 1,000 users burst 100 tickets, MySQL checked against Redis
@@ -188,6 +190,12 @@ sizes! {
     waitlist_cancels: u64 = 100, 10, min 1;
     /// waitlist: the event's OFFER, ms
     waitlist_offer_ms: u64 = 2_000, 500, min 1;
+    /// draw: users who enter the draw before it opens
+    draw_entrants: u64 = 1_000_000, 3_000, min 1;
+    /// draw: tickets (offered in drawn order at the open)
+    draw_tickets: u64 = 100_000, 1_000, min 1;
+    /// draw: the event's ADMIT (offers per second)
+    draw_admit: u64 = 20_000, 500, min 1;
     /// restore: orders in the snapshot
     restore_orders: u64 = 1_000_000, 20_000, min 1;
     /// restore: most tickets per ORDERS or FREE call
@@ -307,7 +315,7 @@ fn rerender(path: &std::path::Path, opts: &Opts, ui: Ui) -> Result<ExitCode> {
 type Scenario = fn(&scenarios::Ctx) -> Result<ScenarioReport>;
 
 /// Every scenario `all` runs, in this order.
-const SCENARIOS: [(Cmd, Scenario); 9] = [
+const SCENARIOS: [(Cmd, Scenario); 10] = [
     (Cmd::Burst, scenarios::burst),
     (Cmd::Coupon, scenarios::coupon),
     (Cmd::Throughput, scenarios::throughput),
@@ -317,6 +325,7 @@ const SCENARIOS: [(Cmd, Scenario); 9] = [
     (Cmd::Checkout, scenarios::checkout),
     (Cmd::Waitlist, scenarios::waitlist),
     (Cmd::Restore, scenarios::restore),
+    (Cmd::Draw, scenarios::draw),
 ];
 
 /// The servers the options name, or private ones.

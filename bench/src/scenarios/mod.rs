@@ -26,8 +26,10 @@ mod burst;
 mod checkout;
 mod coupon;
 mod drain;
+mod draw;
 mod live;
 mod restore;
+mod stall;
 mod throughput;
 mod waitlist;
 
@@ -36,6 +38,7 @@ pub use burst::burst;
 pub use checkout::checkout;
 pub use coupon::coupon;
 pub use drain::drain;
+pub use draw::draw;
 pub use live::live;
 pub use restore::restore;
 pub use throughput::throughput;

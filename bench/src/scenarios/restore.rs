@@ -2,13 +2,11 @@
 //! `ticketgate-sidecar rebuild --apply` sends) in chunks, while another
 //! connection PINGs: how long Redis is blocked at a time (issue 11).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-
 use protocol::record::{Checkout, Incarnation, Status, Tickets};
 use protocol::restore::{free_spans, steps, Begin, Order, Step};
 use protocol::StreamId;
 
+use super::stall::{longest_in_slowlog, slowlog_on, Pinger};
 use super::*;
 
 /// The snapshot: `orders` orders of one ticket, every 20th of two; every
@@ -63,51 +61,6 @@ fn call(c: &mut redis::Connection, event: &str, step: &Step) -> Result<redis::Va
         .with_context(|| format!("TICKET.RESTORE {event} ({} tickets)", step.tickets()))
 }
 
-/// Logs every command of 1 ms or more in the slow log, with room for `calls` entries;
-/// false when the server does not allow it (a shared Redis).
-fn slowlog_on(c: &mut redis::Connection, calls: usize) -> bool {
-    let set = |c: &mut redis::Connection, name: &str, value: String| {
-        redis::cmd("CONFIG")
-            .arg("SET")
-            .arg(name)
-            .arg(value)
-            .query::<()>(c)
-            .is_ok()
-    };
-    // From 1 ms: the PINGs (µs each) must not push the calls out.
-    set(c, "slowlog-max-len", (calls + 128).to_string())
-        && set(c, "slowlog-log-slower-than", "1000".into())
-        && redis::cmd("SLOWLOG").arg("RESET").query::<()>(c).is_ok()
-}
-
-/// The longest `TICKET.RESTORE` in the slow log (its execution time in
-/// Redis, without the network), and the slow log back to its default.
-fn longest_in_slowlog(c: &mut redis::Connection) -> Result<Duration> {
-    let entries: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg(-1).query(c)?;
-    let mut longest = 0;
-    for entry in entries {
-        let redis::Value::Array(fields) = entry else {
-            continue;
-        };
-        let (Some(redis::Value::Int(us)), Some(redis::Value::Array(argv))) =
-            (fields.get(2), fields.get(3))
-        else {
-            continue;
-        };
-        let restore = matches!(argv.first(), Some(redis::Value::BulkString(name))
-            if name.eq_ignore_ascii_case(b"TICKET.RESTORE"));
-        if restore {
-            longest = longest.max(*us);
-        }
-    }
-    let () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg("slowlog-log-slower-than")
-        .arg(10_000)
-        .query(c)?;
-    Ok(Duration::from_micros(longest.max(0) as u64))
-}
-
 /// Restores the snapshot in chunks while a second connection PINGs.
 pub fn restore(ctx: &Ctx) -> Result<ScenarioReport> {
     let s = ctx.servers;
@@ -144,20 +97,7 @@ pub fn restore(ctx: &Ctx) -> Result<ScenarioReport> {
     // The server's own time per call, from the slow log (where allowed).
     let slowlog = slowlog_on(&mut c, plan.len());
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let pinger = {
-        let stop = stop.clone();
-        let mut p = s.redis()?;
-        std::thread::spawn(move || -> Result<Duration> {
-            let mut longest = Duration::ZERO;
-            while !stop.load(Ordering::Relaxed) {
-                let t = Instant::now();
-                let _: String = redis::cmd("PING").query(&mut p)?;
-                longest = longest.max(t.elapsed());
-            }
-            Ok(longest)
-        })
-    };
+    let pinger = Pinger::start(s)?;
     let pb = ctx.ui.bar(plan.len() as u64, "restore: calls");
     let mut longest = Duration::ZERO;
     let mut commit = None;
@@ -182,13 +122,10 @@ pub fn restore(ctx: &Ctx) -> Result<ScenarioReport> {
     let total = t0.elapsed();
     pb.finish_and_clear();
     let server_longest = match slowlog {
-        true => Some(longest_in_slowlog(&mut c)?),
+        true => Some(longest_in_slowlog(&mut c, Some("TICKET.RESTORE"))?),
         false => None,
     };
-    stop.store(true, Ordering::Relaxed);
-    let longest_ping = pinger
-        .join()
-        .map_err(|_| anyhow::anyhow!("the PING thread panicked"))??;
+    let longest_ping = pinger.stop()?;
     outcome?;
 
     // The restored event matches the snapshot.
