@@ -284,6 +284,49 @@ fn opens_at_draws_with_no_command() {
     assert_eq!(offered(&mut c, "o"), drawn_order(&seed, &entrants)[..10]);
 }
 
+/// `OPENS` passing while writes are paused (a planned `FAILOVER` that then
+/// did not happen): the sweep writes nothing during the pause, and draws
+/// once it ends, still with no command.
+#[test]
+fn opens_at_during_a_write_pause_draws_after_it() {
+    let server = RedisServer::start();
+    let mut c = server.conn();
+    let opens = (server_ms(&mut c) + 300).to_string();
+    ok(
+        &mut c,
+        &[
+            "TICKET.INIT",
+            "p",
+            "10",
+            "HOLD",
+            "60000",
+            "DRAW",
+            "OPENS",
+            &opens,
+        ],
+    );
+    let entrants = users("u", 5);
+    enter_all(&mut c, "p", &entrants);
+    let _: redis::Value = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(1500)
+        .arg("WRITE")
+        .query(&mut c)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(
+        status_text(&mut c, "p", "seed"),
+        None,
+        "no draw while paused"
+    );
+    wait_for_draw(&mut c, "p");
+    let seed = revealed_seed(&mut c, "p");
+    wait_until(Duration::from_secs(20), "the sweep offers", || {
+        offered(&mut c, "p").len() == 5
+    });
+    assert_eq!(offered(&mut c, "p"), drawn_order(&seed, &entrants));
+}
+
 #[test]
 fn a_failover_before_the_draw_draws_the_committed_seed() {
     let primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);

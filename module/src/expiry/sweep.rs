@@ -51,7 +51,8 @@ fn sweep_once(ctx: &Context) {
     // reach the primary's offset) the sweep expires nothing, as on a
     // replica; the holds stay free for every command and are swept once
     // the pause ends, here or on the new primary.
-    let primary = is_primary(ctx) && !writes_paused();
+    let on_primary = is_primary(ctx);
+    let primary = on_primary && !writes_paused();
     let now = now_ms();
     let max = super::sweep_max();
     let mut budget = max;
@@ -75,9 +76,9 @@ fn sweep_once(ctx: &Context) {
             commit(ctx, &mut store, &out);
             budget -= expired.unwrap_or(0);
             offers -= out.offered().min(offers);
-        } else if primary {
-            // Not visited this time (the budget is spent): it may have a
-            // draw or offers due, not only holds.
+        } else if on_primary {
+            // Not visited this time (the budget is spent, or writes are
+            // paused): it may have a draw or offers due, not only holds.
             again.push((db, event.clone(), now));
         }
         if let Some(next) = store.next_deadline() {
