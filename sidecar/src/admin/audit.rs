@@ -1,6 +1,7 @@
 //! `ticketgate-sidecar audit-draw --event E`: checks a draw event's order
 //! from MySQL alone. Reads the commitment and the seed (`ticket_event`)
-//! and the queue's steps in log order (`ticket_draw_step`), then runs
+//! and the queue's steps in log order (`ticket_draw_step`, less what a heal
+//! undid), then runs
 //! `protocol::draw::audit`: SHA-256(seed) must be the commitment, and every
 //! offer must have gone to the lowest-ranked entrant still waiting. Prints
 //! the first violation (exit 1) or a summary (exit 0); no Redis needed.
@@ -63,7 +64,7 @@ fn load(my: &mut impl Queryable, event: &str) -> Result<Draw, String> {
     };
     let rows: Vec<Row> = my
         .exec(
-            "SELECT stream_ms, stream_seq, CAST(kind AS CHAR), user_id FROM ticket_draw_step WHERE event_id = ? ORDER BY stream_ms, stream_seq",
+            "SELECT stream_ms, stream_seq, CAST(kind AS CHAR), user_id FROM ticket_draw_step WHERE event_id = ? AND lost_in_failover = 0 ORDER BY stream_ms, stream_seq, id",
             (event,),
         )
         .map_err(|e| e.to_string())?;
