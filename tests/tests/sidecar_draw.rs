@@ -1,0 +1,360 @@
+//! End-to-end: a draw event's log reaches MySQL through the sidecar — the
+//! commitment, the entrants, the seed and the offers — and
+//! `ticketgate-sidecar audit-draw` checks it from MySQL alone: it passes a
+//! fair sale with the right counts, and names a tampered seed or offer
+//! order. A revealed seed that is not the committed one is a conflict,
+//! never stored.
+//!
+//! The sale's log is written here as the module writes it (the fields come
+//! from `protocol::record::Record::fields`), so every step of the draw —
+//! enters, leaves, the draw, offers in the rank order recomputed with
+//! `protocol::draw::rank` — is exactly what the test means it to be. The
+//! verifier runs rarely (these logs have no event meta in Redis).
+
+#[path = "support/sidecar.rs"]
+mod support;
+
+use std::time::Duration;
+
+use mysql::prelude::Queryable;
+use protocol::draw::{commitment, hex, parse_seed, rank};
+use protocol::model::DrawTerms;
+use protocol::record::{Checkout, Incarnation, Op, Tickets};
+use support::*;
+use ticketgate_tests::{fresh_database, wait_until, RedisServer};
+
+/// The sidecar, with the verifier off for the test's duration.
+fn sidecar(redis: &RedisServer, db: &str) -> Sidecar {
+    Sidecar::start(
+        &redis.url(),
+        db,
+        &["--verify-interval", "3600", "--rescan-interval", "1"],
+    )
+}
+
+/// A seed and its commitment as the init's draw terms carry it.
+fn terms(seed: &[u8; 32], admit: Option<i64>) -> DrawTerms {
+    let c = parse_seed(&commitment(seed)).expect("a commitment is 64 hex digits");
+    DrawTerms {
+        commitment: c,
+        admit,
+        seed: None,
+    }
+}
+
+fn init(total: i64, draw: DrawTerms) -> Op<&'static str> {
+    Op::Init {
+        total,
+        opens_at: 0,
+        closes_at: 0,
+        checkout: Checkout {
+            hold: 60_000,
+            limit: 2,
+            offer: 60_000,
+        },
+        incarnation: Some(Incarnation(0x5eed)),
+        draw: Some(draw),
+    }
+}
+
+/// XADDs `ops` to `event`'s log in one pipeline; the last entry's id.
+fn log(r: &mut redis::Connection, event: &str, ops: Vec<Op<&str>>) -> String {
+    let mut pipe = redis::pipe();
+    for op in ops {
+        pipe.add_command(xadd_cmd(event, op));
+    }
+    let ids: Vec<String> = pipe.query(r).expect("XADD pipeline");
+    ids.last().cloned().unwrap_or_default()
+}
+
+/// Waits until MySQL's offset of `event` is `id`.
+fn wait_applied(db: &str, event: &str, id: &str, sc: &Sidecar) {
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
+    wait_until(
+        Duration::from_secs(60),
+        "the sidecar applied the log",
+        || {
+            let at: Option<String> = my
+                .exec_first(
+                    "SELECT last_stream_id FROM ticket_sync_offset WHERE event_id = ?",
+                    (event,),
+                )
+                .unwrap();
+            at.as_deref() == Some(id)
+        },
+    );
+    assert!(!sc.log().contains("panicked"), "{}", sc.log());
+}
+
+/// (kind, count) of the event's live queue steps.
+fn step_counts(db: &str, event: &str) -> Vec<(String, i64)> {
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
+    my.exec(
+        "SELECT CAST(kind AS CHAR), COUNT(*) FROM ticket_draw_step WHERE event_id = ? AND lost_in_failover = 0 GROUP BY kind ORDER BY kind",
+        (event,),
+    )
+    .unwrap()
+}
+
+/// `ticket_event`'s draw columns: (status, commitment, admit, seed, drawn).
+fn draw_row(db: &str, event: &str) -> (String, Option<String>, Option<i64>, Option<String>, bool) {
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
+    my.exec_first(
+        "SELECT status, draw_commitment, draw_admit, draw_seed, drawn_at IS NOT NULL FROM ticket_event WHERE event_id = ?",
+        (event,),
+    )
+    .unwrap()
+    .expect("the event's row")
+}
+
+fn conflicts(db: &str, event: &str) -> Vec<(String, String)> {
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
+    my.exec(
+        "SELECT reason, detail FROM ticket_conflict WHERE event_id = ? ORDER BY id",
+        (event,),
+    )
+    .unwrap()
+}
+
+fn audit(redis: &RedisServer, db: &str, event: &str) -> (Option<i32>, String) {
+    let (st, out) = sidecar_cmd(&redis.url(), db, &["audit-draw", "--event", event]);
+    (st.code(), out)
+}
+
+/// Users `prefix0..prefixN`.
+fn users(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}{i}")).collect()
+}
+
+/// The entrants still waiting, in drawn order (rank, then user bytes).
+fn drawn_order(seed: &[u8; 32], waiting: &[&String]) -> Vec<String> {
+    let mut order: Vec<(u64, &String)> = waiting
+        .iter()
+        .map(|u| (rank(seed, u.as_bytes()), *u))
+        .collect();
+    order.sort();
+    order.into_iter().map(|(_, u)| u.clone()).collect()
+}
+
+fn offer(user: &str, ticket: i64) -> Op<&str> {
+    Op::Offer {
+        user,
+        tickets: Tickets::One(ticket),
+        until: now_ms() + 60_000,
+    }
+}
+
+#[test]
+fn a_draw_sale_reaches_mysql_and_audit_draw_checks_it() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_draw");
+    migrate(&db);
+    let sc = sidecar(&redis, &db);
+    let seed: [u8; 32] = std::array::from_fn(|i| (i * 37 + 11) as u8);
+    let (event, total) = ("dr", 40);
+    // 300 entrants, 25 leave (and one of them enters again), then the draw.
+    let entrants = users("fan", 300);
+    let mut ops = vec![init(total, terms(&seed, Some(50)))];
+    ops.extend(entrants.iter().map(|u| Op::Enter {
+        user: u.as_str(),
+        count: 1,
+        rank: None,
+    }));
+    ops.extend(
+        entrants[..25]
+            .iter()
+            .map(|u| Op::Leave { user: u.as_str() }),
+    );
+    ops.push(Op::Enter {
+        user: entrants[0].as_str(),
+        count: 1,
+        rank: None,
+    });
+    ops.push(Op::Draw { seed });
+    log(&mut r, event, ops);
+    // Offers down the drawn list: one ticket each; a quarter confirm, a
+    // quarter expire (their tickets pass on down the list), a late leave.
+    let waiting: Vec<&String> = std::iter::once(&entrants[0])
+        .chain(&entrants[25..])
+        .collect();
+    let order = drawn_order(&seed, &waiting);
+    let mut ops: Vec<Op<&str>> = Vec::new();
+    for (i, u) in order[..total as usize].iter().enumerate() {
+        ops.push(offer(u, i as i64 + 1));
+    }
+    for (i, u) in order[..10].iter().enumerate() {
+        ops.push(Op::Confirm {
+            user: u,
+            tickets: Tickets::One(i as i64 + 1),
+        });
+    }
+    // entrant 45 in the order leaves after the draw: skipped by the audit
+    ops.push(Op::Leave {
+        user: order[45].as_str(),
+    });
+    for (i, u) in order[10..20].iter().enumerate() {
+        let t = i as i64 + 11;
+        ops.push(Op::Expire {
+            user: u,
+            tickets: Tickets::One(t),
+        });
+    }
+    let next: Vec<&String> = order[total as usize..]
+        .iter()
+        .filter(|u| **u != order[45])
+        .take(10)
+        .collect();
+    for (i, u) in next.iter().enumerate() {
+        ops.push(offer(u, i as i64 + 11));
+    }
+    let last = log(&mut r, event, ops);
+    wait_applied(&db, event, &last, &sc);
+
+    assert_eq!(conflicts(&db, event), [], "{}", sc.log());
+    let (status, c, admit, stored, drawn) = draw_row(&db, event);
+    assert_eq!(status, "close", "a draw event without OPENS starts closed");
+    assert_eq!(c.as_deref(), Some(commitment(&seed).as_str()));
+    assert_eq!((admit, stored, drawn), (Some(50), Some(hex(&seed)), true));
+    let steps = step_counts(&db, event);
+    let count = |k: &str| steps.iter().find(|s| s.0 == k).map_or(0, |s| s.1);
+    assert_eq!(
+        (
+            count("enter"),
+            count("leave"),
+            count("draw"),
+            count("offer")
+        ),
+        (301, 26, 1, 50)
+    );
+
+    let started = std::time::Instant::now();
+    let (code, out) = audit(&redis, &db, event);
+    let took = started.elapsed();
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("276 entrants, 26 left, 50 offers checked in rank order, 0 later offers"),
+        "{out}"
+    );
+    eprintln!("audit-draw of 50 offers among 276 entrants: {took:?} (process included): {out}");
+
+    tamper_and_audit(&redis, &db, event, &seed);
+}
+
+/// Tampering with MySQL makes the audit fail, naming what is wrong; undone,
+/// it passes again.
+fn tamper_and_audit(redis: &RedisServer, db: &str, event: &str, seed: &[u8; 32]) {
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
+    let other = hex(&[0x42; 32]);
+    my.exec_drop(
+        "UPDATE ticket_event SET draw_seed = ? WHERE event_id = ?",
+        (&other, event),
+    )
+    .unwrap();
+    let (code, out) = audit(redis, db, event);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("seed mismatch"), "{out}");
+    my.exec_drop(
+        "UPDATE ticket_event SET draw_seed = ? WHERE event_id = ?",
+        (hex(seed), event),
+    )
+    .unwrap();
+
+    // Swap the users of the first two offers.
+    let offers: Vec<(i64, String)> = my
+        .exec(
+            "SELECT id, user_id FROM ticket_draw_step WHERE event_id = ? AND kind = 'offer' ORDER BY stream_ms, stream_seq LIMIT 2",
+            (event,),
+        )
+        .unwrap();
+    let swap = |my: &mut mysql::Conn, a: &(i64, String), b: &(i64, String)| {
+        my.exec_drop(
+            "UPDATE ticket_draw_step SET user_id = ? WHERE id = ?",
+            (&b.1, a.0),
+        )
+        .unwrap();
+    };
+    swap(&mut my, &offers[0], &offers[1]);
+    swap(&mut my, &offers[1], &offers[0]);
+    let (code, out) = audit(redis, db, event);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("offer out of order") && out.contains(&format!("{:?}", offers[1].1)),
+        "{out}"
+    );
+    swap(&mut my, &offers[0], &offers[0]);
+    swap(&mut my, &offers[1], &offers[1]);
+    assert_eq!(audit(redis, db, event).0, Some(0));
+
+    // An entrant renamed: the offer to the real one is out of order.
+    my.exec_drop(
+        "UPDATE ticket_draw_step SET user_id = 'mallory' WHERE event_id = ? AND kind = 'enter' AND user_id = ?",
+        (event, &offers[0].1),
+    )
+    .unwrap();
+    let (code, out) = audit(redis, db, event);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("out of order"), "{out}");
+}
+
+#[test]
+fn a_seed_that_is_not_the_committed_one_is_a_conflict_never_stored() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_draw_forged");
+    migrate(&db);
+    let sc = sidecar(&redis, &db);
+    let seed = [7u8; 32];
+    let event = "forged";
+    let mut ops = vec![init(5, terms(&seed, None))];
+    ops.extend(["a", "b", "c"].map(|user| Op::Enter {
+        user,
+        count: 2,
+        rank: None,
+    }));
+    ops.push(Op::Draw { seed: [8u8; 32] });
+    let last = log(&mut r, event, ops);
+    wait_applied(&db, event, &last, &sc);
+    let found = conflicts(&db, event);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "draw_mismatch");
+    assert!(found[0].1.contains(&commitment(&seed)), "{found:?}");
+    let (_, _, admit, stored, drawn) = draw_row(&db, event);
+    assert_eq!(
+        (admit, stored, drawn),
+        (None, None, false),
+        "seed not stored"
+    );
+    assert_eq!(
+        audit(&redis, &db, event).0,
+        Some(1),
+        "no draw: the audit fails"
+    );
+
+    // The committed seed draws; a second draw (another seed) and an enter
+    // after the draw are conflicts; the stored seed stays the first one.
+    let last = log(
+        &mut r,
+        event,
+        vec![
+            Op::Draw { seed },
+            Op::Enter {
+                user: "late",
+                count: 1,
+                rank: None,
+            },
+            Op::Draw { seed: [9u8; 32] },
+        ],
+    );
+    wait_applied(&db, event, &last, &sc);
+    let reasons: Vec<String> = conflicts(&db, event).into_iter().map(|c| c.0).collect();
+    assert_eq!(
+        reasons,
+        ["draw_mismatch", "enter_after_draw", "draw_repeated"]
+    );
+    let (_, _, _, stored, drawn) = draw_row(&db, event);
+    assert_eq!((stored, drawn), (Some(hex(&seed)), true));
+    let (code, out) = audit(&redis, &db, event);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("3 entrants, 0 left, 0 offers"), "{out}");
+}
