@@ -249,11 +249,7 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
     };
     match cli.command {
         Command::Migrate => migrate(urls, &stop),
-        Command::AuditDraw { event } => {
-            let url = urls.mysql()?;
-            let mut my = urls.connect_mysql(&url, &stop)?;
-            audit::run(&mut my, &event)
-        }
+        Command::AuditDraw { event } => audit_draw(urls, &stop, &event),
         Command::Run {
             batch_size,
             writers,
@@ -333,6 +329,13 @@ fn migrate(urls: Urls, stop: &AtomicBool) -> Result<ExitCode, String> {
         println!("applied {m}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `audit-draw`: checks a draw event from MySQL alone (no Redis).
+fn audit_draw(urls: Urls, stop: &AtomicBool, event: &str) -> Result<ExitCode, String> {
+    let url = urls.mysql()?;
+    let mut my = urls.connect_mysql(&url, stop)?;
+    audit::run(&mut my, event)
 }
 
 /// The options of `run` besides the URLs.

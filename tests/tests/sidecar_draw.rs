@@ -144,6 +144,42 @@ fn offer(user: &str, ticket: i64) -> Op<&str> {
     }
 }
 
+/// The sale after the draw, down the drawn `order` (`total` tickets):
+/// offers of one ticket each; a quarter confirm, a quarter expire (their
+/// tickets pass on down the list), one entrant leaves after the draw.
+fn after_the_draw(order: &[String], total: usize) -> Vec<Op<&str>> {
+    let mut ops: Vec<Op<&str>> = Vec::new();
+    for (i, u) in order[..total].iter().enumerate() {
+        ops.push(offer(u, i as i64 + 1));
+    }
+    for (i, u) in order[..10].iter().enumerate() {
+        ops.push(Op::Confirm {
+            user: u,
+            tickets: Tickets::One(i as i64 + 1),
+        });
+    }
+    // entrant 45 in the order leaves after the draw: skipped by the audit
+    ops.push(Op::Leave {
+        user: order[45].as_str(),
+    });
+    for (i, u) in order[10..20].iter().enumerate() {
+        let t = i as i64 + 11;
+        ops.push(Op::Expire {
+            user: u,
+            tickets: Tickets::One(t),
+        });
+    }
+    let next: Vec<&String> = order[total..]
+        .iter()
+        .filter(|u| **u != order[45])
+        .take(10)
+        .collect();
+    for (i, u) in next.iter().enumerate() {
+        ops.push(offer(u, i as i64 + 11));
+    }
+    ops
+}
+
 #[test]
 fn a_draw_sale_reaches_mysql_and_audit_draw_checks_it() {
     let redis = RedisServer::start();
@@ -173,41 +209,11 @@ fn a_draw_sale_reaches_mysql_and_audit_draw_checks_it() {
     });
     ops.push(Op::Draw { seed });
     log(&mut r, event, ops);
-    // Offers down the drawn list: one ticket each; a quarter confirm, a
-    // quarter expire (their tickets pass on down the list), a late leave.
     let waiting: Vec<&String> = std::iter::once(&entrants[0])
         .chain(&entrants[25..])
         .collect();
     let order = drawn_order(&seed, &waiting);
-    let mut ops: Vec<Op<&str>> = Vec::new();
-    for (i, u) in order[..total as usize].iter().enumerate() {
-        ops.push(offer(u, i as i64 + 1));
-    }
-    for (i, u) in order[..10].iter().enumerate() {
-        ops.push(Op::Confirm {
-            user: u,
-            tickets: Tickets::One(i as i64 + 1),
-        });
-    }
-    // entrant 45 in the order leaves after the draw: skipped by the audit
-    ops.push(Op::Leave {
-        user: order[45].as_str(),
-    });
-    for (i, u) in order[10..20].iter().enumerate() {
-        let t = i as i64 + 11;
-        ops.push(Op::Expire {
-            user: u,
-            tickets: Tickets::One(t),
-        });
-    }
-    let next: Vec<&String> = order[total as usize..]
-        .iter()
-        .filter(|u| **u != order[45])
-        .take(10)
-        .collect();
-    for (i, u) in next.iter().enumerate() {
-        ops.push(offer(u, i as i64 + 11));
-    }
+    let ops = after_the_draw(&order, total as usize);
     let last = log(&mut r, event, ops);
     wait_applied(&db, event, &last, &sc);
 
