@@ -121,7 +121,8 @@ fn options<'a, const N: usize>(
     Ok(values)
 }
 
-/// `TICKET.INIT E total [OPENS ms] [CLOSES ms] [HOLD ms] [LIMIT n]`, parsed.
+/// `TICKET.INIT E total [OPENS ms] [CLOSES ms] [HOLD ms] [LIMIT n]
+/// [OFFER ms] [DRAW] [ADMIT n]`, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InitArgs<'a> {
     pub event: &'a str,
@@ -135,6 +136,33 @@ pub struct InitArgs<'a> {
     /// How long an offer of the waiting list is held, in ms (default: `hold`,
     /// or 10 minutes when `hold` is 0).
     pub offer: i64,
+    /// `DRAW`: a fair draw at open (docs/design.md "A fair draw at open").
+    pub draw: bool,
+    /// `ADMIT n`: a draw event's offers per second.
+    pub admit: Option<i64>,
+}
+
+/// Most offers per second of a draw event (`ADMIT`).
+pub const MAX_ADMIT: i64 = protocol::model::MAX_ADMIT;
+
+/// Takes the flag `flag` (case-insensitive) out of `given` where a keyword
+/// may stand (not as an option's value); whether it was there.
+fn take_flag<'a>(given: &[&'a [u8]], flag: &str) -> Result<(bool, Vec<&'a [u8]>), TicketError> {
+    let (mut found, mut rest, mut i) = (false, Vec::with_capacity(given.len()), 0);
+    while i < given.len() {
+        if given[i].eq_ignore_ascii_case(flag.as_bytes()) {
+            if found {
+                return Err(TicketError::Invalid(format!("option {flag} given twice")));
+            }
+            found = true;
+            i += 1;
+            continue;
+        }
+        // An option and its value (a missing value is reported later).
+        rest.extend_from_slice(&given[i..(i + 2).min(given.len())]);
+        i += 2;
+    }
+    Ok((found, rest))
 }
 
 /// Parses the arguments after `TICKET.INIT`. Options are case-insensitive and
@@ -145,9 +173,21 @@ pub fn init_args<'a>(args: &[&'a [u8]]) -> Result<InitArgs<'a>, TicketError> {
             "TICKET.INIT needs an event and a total".into(),
         ));
     };
-    let [opens, closes, hold, limit, offer] =
-        options(given, ["OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER"])?;
+    let (draw, given) = take_flag(given, "DRAW")?;
+    let names = ["OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER", "ADMIT"];
+    let [opens, closes, hold, limit, offer_given, admit] = match options(&given, names) {
+        Err(TicketError::Invalid(why)) if why.starts_with("unknown option") => {
+            return Err(TicketError::Invalid(format!(
+                "{}, DRAW)",
+                why.trim_end_matches(')')
+            )))
+        }
+        other => other?,
+    };
     let hold = hold.map_or(Ok(0), |v| ranged(v, "HOLD", 0..=MAX_HOLD_MS))?;
+    let offer = offer_given.map_or(Ok(protocol::effect::default_offer(hold)), |v| {
+        ranged(v, "OFFER", 1..=MAX_HOLD_MS)
+    })?;
     let parsed = InitArgs {
         event: event_id(event)?,
         total: total(total_raw)?,
@@ -155,10 +195,13 @@ pub fn init_args<'a>(args: &[&'a [u8]]) -> Result<InitArgs<'a>, TicketError> {
         closes_at: closes.map_or(Ok(0), |v| unix_ms(v, "CLOSES"))?,
         hold,
         limit: limit.map_or(Ok(1), |v| ranged(v, "LIMIT", 1..=crate::pool::MAX_LIMIT))?,
-        offer: offer.map_or(Ok(protocol::effect::default_offer(hold)), |v| {
-            ranged(v, "OFFER", 1..=MAX_HOLD_MS)
-        })?,
+        offer,
+        draw,
+        admit: admit
+            .map(|v| ranged(v, "ADMIT", 1..=MAX_ADMIT))
+            .transpose()?,
     };
+    check_draw(&parsed, offer_given.is_some())?;
     if parsed.opens_at > 0 && parsed.closes_at > 0 && parsed.closes_at <= parsed.opens_at {
         return Err(TicketError::Invalid(format!(
             "CLOSES ({}) must be after OPENS ({})",
@@ -166,6 +209,20 @@ pub fn init_args<'a>(args: &[&'a [u8]]) -> Result<InitArgs<'a>, TicketError> {
         )));
     }
     Ok(parsed)
+}
+
+/// A draw's offers are held orders: `DRAW` needs `HOLD` > 0 or `OFFER`;
+/// `ADMIT` needs `DRAW`.
+fn check_draw(init: &InitArgs<'_>, offer_given: bool) -> Result<(), TicketError> {
+    if init.draw && init.hold == 0 && !offer_given {
+        return Err(TicketError::Invalid(
+            "DRAW needs HOLD > 0 or OFFER (its offers are held orders)".into(),
+        ));
+    }
+    if init.admit.is_some() && !init.draw {
+        return Err(TicketError::Invalid("ADMIT needs DRAW".into()));
+    }
+    Ok(())
 }
 
 /// The options of `TICKET.CLAIM E user [COUNT n] [HOLD ms]`.
@@ -314,6 +371,54 @@ mod tests {
             let err = claim_options(bad).unwrap_err().to_string();
             assert!(err.contains(why), "{bad:?}: {err}");
         }
+    }
+
+    #[test]
+    fn draw_options() {
+        let a = init_args(&[b"e", b"10", b"draw", b"HOLD", b"1000", b"ADMIT", b"5"]).unwrap();
+        assert_eq!((a.draw, a.admit, a.hold), (true, Some(5), 1000));
+        let a = init_args(&[b"e", b"10", b"OFFER", b"1000", b"DRAW"]).unwrap();
+        assert_eq!((a.draw, a.admit), (true, None));
+        assert!(!init_args(&[b"e", b"10"]).unwrap().draw);
+        for (bad, why) in [
+            (
+                &[&b"e"[..], b"10", b"DRAW"][..],
+                "DRAW needs HOLD > 0 or OFFER",
+            ),
+            (&[b"e", b"10", b"HOLD", b"0", b"DRAW"], "DRAW needs HOLD"),
+            (
+                &[b"e", b"10", b"HOLD", b"9", b"DRAW", b"ADMIT", b"0"],
+                "ADMIT must be between 1 and 1000000, got 0",
+            ),
+            (
+                &[b"e", b"10", b"HOLD", b"9", b"DRAW", b"ADMIT", b"1000001"],
+                "ADMIT must be between 1 and 1000000",
+            ),
+            (
+                &[b"e", b"10", b"HOLD", b"9", b"ADMIT", b"5"],
+                "ADMIT needs DRAW",
+            ),
+            (
+                &[b"e", b"10", b"HOLD", b"9", b"DRAW", b"draw"],
+                "option DRAW given twice",
+            ),
+            (
+                &[b"e", b"10", b"HOLD", b"9", b"DRAW", b"ADMIT"],
+                "option ADMIT needs a value",
+            ),
+            (
+                &[b"e", b"10", b"LATER", b"1"],
+                "unknown option 'LATER' (expected OPENS, CLOSES, HOLD, LIMIT, OFFER, ADMIT, DRAW)",
+            ),
+        ] {
+            let err = init_args(bad).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad:?}: {err}");
+        }
+        // DRAW as an option's value is that option's (invalid) value.
+        let err = init_args(&[b"e", b"10", b"HOLD", b"DRAW"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("HOLD must be an integer"), "{err}");
     }
 
     #[test]

@@ -22,6 +22,9 @@ pub enum TicketError {
     Closed(String),
     /// `SOLDOUT`: fewer free tickets left than asked for.
     SoldOut(String),
+    /// `QUEUE`: a claim without an offer while a draw event's drawn
+    /// entrants still wait: it sells through its queue.
+    Queue(String),
     /// `LIMIT`: a claim for more tickets than the event's `LIMIT` per user.
     Limit {
         event: String,
@@ -70,6 +73,7 @@ impl TicketError {
             TicketError::NotOpen { .. } => "NOTOPEN",
             TicketError::Closed(_) => "CLOSED",
             TicketError::SoldOut(_) => "SOLDOUT",
+            TicketError::Queue(_) => "QUEUE",
             TicketError::Limit { .. } => "LIMIT",
             TicketError::NoHold { .. } => "NOHOLD",
             TicketError::Holding { .. } => "HOLDING",
@@ -103,6 +107,11 @@ impl fmt::Display for TicketError {
                 quote(e.as_bytes())
             ),
             TicketError::SoldOut(e) => write!(f, "event {} is sold out", quote(e.as_bytes())),
+            TicketError::Queue(e) => write!(
+                f,
+                "event {} sells through its queue: TICKET.WAIT",
+                quote(e.as_bytes())
+            ),
             TicketError::Restoring(e) => {
                 write!(f, "event {} is being restored", quote(e.as_bytes()))
             }
@@ -120,6 +129,11 @@ impl TicketError {
     /// The message of the errors that name more than their event.
     fn fmt_detail(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            TicketError::NotOpen { event, opens_at: 0 } => write!(
+                f,
+                "event {} is not open yet: it opens at TICKET.OPEN",
+                quote(event.as_bytes())
+            ),
             TicketError::NotOpen { event, opens_at } => write!(
                 f,
                 "event {} opens at {opens_at} (unix ms)",

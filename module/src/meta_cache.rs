@@ -90,6 +90,7 @@ mod tests {
             offer: 600_000,
             waitseq: 0,
             incarnation: None,
+            draw: None,
         }
     }
 

@@ -4,7 +4,9 @@
 //! cluster slot: `ticket:{E}:meta` (hash), `ticket:{E}:pool` (zset),
 //! `ticket:{E}:holders` (hash), `ticket:{E}:log` (stream) and, while any
 //! order is held, `ticket:{E}:holds` (zset: user -> deadline), and while
-//! anyone waits, `ticket:{E}:waiting` (zset: user -> place). Event ids have no
+//! anyone waits, `ticket:{E}:waiting` (zset: user -> place), and while an
+//! entrant of a draw who wants more than one ticket waits, `ticket:{E}:wants`
+//! (hash: user -> count). Event ids have no
 //! braces, so the hash tag of the event argument equals the keys' tag and
 //! cluster clients route `TICKET.* E ...` by its first argument.
 
@@ -35,16 +37,20 @@ pub enum Part {
     /// The waiting list: users scored by their place
     /// (`seq * WAIT_COUNT_SPAN + count`, FIFO by `seq`).
     Waiting = 5,
+    /// A draw event's entrants who want more than one ticket: user ->
+    /// count (absent = 1); their waiting score is their rank.
+    Wants = 6,
 }
 
 /// Every key of an event, in the order of [`Part`]'s discriminants.
-pub const PARTS: [Part; 6] = [
+pub const PARTS: [Part; 7] = [
     Part::Meta,
     Part::Pool,
     Part::Holders,
     Part::Log,
     Part::Holds,
     Part::Waiting,
+    Part::Wants,
 ];
 
 impl Part {
@@ -57,6 +63,7 @@ impl Part {
             Part::Log => "log",
             Part::Holds => "holds",
             Part::Waiting => "waiting",
+            Part::Wants => "wants",
         }
     }
 }
@@ -115,7 +122,7 @@ mod tests {
         assert_eq!(key("e1", Part::Meta), "ticket:{e1}:meta");
         assert_eq!(
             PARTS.map(Part::suffix),
-            ["meta", "pool", "holders", "log", "holds", "waiting"]
+            ["meta", "pool", "holders", "log", "holds", "waiting", "wants"]
         );
     }
 

@@ -17,9 +17,14 @@ use crate::host::store::RedisStore;
 use crate::pool::{Decided, Effects};
 use crate::stats;
 
-/// Replicates, counts, announces and notes the deadlines of `effects`.
+/// Replicates, counts, announces and notes the deadlines of `effects`, and
+/// tells the sweep when the pool wants the event visited again (offers left
+/// to it).
 pub fn commit(ctx: &Context, store: &mut RedisStore<'_>, effects: &Effects<'_>) {
     effects.for_each(|effect| commit_one(ctx, store, effect));
+    if let Some(at) = effects.again() {
+        expiry::note(store.db(), store.event(), at);
+    }
 }
 
 /// The commit step of one effect (one look at what it is: this runs once
@@ -42,17 +47,24 @@ fn commit_one(ctx: &Context, store: &mut RedisStore<'_>, effect: &Decided<'_>) {
         }
         Op::Confirm { .. } => stats::CONFIRMS.bump(),
         Op::Expire { .. } => stats::EXPIRED.bump(),
+        Op::Init { .. } => note_deadlines(store.db(), store.event(), effect),
         _ => {}
     }
 }
 
-/// Notes in the expiry index the deadlines of the holds `effect` writes (a
-/// replica does it for each effect it applies, so that once promoted it
-/// expires them).
+/// Notes in the expiry index the deadlines of the holds `effect` writes,
+/// and when a new draw event opens (then the sweep draws it, with no
+/// command at all). A replica does it for each effect it applies, so that
+/// once promoted it expires them.
 pub fn note_deadlines<U: AsRef<str>>(db: i32, event: &str, effect: &Effect<U>) {
     match effect {
         Effect::Append { record, .. } => match &record.op {
             Op::Hold { until, .. } | Op::Offer { until, .. } => expiry::note(db, event, *until),
+            Op::Init {
+                opens_at,
+                draw: Some(_),
+                ..
+            } if *opens_at > 0 => expiry::note(db, event, *opens_at),
             _ => {}
         },
         Effect::RestoreOrders(orders) => orders

@@ -1,4 +1,4 @@
-//! `TICKET.INIT event total [OPENS unix-ms] [CLOSES unix-ms] [HOLD ms] [LIMIT n] [OFFER ms]`
+//! `TICKET.INIT event total [OPENS unix-ms] [CLOSES unix-ms] [HOLD ms] [LIMIT n] [OFFER ms] [DRAW] [ADMIT n]`
 //! — creates an event.
 //!
 //! Writes the meta hash (`status` = `open`, `minted` = 0: the pool is minted
@@ -12,41 +12,38 @@
 //! final sale; at most 7 days); `LIMIT` the most tickets one user may hold
 //! (1..=1000, default 1); `OFFER` how long an offer of the waiting list is
 //! held (1 ms to 7 days; default `HOLD`, or 10 minutes when `HOLD` is 0).
+//! `DRAW` makes a draw event (docs/design.md "A fair draw at open"): a
+//! secret 32-byte seed from Redis's random source is kept in the meta hash
+//! and only its SHA-256 is logged (`draw`); without `OPENS` the event starts
+//! `closed` and draws at `TICKET.OPEN`, with `OPENS` it draws then. `ADMIT`
+//! paces its offers (1..=1,000,000 per second).
 //!
 //! Reply: `OK`.
 //! Errors: `EXISTS` (the event already exists), `ERR` (invalid event id,
 //! total outside `1..=2147483647`, unknown or repeated option, negative time,
-//! `CLOSES` not after `OPENS`, `HOLD`, `LIMIT` or `OFFER` out of range), `WRONGTYPE`.
+//! `CLOSES` not after `OPENS`, `HOLD`, `LIMIT`, `OFFER` or `ADMIT` out of
+//! range, `DRAW` without `HOLD` > 0 or `OFFER`, `ADMIT` without `DRAW`),
+//! `WRONGTYPE`.
 
 use redis_module::{Context, RedisResult, RedisValue};
 
-use protocol::record::{Checkout, Incarnation};
+use std::borrow::Cow;
+
+use protocol::draw::{commitment, parse_seed};
+use protocol::model::DrawTerms;
+use protocol::record::{Checkout, Incarnation, Op};
 
 use super::{arguments, guarded, write};
+use crate::error::TicketError;
 use crate::host::argv::Argv;
-use crate::host::ffi::{publish, random_u64};
+use crate::host::ffi::{publish, random_bytes, random_u64};
 use crate::{args, pool, stats};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let init = args::init_args(&arguments(argv, 2, 12)?)?;
-        let checkout = Checkout {
-            hold: init.hold,
-            limit: init.limit,
-            offer: init.offer,
-        };
-        let window = (init.total, init.opens_at, init.closes_at);
+        let init = args::init_args(&arguments(argv, 2, 15)?)?;
         write(ctx, init.event, None, |store, out, clock| {
-            let incarnation = draw_incarnation();
-            pool::init(
-                store,
-                out,
-                init.event,
-                window,
-                checkout,
-                incarnation,
-                clock.now,
-            )
+            pool::create(store, out, init.event, new_event(&init)?, clock.now)
         })?;
         stats::INITS.bump();
         announce(ctx, init.event);
@@ -59,6 +56,37 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
 pub fn announce(ctx: &Context, event: &str) {
     let channel = protocol::keys::EVENTS_CHANNEL.as_bytes();
     publish(ctx, channel, event.as_bytes());
+}
+
+/// The `op=init` of the event `init` describes, with a new incarnation and,
+/// for a draw event, a new secret seed and its commitment.
+fn new_event<'a>(init: &args::InitArgs<'_>) -> Result<Op<Cow<'a, str>>, TicketError> {
+    let draw = match init.draw {
+        false => None,
+        true => {
+            let seed: [u8; protocol::draw::SEED_LEN] = random_bytes();
+            // The hex of a SHA-256 always parses back into its 32 bytes.
+            let commitment = parse_seed(&commitment(&seed))
+                .ok_or_else(|| TicketError::Internal("a commitment is not 32 bytes".into()))?;
+            Some(DrawTerms {
+                commitment,
+                admit: init.admit,
+                seed: Some(seed),
+            })
+        }
+    };
+    Ok(Op::Init {
+        total: init.total,
+        opens_at: init.opens_at,
+        closes_at: init.closes_at,
+        checkout: Checkout {
+            hold: init.hold,
+            limit: init.limit,
+            offer: init.offer,
+        },
+        incarnation: Some(draw_incarnation()),
+        draw,
+    })
 }
 
 /// A random non-zero incarnation, from Redis's own random source.

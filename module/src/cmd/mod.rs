@@ -105,12 +105,14 @@ pub fn write<'a, T>(
     outcome
 }
 
-/// Now, and whether the expiry index says a hold of the event may be due.
+/// Now, whether the expiry index says a hold of the event may be due, and
+/// the most offers the command may make.
 fn clock(db: i32, event: &str) -> Clock {
     let now = now_ms();
     Clock {
         now,
         maybe_due: expiry::maybe_due(db, event, now),
+        offers: expiry::sweep_max(),
     }
 }
 

@@ -5,7 +5,9 @@
 //! sold), `status` (`open`/`closed`), `opens_at`, `closes_at` (unix ms, 0 =
 //! none), `unsynced` (log entries the sidecar has not drained yet), `held`
 //! (tickets in live holds), `waiting` (the waiting list's length),
-//! `incarnation` (16 hex digits; nil for an event made before 0.3). On a
+//! `incarnation` (16 hex digits; nil for an event made before 0.3); a draw
+//! event adds `draw` (the commitment: 64 hex digits of SHA-256 of its
+//! seed), `seed` once drawn (64 hex digits) and `admit` when set. On a
 //! primary, holds past their deadline count as free even before the sweep
 //! expires them; a replica counts them held until its primary's expiry.
 //! Errors: `NOEVENT`, `ERR` (invalid event id), `WRONGTYPE`/`CORRUPT`.
@@ -17,7 +19,9 @@ use redis_module::{raw, Context, RedisResult, RedisValue};
 use super::{exactly, expired_from, guarded};
 use crate::host::argv::Argv;
 use crate::host::store::{Access, RedisStore};
+use crate::pool::DrawReport;
 use crate::{args, pool};
+use protocol::draw::hex;
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
@@ -26,27 +30,40 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
         let mut store = RedisStore::open(ctx, event, Access::Read, None);
         let expired_from = expired_from(ctx, &store);
         let r = pool::report(&mut store, event, expired_from)?;
-        reply_ordered_map(
-            ctx,
-            vec![
-                ("total", RedisValue::Integer(r.total)),
-                ("remaining", RedisValue::Integer(r.remaining)),
-                ("claimed", RedisValue::Integer(r.claimed)),
-                ("status", RedisValue::BulkString(r.status.as_str().into())),
-                ("opens_at", RedisValue::Integer(r.opens_at)),
-                ("closes_at", RedisValue::Integer(r.closes_at)),
-                ("unsynced", RedisValue::Integer(r.unsynced)),
-                ("held", RedisValue::Integer(r.held)),
-                ("waiting", RedisValue::Integer(r.waiting)),
-                (
-                    "incarnation",
-                    r.incarnation
-                        .map_or(RedisValue::Null, |i| RedisValue::BulkString(i.to_string())),
-                ),
-            ],
-        );
+        let mut fields = vec![
+            ("total", RedisValue::Integer(r.total)),
+            ("remaining", RedisValue::Integer(r.remaining)),
+            ("claimed", RedisValue::Integer(r.claimed)),
+            ("status", RedisValue::BulkString(r.status.as_str().into())),
+            ("opens_at", RedisValue::Integer(r.opens_at)),
+            ("closes_at", RedisValue::Integer(r.closes_at)),
+            ("unsynced", RedisValue::Integer(r.unsynced)),
+            ("held", RedisValue::Integer(r.held)),
+            ("waiting", RedisValue::Integer(r.waiting)),
+            (
+                "incarnation",
+                r.incarnation
+                    .map_or(RedisValue::Null, |i| RedisValue::BulkString(i.to_string())),
+            ),
+        ];
+        if let Some(draw) = &r.draw {
+            fields.extend(draw_fields(draw));
+        }
+        reply_ordered_map(ctx, fields);
         Ok(RedisValue::NoReply)
     })
+}
+
+/// A draw event's fields: the commitment, the seed once drawn, `admit`.
+fn draw_fields(draw: &DrawReport) -> Vec<(&'static str, RedisValue)> {
+    let mut fields = vec![("draw", RedisValue::BulkString(hex(&draw.commitment)))];
+    if let Some(seed) = &draw.seed {
+        fields.push(("seed", RedisValue::BulkString(hex(seed))));
+    }
+    if let Some(admit) = draw.admit {
+        fields.push(("admit", RedisValue::Integer(admit)));
+    }
+    fields
 }
 
 /// Replies with a map in the given order (`RedisValue::OrderedMap` would sort

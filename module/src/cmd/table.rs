@@ -92,7 +92,7 @@ pub const COMMANDS: &[Command] = &[
         name: "ticket.init",
         flags: Flags::Write,
         handler: init::command,
-        summary: "Creates an event with `total` tickets, optionally open only between OPENS and CLOSES (unix ms), with claims held HOLD ms by default, at most LIMIT tickets per user and waiting-list offers held OFFER ms.",
+        summary: "Creates an event with `total` tickets, optionally open only between OPENS and CLOSES (unix ms), with claims held HOLD ms by default, at most LIMIT tickets per user and waiting-list offers held OFFER ms; DRAW sells through a fair draw at open, ADMIT offers per second.",
         complexity: "O(1)",
         since: "0.1.0",
         arity: -3,
@@ -106,6 +106,8 @@ pub const COMMANDS: &[Command] = &[
             arg("hold", Kind::Option("HOLD")),
             arg("limit", Kind::Option("LIMIT")),
             arg("offer", Kind::Option("OFFER")),
+            arg("draw", Kind::Flag("DRAW")),
+            arg("admit", Kind::Option("ADMIT")),
         ],
     },
     Command {

@@ -24,3 +24,14 @@ pub mod index;
 pub mod sweep;
 
 pub use index::{invalidate, maybe_due, note};
+
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// `ticket.sweep-max`: most holds expired (and events visited) per sweep,
+/// and most waiting-list offers one command or sweep run makes.
+pub static SWEEP_MAX: AtomicI64 = AtomicI64::new(1000);
+
+/// `ticket.sweep-max` as a count.
+pub fn sweep_max() -> usize {
+    SWEEP_MAX.load(Ordering::Relaxed).max(1) as usize
+}

@@ -17,8 +17,7 @@ use crate::pool::{self, Clock, Effects};
 
 /// `ticket.sweep-interval`: ms between two sweeps.
 pub static SWEEP_INTERVAL: AtomicI64 = AtomicI64::new(100);
-/// `ticket.sweep-max`: most holds expired (and events visited) per sweep.
-pub static SWEEP_MAX: AtomicI64 = AtomicI64::new(1000);
+pub use super::SWEEP_MAX;
 
 /// When the last sweep ran (unix ms).
 static LAST_SWEEP: AtomicI64 = AtomicI64::new(0);
@@ -54,8 +53,9 @@ fn sweep_once(ctx: &Context) {
     // the pause ends, here or on the new primary.
     let primary = is_primary(ctx) && !writes_paused();
     let now = now_ms();
-    let max = SWEEP_MAX.load(Ordering::Relaxed).max(1) as usize;
+    let max = super::sweep_max();
     let mut budget = max;
+    let mut offers = max;
     let mut again = Vec::new();
     for (db, event) in take_due(now, max) {
         // `take_due` only holds dbs that existed when noted.
@@ -69,10 +69,12 @@ fn sweep_once(ctx: &Context) {
             let clock = Clock {
                 now,
                 maybe_due: maybe_due(db, &event, now),
+                offers,
             };
             let expired = pool::sweep(&mut store, &mut out, &event, clock, budget);
             commit(ctx, &mut store, &out);
             budget -= expired.unwrap_or(0);
+            offers -= out.offered().min(offers);
         }
         if let Some(next) = store.next_deadline() {
             again.push((db, event.clone(), next));
@@ -86,26 +88,36 @@ fn sweep_once(ctx: &Context) {
 }
 
 /// Rebuilds the index from every `ticket:{E}:holds` key of every
-/// database (after a load, a flush, a role change or a module load).
+/// database (after a load, a flush, a role change or a module load), and
+/// from every `ticket:{E}:waiting` key: a draw event not drawn yet is due
+/// at its `opens_at`, a list with people waiting now (a promoted replica
+/// carries on with the offers its primary left to the sweep).
 fn rebuild(ctx: &Context) {
-    let mut found: Vec<(i32, String)> = Vec::new();
+    let mut found = std::collections::BTreeSet::new();
     let mut db = 0;
     while select_db(ctx, db) {
-        for event in scan_keys(ctx, holds_event) {
-            found.push((db, event));
-        }
+        found.extend(scan_keys(ctx, listed_event).into_iter().map(|e| (db, e)));
         db += 1;
     }
+    let now = now_ms();
     for (db, event) in found {
         select_db(ctx, db);
         let mut store = RedisStore::open(ctx, &event, Access::Read, None);
         if let Some(next) = store.next_deadline() {
             note(db, &event, next);
         }
+        if let Ok(Some(at)) = pool::draw::next_visit(&mut store, now) {
+            note(db, &event, at);
+        }
     }
 }
 
-/// The event of a `ticket:{E}:holds` key name.
-fn holds_event(name: &[u8]) -> Option<String> {
-    event_of_key(name, Part::Holds).map(str::to_owned)
+/// The event of a `ticket:{E}:holds` or `ticket:{E}:waiting` key name (a
+/// draw event's entrants are in the latter), or of a meta key whose event
+/// may be a draw event not drawn yet.
+fn listed_event(name: &[u8]) -> Option<String> {
+    [Part::Holds, Part::Waiting, Part::Meta]
+        .into_iter()
+        .find_map(|part| event_of_key(name, part))
+        .map(str::to_owned)
 }

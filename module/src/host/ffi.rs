@@ -225,10 +225,16 @@ pub fn replicate_verbatim(ctx: &Context) {
 
 /// Eight random bytes from Redis's own random source.
 pub fn random_u64() -> u64 {
-    let mut bytes = [0u8; 8];
-    // SAFETY: fills exactly the 8 bytes it is given.
+    u64::from_le_bytes(random_bytes())
+}
+
+/// `N` random bytes from Redis's own random source (SHA-1 in counter mode
+/// over a seed from /dev/urandom): a draw's secret seed.
+pub fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    // SAFETY: fills exactly the N bytes it is given.
     unsafe { raw::RedisModule_GetRandomBytes.unwrap()(bytes.as_mut_ptr(), bytes.len()) };
-    u64::from_le_bytes(bytes)
+    bytes
 }
 
 /// Selects database `db` for the context's next key accesses; false past

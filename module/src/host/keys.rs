@@ -1,5 +1,6 @@
-//! The reads and writes of an event's pool, holders, holds, waiting-list
-//! and log keys, through the native key API (the meta hash is in `meta`).
+//! The reads and writes of an event's pool, holders, holds, waiting-list,
+//! wants and log keys, through the native key API (the meta hash is in
+//! `meta`).
 
 use std::ops::RangeInclusive;
 use std::os::raw::{c_char, c_int};
@@ -20,7 +21,19 @@ use crate::meta_cache;
 impl RedisStore<'_> {
     /// The user's tickets from the holders hash.
     pub(super) fn read_holder(&mut self, user: &str) -> Result<Option<Tickets>, TicketError> {
-        let Some(key) = self.existing(Part::Holders)? else {
+        match self.user_field(Part::Holders, user)? {
+            None => Ok(None),
+            Some(v) => self.tickets_of(&v).map(Some),
+        }
+    }
+
+    /// The user's field of a hash keyed by user (holders, wants).
+    fn user_field(
+        &mut self,
+        part: Part,
+        user: &str,
+    ) -> Result<Option<redis_module::RedisString>, TicketError> {
+        let Some(key) = self.existing(part)? else {
             return Ok(None);
         };
         let mut made = Made::default();
@@ -36,10 +49,35 @@ impl RedisStore<'_> {
                 ptr::null::<c_char>(),
             );
         }
-        match owned(value) {
-            None => Ok(None),
-            Some(v) => self.tickets_of(&v).map(Some),
+        Ok(owned(value))
+    }
+
+    /// How many tickets a draw's entrant wants (the wants hash).
+    pub(super) fn read_wants(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        if self.lazy(Part::Wants)?.is_none() {
+            return Ok(None);
         }
+        match self.user_field(Part::Wants, user)? {
+            None => Ok(None),
+            Some(v) => to_i64(&v)
+                .map(Some)
+                .ok_or_else(|| self.corrupt(Part::Wants, "holds a count that is not a number")),
+        }
+    }
+
+    /// Sets or removes an entrant's count in the wants hash.
+    pub(super) fn write_wants(&mut self, user: &str, count: Option<i64>) {
+        let exists = matches!(self.lazy(Part::Wants), Ok(Some(_)));
+        if count.is_none() && !exists {
+            return;
+        }
+        let mut made = Made::default();
+        let value = match count {
+            Some(n) => made.keep(super::ffi::rnum(n)),
+            None => HASH_DELETE,
+        };
+        let field = self.user_string(user, &mut made);
+        self.hash_set(Part::Wants, &[field, value]);
     }
 
     /// The pool's lowest number; its member string is kept for the writes.
@@ -164,7 +202,7 @@ impl RedisStore<'_> {
         let c = strings::constants();
         // Strings made here live until the end of this function.
         let mut made = Made::default();
-        let mut argv = [ptr::null_mut::<RedisModuleString>(); 20];
+        let mut argv = [ptr::null_mut::<RedisModuleString>(); 32];
         let mut n = 0;
         self.use_time_string(record.at);
         for (name, value) in record.fields(self.event) {
@@ -214,6 +252,7 @@ impl RedisStore<'_> {
         meta_cache::forget(self.db, self.event);
         let _ = self.lazy(Part::Holds);
         let _ = self.lazy(Part::Waiting);
+        let _ = self.lazy(Part::Wants);
         PARTS
             .into_iter()
             .filter(|part| *part != Part::Log)

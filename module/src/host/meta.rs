@@ -82,10 +82,15 @@ impl RedisStore<'_> {
                     })?)
                 }
             },
+            draw: self.read_draw()?,
         }))
     }
 
-    fn meta_number(&self, value: &Option<RedisString>, field: &str) -> Result<i64, TicketError> {
+    pub(super) fn meta_number(
+        &self,
+        value: &Option<RedisString>,
+        field: &str,
+    ) -> Result<i64, TicketError> {
         value.as_ref().and_then(to_i64).ok_or_else(|| {
             self.corrupt(
                 Part::Meta,
@@ -152,6 +157,9 @@ impl RedisStore<'_> {
             pairs.extend([c.incarnation, value.inner]);
         }
         self.hash_set(Part::Meta, &pairs);
+        if let Some(draw) = &meta.draw {
+            self.write_draw_terms(draw);
+        }
     }
 
     pub(super) fn set_status(&mut self, status: Status) {

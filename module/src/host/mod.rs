@@ -5,7 +5,7 @@
 //! - `docs`: the `COMMAND DOCS` C structs built from the table.
 //! - `events`: keyspace and server events, and the cron loop's entry into
 //!   the expiry sweep.
-//! - `store` (with `keys`, `meta`, `replicate`): [`crate::pool::Store`] over
+//! - `store` (with `keys`, `meta`, `draw_meta`, `replicate`): [`crate::pool::Store`] over
 //!   an event's keys through the native key API, and the replication of a
 //!   decided effect; `strings`: the Redis strings it reuses.
 //! - `argv`: a command's arguments read in place; `ffi`: small safe
@@ -14,6 +14,7 @@
 pub mod argv;
 #[cfg(not(test))]
 mod docs;
+mod draw_meta;
 #[cfg(not(test))]
 mod events;
 pub mod ffi;

@@ -49,8 +49,8 @@ pub struct RedisStore<'a> {
     pub(super) db: i32,
     pub(super) event: &'a str,
     pub(super) names: EventStrings,
-    /// Key handles by [`Part`]; the holds and waiting keys are opened on
-    /// first use, so the plain claim path does not pay for them.
+    /// Key handles by [`Part`]; the holds, waiting and wants keys are
+    /// opened on first use, so the plain claim path does not pay for them.
     pub(super) keys: [*mut RedisModuleKey; PARTS.len()],
     pub(super) mode: c_int,
     pub(super) opened: [bool; PARTS.len()],
@@ -87,7 +87,7 @@ impl<'a> RedisStore<'a> {
         // SAFETY: ctx is the live command context; the names are kept alive
         // by the cache for longer than the handles.
         let keys = PARTS.map(|part| match part {
-            Part::Holds | Part::Waiting => ptr::null_mut(),
+            Part::Holds | Part::Waiting | Part::Wants => ptr::null_mut(),
             _ => unsafe {
                 raw::RedisModule_OpenKey.unwrap()(ctx.ctx, names.key(part), mode)
                     .cast::<RedisModuleKey>()
@@ -101,7 +101,7 @@ impl<'a> RedisStore<'a> {
             names,
             keys,
             mode,
-            opened: PARTS.map(|part| !matches!(part, Part::Holds | Part::Waiting)),
+            opened: PARTS.map(|part| !matches!(part, Part::Holds | Part::Waiting | Part::Wants)),
             user,
             numbers: [None, None],
             next_number: 0,
@@ -409,6 +409,14 @@ impl Store for RedisStore<'_> {
         self.rank_in_waiting(user)
     }
 
+    fn wants(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        self.read_wants(user)
+    }
+
+    fn set_wants(&mut self, user: &str, count: Option<i64>) {
+        self.write_wants(user, count)
+    }
+
     #[inline]
     fn lowest_free(&mut self) -> Result<Option<i64>, TicketError> {
         self.first_free()
@@ -449,6 +457,8 @@ impl Store for RedisStore<'_> {
             MetaWrite::Staging(staging) => self.set_staging(staging),
             MetaWrite::AddStagedSum(sum) => self.add_staged_sum(sum),
             MetaWrite::ClearStaging => self.clear_staging(),
+            MetaWrite::Drawn(at) => self.set_drawn(at),
+            MetaWrite::Admitted { second, used } => self.set_admitted(second, used),
         }
     }
 

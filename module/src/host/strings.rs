@@ -19,7 +19,7 @@ pub use protocol::keys::{Part, PARTS};
 /// messages.
 pub fn expected_type(part: Part) -> (raw::KeyType, &'static str) {
     match part {
-        Part::Meta | Part::Holders => (raw::KeyType::Hash, "hash"),
+        Part::Meta | Part::Holders | Part::Wants => (raw::KeyType::Hash, "hash"),
         Part::Pool | Part::Holds | Part::Waiting => (raw::KeyType::ZSet, "zset"),
         Part::Log => (raw::KeyType::Stream, "stream"),
     }
@@ -153,6 +153,13 @@ pub struct Constants {
     pub restore_orders: *mut RedisModuleString,
     pub restore_from: *mut RedisModuleString,
     pub restore_sum: *mut RedisModuleString,
+    /// A draw event's meta fields.
+    pub draw: *mut RedisModuleString,
+    pub seed: *mut RedisModuleString,
+    pub admit: *mut RedisModuleString,
+    pub drawn_at: *mut RedisModuleString,
+    pub admit_second: *mut RedisModuleString,
+    pub admit_used: *mut RedisModuleString,
     /// The effect version this build writes, as an argument of `TICKET._APPLY`.
     pub version: *mut RedisModuleString,
     named: [(&'static str, *mut RedisModuleString); NAMED.len()],
@@ -185,6 +192,12 @@ impl Constants {
             restore_orders: forever(b"restore_orders"),
             restore_from: forever(b"restore_from"),
             restore_sum: forever(b"restore_sum"),
+            draw: forever(b"draw"),
+            seed: forever(b"seed"),
+            admit: forever(b"admit"),
+            drawn_at: forever(b"drawn_at"),
+            admit_second: forever(b"admit_second"),
+            admit_used: forever(b"admit_used"),
             version: forever(protocol::effect::VERSION.to_string().as_bytes()),
             named,
         }

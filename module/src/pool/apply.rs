@@ -12,12 +12,13 @@
 
 use std::ops::RangeInclusive;
 
+use protocol::draw::AFTER_DRAW;
 use protocol::effect::{Effect, WAIT_COUNT_SPAN};
 use protocol::record::{Op, Record, Tickets};
 use protocol::restore::{Begin, Order};
 use protocol::StreamId;
 
-use super::model::{Meta, Staging, Status};
+use super::model::{Draw, Meta, Staging, Status};
 use super::store::{MetaWrite, Scope, Set, Store};
 
 /// Performs a replicated effect (an `Append` at its own id).
@@ -35,12 +36,23 @@ pub fn apply<U: AsRef<str>>(store: &mut impl Store, effect: &Effect<U>) {
         Effect::RestoreFree(free) => restore_free(store, free),
         Effect::Wait { user, place } => {
             store.set_score(Set::Waiting, user.as_ref(), Some(*place));
-            store.write_meta(MetaWrite::RaiseWaitSeq(place / WAIT_COUNT_SPAN));
+            let drawn = matches!(store.meta(), Ok(Some(meta)) if meta.draw.is_some());
+            store.write_meta(MetaWrite::RaiseWaitSeq(seq_of(*place, drawn)));
         }
         Effect::Leave { user } => {
             store.set_score(Set::Waiting, user.as_ref(), None);
         }
     }
+}
+
+/// The `seq` of a waiting place: in a draw event those who join after the
+/// draw queue behind every rank, from `AFTER_DRAW` on.
+pub fn seq_of(place: i64, draw_event: bool) -> i64 {
+    let place = match draw_event {
+        true => place.saturating_sub(AFTER_DRAW as i64),
+        false => place,
+    };
+    place / WAIT_COUNT_SPAN
 }
 
 /// Writes the state change `record` describes and appends it to the log (at
@@ -70,6 +82,7 @@ pub fn append<U: AsRef<str>>(
             until,
         } => {
             store.set_score(Set::Waiting, user.as_ref(), None);
+            admitted(store, user.as_ref(), record.at);
             hold(store, user.as_ref(), tickets, minted, *until);
         }
         Op::Confirm { user, tickets } => {
@@ -92,14 +105,52 @@ pub fn append<U: AsRef<str>>(
             store.write_meta(MetaWrite::Status(Status::from(*status)));
             store.write_meta(MetaWrite::ClearStaging);
         }
-        // A draw event's queue: not written by this build yet (issue 20).
-        Op::Enter { .. } | Op::Leave { .. } | Op::Draw { .. } => {}
+        Op::Enter { user, count, rank } => enter(store, user.as_ref(), *count, *rank, record.at),
+        Op::Leave { user } => {
+            store.set_score(Set::Waiting, user.as_ref(), None);
+            store.set_wants(user.as_ref(), None);
+        }
+        Op::Draw { .. } => store.write_meta(MetaWrite::Drawn(record.at)),
     }
     store.append(record, id)
 }
 
+/// An entrant of a draw joins at their rank (always in an effect: a record
+/// decoded without it, which only the sidecar reads, changes no place).
+/// `waitseq` rises to the entry's time so the offer step looks at the list.
+fn enter(store: &mut impl Store, user: &str, count: i64, rank: Option<u64>, at: i64) {
+    if let Some(rank) = rank {
+        store.set_score(Set::Waiting, user, Some(rank as i64));
+    }
+    if count > 1 {
+        store.set_wants(user, Some(count));
+    }
+    store.write_meta(MetaWrite::RaiseWaitSeq(at));
+}
+
+/// An offer of a draw event: the user no longer wants anything from the
+/// queue, and with `ADMIT` the bucket gives one token at the record's time
+/// (so a replica's bucket is its primary's).
+fn admitted(store: &mut impl Store, user: &str, at: i64) {
+    let Ok(Some(meta)) = store.meta() else {
+        return;
+    };
+    let Some(draw) = meta.draw else {
+        return;
+    };
+    store.set_wants(user, None);
+    if let Some(bucket) = draw.admission() {
+        let after = bucket.take(at, 1);
+        store.write_meta(MetaWrite::Admitted {
+            second: after.second,
+            used: after.used as i64,
+        });
+    }
+}
+
 /// `op=init`: the meta hash of a new event (its pool stays empty until the
-/// first claim mints).
+/// first claim mints). A draw event without `OPENS` starts closed: it opens,
+/// and draws, at `TICKET.OPEN`.
 fn init<U>(store: &mut impl Store, op: &Op<U>, at: i64) {
     let Op::Init {
         total,
@@ -107,15 +158,19 @@ fn init<U>(store: &mut impl Store, op: &Op<U>, at: i64) {
         closes_at,
         checkout,
         incarnation,
-        ..
+        draw,
     } = op
     else {
         return;
     };
+    let status = match draw {
+        Some(_) if *opens_at == 0 => Status::Closed,
+        _ => Status::Open,
+    };
     let meta = Meta {
         total: *total,
         minted: 0,
-        status: Status::Open,
+        status,
         opens_at: *opens_at,
         closes_at: *closes_at,
         hold: checkout.hold,
@@ -125,6 +180,7 @@ fn init<U>(store: &mut impl Store, op: &Op<U>, at: i64) {
         offer: checkout.offer,
         waitseq: 0,
         incarnation: *incarnation,
+        draw: draw.map(|d| Box::new(Draw::new(d.commitment, d.seed, d.admit))),
     };
     store.write_meta(MetaWrite::Create {
         meta: &meta,
@@ -201,6 +257,7 @@ pub fn restore_begin(store: &mut impl Store, begin: &Begin) {
         offer: begin.checkout.offer,
         waitseq: 0,
         incarnation: Some(begin.incarnation),
+        draw: None,
     };
     // No creation time: a replica could not know the primary's.
     store.write_meta(MetaWrite::Create {

@@ -15,8 +15,11 @@ use std::borrow::Cow;
 use protocol::effect::Checkout;
 use protocol::record::{Incarnation, Op, Record};
 
+use super::draw::entrants_wait;
 use super::effects::Effects;
-use super::model::{Claim, ClaimOptions, Clock, ExpiredFrom, Meta, OrderReport, Report, Status};
+use super::model::{
+    Claim, ClaimOptions, Clock, DrawReport, ExpiredFrom, Meta, OrderReport, Report, Status,
+};
 use super::settle::{
     any_state, check_consistent, existing_meta, live_meta, prepare, settle_now, type_check_all,
 };
@@ -36,11 +39,6 @@ pub fn init(
     incarnation: Incarnation,
     now: i64,
 ) -> Result<(), TicketError> {
-    if store.meta()?.is_some() || any_state(store)? {
-        return Err(TicketError::Exists(event.to_owned()));
-    }
-    // Type-check the log before the first write.
-    store.len(Part::Log)?;
     let (total, opens_at, closes_at) = window;
     let op = Op::Init {
         total,
@@ -50,7 +48,24 @@ pub fn init(
         incarnation: Some(incarnation),
         draw: None,
     };
-    out.append(store, Record { op, at: now }, None, None);
+    create(store, out, event, op, now)
+}
+
+/// `TICKET.INIT` of the event `init` (an `Op::Init`, a draw event's terms
+/// and secret seed included, drawn by the command: this stays pure).
+pub fn create<'a>(
+    store: &mut impl Store,
+    out: &mut Effects<'a>,
+    event: &str,
+    init: Op<Cow<'a, str>>,
+    now: i64,
+) -> Result<(), TicketError> {
+    if store.meta()?.is_some() || any_state(store)? {
+        return Err(TicketError::Exists(event.to_owned()));
+    }
+    // Type-check the log before the first write.
+    store.len(Part::Log)?;
+    out.append(store, Record { op: init, at: now }, None, None);
     Ok(())
 }
 
@@ -71,6 +86,14 @@ pub fn claim<'a>(
         return Ok(Claim::Repeat(tickets));
     }
     let count = within_limit(event, &meta, options.count)?;
+    // A draw event sells nothing before its draw (made as it first accepts
+    // claims, by the settle step above).
+    if meta.undrawn().is_some() {
+        return Err(TicketError::NotOpen {
+            event: event.to_owned(),
+            opens_at: meta.opens_at,
+        });
+    }
     if meta.status == Status::Closed || (meta.closes_at > 0 && now >= meta.closes_at) {
         return Err(TicketError::Closed(event.to_owned()));
     }
@@ -82,7 +105,10 @@ pub fn claim<'a>(
     }
     // No queue jumping (the offer step has served whoever it could).
     if meta.waitseq > 0 && store.len(Part::Waiting)? > 0 {
-        return Err(TicketError::SoldOut(event.to_owned()));
+        return Err(match entrants_wait(store, &meta)? {
+            true => TicketError::Queue(event.to_owned()),
+            false => TicketError::SoldOut(event.to_owned()),
+        });
     }
     // check_consistent has type-checked every key, so no write fails.
     let (tickets, minted) = lowest_free(store, event, &meta, count, chunk)?;
@@ -218,8 +244,9 @@ pub fn set_status(
         return Ok(());
     }
     store.len(Part::Log)?;
-    // Opening serves the waiting list, which writes tickets: check first.
-    let serve = status == Status::Open && meta.waitseq > 0;
+    // Opening serves the waiting list (and draws a draw event), which
+    // writes tickets: check first.
+    let serve = status == Status::Open && (meta.waitseq > 0 || meta.undrawn().is_some());
     if serve {
         check_consistent(store, event, &meta)?;
     }
@@ -262,6 +289,11 @@ pub fn report(
         unsynced: store.len(Part::Log)?,
         waiting: store.len(Part::Waiting)?,
         incarnation: meta.incarnation,
+        draw: meta.draw.map(|d| DrawReport {
+            commitment: d.commitment,
+            seed: d.seed.filter(|_| d.drawn_at.is_some()),
+            admit: d.admit,
+        }),
     })
 }
 

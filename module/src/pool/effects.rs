@@ -28,6 +28,11 @@ pub type Decided<'a> = Effect<Cow<'a, str>>;
 pub struct Effects<'a> {
     first: Option<Decided<'a>>,
     more: Vec<Decided<'a>>,
+    /// Offers made so far (bounded per command by `Clock::offers`).
+    offered: usize,
+    /// When the event must be visited again (the offer step stopped at its
+    /// bound, or the admission rate): the commit step tells the sweep.
+    again: Option<i64>,
 }
 
 impl<'a> Effects<'a> {
@@ -48,6 +53,25 @@ impl<'a> Effects<'a> {
 
     pub fn is_empty(&self) -> bool {
         self.first.is_none()
+    }
+
+    /// How many offers the command made.
+    pub fn offered(&self) -> usize {
+        self.offered
+    }
+
+    pub(super) fn count_offer(&mut self) {
+        self.offered += 1;
+    }
+
+    /// When the sweep should visit the event again, if it should.
+    pub fn again(&self) -> Option<i64> {
+        self.again
+    }
+
+    /// Asks the sweep to visit the event at `at` (the earliest asked wins).
+    pub(super) fn visit_again(&mut self, at: i64) {
+        self.again = Some(self.again.map_or(at, |t| t.min(at)));
     }
 
     #[inline]

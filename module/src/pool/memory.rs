@@ -25,6 +25,8 @@ pub struct MemoryStore {
     pub effects: Vec<Effect>,
     /// The waiting list: user -> place.
     pub waiting: BTreeMap<String, i64>,
+    /// A draw's entrants wanting more than one ticket: user -> count.
+    pub wants: BTreeMap<String, i64>,
     /// The users announced as offered, in order (not replicated state).
     pub offered: Vec<String>,
     /// Whether the log key exists (an emptied stream still does).
@@ -96,6 +98,9 @@ impl Store for MemoryStore {
         let list = sorted(self.set(set)).into_iter();
         Ok(list.filter(|(_, s)| *s <= highest).take(max).collect())
     }
+    fn wants(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        Ok(self.wants.get(user).copied())
+    }
     fn waiting_rank(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
         let order = self.waiting_order();
         Ok(order.iter().position(|(u, _)| u == user).map(|r| r as i64))
@@ -117,6 +122,7 @@ impl Store for MemoryStore {
             Part::Log => self.log.len() as i64,
             Part::Holds => self.holds.len() as i64,
             Part::Waiting => self.waiting.len() as i64,
+            Part::Wants => self.wants.len() as i64,
         })
     }
     fn exists(&mut self, part: Part) -> Result<bool, TicketError> {
@@ -155,6 +161,16 @@ impl Store for MemoryStore {
             }
             MetaWrite::RaiseWaitSeq(seq) => meta.waitseq = meta.waitseq.max(seq),
             MetaWrite::Staging(_) => (meta.held, meta.extra, meta.waitseq) = (0, 0, 0),
+            MetaWrite::Drawn(at) => {
+                if let Some(draw) = meta.draw.as_mut() {
+                    (draw.drawn_at, draw.admit_second, draw.admit_used) = (Some(at), 0, 0);
+                }
+            }
+            MetaWrite::Admitted { second, used } => {
+                if let Some(draw) = meta.draw.as_mut() {
+                    (draw.admit_second, draw.admit_used) = (second, used);
+                }
+            }
             _ => {}
         }
     }
@@ -172,6 +188,12 @@ impl Store for MemoryStore {
             }
             None => self.set(set).remove(user).is_some(),
         }
+    }
+    fn set_wants(&mut self, user: &str, count: Option<i64>) {
+        match count {
+            Some(count) => self.wants.insert(user.to_owned(), count),
+            None => self.wants.remove(user),
+        };
     }
     fn set_free(&mut self, numbers: RangeInclusive<i64>, free: bool) {
         match free {
@@ -217,6 +239,7 @@ impl MemoryStore {
             !std::mem::take(&mut self.holders).is_empty(),
             !std::mem::take(&mut self.holds).is_empty(),
             !std::mem::take(&mut self.waiting).is_empty(),
+            !std::mem::take(&mut self.wants).is_empty(),
         ];
         self.staging = None;
         existed.iter().filter(|&&e| e).count() as i64

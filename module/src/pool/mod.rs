@@ -21,12 +21,13 @@
 //! Files, each importing only those listed before it:
 //! `model` (types), `store` (the trait), `apply` (effect application),
 //! `effects` (the collected effects), `tickets` (the lazy pool's numbers),
-//! `settle` (checks, expiry and the offer step every write runs first),
+//! `draw` (a draw event's entry, draw, ranks and admission pace), `settle` (checks, expiry and the offer step every write runs first),
 //! `claim` (claims and checkout), `waitlist`, `restore`, `reapply` (the
 //! heal's re-application of a write an unplanned failover lost).
 
 pub mod apply;
 pub mod claim;
+pub mod draw;
 pub mod effects;
 #[cfg(test)]
 pub mod memory;
@@ -41,11 +42,13 @@ pub mod waitlist;
 #[cfg(test)]
 mod tests;
 
-pub use claim::{cancel, claim, confirm, drop_event, holder, init, order, report, set_status};
+pub use claim::{
+    cancel, claim, confirm, create, drop_event, holder, init, order, report, set_status,
+};
 pub use effects::{Decided, Effects};
 pub use model::{
-    Claim, ClaimOptions, Clock, ExpiredFrom, Meta, OrderReport, Report, Staging, Status,
-    MAX_HOLD_MS, MAX_LIMIT,
+    Claim, ClaimOptions, Clock, Draw, DrawReport, ExpiredFrom, Meta, OrderReport, Report, Staging,
+    Status, MAX_HOLD_MS, MAX_LIMIT,
 };
 pub use reapply::reapply;
 pub use restore::{restore_begin, restore_commit, restore_free, restore_orders};

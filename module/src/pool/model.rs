@@ -84,6 +84,68 @@ pub struct Meta {
     pub waitseq: i64,
     /// Which incarnation of the event this is (`None`: made before 0.3).
     pub incarnation: Option<Incarnation>,
+    /// A draw event's terms and state (`None`: a plain event). Boxed: the
+    /// claim path copies the meta, and a plain event pays one pointer.
+    pub draw: Option<Box<Draw>>,
+}
+
+/// A draw event's part of the meta hash (docs/design.md "A fair draw at
+/// open"): the fields `draw`, `seed`, `admit`, `drawn_at`, `admit_second`,
+/// `admit_used`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Draw {
+    /// SHA-256 of the seed, published at INIT.
+    pub commitment: [u8; 32],
+    /// The secret seed (revealed by `op=draw`); `None` only when an event
+    /// was made from a record without it (never by this module).
+    pub seed: Option<[u8; 32]>,
+    /// Offers per second (`ADMIT`), `None` = as fast as tickets are free.
+    pub admit: Option<i64>,
+    /// When the draw was made (unix ms, the record's `at`); `None` = not yet.
+    pub drawn_at: Option<i64>,
+    /// The admission bucket: the second (counted from the draw) that
+    /// `admit_used` belongs to, and the offers made in it.
+    pub admit_second: i64,
+    pub admit_used: i64,
+}
+
+impl Draw {
+    /// The terms of a new draw event, not drawn yet.
+    pub fn new(commitment: [u8; 32], seed: Option<[u8; 32]>, admit: Option<i64>) -> Draw {
+        Draw {
+            commitment,
+            seed,
+            admit,
+            drawn_at: None,
+            admit_second: 0,
+            admit_used: 0,
+        }
+    }
+
+    /// The admission bucket, once drawn with `ADMIT`.
+    pub fn admission(&self) -> Option<protocol::draw::Admission> {
+        let (rate, since) = (self.admit?, self.drawn_at?);
+        Some(protocol::draw::Admission {
+            rate: rate as u64,
+            since,
+            second: self.admit_second,
+            used: self.admit_used as u64,
+        })
+    }
+}
+
+impl Meta {
+    /// Whether the event accepts claims (and so offers, and draws) at `now`.
+    pub fn accepts_claims(&self, now: i64) -> bool {
+        self.status == Status::Open
+            && (self.closes_at == 0 || now < self.closes_at)
+            && now >= self.opens_at
+    }
+
+    /// The draw state of a draw event that has not drawn yet.
+    pub fn undrawn(&self) -> Option<&Draw> {
+        self.draw.as_deref().filter(|d| d.drawn_at.is_none())
+    }
 }
 
 /// Longest hold, in ms (7 days).
@@ -141,6 +203,17 @@ pub struct Report {
     /// The waiting list's length.
     pub waiting: i64,
     pub incarnation: Option<Incarnation>,
+    /// A draw event's commitment, its seed once drawn, and `ADMIT`.
+    pub draw: Option<DrawReport>,
+}
+
+/// What `TICKET.STATUS` adds for a draw event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DrawReport {
+    pub commitment: [u8; 32],
+    /// Revealed only once drawn.
+    pub seed: Option<[u8; 32]>,
+    pub admit: Option<i64>,
 }
 
 /// What `TICKET.ORDER` reports.
@@ -163,6 +236,9 @@ pub type ExpiredFrom = Option<Clock>;
 pub struct Clock {
     pub now: i64,
     pub maybe_due: bool,
+    /// Most offers this command (or sweep run) may make
+    /// (`ticket.sweep-max`): the rest are left to the sweep.
+    pub offers: usize,
 }
 
 impl Clock {
@@ -171,6 +247,7 @@ impl Clock {
         Clock {
             now,
             maybe_due: true,
+            offers: usize::MAX,
         }
     }
 }

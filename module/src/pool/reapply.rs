@@ -14,7 +14,11 @@
 //! * `cancel`: the user holds exactly those tickets (held or sold);
 //! * `expire`: the user holds exactly those tickets, held, and the deadline
 //!   is due at `now` (an expiry due anyway);
-//! * `open`, `close`: always (the status is set again).
+//! * `open`, `close`: always (the status is set again);
+//! * `enter`: the draw is not made yet and the user neither waits nor
+//!   holds (the rank is computed again from the stored seed);
+//! * `leave`: the user is a draw's entrant still waiting;
+//! * `draw`: not drawn yet, and the record's seed is the stored one.
 //!
 //! `init`, `drop` and `restore` are never re-applied (`ERR`). Otherwise the
 //! record is written through the module's own apply code — one log entry
@@ -69,12 +73,11 @@ pub fn reapply<'a>(
             None
         }
         Op::Open | Op::Close => None,
-        Op::Init { .. }
-        | Op::Drop
-        | Op::Restore { .. }
-        | Op::Enter { .. }
-        | Op::Leave { .. }
-        | Op::Draw { .. } => {
+        Op::Enter { .. } | Op::Leave { .. } | Op::Draw { .. } => {
+            let record = draw_condition(store, &meta, record)?.map_err(changed)?;
+            return Ok(out.append(store, record, None, None));
+        }
+        Op::Init { .. } | Op::Drop | Op::Restore { .. } => {
             return Err(TicketError::Invalid(format!(
                 "TICKET.REAPPLY: op={} is never re-applied",
                 record.op.name()
@@ -82,6 +85,61 @@ pub fn reapply<'a>(
         }
     };
     Ok(out.append(store, record, minted, None))
+}
+
+/// Whether a lost `enter`, `leave` or `draw` may be written again: Ok(the
+/// record to write, an entry's rank filled in from the stored seed).
+fn draw_condition<'a>(
+    store: &mut impl Store,
+    meta: &Meta,
+    mut record: Record<Cow<'a, str>>,
+) -> Result<Result<Record<Cow<'a, str>>, String>, TicketError> {
+    let Some(draw) = meta.draw.as_deref() else {
+        return Ok(Err("the event is not a draw event".to_owned()));
+    };
+    let drawn = draw.drawn_at.is_some();
+    match &mut record.op {
+        Op::Enter { user, rank, .. } => {
+            if drawn {
+                return Ok(Err("the draw was made".to_owned()));
+            }
+            if let Some(why) = waits_or_holds(store, user)? {
+                return Ok(Err(why));
+            }
+            let Some(seed) = draw.seed else {
+                return Ok(Err("the event has no seed".to_owned()));
+            };
+            *rank = Some(protocol::draw::rank(&seed, user.as_bytes()));
+        }
+        Op::Leave { user } => {
+            let place = store.score(Set::Waiting, user)?;
+            if place.is_none_or(|p| p >= protocol::draw::AFTER_DRAW as i64) {
+                return Ok(Err("the user is not an entrant still waiting".to_owned()));
+            }
+            store.wants(user)?;
+        }
+        Op::Draw { seed } => {
+            if drawn {
+                return Ok(Err("the draw was made".to_owned()));
+            }
+            if draw.seed.as_ref() != Some(&*seed) {
+                return Ok(Err("the seed is not the event's".to_owned()));
+            }
+        }
+        _ => {}
+    }
+    Ok(Ok(record))
+}
+
+/// Why `user` may not enter: already waiting, or holding tickets.
+fn waits_or_holds(store: &mut impl Store, user: &str) -> Result<Option<String>, TicketError> {
+    store.wants(user)?;
+    if store.score(Set::Waiting, user)?.is_some() {
+        return Ok(Some("the user waits already".to_owned()));
+    }
+    Ok(store
+        .holder(user)?
+        .map(|held| format!("the user holds {}", show(&held))))
 }
 
 /// Whether `tickets` are all free: pooled, or the next numbers after

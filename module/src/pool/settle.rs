@@ -10,12 +10,19 @@
 //! it is. A head that wants more than are free gets nothing until enough
 //! are free — or until it has waited a full offer period since it joined,
 //! from when it is offered what is free (at least one ticket).
+//!
+//! A draw event first draws (`pool::draw`), once, when it first accepts
+//! claims; its list is then in rank order. One command or sweep run makes
+//! at most `Clock::offers` offers (and a draw event with `ADMIT` no more
+//! than its bucket allows): the rest is left to the sweep, told when to
+//! come back through the effects.
 
 use std::borrow::Cow;
 
-use protocol::effect::{Effect, WAIT_COUNT_SPAN};
+use protocol::effect::Effect;
 use protocol::record::{Op, Record};
 
+use super::draw::{draw_if_due, head_wants, paced_until};
 use super::effects::Effects;
 use super::model::{Clock, Meta, Status};
 use super::store::{Part, Set, Store};
@@ -66,6 +73,7 @@ pub(super) fn type_check_all(store: &mut impl Store) -> Result<i64, TicketError>
     store.len(Part::Holders)?;
     store.lowest(Set::Holds, 0, 1)?;
     store.len(Part::Waiting)?;
+    store.len(Part::Wants)?;
     store.len(Part::Log)
 }
 
@@ -140,7 +148,8 @@ pub(super) fn prepare(
     settle(store, out, event, meta, clock)
 }
 
-/// [`expire_due`], then the offer step when anyone may be waiting.
+/// [`expire_due`], the draw when due, then the offer step when anyone may
+/// be waiting.
 fn settle(
     store: &mut impl Store,
     out: &mut Effects<'_>,
@@ -148,10 +157,13 @@ fn settle(
     meta: Meta,
     clock: Clock,
 ) -> Result<Meta, TicketError> {
-    let meta = expire_due(store, out, event, meta, clock)?;
+    let mut meta = expire_due(store, out, event, meta, clock)?;
+    if meta.draw.is_some() && draw_if_due(store, out, event, &meta, clock.now)? {
+        meta = existing_meta(store, event)?;
+    }
     match meta.waitseq {
         0 => Ok(meta),
-        _ => offer_waiting(store, out, event, meta, clock.now),
+        _ => offer_waiting(store, out, event, meta, clock),
     }
 }
 
@@ -170,7 +182,8 @@ pub(super) fn settle_now(
 /// the event is gone or its keys disagree (a slot migration in progress),
 /// then settles at `clock` (whose hint the caller takes after the sweep
 /// took the event's due entries: the holds still due past `max` wait for
-/// the next sweep).
+/// the next sweep) — which draws a draw event whose `opens_at` came, and
+/// carries on with offers a command left to the sweep.
 pub fn sweep(
     store: &mut impl Store,
     out: &mut Effects<'_>,
@@ -186,34 +199,33 @@ pub fn sweep(
     }
     check_consistent(store, event, &meta)?;
     let expired = expire_holds(store, out, clock.now, max)?;
-    if expired > 0 {
+    if expired > 0 || meta.waitseq > 0 || meta.undrawn().is_some() {
         settle_now(store, out, event, clock)?;
     }
     Ok(expired)
 }
 
-/// Whether the event accepts claims (and so offers) at `now`.
-fn accepts_claims(meta: &Meta, now: i64) -> bool {
-    meta.status == Status::Open
-        && (meta.closes_at == 0 || now < meta.closes_at)
-        && now >= meta.opens_at
-}
-
 /// The offer step: while the event accepts claims and its list's head can
 /// be served, offers the head its lowest free numbers as a held order until
-/// `now + offer` (`op=offer`, which also takes the head off the list).
+/// `now + offer` (`op=offer`, which also takes the head off the list), at
+/// most `clock.offers` in the command and as the admission bucket allows.
 /// Returns the meta as it is afterwards.
 pub fn offer_waiting(
     store: &mut impl Store,
     out: &mut Effects<'_>,
     event: &str,
     mut meta: Meta,
-    now: i64,
+    clock: Clock,
 ) -> Result<Meta, TicketError> {
-    while meta.waitseq > 0 && accepts_claims(&meta, now) {
+    let now = clock.now;
+    while meta.waitseq > 0 && meta.accepts_claims(now) && meta.undrawn().is_none() {
         let Some((user, place)) = store.lowest(Set::Waiting, i64::MAX, 1)?.pop() else {
             break;
         };
+        if let Some(at) = paced(out, &meta, clock) {
+            out.visit_again(at);
+            break;
+        }
         if store.holder(&user)?.is_some() {
             // Only hand edits get here (WAIT refuses holders): drop the place.
             let user = Cow::Owned(user);
@@ -221,7 +233,8 @@ pub fn offer_waiting(
             continue;
         }
         let free = store.len(Part::Pool)? + meta.total - meta.minted;
-        let Some(count) = offer_size(&meta, place, free, now) else {
+        let (seq, wanted) = head_wants(store, &meta, &user, place)?;
+        let Some(count) = offer_size(&meta, seq, wanted, free, now) else {
             break;
         };
         // Minting only what the offer takes keeps the pool as it was.
@@ -233,16 +246,25 @@ pub fn offer_waiting(
             until,
         };
         out.append(store, Record { op, at: now }, minted, None);
+        out.count_offer();
         meta = existing_meta(store, event)?;
     }
     Ok(meta)
 }
 
-/// How many tickets the head at `place` is offered when `free` are free:
-/// all it asked for, or what is free once it has waited a full offer
-/// period; `None` when it must wait on.
-fn offer_size(meta: &Meta, place: i64, free: i64, now: i64) -> Option<i64> {
-    let (seq, wanted) = (place / WAIT_COUNT_SPAN, (place % WAIT_COUNT_SPAN).max(1));
+/// When the command may make no more offers now: the time to come back
+/// (now, when it made its share; the bucket's next second with `ADMIT`).
+fn paced(out: &Effects<'_>, meta: &Meta, clock: Clock) -> Option<i64> {
+    if out.offered() >= clock.offers {
+        return Some(clock.now);
+    }
+    paced_until(meta, clock.now)
+}
+
+/// How many tickets the head that waits since `seq` for `wanted` is
+/// offered when `free` are free: all it asked for, or what is free once it
+/// has waited a full offer period; `None` when it must wait on.
+fn offer_size(meta: &Meta, seq: i64, wanted: i64, free: i64, now: i64) -> Option<i64> {
     if free >= wanted {
         Some(wanted)
     } else if free > 0 && now >= seq.saturating_add(meta.offer) {

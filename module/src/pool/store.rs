@@ -60,6 +60,14 @@ pub enum MetaWrite<'a> {
     AddStagedSum(i64),
     /// Removes the staging fields.
     ClearStaging,
+    /// A draw event drew at this time (unix ms): `drawn_at`, and the
+    /// admission bucket starts full.
+    Drawn(i64),
+    /// The admission bucket after an offer.
+    Admitted {
+        second: i64,
+        used: i64,
+    },
 }
 
 /// Storage of one event.
@@ -79,6 +87,8 @@ pub trait Store {
         highest: i64,
         max: usize,
     ) -> Result<Vec<(String, i64)>, TicketError>;
+    /// How many tickets a draw's entrant wants (`None`: 1, or not an entrant).
+    fn wants(&mut self, user: &str) -> Result<Option<i64>, TicketError>;
     /// The user's 0-based rank in the waiting list (O(log n)).
     fn waiting_rank(&mut self, user: &str) -> Result<Option<i64>, TicketError>;
     /// The smallest number in the pool, without removing it (the claim's
@@ -103,6 +113,8 @@ pub trait Store {
     /// Sets the user's score in `set`, or removes the user (`None`);
     /// returns whether the user was removed (always true when setting).
     fn set_score(&mut self, set: Set, user: &str, score: Option<i64>) -> bool;
+    /// Sets how many tickets an entrant wants, or removes the user (`None`).
+    fn set_wants(&mut self, user: &str, count: Option<i64>);
     /// Puts `numbers` into the pool (`free`) or takes them out.
     fn set_free(&mut self, numbers: RangeInclusive<i64>, free: bool);
     /// Appends `record` to the log at `id`, or at an id the store picks

@@ -1,12 +1,15 @@
 //! The waiting list's own commands (docs/design.md "The waiting list"):
 //! `TICKET.WAIT`, `TICKET.LEAVE`, `TICKET.POSITION`. Serving the list (the
-//! offer step) is part of what every write does first, in `settle`.
+//! offer step) is part of what every write does first, in `settle`. Before
+//! a draw event's draw, `WAIT` enters the draw instead (`pool::draw`).
 
 use std::borrow::Cow;
 
-use protocol::effect::{Effect, WAIT_COUNT_SPAN};
+use protocol::effect::Effect;
+use protocol::record::{Op, Record};
 
 use super::claim::within_limit;
+use super::draw::{enter, is_entrant, join_place, ENTERED};
 use super::effects::Effects;
 use super::model::Clock;
 use super::settle::{live_meta, offer_waiting, prepare, settle_now};
@@ -15,7 +18,8 @@ use crate::error::TicketError;
 
 /// `TICKET.WAIT`: joins the waiting list for `count` tickets (idempotent:
 /// a user already in it keeps the place and count). Returns the 1-based
-/// position, or 0 when the user was offered tickets at once.
+/// position, or 0 when the user was offered tickets at once, or -1 when the
+/// user entered a draw that has not been made yet.
 pub fn wait<'a>(
     store: &mut impl Store,
     out: &mut Effects<'a>,
@@ -32,9 +36,12 @@ pub fn wait<'a>(
         });
     }
     let count = within_limit(event, &meta, count)?;
+    if let Some(draw) = meta.undrawn() {
+        return enter(store, out, event, draw, user, count, clock.now);
+    }
     if store.score(Set::Waiting, user)?.is_none() {
         let seq = clock.now.max(meta.waitseq + 1);
-        let place = seq.saturating_mul(WAIT_COUNT_SPAN).saturating_add(count);
+        let place = join_place(&meta, seq, count);
         let user = Cow::Borrowed(user);
         out.apply(store, Effect::Wait { user, place });
         settle_now(store, out, event, clock)?;
@@ -43,7 +50,8 @@ pub fn wait<'a>(
 }
 
 /// `TICKET.LEAVE`: takes the user off the waiting list; returns whether the
-/// user was on it. The next in line may be served now.
+/// user was on it. The next in line may be served now. A draw's entrant
+/// leaves in the log (`op=leave`), before or after the draw.
 pub fn leave<'a>(
     store: &mut impl Store,
     out: &mut Effects<'a>,
@@ -52,25 +60,33 @@ pub fn leave<'a>(
     clock: Clock,
 ) -> Result<bool, TicketError> {
     let meta = prepare(store, out, event, clock)?;
-    if store.score(Set::Waiting, user)?.is_none() {
+    let Some(place) = store.score(Set::Waiting, user)? else {
         return Ok(false);
+    };
+    let user = Cow::Borrowed(user);
+    if is_entrant(&meta, place) {
+        // Type-checks the wants hash before the first write.
+        store.wants(&user)?;
+        let op = Op::Leave { user };
+        out.append(store, Record { op, at: clock.now }, None, None);
+    } else {
+        out.apply(store, Effect::Leave { user });
     }
-    out.apply(
-        store,
-        Effect::Leave {
-            user: Cow::Borrowed(user),
-        },
-    );
-    offer_waiting(store, out, event, meta, clock.now)?;
+    // Leaving changes nothing in the meta.
+    offer_waiting(store, out, event, meta, clock)?;
     Ok(true)
 }
 
-/// `TICKET.POSITION`: the user's 1-based position in the waiting list.
+/// `TICKET.POSITION`: the user's 1-based position in the waiting list (-1
+/// for an entrant of a draw not made yet).
 pub fn position(
     store: &mut impl Store,
     event: &str,
     user: &str,
 ) -> Result<Option<i64>, TicketError> {
-    live_meta(store, event)?;
+    let meta = live_meta(store, event)?;
+    if meta.undrawn().is_some() {
+        return Ok(store.score(Set::Waiting, user)?.map(|_| ENTERED));
+    }
     Ok(store.waiting_rank(user)?.map(|rank| rank + 1))
 }

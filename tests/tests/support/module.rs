@@ -282,18 +282,13 @@ pub fn holders(conn: &mut Connection, event: &str) -> HashMap<String, i64> {
         .expect("HGETALL holders")
 }
 
-/// `TICKET.STATUS` (RESP2 flat array) as name -> value, checking the order.
+/// `TICKET.STATUS` (RESP2 flat array) as name -> value, checking the order:
+/// [`STATUS_FIELDS`], then for a draw event some of [`DRAW_STATUS_FIELDS`].
 pub fn status(conn: &mut Connection, event: &str) -> BTreeMap<String, Value> {
     let flat = match value(conn, &["TICKET.STATUS", event]) {
         Value::Array(items) => items,
         other => panic!("TICKET.STATUS {event}: expected an array, got {other:?}"),
     };
-    assert_eq!(
-        flat.len(),
-        2 * STATUS_FIELDS.len(),
-        "STATUS has {} name/value pairs: {flat:?}",
-        STATUS_FIELDS.len()
-    );
     let names: Vec<String> = flat
         .iter()
         .step_by(2)
@@ -302,12 +297,41 @@ pub fn status(conn: &mut Connection, event: &str) -> BTreeMap<String, Value> {
             other => panic!("STATUS field name {other:?}"),
         })
         .collect();
-    assert_eq!(names, STATUS_FIELDS, "STATUS field order");
+    assert!(
+        names.len() >= STATUS_FIELDS.len(),
+        "STATUS has at least {} name/value pairs: {flat:?}",
+        STATUS_FIELDS.len()
+    );
+    assert_eq!(
+        names[..STATUS_FIELDS.len()],
+        STATUS_FIELDS,
+        "STATUS field order"
+    );
+    let mut draw = DRAW_STATUS_FIELDS.iter();
+    for extra in &names[STATUS_FIELDS.len()..] {
+        assert!(
+            draw.any(|d| d == extra),
+            "STATUS field {extra} out of place: {names:?}"
+        );
+    }
     flat.chunks(2)
         .zip(names)
         .map(|(kv, name)| (name, kv[1].clone()))
         .collect()
 }
+
+/// A text field of a STATUS reply, if present.
+pub fn status_text(conn: &mut Connection, event: &str, name: &str) -> Option<String> {
+    match status(conn, event).remove(name)? {
+        Value::BulkString(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+        Value::SimpleString(s) => Some(s),
+        other => panic!("STATUS {event} {name}: {other:?}"),
+    }
+}
+
+/// What a draw event's STATUS adds, in order: the commitment, the seed
+/// once drawn, `admit` when set.
+pub const DRAW_STATUS_FIELDS: [&str; 3] = ["draw", "seed", "admit"];
 
 /// The numeric field of a STATUS reply.
 pub fn status_int(conn: &mut Connection, event: &str, name: &str) -> i64 {

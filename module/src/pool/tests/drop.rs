@@ -120,6 +120,12 @@ impl Store for Clobbered {
     fn waiting_rank(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
         self.inner.waiting_rank(user)
     }
+    fn wants(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
+        self.inner.wants(user)
+    }
+    fn set_wants(&mut self, user: &str, count: Option<i64>) {
+        self.inner.set_wants(user, count)
+    }
     fn lowest_free(&mut self) -> Result<Option<i64>, TicketError> {
         match self.clobbered(Part::Pool) {
             true => Err(self.wrong()),
