@@ -364,3 +364,121 @@ fn a_seed_that_is_not_the_committed_one_is_a_conflict_never_stored() {
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("3 entrants, 0 left, 0 offers"), "{out}");
 }
+
+/// `TICKET.STATUS event` as text fields.
+fn status(r: &mut redis::Connection, event: &str) -> std::collections::HashMap<String, String> {
+    redis::cmd("TICKET.STATUS")
+        .arg(event)
+        .query(r)
+        .expect("TICKET.STATUS")
+}
+
+/// The users offered so far, in log order, as MySQL has them.
+fn offers_in_mysql(my: &mut mysql::Conn, event: &str) -> Vec<String> {
+    my.exec(
+        "SELECT user_id FROM ticket_draw_step WHERE event_id = ? AND kind = 'offer' AND lost_in_failover = 0 ORDER BY stream_ms, stream_seq, id",
+        (event,),
+    )
+    .unwrap()
+}
+
+/// Runs the sale after the draw until every ticket is sold: two of
+/// three offered users confirm as soon as MySQL shows their offer, the
+/// others let it expire (it passes on down the drawn list). Returns how
+/// many offers were made.
+fn sell_out(r: &mut redis::Connection, db: &str, event: &str) -> usize {
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
+    let mut seen = 0;
+    wait_until(Duration::from_secs(120), "the draw sells out", || {
+        let offers = offers_in_mysql(&mut my, event);
+        for (i, user) in offers.iter().enumerate().skip(seen) {
+            if i % 3 != 2 {
+                // a late confirm (the offer expired) is refused: fine
+                let _: redis::RedisResult<redis::Value> =
+                    redis::cmd("TICKET.CONFIRM").arg(event).arg(user).query(r);
+            }
+        }
+        seen = offers.len();
+        let s = status(r, event);
+        s["remaining"] == "0" && s["held"] == "0"
+    });
+    seen
+}
+
+#[test]
+fn a_real_draw_sale_reaches_mysql_and_passes_the_audit() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_draw_real");
+    migrate(&db);
+    let sc = Sidecar::start(&redis.url(), &db, &[]);
+    let event = "rs";
+    let () = redis::cmd("TICKET.INIT")
+        .arg(event)
+        .arg(
+            &[
+                "60", "HOLD", "60000", "OFFER", "1000", "LIMIT", "2", "DRAW", "ADMIT", "40",
+            ][..],
+        )
+        .query(&mut r)
+        .expect("INIT ... DRAW");
+    let entrants = users("fan", 1000);
+    let mut pipe = redis::pipe();
+    for u in &entrants {
+        pipe.cmd("TICKET.WAIT").arg(event).arg(u);
+    }
+    pipe.cmd("TICKET.WAIT")
+        .arg(event)
+        .arg("pair")
+        .arg("COUNT")
+        .arg(2);
+    for u in &entrants[..20] {
+        pipe.cmd("TICKET.LEAVE").arg(event).arg(u);
+    }
+    let _: Vec<redis::Value> = pipe.query(&mut r).expect("enter and leave");
+    let committed = status(&mut r, event)["draw"].clone();
+    let () = redis::cmd("TICKET.OPEN").arg(event).query(&mut r).unwrap();
+    let seed = status(&mut r, event)["seed"].clone();
+    let _: i64 = redis::cmd("TICKET.WAIT")
+        .arg(event)
+        .arg("late")
+        .query(&mut r)
+        .unwrap();
+    let offers = sell_out(&mut r, &db, event);
+    assert!(offers >= 60, "{offers} offers");
+    eprintln!("{offers} offers sold the 60 tickets");
+
+    let (st, out) = sidecar_cmd(
+        &redis.url(),
+        &db,
+        &["reconcile", "--event", event, "--wait", "30"],
+    );
+    assert!(
+        st.success(),
+        "reconcile of a draw event: {out}\n{}",
+        sc.log()
+    );
+    assert_eq!(conflicts(&db, event), [], "{}", sc.log());
+    let (_, c, admit, stored, drawn) = draw_row(&db, event);
+    assert_eq!(
+        (c, admit, stored, drawn),
+        (Some(committed), Some(40), Some(seed), true)
+    );
+    let steps = step_counts(&db, event);
+    let count = |k: &str| steps.iter().find(|s| s.0 == k).map_or(0, |s| s.1);
+    assert_eq!(
+        (count("enter"), count("leave"), count("draw")),
+        (1001, 20, 1)
+    );
+    assert_eq!(count("offer"), offers as i64);
+
+    let (code, out) = audit(&redis, &db, event);
+    assert_eq!(code, Some(0), "{out}");
+    let summary =
+        format!("981 entrants, 20 left, {offers} offers checked in rank order, 0 later offers");
+    assert!(out.contains(&summary), "{out}");
+
+    let (st, out) = sidecar_cmd(&redis.url(), &db, &["rebuild", "--event", event]);
+    assert_eq!(st.code(), Some(1), "{out}");
+    assert!(out.contains("a draw event"), "{out}");
+}
