@@ -482,3 +482,55 @@ fn a_real_draw_sale_reaches_mysql_and_passes_the_audit() {
     assert_eq!(st.code(), Some(1), "{out}");
     assert!(out.contains("a draw event"), "{out}");
 }
+
+/// A big sale for `audit-draw`'s time: `TG_DRAW_AUDIT_SIZE` entrants
+/// (default 3,000; the figure in the docs used 100,000), as many tickets,
+/// every entrant offered one in rank order; the audit passes and counts
+/// them all.
+#[test]
+fn audit_draw_of_a_big_sale() {
+    let n: usize = std::env::var("TG_DRAW_AUDIT_SIZE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000);
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_draw_big");
+    migrate(&db);
+    let sc = sidecar(&redis, &db);
+    let seed = [0x5au8; 32];
+    let event = "big";
+    let entrants = users("e", n);
+    let order = drawn_order(&seed, &entrants.iter().collect::<Vec<_>>());
+    let mut ops = vec![init(n as i64, terms(&seed, None))];
+    ops.extend(entrants.iter().map(|u| Op::Enter {
+        user: u.as_str(),
+        count: 1,
+        rank: None,
+    }));
+    ops.push(Op::Draw { seed });
+    ops.extend(
+        order
+            .iter()
+            .enumerate()
+            .map(|(i, u)| offer(u, i as i64 + 1)),
+    );
+    let mut last = String::new();
+    let mut ops = ops.into_iter().peekable();
+    while ops.peek().is_some() {
+        last = log(&mut r, event, ops.by_ref().take(10_000).collect());
+    }
+    let started = std::time::Instant::now();
+    wait_applied(&db, event, &last, &sc);
+    let synced = started.elapsed();
+    assert_eq!(conflicts(&db, event), [], "{}", sc.log());
+    let started = std::time::Instant::now();
+    let (code, out) = audit(&redis, &db, event);
+    let took = started.elapsed();
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains(&format!("{n} entrants, 0 left, {n} offers checked")),
+        "{out}"
+    );
+    eprintln!("{n} entrants and offers: synced in {synced:?}; audit-draw {took:?} (process included): {out}");
+}
