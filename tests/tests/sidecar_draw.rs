@@ -11,6 +11,8 @@
 //! `protocol::draw::rank` — is exactly what the test means it to be. The
 //! verifier runs rarely (these logs have no event meta in Redis).
 
+#[path = "support/module.rs"]
+mod msupport;
 #[path = "support/sidecar.rs"]
 mod support;
 
@@ -533,4 +535,149 @@ fn audit_draw_of_a_big_sale() {
         "{out}"
     );
     eprintln!("{n} entrants and offers: synced in {synced:?}; audit-draw {took:?} (process included): {out}");
+}
+
+/// Waits until the sidecar applied all of `event`'s log (held orders are
+/// not what `wait_synced` compares).
+fn wait_drained(r: &mut redis::Connection, event: &str, sc: &Sidecar) {
+    let end = std::time::Instant::now() + Duration::from_secs(60);
+    while status(r, event)["unsynced"] != "0" {
+        assert!(
+            std::time::Instant::now() < end,
+            "not drained:\n{}",
+            sc.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn signal(server: &RedisServer, sig: libc::c_int) {
+    let pid = server.pid().expect("a running server") as libc::pid_t;
+    // SAFETY: a plain kill(2) on a child process this test started.
+    assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+}
+
+fn cmd(c: &mut redis::Connection, parts: &[&str]) -> redis::Value {
+    redis::cmd(parts[0])
+        .arg(&parts[1..])
+        .query(c)
+        .unwrap_or_else(|e| panic!("{parts:?}: {e}"))
+}
+
+/// An unplanned failover loses an entrant's enter, a leave, the draw and
+/// its offers, which MySQL applied. When the promoted replica draws again
+/// (the same seed, kept from the init) before the sidecar comes back, the
+/// heal undoes the lost draw and offers quietly and the enter with a
+/// `lost_in_failover` conflict (the draw was made: it cannot be
+/// re-applied); when it has not, the heal re-applies them
+/// (`TICKET.REAPPLY`). Either way MySQL follows the new primary: one draw
+/// with the one seed, the lost steps kept as history, the audit passes,
+/// reconcile finds nothing wrong.
+#[test]
+fn a_failover_that_loses_the_draw_heals_to_the_new_primarys_draw() {
+    failover_losing_the_draw(true);
+}
+
+#[test]
+fn a_failover_that_loses_the_draw_heals_by_drawing_again() {
+    failover_losing_the_draw(false);
+}
+
+fn failover_losing_the_draw(new_primary_opens: bool) {
+    let mut primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
+    let replica = msupport::strict_replica_of(&primary.port().to_string());
+    let db = fresh_database("sc_draw_heal");
+    migrate(&db);
+    let args = ["--verify-interval", "1"];
+    let mut sc = Sidecar::start(&primary.url(), &db, &args);
+    let mut p = primary.conn();
+    let event = "hd";
+    cmd(
+        &mut p,
+        &["TICKET.INIT", event, "5", "HOLD", "60000", "DRAW"],
+    );
+    for u in users("kept", 10) {
+        cmd(&mut p, &["TICKET.WAIT", event, &u]);
+    }
+    cmd(&mut p, &["SET", "barrier", "1"]);
+    msupport::wait_replicated(&mut p, 1);
+    wait_drained(&mut p, event, &sc);
+
+    // Cut off, the primary takes an enter, a leave and the draw (with its
+    // offers), all applied to MySQL, none replicated.
+    signal(&replica, libc::SIGSTOP);
+    let _: i64 = redis::cmd("CLIENT")
+        .arg(&["KILL", "TYPE", "replica"][..])
+        .query(&mut p)
+        .unwrap();
+    cmd(&mut p, &["TICKET.WAIT", event, "lost0"]);
+    cmd(&mut p, &["TICKET.LEAVE", event, "kept1"]);
+    cmd(&mut p, &["TICKET.OPEN", event]);
+    let seed = status(&mut p, event)["seed"].clone();
+    wait_drained(&mut p, event, &sc);
+    assert_eq!(draw_row(&db, event).3, Some(seed.clone()));
+
+    drop(p);
+    primary.kill();
+    sc.kill9();
+    signal(&replica, libc::SIGCONT);
+    let mut r = replica.conn();
+    cmd(&mut r, &["REPLICAOF", "NO", "ONE"]);
+    if new_primary_opens {
+        cmd(&mut r, &["TICKET.OPEN", event]);
+        assert_eq!(status(&mut r, event)["seed"], seed, "the same seed");
+    }
+
+    let sc = Sidecar::start(&replica.url(), &db, &args);
+    wait_until(Duration::from_secs(60), "the sidecar heals", || {
+        sc.log().contains(&format!("event {event}: HEALED"))
+    });
+    wait_drained(&mut r, event, &sc);
+    let log = sc.log();
+    let healed = log.lines().find(|l| l.contains("HEALED")).unwrap_or("");
+    eprintln!("new primary opens: {new_primary_opens}: {healed}");
+    let found = conflicts(&db, event);
+    assert!(
+        found.iter().all(|c| c.0 == "lost_in_failover"),
+        "{found:?}\n{}",
+        sc.log()
+    );
+    let enter_undone = found
+        .iter()
+        .any(|c| c.1.contains("enter of user \"lost0\""));
+    assert_eq!(enter_undone, new_primary_opens, "{found:?}");
+    assert_eq!(status(&mut r, event)["seed"], seed, "the same seed");
+    let (_, _, _, stored, drawn) = draw_row(&db, event);
+    assert_eq!((stored, drawn), (Some(seed), true));
+    let steps = step_counts(&db, event);
+    let count = |k: &str| steps.iter().find(|s| s.0 == k).map_or(0, |s| s.1);
+    let entered = if new_primary_opens { 10 } else { 11 };
+    assert_eq!((count("enter"), count("draw")), (entered, 1), "{steps:?}");
+    // kept1's lost leave: re-applied (a new entry), or undone and reported
+    let leave_undone = found
+        .iter()
+        .any(|c| c.1.contains("leave of user \"kept1\""));
+    assert_eq!(
+        count("leave"),
+        i64::from(!leave_undone),
+        "{steps:?} {found:?}"
+    );
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+    let lost: Vec<(String, i64)> = my
+        .exec(
+            "SELECT CAST(kind AS CHAR), COUNT(*) FROM ticket_draw_step WHERE event_id = ? AND lost_in_failover = 1 GROUP BY kind ORDER BY kind",
+            (event,),
+        )
+        .unwrap();
+    let lost_kinds: Vec<&str> = lost.iter().map(|l| l.0.as_str()).collect();
+    assert_eq!(
+        lost_kinds,
+        ["enter", "leave", "draw", "offer"],
+        "kept as history"
+    );
+    let (code, out) = audit(&replica, &db, event);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("10 entrants"), "{out}");
+    let (st, out) = sidecar_cmd(&replica.url(), &db, &["reconcile"]);
+    assert!(st.success(), "reconcile:\n{out}");
 }

@@ -383,12 +383,14 @@ fn undone_detail(l: &Logged, why: &str, after: &[Entry]) -> String {
         true => String::new(),
         false => format!("; since on the new primary: {}", since.join(", ")),
     };
-    let what = rec
-        .op
-        .order()
-        .map_or(rec.op.name().to_owned(), |(u, t, _)| {
+    let what = match (rec.op.order(), rec.op.user()) {
+        (Some((u, t, _)), _) => {
             format!("{} of ticket(s) {} by user {u:?}", rec.op.name(), t.value())
-        });
+        }
+        // an entrant's enter or leave
+        (None, Some(u)) => format!("{} of user {u:?}", rec.op.name()),
+        (None, None) => rec.op.name().to_owned(),
+    };
     format!(
         "{what} was applied to MySQL, then lost in an unplanned failover and could not be re-applied ({why}): undone in MySQL{now}"
     )
