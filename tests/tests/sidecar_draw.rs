@@ -681,3 +681,53 @@ fn failover_losing_the_draw(new_primary_opens: bool) {
     let (st, out) = sidecar_cmd(&replica.url(), &db, &["reconcile"]);
     assert!(st.success(), "reconcile:\n{out}");
 }
+
+/// The daemon's MySQL user still needs only SELECT, INSERT and UPDATE
+/// (V5's table included): a draw event syncs and audits with no more.
+#[test]
+fn a_draw_event_syncs_with_only_select_insert_update_grants() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_draw_grants");
+    migrate(&db);
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+    let dbname: String = my.query_first("SELECT DATABASE()").unwrap().unwrap();
+    let user = format!("tgd_{}", std::process::id());
+    my.query_drop(format!(
+        "CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY 'pw'"
+    ))
+    .unwrap();
+    let tables = [
+        "ticket_event",
+        "ticket_stock",
+        "ticket_participation",
+        "ticket_sync_offset",
+        "ticket_conflict",
+        "ticket_journal",
+        "ticket_heal",
+        "ticket_draw_step",
+    ];
+    for t in tables {
+        my.query_drop(format!(
+            "GRANT SELECT, INSERT, UPDATE ON `{dbname}`.`{t}` TO '{user}'@'127.0.0.1'"
+        ))
+        .unwrap();
+    }
+    let port: u16 = my.query_first("SELECT @@port").unwrap().unwrap();
+    let url = format!("mysql://{user}:pw@127.0.0.1:{port}/{dbname}");
+    let sc = Sidecar::start(&redis.url(), &url, &[]);
+    cmd(&mut r, &["TICKET.INIT", "g", "2", "HOLD", "60000", "DRAW"]);
+    for u in users("g", 5) {
+        cmd(&mut r, &["TICKET.WAIT", "g", &u]);
+    }
+    cmd(&mut r, &["TICKET.LEAVE", "g", "g0"]);
+    cmd(&mut r, &["TICKET.OPEN", "g"]);
+    wait_drained(&mut r, "g", &sc);
+    assert_eq!(conflicts(&db, "g"), []);
+    let (code, out) = audit(&redis, &url, "g");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("4 entrants, 1 left, 2 offers checked"),
+        "{out}"
+    );
+}
