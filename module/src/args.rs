@@ -136,7 +136,7 @@ pub struct InitArgs<'a> {
     /// How long an offer of the waiting list is held, in ms (default: `hold`,
     /// or 10 minutes when `hold` is 0).
     pub offer: i64,
-    /// `DRAW`: a fair draw at open (docs/design.md "A fair draw at open").
+    /// `DRAW`: a fair draw at open (docs/design.md "The draw").
     pub draw: bool,
     /// `ADMIT n`: a draw event's offers per second.
     pub admit: Option<i64>,

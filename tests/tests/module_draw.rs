@@ -1,6 +1,5 @@
-//! The fair draw at open against a real redis-server (docs/design.md "A
-//! fair draw at open, and a steady admission rate"): entrants join before
-//! the draw (logged, `-1`), `TICKET.OPEN` (or `OPENS`, with no command at
+//! The fair draw at open against a real redis-server (docs/design.md "The
+//! draw"): entrants join before the draw (logged, `-1`), `TICKET.OPEN` (or `OPENS`, with no command at
 //! all) reveals the seed whose SHA-256 INIT published, and the offers
 //! follow the order this test recomputes from the revealed seed with its
 //! own HMAC-SHA256 (not the module's code); `ADMIT` spreads them over
@@ -459,6 +458,11 @@ fn bad_input_changes_nothing() {
             "at most 1 tickets",
         ),
         (&["TICKET.WAIT", "d", "u", "DRAW"], "unknown option"),
+        (&["TICKET.WAIT", "plain", "u", "DRAW"], "unknown option"),
+        (
+            &["TICKET.CLAIM", "d", "u"],
+            "NOTOPEN event 'd' is not open yet",
+        ),
     ] {
         let line = expect_any_error(&mut c, bad);
         assert!(line.contains(why), "{bad:?}: {line}");
@@ -474,4 +478,36 @@ fn expect_any_error(c: &mut Connection, parts: &[&str]) -> String {
         Ok(v) => panic!("{parts:?} succeeded: {v:?}"),
         Err(e) => error_line(&e),
     }
+}
+
+#[test]
+fn reapply_brings_back_a_lost_entry_and_refuses_a_foreign_seed() {
+    let server = RedisServer::start();
+    let mut c = server.conn();
+    ok(&mut c, &["TICKET.INIT", "h", "5", "HOLD", "60000", "DRAW"]);
+    let lost = [
+        "op", "enter", "event", "h", "user", "lost", "count", "1", "at", "7",
+    ];
+    let reapply = |c: &mut Connection, fields: &[&str]| {
+        let mut parts = vec!["TICKET.REAPPLY", "h"];
+        parts.extend_from_slice(fields);
+        cmd(&parts).query::<String>(c)
+    };
+    reapply(&mut c, &lost).expect("the lost entry comes back");
+    assert_eq!(int(&mut c, &["TICKET.POSITION", "h", "lost"]), -1);
+    let before = digest(&mut c);
+    let again = reapply(&mut c, &lost).unwrap_err();
+    assert!(error_line(&again).starts_with("CHANGED"), "{again}");
+    let foreign = "00".repeat(32);
+    let draw = ["op", "draw", "event", "h", "seed", &foreign, "at", "8"];
+    let refused = reapply(&mut c, &draw).unwrap_err();
+    assert!(
+        error_line(&refused).contains("the seed is not the event's"),
+        "{refused}"
+    );
+    assert_eq!(digest(&mut c), before, "nothing changed");
+    ok(&mut c, &["TICKET.OPEN", "h"]);
+    let seed = revealed_seed(&mut c, "h");
+    assert_eq!(offered(&mut c, "h"), ["lost"]);
+    assert!(rank(&seed, "lost") < 1 << 48, "a 48-bit rank");
 }

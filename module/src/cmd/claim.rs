@@ -11,8 +11,10 @@
 //!
 //! Reply: without `COUNT`, an integer: the user's lowest ticket
 //! (`1..=total`); with `COUNT`, an array of all the user's tickets, ascending.
-//! Errors: `NOEVENT` (no such event), `NOTOPEN` (before `opens_at`),
-//! `CLOSED` (closed, or past `closes_at`), `SOLDOUT` (fewer than `n` free),
+//! Errors: `NOEVENT` (no such event), `NOTOPEN` (before `opens_at`, or
+//! before a draw event's draw), `CLOSED` (closed, or past `closes_at`),
+//! `SOLDOUT` (fewer than `n` free, or anyone waits), `QUEUE` (a draw event
+//! whose drawn entrants still wait: it sells through its queue),
 //! `LIMIT` (`n` above the event's `LIMIT`), `ERR` (invalid event or user id;
 //! `COUNT` outside `1..=1000`, `HOLD` outside `0..=604800000` (7 days),
 //! an option unknown, repeated or without value), `TRYAGAIN` (the event's

@@ -12,7 +12,7 @@
 //! final sale; at most 7 days); `LIMIT` the most tickets one user may hold
 //! (1..=1000, default 1); `OFFER` how long an offer of the waiting list is
 //! held (1 ms to 7 days; default `HOLD`, or 10 minutes when `HOLD` is 0).
-//! `DRAW` makes a draw event (docs/design.md "A fair draw at open"): a
+//! `DRAW` makes a draw event (docs/design.md "The draw"): a
 //! secret 32-byte seed from Redis's random source is kept in the meta hash
 //! and only its SHA-256 is logged (`draw`); without `OPENS` the event starts
 //! `closed` and draws at `TICKET.OPEN`, with `OPENS` it draws then. `ADMIT`

@@ -3,7 +3,8 @@
 //! `ticketgate-sidecar` sends it).
 //!
 //! The fields are those of the lost log entry as MySQL's journal has them
-//! (`op`, `event`, `user`, `ticket`/`tickets`, `until`, `at`; the `event`
+//! (`op`, `event`, `user`, `ticket`/`tickets`, `until`, `count`, `seed`,
+//! `at`; the `event`
 //! field must name the event). The condition of each op (see
 //! `pool::reapply`) is checked atomically; if it holds the record is
 //! appended unchanged (same fields, a new id) and replicated as one

@@ -12,12 +12,16 @@
 //! it has waited a full offer period, from when it is offered what is free.
 //! Offers are made only while the event accepts claims. Joining and leaving
 //! are replicated but not logged. While anyone waits, a `CLAIM` by a user
-//! without tickets is `SOLDOUT`.
+//! without tickets is `SOLDOUT`. A draw event (docs/design.md "The draw") differs: before its draw `WAIT` enters the draw (`op=enter`,
+//! logged; the place is the entrant's rank, revealed by the draw), and an
+//! entrant's `LEAVE` is logged (`op=leave`); after the draw newcomers queue
+//! behind every entrant, and while entrants wait a claim is `QUEUE`.
 //!
 //! Replies: `WAIT`: integer, the 1-based position, or 0 when the user was
-//! offered tickets at once. `LEAVE`: 1 if the user left the list, else 0
-//! (leaving may serve the next in line). `POSITION` (read-only): the 1-based
-//! position, or nil.
+//! offered tickets at once, or -1 when the user entered a draw not made
+//! yet. `LEAVE`: 1 if the user left the list, else 0 (leaving may serve the
+//! next in line). `POSITION` (read-only): the 1-based position, -1 for an
+//! entrant before the draw, or nil.
 //! Errors: `NOEVENT`, `HOLDING` (`WAIT` by a user who holds tickets),
 //! `LIMIT` (`COUNT` above the event's `LIMIT`), `ERR` (invalid event or user
 //! id, `COUNT` outside `1..=1000`, an unknown or repeated option),

@@ -75,6 +75,10 @@ fn sweep_once(ctx: &Context) {
             commit(ctx, &mut store, &out);
             budget -= expired.unwrap_or(0);
             offers -= out.offered().min(offers);
+        } else if primary {
+            // Not visited this time (the budget is spent): it may have a
+            // draw or offers due, not only holds.
+            again.push((db, event.clone(), now));
         }
         if let Some(next) = store.next_deadline() {
             again.push((db, event.clone(), next));

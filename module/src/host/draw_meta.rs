@@ -1,5 +1,4 @@
-//! A draw event's fields of the meta hash (docs/design.md "A fair draw at
-//! open"): `draw` (the commitment, hex), `seed` (the secret, hex, kept from
+//! A draw event's fields of the meta hash (docs/design.md "The draw"): `draw` (the commitment, hex), `seed` (the secret, hex, kept from
 //! INIT), `admit`, `drawn_at` (absent = not drawn), `admit_second` and
 //! `admit_used` (the admission bucket). A plain event has none of them.
 

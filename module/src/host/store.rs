@@ -43,6 +43,15 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+// `RedisStore::open` writes the key handles out in this order.
+const _: () = assert!(
+    Part::Meta as usize == 0
+        && Part::Pool as usize == 1
+        && Part::Holders as usize == 2
+        && Part::Log as usize == 3
+        && PARTS.len() == 7
+);
+
 /// The open keys of one event for the duration of one command.
 pub struct RedisStore<'a> {
     pub(super) ctx: *mut RedisModuleCtx,
@@ -86,13 +95,22 @@ impl<'a> RedisStore<'a> {
         let names = strings::event_strings(event);
         // SAFETY: ctx is the live command context; the names are kept alive
         // by the cache for longer than the handles.
-        let keys = PARTS.map(|part| match part {
-            Part::Holds | Part::Waiting | Part::Wants => ptr::null_mut(),
-            _ => unsafe {
-                raw::RedisModule_OpenKey.unwrap()(ctx.ctx, names.key(part), mode)
-                    .cast::<RedisModuleKey>()
-            },
-        });
+        let open = |part: Part| unsafe {
+            raw::RedisModule_OpenKey.unwrap()(ctx.ctx, names.key(part), mode)
+                .cast::<RedisModuleKey>()
+        };
+        // In the order of `Part`'s discriminants, written out: the claim
+        // path opens exactly these four, with no loop over the lazy ones.
+        let lazy = ptr::null_mut();
+        let keys = [
+            open(Part::Meta),
+            open(Part::Pool),
+            open(Part::Holders),
+            open(Part::Log),
+            lazy,
+            lazy,
+            lazy,
+        ];
         RedisStore {
             ctx: ctx.ctx,
             // SAFETY: a plain getter on the live context.
@@ -101,7 +119,7 @@ impl<'a> RedisStore<'a> {
             names,
             keys,
             mode,
-            opened: PARTS.map(|part| !matches!(part, Part::Holds | Part::Waiting | Part::Wants)),
+            opened: [true, true, true, true, false, false, false],
             user,
             numbers: [None, None],
             next_number: 0,

@@ -1,5 +1,4 @@
-//! A draw event's part of the pool (docs/design.md "A fair draw at open,
-//! and a steady admission rate"): entering before the draw (the rank is
+//! A draw event's part of the pool (docs/design.md "The draw"): entering before the draw (the rank is
 //! the waiting score from entry on, so the draw itself is O(1)), the draw
 //! step every write and sweep runs first, what the head of a drawn list
 //! asks for, and the admission bucket that paces the offers.

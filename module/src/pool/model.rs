@@ -89,8 +89,8 @@ pub struct Meta {
     pub draw: Option<Box<Draw>>,
 }
 
-/// A draw event's part of the meta hash (docs/design.md "A fair draw at
-/// open"): the fields `draw`, `seed`, `admit`, `drawn_at`, `admit_second`,
+/// A draw event's part of the meta hash (docs/design.md "The draw"): the
+/// fields `draw`, `seed`, `admit`, `drawn_at`, `admit_second`,
 /// `admit_used`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Draw {

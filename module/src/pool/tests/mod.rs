@@ -5,6 +5,7 @@
 
 mod checkout;
 mod claims;
+mod draw;
 mod drop;
 mod model;
 mod restore;

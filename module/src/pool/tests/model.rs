@@ -402,7 +402,7 @@ fn check_log_replays_to_the_holders(s: &MemoryStore) -> Result<(), TestCaseError
 }
 
 /// A replica that applies the effects reaches the same state.
-fn check_a_replica_reaches_the_same_state(s: &MemoryStore) -> Result<(), TestCaseError> {
+pub(super) fn check_a_replica_reaches_the_same_state(s: &MemoryStore) -> Result<(), TestCaseError> {
     let mut replica = MemoryStore::default();
     for effect in &s.effects {
         apply::apply(&mut replica, &effect.borrowed());
@@ -414,5 +414,6 @@ fn check_a_replica_reaches_the_same_state(s: &MemoryStore) -> Result<(), TestCas
     prop_assert_eq!(&replica.holders, &s.holders);
     prop_assert_eq!(&replica.holds, &s.holds);
     prop_assert_eq!(&replica.waiting, &s.waiting);
+    prop_assert_eq!(&replica.wants, &s.wants);
     Ok(())
 }

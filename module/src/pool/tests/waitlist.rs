@@ -93,3 +93,30 @@ fn a_holder_found_in_the_list_is_dropped_from_it_not_offered() {
     assert!(s.waiting.is_empty());
     assert!(s.effects.contains(&Effect::Leave { user: "a".into() }));
 }
+
+#[test]
+fn a_plain_list_gets_at_most_the_bound_of_offers_per_command_and_the_sweep_goes_on() {
+    let mut s = checkout_event(3, 0, 3);
+    claim(&mut s, "e", "a", with(Some(3), None), 2, 1).unwrap();
+    for w in ["w1", "w2", "w3"] {
+        wait(&mut s, "e", w, None, 3).unwrap();
+    }
+    let bounded = Clock {
+        now: 4,
+        maybe_due: true,
+        offers: 1,
+    };
+    let mut out = Effects::default();
+    super::c::cancel(&mut s, &mut out, "e", "a", bounded).unwrap();
+    assert_eq!(out.offered(), 1);
+    assert_eq!(out.again(), Some(4), "the sweep is told to come back now");
+    s.commit(&out);
+    assert_eq!(s.offered, ["w1"]);
+    let mut out = Effects::default();
+    let later = Clock { now: 5, ..bounded };
+    super::st::sweep(&mut s, &mut out, "e", later, 10).unwrap();
+    s.commit(&out);
+    assert_eq!(s.offered, ["w1", "w2"]);
+    sweep(&mut s, "e", 6, 10).unwrap();
+    assert_eq!(s.offered, ["w1", "w2", "w3"]);
+}
