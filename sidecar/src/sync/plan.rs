@@ -530,8 +530,20 @@ pub fn count_ops(entries: &[Entry]) -> HashMap<&'static str, u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sync::queue::{admitted, DrawState};
     use proptest::prelude::*;
     use protocol::record::{Malformed, Tickets};
+
+    /// The seed the model's draw events commit to (another one is a
+    /// mismatch).
+    const SEED: [u8; 32] = [1; 32];
+
+    fn committed() -> [u8; 32] {
+        let mut c = [0u8; 32];
+        let text = protocol::draw::commitment(&SEED);
+        c.copy_from_slice(&protocol::draw::parse_seed(&text).unwrap_or_default());
+        c
+    }
 
     /// A model of the MySQL rows of one event (orders; each order's rows
     /// share its status), with the per-record (slow path) semantics and the
@@ -546,6 +558,10 @@ mod tests {
         stock: i64,
         orders: Vec<NewOrder>,
         conflicts: Vec<(StreamId, &'static str)>,
+        /// The draw columns of the event row.
+        draw: DrawState,
+        /// ticket_draw_step.
+        steps: Vec<QueueStep>,
     }
 
     impl Db {
@@ -579,11 +595,19 @@ mod tests {
                 }
                 self.event = true;
                 self.stock = i.total;
+                self.draw = i
+                    .draw
+                    .map(|d| DrawState::fresh(&d.commitment))
+                    .unwrap_or_default();
                 self.init = Some(i);
             } else if let Op::Restore { .. } = rec.op {
                 return Err("restore_mismatch");
             } else if let Some(order) = NewOrder::created_by(id, rec) {
                 self.create(order)?;
+                let offer = QueueStep::of(id, rec).filter(|_| self.draw.commitment.is_some());
+                self.steps.extend(offer);
+            } else if let Some(step) = QueueStep::of(id, rec) {
+                self.queue(step, Drawn::of(id, rec))?;
             } else if let Some(c) = Change::of(id, rec) {
                 let o = self.live_order(&c.user).ok_or(c.kind.mismatch())?;
                 if !o.change(&c) {
@@ -597,6 +621,20 @@ mod tests {
             } else {
                 self.status = status_of(&rec.op).map(|s| (s, rec.at));
             }
+            Ok(())
+        }
+
+        /// An enter, leave or draw, as the slow path checks it.
+        fn queue(&mut self, step: QueueStep, draw: Option<Drawn>) -> Result<(), &'static str> {
+            if !self.event {
+                return Err("unknown_event");
+            }
+            self.draw.admits(&step).map_err(|r| r.0)?;
+            if let Some(d) = &draw {
+                self.draw.draw(d).map_err(|r| r.0)?;
+                self.draw.after(d);
+            }
+            self.steps.push(step);
             Ok(())
         }
 
@@ -628,7 +666,23 @@ mod tests {
                 }
                 db.event = true;
                 db.stock = i.total;
+                db.draw = i
+                    .draw
+                    .map(|d| DrawState::fresh(&d.commitment))
+                    .unwrap_or_default();
                 db.init = Some(i.clone());
+            }
+            if !fp.queue.is_empty() {
+                // fast::queue_steps: the event's draw state, then the steps
+                if !db.event {
+                    return Err(());
+                }
+                let kept =
+                    admitted(db.draw.clone(), &fp.queue, fp.draw.as_ref()).map_err(|_| ())?;
+                if let Some(d) = &fp.draw {
+                    db.draw.after(d);
+                }
+                db.steps.extend(kept);
             }
             let touches = fp.status.is_some() || !fp.orders.is_empty() || !fp.changes.is_empty();
             if !db.event && touches {
@@ -681,8 +735,11 @@ mod tests {
                 closes_at: 0,
                 checkout: Checkout { hold: h * 1000, limit: 1 + h, offer: 5000 + h },
                 incarnation: inc.map(Incarnation),
-                draw: None,
+                draw: (h > 0).then(|| protocol::model::DrawTerms { commitment: committed(), admit: None, seed: None }),
             })),
+            2 => (u(), 1..3i64).prop_map(|(user, count)| Ok(Op::Enter { user, count, rank: None })),
+            1 => u().prop_map(|user| Ok(Op::Leave { user })),
+            1 => prop_oneof![4 => Just(SEED), 1 => Just([2u8; 32])].prop_map(|seed| Ok(Op::Draw { seed })),
             1 => Just(Ok(Op::Open)),
             1 => Just(Ok(Op::Close)),
             1 => Just(Ok(Op::Drop)),
@@ -725,17 +782,24 @@ mod tests {
             Just(Status::Expired)
         ];
         let order = (0..5usize, tickets(), status);
+        // none, a draw event not drawn yet, one drawn
+        let draw = prop_oneof![Just(0u8), Just(1), Just(2)];
         (
             proptest::bool::weighted(0.8),
             0..12i64,
             proptest::collection::vec(order, 0..6),
+            draw,
         )
-            .prop_map(|(event, stock, orders)| {
+            .prop_map(|(event, stock, orders, draw)| {
                 let mut db = Db {
                     event,
                     stock,
                     ..Db::default()
                 };
+                if event && draw > 0 {
+                    db.draw = DrawState::fresh(&committed());
+                    db.draw.seed = (draw == 2).then(|| protocol::draw::hex(&SEED));
+                }
                 // Orders exist only under an event row.
                 for (n, (u, tickets, status)) in orders.into_iter().enumerate().filter(|_| event) {
                     let rec = Record {
