@@ -119,7 +119,7 @@ fn offers_follow_the_recomputed_rank_and_replicas_and_aof_agree() {
         "HOLD",
         "60000",
         "OFFER",
-        "1500",
+        "3000",
         "LIMIT",
         "2",
         "DRAW",
@@ -356,9 +356,24 @@ fn an_open_before_100000_entrants_never_stalls_redis() {
         &["TICKET.INIT", "big", "100000", "HOLD", "600000", "DRAW"],
     );
     let entrants = users("user:", 100_000);
+    let entering = Instant::now();
     for chunk in entrants.chunks(10_000) {
-        enter_all(&mut c, "big", chunk);
+        assert!(enter_all(&mut c, "big", chunk).iter().all(|r| *r == -1));
     }
+    let enter_ms = entering.elapsed().as_millis().max(1);
+    // The same joins on a plain, sold-out event's waiting list, for scale.
+    ok(&mut c, &["TICKET.INIT", "plain", "1"]);
+    claim(&mut c, "plain", "buyer");
+    let joining = Instant::now();
+    for chunk in entrants.chunks(10_000) {
+        assert!(enter_all(&mut c, "plain", chunk).iter().all(|r| *r > 0));
+    }
+    let plain_ms = joining.elapsed().as_millis().max(1);
+    println!(
+        "100000 joins, pipelined: entering the draw {enter_ms} ms ({}/s), plain WAIT {plain_ms} ms ({}/s)",
+        100_000 * 1000 / enter_ms,
+        100_000 * 1000 / plain_ms
+    );
     let _: () = redis::cmd("SLOWLOG").arg("RESET").query(&mut c).unwrap();
     let mut ping = server.conn();
     let started = Instant::now();
@@ -468,8 +483,17 @@ fn bad_input_changes_nothing() {
         assert!(line.contains(why), "{bad:?}: {line}");
         assert_eq!(digest(&mut c), before, "{bad:?} changed something");
     }
-    // A plain event's WAIT is the plain waiting list: a position, never -1.
     assert_eq!(status_text(&mut c, "plain", "draw"), None);
+    // A wants key of another type is refused before anything is written.
+    let _: () = redis::cmd("SET")
+        .arg(key("d", "wants"))
+        .arg("x")
+        .query(&mut c)
+        .unwrap();
+    let before = digest(&mut c);
+    expect_error(&mut c, &["TICKET.WAIT", "d", "u"], "WRONGTYPE");
+    expect_error(&mut c, &["TICKET.DROP", "d", "FORCE"], "WRONGTYPE");
+    assert_eq!(digest(&mut c), before, "a wrong type changed something");
 }
 
 /// The error line of a command that must fail.

@@ -18,6 +18,12 @@
 //! event's next deadline again. Each sweep visits at most `ticket.sweep-max`
 //! events and expires at most that many holds, so a burst of deadlines is
 //! spread over sweeps and Redis keeps answering in between.
+//!
+//! The same entries bring the sweep to an event for its waiting list: a draw
+//! event not drawn yet is noted at its `opens_at` (so it draws with no
+//! command at all), and an event whose offers a command or sweep left
+//! undone (`ticket.sweep-max` offers made, or `ADMIT`'s second used up) is
+//! noted at the time to carry on.
 
 pub mod index;
 #[cfg(not(test))]

@@ -197,8 +197,8 @@ fn set_acl_category(ctx: &Context, command: &Command, category: &'static std::ff
 }
 
 /// Registers `ticket.pool-chunk`, `ticket.sweep-interval` (ms between
-/// two sweeps) and `ticket.sweep-max` (most holds expired per sweep)
-/// (the crate's `configurations:` block needs every config kind at once,
+/// two sweeps) and `ticket.sweep-max` (most holds expired per sweep, and
+/// most waiting-list offers per command or sweep) (the crate's `configurations:` block needs every config kind at once,
 /// so this is done by hand).
 fn register_config(ctx: &Context) -> Status {
     for (name, value, default, max) in [

@@ -158,6 +158,15 @@ fn opens_at_draws_at_the_first_settle_after_it_and_only_once() {
 }
 
 #[test]
+fn a_drop_takes_the_entrants_and_their_wants_with_it() {
+    let mut s = draw_event(5, None, 0);
+    assert_eq!(wait(&mut s, "e", "a", Some(2), 5), Ok(-1));
+    assert_eq!(s.wants.len(), 1);
+    assert!(drop_event(&mut s, "e", true, 6).unwrap() >= 2);
+    assert!(s.wants.is_empty() && s.waiting.is_empty() && s.meta.is_none());
+}
+
+#[test]
 fn offers_are_bounded_per_command_and_paced_by_admit() {
     let mut s = draw_event(20, Some(3), 0);
     for i in 0..10 {
