@@ -102,6 +102,8 @@ mod tests {
             claimed: 10 - remaining,
             status: "open".into(),
             waiting: 0,
+            draw: None,
+            seed: None,
             at,
         }
     }

@@ -21,6 +21,13 @@ pub struct Stock {
     pub status: String,
     /// Length of the waiting list; 0 when `TICKET.STATUS` does not report it.
     pub waiting: i64,
+    /// A draw event's commitment, hex(SHA-256(seed)); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub draw: Option<String>,
+    /// The draw's seed, once drawn (anyone can check SHA-256(seed) = draw
+    /// and recompute the order); absent before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<String>,
     /// Unix ms when this value was read from Redis.
     pub at: u64,
 }
@@ -70,6 +77,7 @@ pub fn parse_status(event: &str, reply: &Value, at: u64) -> Result<Stock, String
         Some(Field::Int(n)) => n.to_string(),
         None => return Err("STATUS reply has no status field".into()),
     };
+    let (draw, seed) = (hex32(&fields, "draw")?, hex32(&fields, "seed")?);
     Ok(Stock {
         event: event.to_owned(),
         total,
@@ -78,8 +86,24 @@ pub fn parse_status(event: &str, reply: &Value, at: u64) -> Result<Stock, String
         claimed,
         status,
         waiting,
+        draw,
+        seed,
         at,
     })
+}
+
+/// A 32-byte value of the STATUS reply in hex (a draw's commitment or
+/// seed), lowercased; None when absent, an error when not 64 hex digits.
+fn hex32(fields: &HashMap<String, Field>, name: &str) -> Result<Option<String>, String> {
+    match fields.get(name) {
+        None => Ok(None),
+        Some(Field::Text(t)) if t.len() == 64 && t.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            Ok(Some(t.to_ascii_lowercase()))
+        }
+        Some(other) => Err(format!(
+            "STATUS field {name} is not 64 hex digits: {other:?}"
+        )),
+    }
 }
 
 fn field_map(reply: &Value) -> Result<HashMap<String, Field>, String> {
@@ -183,6 +207,8 @@ mod tests {
                 claimed: 3,
                 status: "open".into(),
                 waiting: 0,
+                draw: None,
+                seed: None,
                 at: 42,
             }
         );
@@ -205,6 +231,30 @@ mod tests {
         ]);
         let s = parse_status("e", &reply, 1).unwrap();
         assert_eq!((s.held, s.waiting, s.status.as_str()), (2, 7, "closed"));
+    }
+
+    #[test]
+    fn a_draw_event_shows_its_commitment_then_its_seed() {
+        let (c, seed) = ("ab".repeat(32), "CD".repeat(32));
+        let mut fields = match today_reply() {
+            Value::Array(items) => items,
+            other => panic!("{other:?}"),
+        };
+        fields.extend([bulk("draw"), bulk(&c)]);
+        let before = parse_status("e", &Value::Array(fields.clone()), 1).unwrap();
+        assert_eq!(
+            (before.draw.as_deref(), before.seed.as_deref()),
+            (Some(c.as_str()), None)
+        );
+        assert!(before.to_json().contains(&format!(r#""draw":"{c}""#)));
+        assert!(!before.to_json().contains("seed"));
+        fields.extend([bulk("seed"), bulk(&seed)]);
+        let after = parse_status("e", &Value::Array(fields.clone()), 1).unwrap();
+        assert_eq!(after.seed, Some("cd".repeat(32)));
+        assert!(after.differs_from(&before), "the revealed seed is news");
+        fields.extend([bulk("seed"), bulk("not hex")]);
+        let bad = parse_status("e", &Value::Array(fields), 1).unwrap_err();
+        assert!(bad.contains("seed"), "{bad}");
     }
 
     #[test]

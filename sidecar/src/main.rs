@@ -1,6 +1,6 @@
 //! `ticketgate-sidecar`: drains ticketgate's Redis event logs into MySQL
 //! exactly once, and the admin commands around it (`migrate`, `reconcile`,
-//! `rebuild`).
+//! `rebuild`, `audit-draw`).
 //!
 //! Configuration comes from flags or the environment
 //! (`TICKETGATE_REDIS_URL`, `TICKETGATE_MYSQL_URL`, ...), so secrets never
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
 
-use crate::admin::{rebuild, reconcile};
+use crate::admin::{audit, rebuild, reconcile};
 use crate::io::backoff::{sleep_unless, Backoff};
 use crate::io::mysql as db;
 use crate::io::redis as redisio;
@@ -142,6 +142,14 @@ enum Command {
         #[arg(long, value_name = "N", default_value_t = protocol::restore::DEFAULT_CHUNK as u64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
         chunk: u64,
     },
+    /// Check a draw event's order from MySQL alone: SHA-256(seed) is the
+    /// commitment and every offer went to the lowest-ranked entrant still
+    /// waiting; exit 0 (fair), 1 (the first violation), 2 on error
+    AuditDraw {
+        /// The draw event
+        #[arg(long)]
+        event: String,
+    },
 }
 
 /// A URL with its password replaced by `***`, safe to log.
@@ -227,7 +235,7 @@ fn main() -> ExitCode {
 fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
     let timeout = Duration::from_secs(cli.startup_timeout);
     let redis_url = match cli.command {
-        Command::Migrate => None,
+        Command::Migrate | Command::AuditDraw { .. } => None,
         _ => cli.redis_url.as_deref(),
     };
     conn::install(conn::Tls {
@@ -241,6 +249,7 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
     };
     match cli.command {
         Command::Migrate => migrate(urls, &stop),
+        Command::AuditDraw { event } => audit_draw(urls, &stop, &event),
         Command::Run {
             batch_size,
             writers,
@@ -320,6 +329,13 @@ fn migrate(urls: Urls, stop: &AtomicBool) -> Result<ExitCode, String> {
         println!("applied {m}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `audit-draw`: checks a draw event from MySQL alone (no Redis).
+fn audit_draw(urls: Urls, stop: &AtomicBool, event: &str) -> Result<ExitCode, String> {
+    let url = urls.mysql()?;
+    let mut my = urls.connect_mysql(&url, stop)?;
+    audit::run(&mut my, event)
 }
 
 /// The options of `run` besides the URLs.

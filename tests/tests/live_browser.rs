@@ -163,3 +163,46 @@ async fn the_page_shows_the_remaining_tickets_live() {
     until_text(&b, "#state", "Sold out.").await;
     b.close().await.unwrap();
 }
+
+/// `TICKET.STATUS event field` as text.
+fn status_field(c: &mut redis::Connection, event: &str, field: &str) -> Option<String> {
+    let s: std::collections::HashMap<String, String> =
+        redis::cmd("TICKET.STATUS").arg(event).query(c).unwrap();
+    s.get(field).cloned()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_draw_event_shows_its_commitment_then_its_seed() {
+    let redis = RedisServer::start();
+    let mut c = redis.conn();
+    let _: () = redis::cmd("TICKET.INIT")
+        .arg(&["lottery", "10", "HOLD", "60000", "DRAW"][..])
+        .query(&mut c)
+        .unwrap();
+    let commitment = status_field(&mut c, "lottery", "draw").expect("a commitment");
+    let live = Live::start(&redis.url(), &[]);
+    let driver = Driver::start();
+    let profile = tempfile::tempdir().unwrap();
+    let b = browser(&driver, profile.path()).await;
+    b.goto(&format!("{}/events/lottery", live.base()))
+        .await
+        .unwrap();
+    until_text(&b, "#commitment", &commitment).await;
+    // the seed is secret until the draw: its line is hidden and empty
+    assert_eq!(text_of(&b, "#seed").await, "");
+    let _: i64 = redis::cmd("TICKET.WAIT")
+        .arg("lottery")
+        .arg("fan0")
+        .query(&mut c)
+        .unwrap();
+    let () = redis::cmd("TICKET.OPEN")
+        .arg("lottery")
+        .query(&mut c)
+        .unwrap();
+    let seed = status_field(&mut c, "lottery", "seed").expect("the seed, once drawn");
+    until_text(&b, "#seed", &seed).await;
+    assert_eq!(text_of(&b, "#commitment").await, commitment);
+    let png = b.screenshot().await.unwrap();
+    std::fs::write(workspace_root().join("target/live-draw-page.png"), &png).unwrap();
+    b.close().await.unwrap();
+}

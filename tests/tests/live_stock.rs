@@ -4,8 +4,9 @@
 //! events, heartbeats, one Redis read per tick whatever the number of
 //! subscribers, a Redis restart under open streams, a replica as the only
 //! source, an ACL user that may only `PING`, `INFO` and `TICKET.STATUS`,
-//! `event: missing` for a dropped event that later comes back, and a
-//! TLS-only Redis verified against its CA (and refused with another CA).
+//! `event: missing` for a dropped event that later comes back, a TLS-only
+//! Redis verified against its CA (and refused with another CA), and a draw
+//! event's commitment, then its seed once drawn.
 
 #[path = "support/live.rs"]
 mod support;
@@ -308,4 +309,48 @@ fn a_tls_only_redis_is_read_over_verified_tls() {
     let (status, body) = wrong.get("/events/sealed/stock");
     assert_eq!(status, 503, "{body}");
     assert_eq!(wrong.get("/healthz").0, 503);
+}
+
+#[test]
+fn a_draw_event_carries_its_commitment_then_its_seed() {
+    let redis = RedisServer::start();
+    let mut c = redis.conn();
+    run(
+        &mut c,
+        &["TICKET.INIT", "lot", "3", "HOLD", "60000", "DRAW"],
+    );
+    run(&mut c, &["TICKET.INIT", "plain", "3"]);
+    let live = Live::start(&redis.url(), &[]);
+    let plain = live.subscribe("plain", None).stock(SOON).json();
+    assert!(
+        plain.get("draw").is_none() && plain.get("seed").is_none(),
+        "{plain}"
+    );
+    let s = live.subscribe("lot", None);
+    let before = s.stock(SOON).json();
+    let commitment = before["draw"].as_str().expect("the commitment").to_owned();
+    assert_eq!(commitment.len(), 64, "{before}");
+    assert!(
+        before.get("seed").is_none(),
+        "secret before the draw: {before}"
+    );
+    run(&mut c, &["TICKET.WAIT", "lot", "fan0"]);
+    run(&mut c, &["TICKET.OPEN", "lot"]);
+    let after = s.until(SOON, "the seed", |m| {
+        m.event == "stock" && m.json().get("seed").is_some()
+    });
+    let j = after.json();
+    assert_eq!(j["draw"].as_str(), Some(commitment.as_str()));
+    let seed = j["seed"].as_str().expect("hex");
+    assert_eq!(
+        protocol::draw::commitment(&unhex(seed)),
+        commitment,
+        "SHA-256(seed) = draw"
+    );
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len() / 2)
+        .map(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).expect("hex"))
+        .collect()
 }

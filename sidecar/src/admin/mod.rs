@@ -1,5 +1,7 @@
 //! The operator's commands, above [`crate::loss`]: `reconcile` (compare
-//! Redis with MySQL) and `rebuild` (restore an event in Redis from MySQL).
+//! Redis with MySQL), `rebuild` (restore an event in Redis from MySQL) and
+//! `audit-draw` (check a draw event's order from MySQL alone).
 
+pub mod audit;
 pub mod rebuild;
 pub mod reconcile;

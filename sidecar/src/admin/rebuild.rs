@@ -57,7 +57,13 @@ pub struct EventRow {
     pub dropped: bool,
     /// `quarantine_reason`, when quarantined.
     pub quarantine: Option<String>,
+    /// A draw event (`draw_commitment` set).
+    pub draw: bool,
 }
+
+/// Why a draw event is not rebuilt: TICKET.RESTORE puts back orders and
+/// free tickets, not the draw's seed, entrants and waiting list.
+pub const DRAW_REFUSED: &str = "a draw event (TICKET.INIT ... DRAW): rebuild restores orders and free tickets only, not the draw's seed, its entrants and the waiting list, so it refuses; MySQL keeps the entrants, the seed and the offers (ticketgate-sidecar audit-draw still checks them)";
 
 /// What Redis will hold after the restore: BEGIN's values, the orders
 /// (by user id) and the free numbers up to `minted`.
@@ -96,6 +102,9 @@ pub fn snapshot(
 ) -> Result<Snapshot, String> {
     if row.dropped || row.status == "dropped" {
         return Err("the event was dropped (TICKET.DROP); there is nothing to rebuild".into());
+    }
+    if row.draw {
+        return Err(DRAW_REFUSED.into());
     }
     let status = match row.status.as_str() {
         "open" => Status::Open,
@@ -255,6 +264,10 @@ pub fn run(my: &mut mysql::Conn, rc: &mut redisio::Conn, args: &Args) -> Result<
     };
     if row.dropped {
         println!("{event}: dropped (TICKET.DROP); rebuild refuses a dropped event. If Redis has the id again (a new TICKET.INIT), that sale is quarantined: TICKET.DROP {event} FORCE it and give the sale a new id (its entries become reused_after_drop conflicts)");
+        return Ok(ExitCode::from(1));
+    }
+    if row.draw {
+        println!("{event}: {DRAW_REFUSED}");
         return Ok(ExitCode::from(1));
     }
     let before = RedisNow {
@@ -432,11 +445,12 @@ fn read_row(my: &mut impl Queryable, event: &str) -> Result<Option<EventRow>, my
         Option<i64>,
         bool,
         Option<String>,
+        bool,
     );
     let row: Option<Row> = my.exec_first(
         "SELECT total, status, CAST(ROUND(UNIX_TIMESTAMP(opens_at) * 1000) AS SIGNED), \
          CAST(ROUND(UNIX_TIMESTAMP(closes_at) * 1000) AS SIGNED), incarnation, hold_ms, ticket_limit, \
-         offer_ms, dropped_at IS NOT NULL, quarantine_reason FROM ticket_event WHERE event_id = ?",
+         offer_ms, dropped_at IS NOT NULL, quarantine_reason, draw_commitment IS NOT NULL FROM ticket_event WHERE event_id = ?",
         (event,),
     )?;
     Ok(row.map(|r| EventRow {
@@ -450,6 +464,7 @@ fn read_row(my: &mut impl Queryable, event: &str) -> Result<Option<EventRow>, my
         offer: r.7,
         dropped: r.8,
         quarantine: r.9,
+        draw: r.10,
     }))
 }
 
@@ -539,6 +554,12 @@ mod tests {
             ..row()
         };
         assert!(snapshot(&dropped, HashMap::new(), StreamId::ZERO, never).is_err());
+        let draw = EventRow {
+            draw: true,
+            ..row()
+        };
+        let why = snapshot(&draw, HashMap::new(), StreamId::ZERO, never).unwrap_err();
+        assert!(why.contains("draw event"), "{why}");
         let both = HashMap::from([(
             "a".to_string(),
             Live {

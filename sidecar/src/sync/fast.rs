@@ -3,7 +3,10 @@
 //! per kind (confirm, expire, cancel), one UPDATE of the rows of the older
 //! orders it changes; the live-row check of orders that begin and end in the
 //! batch; one INSERT of the rows of the batch's new orders (in their final
-//! status); the conditional stock UPDATE; the last open/close/drop.
+//! status); the conditional stock UPDATE; the last open/close/drop. A draw
+//! event's batch also stores its draw (an UPDATE that matches only the
+//! committed seed of an event not drawn yet) and INSERTs its queue steps,
+//! checked first against the event's draw state (see `sync::queue`).
 //!
 //! Every statement checks what the planner could not: the matched-row count
 //! of each UPDATE, the unique indexes (one live lead row per user, one live
@@ -16,7 +19,8 @@ use mysql::{Transaction, Value};
 
 use crate::model::time::datetime;
 use crate::sync::plan::{Change, FastPlan, Init, Kind, NewOrder};
-use crate::sync::sql::{insert_event, set_status, try_exec};
+use crate::sync::queue::{admitted, DrawState, QueueStep};
+use crate::sync::sql::{draw_state, insert_event, insert_steps, set_status, store_draw, try_exec};
 
 /// Rows per multi-row statement (keeps placeholders far below 65,535).
 const CHUNK: usize = 1000;
@@ -106,7 +110,11 @@ fn when(ms: Option<i64>) -> Value {
 
 /// Applies `fp` to `event`. `Ok(Err(why))` = anomaly: roll back, go slow.
 pub fn apply(tx: &mut Transaction<'_>, event: &str, fp: &FastPlan) -> Result<Step, mysql::Error> {
-    for (n, (sql, want)) in statements(event, fp).into_iter().enumerate() {
+    let steps = match queue_steps(tx, event, fp)? {
+        Ok(steps) => steps,
+        Err(why) => return Ok(Err(why)),
+    };
+    for (n, (sql, want)) in statements(event, fp, &steps).into_iter().enumerate() {
         if let Err(why) = sql.run(tx, want)? {
             return Ok(Err(format!("statement {n}: {why}")));
         }
@@ -114,11 +122,49 @@ pub fn apply(tx: &mut Transaction<'_>, event: &str, fp: &FastPlan) -> Result<Ste
     Ok(Ok(()))
 }
 
-/// The statements of `fp`, in order, each with what it must report.
-fn statements(event: &str, fp: &FastPlan) -> Vec<(Sql, Want)> {
+/// The queue steps of `fp` that `ticket_draw_step` keeps, checked against
+/// the event's draw state (from the batch's init, else its row); Err when
+/// one would be a conflict (the slow path names it).
+fn queue_steps(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    fp: &FastPlan,
+) -> Result<Result<Vec<QueueStep>, String>, mysql::Error> {
+    if fp.queue.is_empty() {
+        return Ok(Ok(Vec::new()));
+    }
+    let state = match &fp.init {
+        Some(i) => i
+            .draw
+            .map(|d| DrawState::fresh(&d.commitment))
+            .unwrap_or_default(),
+        None => match draw_state(tx, event)? {
+            Some(state) => state,
+            None => return Ok(Err("queue steps of an event without a row".into())),
+        },
+    };
+    Ok(admitted(state, &fp.queue, fp.draw.as_ref()).map_err(|(r, d)| format!("{r}: {d}")))
+}
+
+/// The statements of `fp` (with its admitted queue `queue`), in order,
+/// each with what it must report.
+fn statements(event: &str, fp: &FastPlan, queue: &[QueueStep]) -> Vec<(Sql, Want)> {
     let mut steps: Vec<(Sql, Want)> = Vec::new();
     if let Some(i) = &fp.init {
         steps.extend(init(event, i).map(|sql| (sql, Want::Done)));
+    }
+    if let Some(d) = &fp.draw {
+        let (sql, params) = store_draw(event, d);
+        steps.push((
+            Sql {
+                text: sql.into(),
+                params,
+            },
+            Want::Matched(1),
+        ));
+    }
+    for (text, params) in insert_steps(event, queue) {
+        steps.push((Sql { text, params }, Want::Done));
     }
     for kind in [Kind::Confirm, Kind::Expire, Kind::Cancel] {
         let group: Vec<&Change> = fp.changes.iter().filter(|c| c.kind == kind).collect();
@@ -317,7 +363,7 @@ mod tests {
             })
             .collect();
         match plan(StreamId::ZERO, &entries).1 {
-            Plan::Fast(fp) => fp,
+            Plan::Fast(fp) => *fp,
             other => panic!("{other:?}"),
         }
     }
@@ -333,7 +379,7 @@ mod tests {
             tickets: Tickets::from_sorted(t.to_vec()),
         };
         let fp = fast_plan(vec![claim("a", &[1]), claim("b", &[2])]);
-        let steps = statements("e", &fp);
+        let steps = statements("e", &fp, &[]);
         assert_eq!(steps.len(), 2, "insert + stock");
         let (insert, want) = &steps[0];
         assert_eq!(*want, Want::Done);
@@ -343,7 +389,7 @@ mod tests {
         assert_eq!(steps[1].1, Want::Matched(1));
         // two tickets: order size and the lead flag are sent too
         let fp = fast_plan(vec![claim("a", &[1, 2])]);
-        let text = &statements("e", &fp)[0].0.text;
+        let text = &statements("e", &fp, &[])[0].0.text;
         assert!(text.contains("order_tickets, order_lead"), "{text}");
     }
 
@@ -365,7 +411,7 @@ mod tests {
                 tickets: Tickets::from_sorted(vec![3, 4]),
             },
         ]);
-        let steps = statements("e", &fp);
+        let steps = statements("e", &fp, &[]);
         let (change, want) = &steps[0];
         assert_eq!(*want, Want::Matched(2));
         assert!(

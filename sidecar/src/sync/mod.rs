@@ -10,6 +10,8 @@
 //!   together, with the verifier of the `loss` layer, by `daemon.rs`).
 //! - A batch's path, top down: [`writer`] → [`apply`] (offset row lock,
 //!   [`gate`], then [`plan`] → [`fast`] or [`slow`], both on [`sql`]).
+//! - [`queue`]: a draw event's enters, leaves, draw and offers as
+//!   `ticket_draw_step` rows, and the checks of a draw.
 //! - [`rounds`]: the verification rounds the reader waits for (and the
 //!   writers' request for one now, when a batch lacks its anchor).
 //! - [`journal`]: MySQL's journal of applied entries and the offset's
@@ -20,6 +22,7 @@ pub mod fast;
 pub mod gate;
 pub mod journal;
 pub mod plan;
+pub mod queue;
 pub mod reader;
 pub mod rounds;
 pub mod slow;

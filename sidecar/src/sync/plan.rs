@@ -33,6 +33,8 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::model::Entry;
+use crate::sync::queue::{Drawn, QueueStep, StepKind};
+use protocol::model::DrawTerms;
 use protocol::record::{default_offer, Checkout, Incarnation, Op, Record};
 use protocol::StreamId;
 
@@ -250,6 +252,8 @@ pub struct Init {
     pub checkout: Checkout,
     /// None for an event from before 0.3.
     pub incarnation: Option<Incarnation>,
+    /// A draw event's terms (commitment, admit; never the seed).
+    pub draw: Option<DrawTerms>,
     /// Unix ms of the entry.
     pub at: i64,
 }
@@ -264,7 +268,7 @@ impl Init {
                 closes_at,
                 checkout,
                 incarnation,
-                ..
+                draw,
             } => Some(Init {
                 id,
                 total: *total,
@@ -272,6 +276,7 @@ impl Init {
                 closes_at: *closes_at,
                 checkout: *checkout,
                 incarnation: *incarnation,
+                draw: draw.map(|d| DrawTerms { seed: None, ..d }),
                 at: rec.at,
             }),
             _ => None,
@@ -282,6 +287,15 @@ impl Init {
     pub fn offer_ms(&self) -> Option<i64> {
         let c = self.checkout;
         (c.offer != default_offer(c.hold)).then_some(c.offer)
+    }
+
+    /// The status the event starts in: a draw event without an opening
+    /// time waits, closed, for `TICKET.OPEN` (as the module applies it).
+    pub fn status(&self) -> &'static str {
+        match (&self.draw, self.opens_at) {
+            (Some(_), 0) => "close",
+            _ => "open",
+        }
     }
 }
 
@@ -320,6 +334,11 @@ pub struct FastPlan {
     pub stock_need: i64,
     /// Net stock change: tickets taken minus tickets given back.
     pub stock_delta: i64,
+    /// A draw event's enters, leaves, draw and offers, in log order (the
+    /// offers of other events are dropped when applied).
+    pub queue: Vec<QueueStep>,
+    /// The batch's draw (at most one).
+    pub draw: Option<Drawn>,
 }
 
 /// What a batch needs.
@@ -328,7 +347,7 @@ pub enum Plan {
     /// Nothing above the offset: only (re)trim.
     Nothing,
     /// One set of multi-row statements.
-    Fast(FastPlan),
+    Fast(Box<FastPlan>),
     /// Record by record; the string says why the fast path was not taken.
     Slow(String),
 }
@@ -340,7 +359,7 @@ pub fn plan(offset: StreamId, entries: &[Entry]) -> (Vec<Entry>, Plan) {
         return (todo, Plan::Nothing);
     }
     let p = match Planner::default().run(&todo) {
-        Ok(fp) => Plan::Fast(fp),
+        Ok(fp) => Plan::Fast(Box::new(fp)),
         Err(why) => Plan::Slow(why),
     };
     (todo, p)
@@ -393,16 +412,40 @@ impl<'a> Planner<'a> {
                 Ok(())
             }
             Op::Init { .. } => Err(format!("init {id} not first in batch")),
+            Op::Enter { .. } | Op::Leave { .. } | Op::Draw { .. } => self.queue(id, rec),
             op => match (
                 op.order(),
                 NewOrder::created_by(id, rec),
                 Change::of(id, rec),
             ) {
-                (Some((user, _, _)), Some(order), _) => self.create(user, order),
+                (Some((user, _, _)), Some(order), _) => {
+                    self.fp
+                        .queue
+                        .extend(QueueStep::of(id, rec).filter(|s| s.kind == StepKind::Offer));
+                    self.create(user, order)
+                }
                 (Some((user, _, _)), None, Some(c)) => self.change(user, c),
                 _ => Err(format!("{} {id} has no fast path", op.name())),
             },
         }
+    }
+
+    /// An enter, leave or draw: a queue step (checked against the event's
+    /// row when applied); an enter after the batch's draw, or a second
+    /// draw, goes slow (where it becomes a conflict).
+    fn queue(&mut self, id: StreamId, rec: &Record) -> Result<(), String> {
+        if let Some(d) = Drawn::of(id, rec) {
+            if self.fp.draw.is_some() {
+                return Err(format!("second draw {id} in the batch"));
+            }
+            self.fp.draw = Some(d);
+        }
+        let step = QueueStep::of(id, rec).ok_or_else(|| format!("{id} is no queue step"))?;
+        if step.kind == StepKind::Enter && self.fp.draw.is_some() {
+            return Err(format!("enter {id} after the batch's draw"));
+        }
+        self.fp.queue.push(step);
+        Ok(())
     }
 
     /// A claim, hold or offer.
@@ -487,8 +530,20 @@ pub fn count_ops(entries: &[Entry]) -> HashMap<&'static str, u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sync::queue::{admitted, DrawState};
     use proptest::prelude::*;
     use protocol::record::{Malformed, Tickets};
+
+    /// The seed the model's draw events commit to (another one is a
+    /// mismatch).
+    const SEED: [u8; 32] = [1; 32];
+
+    fn committed() -> [u8; 32] {
+        let mut c = [0u8; 32];
+        let text = protocol::draw::commitment(&SEED);
+        c.copy_from_slice(&protocol::draw::parse_seed(&text).unwrap_or_default());
+        c
+    }
 
     /// A model of the MySQL rows of one event (orders; each order's rows
     /// share its status), with the per-record (slow path) semantics and the
@@ -503,6 +558,10 @@ mod tests {
         stock: i64,
         orders: Vec<NewOrder>,
         conflicts: Vec<(StreamId, &'static str)>,
+        /// The draw columns of the event row.
+        draw: DrawState,
+        /// ticket_draw_step.
+        steps: Vec<QueueStep>,
     }
 
     impl Db {
@@ -536,11 +595,19 @@ mod tests {
                 }
                 self.event = true;
                 self.stock = i.total;
+                self.draw = i
+                    .draw
+                    .map(|d| DrawState::fresh(&d.commitment))
+                    .unwrap_or_default();
                 self.init = Some(i);
             } else if let Op::Restore { .. } = rec.op {
                 return Err("restore_mismatch");
             } else if let Some(order) = NewOrder::created_by(id, rec) {
                 self.create(order)?;
+                let offer = QueueStep::of(id, rec).filter(|_| self.draw.commitment.is_some());
+                self.steps.extend(offer);
+            } else if let Some(step) = QueueStep::of(id, rec) {
+                self.queue(step, Drawn::of(id, rec))?;
             } else if let Some(c) = Change::of(id, rec) {
                 let o = self.live_order(&c.user).ok_or(c.kind.mismatch())?;
                 if !o.change(&c) {
@@ -554,6 +621,20 @@ mod tests {
             } else {
                 self.status = status_of(&rec.op).map(|s| (s, rec.at));
             }
+            Ok(())
+        }
+
+        /// An enter, leave or draw, as the slow path checks it.
+        fn queue(&mut self, step: QueueStep, draw: Option<Drawn>) -> Result<(), &'static str> {
+            if !self.event {
+                return Err("unknown_event");
+            }
+            self.draw.admits(&step).map_err(|r| r.0)?;
+            if let Some(d) = &draw {
+                self.draw.draw(d).map_err(|r| r.0)?;
+                self.draw.after(d);
+            }
+            self.steps.push(step);
             Ok(())
         }
 
@@ -585,7 +666,23 @@ mod tests {
                 }
                 db.event = true;
                 db.stock = i.total;
+                db.draw = i
+                    .draw
+                    .map(|d| DrawState::fresh(&d.commitment))
+                    .unwrap_or_default();
                 db.init = Some(i.clone());
+            }
+            if !fp.queue.is_empty() {
+                // fast::queue_steps: the event's draw state, then the steps
+                if !db.event {
+                    return Err(());
+                }
+                let kept =
+                    admitted(db.draw.clone(), &fp.queue, fp.draw.as_ref()).map_err(|_| ())?;
+                if let Some(d) = &fp.draw {
+                    db.draw.after(d);
+                }
+                db.steps.extend(kept);
             }
             let touches = fp.status.is_some() || !fp.orders.is_empty() || !fp.changes.is_empty();
             if !db.event && touches {
@@ -638,8 +735,11 @@ mod tests {
                 closes_at: 0,
                 checkout: Checkout { hold: h * 1000, limit: 1 + h, offer: 5000 + h },
                 incarnation: inc.map(Incarnation),
-                draw: None,
+                draw: (h > 0).then(|| protocol::model::DrawTerms { commitment: committed(), admit: None, seed: None }),
             })),
+            2 => (u(), 1..3i64).prop_map(|(user, count)| Ok(Op::Enter { user, count, rank: None })),
+            1 => u().prop_map(|user| Ok(Op::Leave { user })),
+            1 => prop_oneof![4 => Just(SEED), 1 => Just([2u8; 32])].prop_map(|seed| Ok(Op::Draw { seed })),
             1 => Just(Ok(Op::Open)),
             1 => Just(Ok(Op::Close)),
             1 => Just(Ok(Op::Drop)),
@@ -682,17 +782,24 @@ mod tests {
             Just(Status::Expired)
         ];
         let order = (0..5usize, tickets(), status);
+        // none, a draw event not drawn yet, one drawn
+        let draw = prop_oneof![Just(0u8), Just(1), Just(2)];
         (
             proptest::bool::weighted(0.8),
             0..12i64,
             proptest::collection::vec(order, 0..6),
+            draw,
         )
-            .prop_map(|(event, stock, orders)| {
+            .prop_map(|(event, stock, orders, draw)| {
                 let mut db = Db {
                     event,
                     stock,
                     ..Db::default()
                 };
+                if event && draw > 0 {
+                    db.draw = DrawState::fresh(&committed());
+                    db.draw.seed = (draw == 2).then(|| protocol::draw::hex(&SEED));
+                }
                 // Orders exist only under an event row.
                 for (n, (u, tickets, status)) in orders.into_iter().enumerate().filter(|_| event) {
                     let rec = Record {
@@ -977,5 +1084,40 @@ mod tests {
             ),
         ];
         assert!(matches!(plan(StreamId::ZERO, &bad).1, Plan::Slow(_)));
+    }
+
+    /// A draw event's queue: enters, the draw and offers are fast, in log
+    /// order; an enter after the batch's draw, or a second draw, is slow.
+    #[test]
+    fn a_draw_batch_is_fast_with_its_queue_in_log_order() {
+        let enter = |u: &str| Op::Enter {
+            user: u.into(),
+            count: 1,
+            rank: None,
+        };
+        let draw = Op::Draw { seed: [1u8; 32] };
+        let offer = Op::Offer {
+            user: "a".into(),
+            tickets: Tickets::One(1),
+            until: 9,
+        };
+        let entries = vec![
+            mk(1, enter("a")),
+            mk(2, Op::Leave { user: "b".into() }),
+            mk(3, draw.clone()),
+            mk(4, offer),
+            mk(5, claim("z", 2)),
+        ];
+        let Plan::Fast(fp) = plan(StreamId::ZERO, &entries).1 else {
+            panic!("slow");
+        };
+        let kinds: Vec<&str> = fp.queue.iter().map(|s| s.kind.as_str()).collect();
+        assert_eq!(kinds, ["enter", "leave", "draw", "offer"]);
+        assert_eq!(fp.draw.as_ref().map(|d| d.id), Some(StreamId::new(1, 3)));
+        assert_eq!(fp.orders.len(), 2);
+        let late = vec![mk(1, draw.clone()), mk(2, enter("c"))];
+        assert!(matches!(plan(StreamId::ZERO, &late).1, Plan::Slow(_)));
+        let twice = vec![mk(1, draw.clone()), mk(2, draw)];
+        assert!(matches!(plan(StreamId::ZERO, &twice).1, Plan::Slow(_)));
     }
 }

@@ -10,6 +10,10 @@
 //!   `cancel_mismatch` when the user has no live order in the right status
 //!   (held; held or active for a cancel) with exactly these tickets;
 //! * init: `duplicate_init`; open / close / drop: `unknown_event`;
+//! * enter / leave / draw (a draw event's queue): `unknown_event`,
+//!   `not_a_draw`, `enter_after_draw`, `draw_mismatch` (SHA-256 of the
+//!   revealed seed is not the commitment), `draw_repeated` (drawn before);
+//!   an offer in a draw event is also a `ticket_draw_step` row;
 //!   a restore here (not at the head of its batch): `restore_mismatch`;
 //! * `malformed` entries, and `sql_error` for data MySQL refuses.
 
@@ -20,7 +24,8 @@ use crate::io::mysql::is_record_level;
 use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, Outcome};
 use crate::sync::plan::{status_of, Change, Init, NewOrder, Status};
-use crate::sync::sql::{insert_event, set_status};
+use crate::sync::queue::{Drawn, QueueStep, StepKind};
+use crate::sync::sql::{draw_state, insert_event, insert_steps, set_status, store_draw};
 use protocol::record::Record;
 use protocol::StreamId;
 
@@ -92,7 +97,14 @@ fn one(
     rec: &Record,
 ) -> Result<Verdict, mysql::Error> {
     if let Some(order) = NewOrder::created_by(id, rec) {
-        return create(tx, event, &order);
+        let verdict = create(tx, event, &order)?;
+        if let (Ok(()), Some(offer)) = (&verdict, QueueStep::of(id, rec)) {
+            return queue(tx, event, &offer, None);
+        }
+        return Ok(verdict);
+    }
+    if let Some(step) = QueueStep::of(id, rec) {
+        return queue(tx, event, &step, Drawn::of(id, rec).as_ref());
     }
     if let Some(c) = Change::of(id, rec) {
         return change(tx, event, &c);
@@ -113,6 +125,41 @@ fn one(
             format!("{} of an event without a ticket_event row", rec.op.name()),
         )),
     })
+}
+
+/// A queue step (an enter, leave, draw, or an offer already applied as
+/// an order) checked against the event's draw state; a draw stores its
+/// seed. An offer of an event without a draw keeps no step.
+fn queue(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    step: &QueueStep,
+    draw: Option<&Drawn>,
+) -> Result<Verdict, mysql::Error> {
+    let Some(state) = draw_state(tx, event)? else {
+        let detail = format!(
+            "{} of an event without a ticket_event row",
+            step.kind.as_str()
+        );
+        return Ok(Err(("unknown_event", detail)));
+    };
+    if let Err(refusal) = state.admits(step) {
+        return Ok(Err(refusal));
+    }
+    if step.kind == StepKind::Offer && state.commitment.is_none() {
+        return Ok(Ok(()));
+    }
+    if let Some(d) = draw {
+        if let Err(refusal) = state.draw(d) {
+            return Ok(Err(refusal));
+        }
+        let (sql, params) = store_draw(event, d);
+        tx.exec_drop(sql, params)?;
+    }
+    for (sql, params) in insert_steps(event, std::slice::from_ref(step)) {
+        tx.exec_drop(sql, params)?;
+    }
+    Ok(Ok(()))
 }
 
 fn init(tx: &mut Transaction<'_>, event: &str, i: &Init) -> Result<Verdict, mysql::Error> {

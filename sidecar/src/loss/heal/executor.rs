@@ -262,8 +262,8 @@ fn catch_up(
 }
 
 /// Counts the re-applied writes and records the undone ones: a
-/// `lost_in_failover` conflict per client write; an expiry or an offer is
-/// the module's own decision, decided anew by the new primary, with nobody
+/// `lost_in_failover` conflict per client write; an expiry, an offer or a
+/// draw is the module's own decision, decided anew by the new primary, with nobody
 /// to tell: logged and counted only.
 fn report_fates(
     tx: &mut Transaction<'_>,
@@ -280,7 +280,9 @@ fn report_fates(
                 let detail = undone_detail(l, why, after);
                 let c = Conflict::about(&entry_of(l), "lost_in_failover", detail);
                 match l.rec.as_ref().map(|r| &r.op) {
-                    Some(Op::Expire { .. } | Op::Offer { .. }) => report.undone_quietly.push(c),
+                    Some(Op::Expire { .. } | Op::Offer { .. } | Op::Draw { .. }) => {
+                        report.undone_quietly.push(c)
+                    }
                     _ => {
                         db::record_conflict_once(tx, event, &c)?;
                         report.undone.push(c);
@@ -381,12 +383,14 @@ fn undone_detail(l: &Logged, why: &str, after: &[Entry]) -> String {
         true => String::new(),
         false => format!("; since on the new primary: {}", since.join(", ")),
     };
-    let what = rec
-        .op
-        .order()
-        .map_or(rec.op.name().to_owned(), |(u, t, _)| {
+    let what = match (rec.op.order(), rec.op.user()) {
+        (Some((u, t, _)), _) => {
             format!("{} of ticket(s) {} by user {u:?}", rec.op.name(), t.value())
-        });
+        }
+        // an entrant's enter or leave
+        (None, Some(u)) => format!("{} of user {u:?}", rec.op.name()),
+        (None, None) => rec.op.name().to_owned(),
+    };
     format!(
         "{what} was applied to MySQL, then lost in an unplanned failover and could not be re-applied ({why}): undone in MySQL{now}"
     )
@@ -403,7 +407,17 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
                 (event, order.to_string()),
             )?;
             let n = tx.affected_rows() as i64;
+            // an offer of a draw event: its step too
+            lost_step(tx, event, *order)?;
             stock(tx, event, n)
+        }
+        Undo::Step { step } => lost_step(tx, event, *step),
+        Undo::Draw { draw } => {
+            tx.exec_drop(
+                "UPDATE ticket_event SET draw_seed = NULL, drawn_at = NULL, draw_stream_id = NULL WHERE event_id = ? AND draw_stream_id = ?",
+                (event, draw.to_string()),
+            )?;
+            lost_step(tx, event, *draw)
         }
         Undo::Change {
             change,
@@ -431,6 +445,15 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
             (to, event),
         ),
     }
+}
+
+/// Marks the `ticket_draw_step` row of lost entry `id` lost (none for an
+/// entry that is no draw event's step).
+fn lost_step(tx: &mut Transaction<'_>, event: &str, id: StreamId) -> mysql::Result<()> {
+    tx.exec_drop(
+        "UPDATE ticket_draw_step SET lost_in_failover = 1 WHERE event_id = ? AND stream_ms = ? AND stream_seq = ? AND lost_in_failover = 0",
+        (event, id.ms, id.seq),
+    )
 }
 
 fn stock(tx: &mut Transaction<'_>, event: &str, n: i64) -> mysql::Result<()> {

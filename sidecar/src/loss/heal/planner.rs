@@ -12,8 +12,9 @@
 //!    writes**. Each is already re-applied (a new entry after D has its
 //!    very content: a heal that crashed after `TICKET.REAPPLY`), or is
 //!    tried again in Redis when no new entry after D and no undone lost
-//!    write touched its user, its tickets (or, for open/close, the
-//!    status), or must be undone. `init`, `drop` and `restore` cannot be
+//!    write touched its user, its tickets (or, for open/close and a draw,
+//!    the status; an entrant's enter or leave touches its user), or must
+//!    be undone. `init`, `drop` and `restore` cannot be
 //!    healed (quarantine); a malformed entry had no effect.
 //! 3. [`undo_steps`]: MySQL reverts **every** lost write, newest first
 //!    (the re-applied ones come back as the new primary's entries, in their
@@ -109,7 +110,14 @@ impl Touch {
                 self.users.insert(user.clone());
                 self.tickets.extend(tickets.as_slice());
             }
-            None => self.status = true,
+            // an entrant's enter or leave
+            None => match rec.op.user() {
+                Some(user) => {
+                    self.users.insert(user.clone());
+                }
+                // open, close, a draw: the event's status
+                None => self.status = true,
+            },
         }
     }
 
@@ -207,6 +215,13 @@ pub enum Undo {
     },
     /// An open or close: the status goes back to `to`.
     Status { to: &'static str },
+    /// A draw event's enter or leave: its `ticket_draw_step` row is marked
+    /// lost (history; a re-applied one comes back as a new entry).
+    Step { step: StreamId },
+    /// A draw: the event is not drawn any more (seed, drawn_at cleared),
+    /// its step row is marked lost; the new primary's draw (the same seed,
+    /// kept from the init) comes back as a new entry.
+    Draw { draw: StreamId },
 }
 
 /// The undo of every lost write, newest first; `journal_before` is the
@@ -222,6 +237,8 @@ pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) ->
             Op::Claim { .. } | Op::Hold { .. } | Op::Offer { .. } => Undo::Order { order: l.id },
             Op::Open => Undo::Status { to: "closed" },
             Op::Close => Undo::Status { to: "open" },
+            Op::Enter { .. } | Op::Leave { .. } => Undo::Step { step: l.id },
+            Op::Draw { .. } => Undo::Draw { draw: l.id },
             op => match (Kind::of(op), op.order()) {
                 (Some(kind), Some((user, tickets, _))) => {
                     let earlier = journal_before.iter().chain(&lost[..i]);

@@ -4,9 +4,12 @@
 //! heal that died after re-applying) and further failovers after a heal.
 //! After each heal, MySQL's model must equal the new primary's model
 //! exactly, with no conflict, and every lost write must be re-applied or
-//! undone.
+//! undone. The event is a draw event too: entrants enter and leave, the
+//! draw is made once (the seed is the init's, so every primary reveals the
+//! same one), and MySQL's queue steps must leave the same entrants and the
+//! same draw as the new primary.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 
@@ -22,7 +25,13 @@ struct Redis {
     /// user -> (tickets, held)
     holders: BTreeMap<String, (Vec<i64>, bool)>,
     closed: bool,
+    /// Entrants of the draw still waiting.
+    entrants: BTreeSet<String>,
+    drawn: bool,
 }
+
+/// The model's seed (the init's: the same on every primary).
+const SEED: [u8; 32] = [7; 32];
 
 impl Redis {
     fn free(&self) -> Vec<i64> {
@@ -50,6 +59,13 @@ impl Redis {
             }
             Op::Open => self.closed = false,
             Op::Close => self.closed = true,
+            Op::Enter { user, .. } => {
+                self.entrants.insert(user.clone());
+            }
+            Op::Leave { user } => {
+                self.entrants.remove(user);
+            }
+            Op::Draw { .. } => self.drawn = true,
             _ => {}
         }
     }
@@ -58,7 +74,7 @@ impl Redis {
     fn command(&self, choice: u8, user: u8, at: i64) -> Option<Record> {
         let user = format!("u{user}");
         let held = self.holders.get(&user).cloned();
-        let op = match (choice % 6, held) {
+        let op = match (choice % 9, held) {
             (0 | 1, None) if !self.closed => {
                 let t = *self.free().first()?;
                 let tickets = Tickets::One(t);
@@ -87,6 +103,13 @@ impl Redis {
                 true => Op::Open,
                 false => Op::Close,
             },
+            (6, None) if !self.drawn && !self.entrants.contains(&user) => Op::Enter {
+                user,
+                count: 1,
+                rank: None,
+            },
+            (7, _) if self.entrants.contains(&user) => Op::Leave { user },
+            (8, _) if !self.drawn => Op::Draw { seed: SEED },
             _ => return None,
         };
         Some(Record { op, at })
@@ -109,6 +132,14 @@ impl Redis {
                 self.holders.get(user).map(|h| h.0.as_slice()) == Some(tickets.as_slice())
             }
             Op::Open | Op::Close => true,
+            // module/src/pool/reapply.rs: enter only before the draw, by a
+            // user who neither waits nor holds; leave only by an entrant
+            // still waiting; the draw only once, with the stored seed.
+            Op::Enter { user, .. } => {
+                !self.drawn && !self.entrants.contains(user) && !self.holders.contains_key(user)
+            }
+            Op::Leave { user } => self.entrants.contains(user),
+            Op::Draw { seed } => !self.drawn && *seed == SEED,
             _ => false,
         }
     }
@@ -147,6 +178,10 @@ struct Mysql {
     stock: i64,
     closed: bool,
     conflicts: usize,
+    /// ticket_draw_step: (id, op, lost).
+    steps: Vec<(StreamId, Op, bool)>,
+    /// ticket_event.draw_stream_id (the seed stored).
+    drawn: Option<StreamId>,
 }
 
 impl Mysql {
@@ -156,6 +191,8 @@ impl Mysql {
             stock: TICKETS,
             closed: false,
             conflicts: 0,
+            steps: Vec::new(),
+            drawn: None,
         }
     }
 
@@ -195,7 +232,32 @@ impl Mysql {
             }
             Op::Open => self.closed = false,
             Op::Close => self.closed = true,
+            Op::Enter { .. } | Op::Leave { .. } | Op::Draw { .. } => self.step(e.id, &r.op),
             op => self.change(e.id, op),
+        }
+    }
+
+    /// A queue step, as `sync::queue` admits it: an enter only before the
+    /// draw, the draw only once.
+    fn step(&mut self, id: StreamId, op: &Op) {
+        let refused = match op {
+            Op::Enter { .. } => self.drawn.is_some(),
+            Op::Draw { .. } => self.drawn.is_some(),
+            _ => false,
+        };
+        if refused {
+            self.conflicts += 1;
+            return;
+        }
+        if let Op::Draw { .. } = op {
+            self.drawn = Some(id);
+        }
+        self.steps.push((id, op.clone(), false));
+    }
+
+    fn lose_step(&mut self, id: StreamId) {
+        if let Some(s) = self.steps.iter_mut().find(|s| s.0 == id && !s.2) {
+            s.2 = true;
         }
     }
 
@@ -278,6 +340,13 @@ impl Mysql {
                 }
             }
             Undo::Status { to } => self.closed = *to == "closed",
+            Undo::Step { step } => self.lose_step(*step),
+            Undo::Draw { draw } => {
+                if self.drawn == Some(*draw) {
+                    self.drawn = None;
+                }
+                self.lose_step(*draw);
+            }
         }
     }
 
@@ -290,9 +359,19 @@ impl Mysql {
             h.1 = w.status == RowStatus::Held;
         }
         holders.values_mut().for_each(|h| h.0.sort());
+        let mut entrants = BTreeSet::new();
+        for (_, op, _) in self.steps.iter().filter(|s| !s.2) {
+            match op {
+                Op::Enter { user, .. } => entrants.insert(user.clone()),
+                Op::Leave { user } => entrants.remove(user),
+                _ => false,
+            };
+        }
         Redis {
             holders,
             closed: self.closed,
+            entrants,
+            drawn: self.drawn.is_some(),
         }
     }
 }
@@ -347,7 +426,7 @@ struct Round {
 }
 
 fn round() -> impl Strategy<Value = Round> {
-    let cmds = || proptest::collection::vec((0u8..6, 0u8..8), 0..14);
+    let cmds = || proptest::collection::vec((0u8..9, 0u8..8), 0..14);
     (
         cmds(),
         any::<usize>(),
