@@ -35,6 +35,7 @@ GRANT CREATE, ALTER, DROP, INDEX, REFERENCES, CREATE VIEW, SELECT, INSERT, UPDAT
 --   GRANT SELECT, INSERT ON `ticketgate`.`ticket_conflict` TO 'tg-sidecar'@'%';
 --   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_journal` TO 'tg-sidecar'@'%';
 --   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_heal` TO 'tg-sidecar'@'%';
+--   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_draw_step` TO 'tg-sidecar'@'%';
 CREATE USER IF NOT EXISTS 'tg-sidecar'@'%' IDENTIFIED BY 'change-me-tg-sidecar';
 GRANT SELECT, INSERT, UPDATE ON `ticketgate`.* TO 'tg-sidecar'@'%';
 
