@@ -309,21 +309,6 @@ impl<U> Op<U> {
     /// The same op with its user id mapped by `f`.
     pub fn map_user<'a, V>(&'a self, f: impl FnOnce(&'a U) -> V) -> Op<V> {
         match self {
-            Op::Init {
-                total,
-                opens_at,
-                closes_at,
-                checkout,
-                incarnation,
-                draw,
-            } => Op::Init {
-                total: *total,
-                opens_at: *opens_at,
-                closes_at: *closes_at,
-                checkout: *checkout,
-                incarnation: *incarnation,
-                draw: *draw,
-            },
             Op::Claim { user, tickets } => Op::Claim {
                 user: f(user),
                 tickets: tickets.clone(),
@@ -358,9 +343,39 @@ impl<U> Op<U> {
                 user: f(user),
                 tickets: tickets.clone(),
             },
-            Op::Open => Op::Open,
-            Op::Close => Op::Close,
-            Op::Drop => Op::Drop,
+            Op::Enter { user, count, rank } => Op::Enter {
+                user: f(user),
+                count: *count,
+                rank: *rank,
+            },
+            Op::Leave { user } => Op::Leave { user: f(user) },
+            op @ (Op::Init { .. }
+            | Op::Restore { .. }
+            | Op::Draw { .. }
+            | Op::Open
+            | Op::Close
+            | Op::Drop) => op.without_user(),
+        }
+    }
+
+    /// An op that carries no user, as an op of any user type.
+    fn without_user<V>(&self) -> Op<V> {
+        match self {
+            Op::Init {
+                total,
+                opens_at,
+                closes_at,
+                checkout,
+                incarnation,
+                draw,
+            } => Op::Init {
+                total: *total,
+                opens_at: *opens_at,
+                closes_at: *closes_at,
+                checkout: *checkout,
+                incarnation: *incarnation,
+                draw: *draw,
+            },
             Op::Restore {
                 incarnation,
                 status,
@@ -370,13 +385,11 @@ impl<U> Op<U> {
                 status: *status,
                 from: *from,
             },
-            Op::Enter { user, count, rank } => Op::Enter {
-                user: f(user),
-                count: *count,
-                rank: *rank,
-            },
-            Op::Leave { user } => Op::Leave { user: f(user) },
             Op::Draw { seed } => Op::Draw { seed: *seed },
+            Op::Close => Op::Close,
+            Op::Drop => Op::Drop,
+            // `Open`: `map_user` passes only the ops without a user.
+            _ => Op::Open,
         }
     }
 }

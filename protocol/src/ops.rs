@@ -392,54 +392,55 @@ impl<'a> Parts<'a> {
 
     /// The op of `kind` made of these values, absent optional ones at their
     /// defaults; `None` when one it needs is missing.
+    /// An init made of these values, absent optional ones at their defaults.
+    fn init(&self) -> Option<Op<&'a str>> {
+        let hold = self.hold.unwrap_or(0);
+        Some(Op::Init {
+            total: self.total?,
+            opens_at: self.opens_at.unwrap_or(0),
+            closes_at: self.closes_at.unwrap_or(0),
+            checkout: Checkout {
+                hold,
+                limit: self.limit.unwrap_or(1),
+                offer: self.offer.unwrap_or(default_offer(hold)),
+            },
+            incarnation: self.incarnation,
+            draw: self.commitment.map(|commitment| DrawTerms {
+                commitment,
+                admit: self.admit.filter(|a| *a > 0),
+                seed: self.secret,
+            }),
+        })
+    }
+
     pub fn op(self, kind: Kind) -> Option<Op<&'a str>> {
-        let user = self.user;
-        let tickets = self.tickets;
         Some(match kind {
-            Kind::Init => {
-                let hold = self.hold.unwrap_or(0);
-                Op::Init {
-                    total: self.total?,
-                    opens_at: self.opens_at.unwrap_or(0),
-                    closes_at: self.closes_at.unwrap_or(0),
-                    checkout: Checkout {
-                        hold,
-                        limit: self.limit.unwrap_or(1),
-                        offer: self.offer.unwrap_or(default_offer(hold)),
-                    },
-                    incarnation: self.incarnation,
-                    draw: self.commitment.map(|commitment| DrawTerms {
-                        commitment,
-                        admit: self.admit.filter(|a| *a > 0),
-                        seed: self.secret,
-                    }),
-                }
-            }
+            Kind::Init => return self.init(),
             Kind::Claim => Op::Claim {
-                user: user?,
-                tickets: tickets?,
+                user: self.user?,
+                tickets: self.tickets?,
             },
             Kind::Hold => Op::Hold {
-                user: user?,
-                tickets: tickets?,
+                user: self.user?,
+                tickets: self.tickets?,
                 until: self.until?,
             },
             Kind::Offer => Op::Offer {
-                user: user?,
-                tickets: tickets?,
+                user: self.user?,
+                tickets: self.tickets?,
                 until: self.until?,
             },
             Kind::Confirm => Op::Confirm {
-                user: user?,
-                tickets: tickets?,
+                user: self.user?,
+                tickets: self.tickets?,
             },
             Kind::Expire => Op::Expire {
-                user: user?,
-                tickets: tickets?,
+                user: self.user?,
+                tickets: self.tickets?,
             },
             Kind::Cancel => Op::Cancel {
-                user: user?,
-                tickets: tickets?,
+                user: self.user?,
+                tickets: self.tickets?,
             },
             Kind::Open => Op::Open,
             Kind::Close => Op::Close,
@@ -450,11 +451,11 @@ impl<'a> Parts<'a> {
                 from: self.from?,
             },
             Kind::Enter => Op::Enter {
-                user: user?,
+                user: self.user?,
                 count: self.count?,
                 rank: self.rank,
             },
-            Kind::Leave => Op::Leave { user: user? },
+            Kind::Leave => Op::Leave { user: self.user? },
             Kind::Draw => Op::Draw { seed: self.seed? },
         })
     }
