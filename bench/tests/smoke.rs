@@ -53,7 +53,8 @@ fn all_quick_reports_every_scenario_without_violations() {
             "live",
             "checkout",
             "waitlist",
-            "restore"
+            "restore",
+            "draw"
         ],
         "{stderr}"
     );
