@@ -149,7 +149,7 @@ fn open_and_offer(
     let after = before
         .first()
         .map_or("-".to_string(), |(id, _)| format!("({id}"));
-    let sweep_max = sweep_max_for(r, admit)?;
+    let settings = pace_sweep(r, admit)?;
     let slowlog = slowlog_on(r, 10_000);
     let pinger = Pinger::start(ctx.servers)?;
     let t0 = Instant::now();
@@ -162,10 +162,9 @@ fn open_and_offer(
         true => Some(longest_in_slowlog(r, None)?),
         false => None,
     };
-    command(
-        r,
-        &["CONFIG", "SET", "ticket.sweep-max", &sweep_max.to_string()],
-    )?;
+    for (name, value) in &settings {
+        command(r, &["CONFIG", "SET", name, value])?;
+    }
     claimed?;
     let log = read_log_after(r, event, &after)?;
     let (mut row, v) = check_offers(&log, &promised, entrants, tickets, admit);
@@ -177,25 +176,29 @@ fn open_and_offer(
     Ok((row, v))
 }
 
-/// Raises `ticket.sweep-max` so the sweep (every `ticket.sweep-interval`
-/// ms) can make a quarter more than `admit` offers a second — no more, since
-/// one sweep's offers are one stall; returns the old value.
-fn sweep_max_for(r: &mut redis::Connection, admit: u64) -> Result<u64> {
-    let get = |r: &mut redis::Connection, name: &str| -> Result<u64> {
+/// The sweep's settings for `admit` offers a second: `hz 100` and a sweep
+/// every 20 ms, each making at most 1.6 times its share (the next sweep
+/// comes 20 ms after one returns, so a sweep's own time, ~12 µs an offer
+/// here, stretches the period). Many small sweeps keep every stall short;
+/// a few big ones (the default 100 ms) would each block Redis for long.
+/// Returns the settings as they were, to put back.
+fn pace_sweep(r: &mut redis::Connection, admit: u64) -> Result<Vec<(String, String)>> {
+    const SWEEP_MS: u64 = 20;
+    let mut old = Vec::new();
+    let per_sweep = (8 * admit * SWEEP_MS).div_ceil(5000).max(1);
+    for (name, value) in [
+        ("hz", "100".to_string()),
+        ("ticket.sweep-interval", SWEEP_MS.to_string()),
+        ("ticket.sweep-max", per_sweep.to_string()),
+    ] {
         let pair: Vec<String> = redis::cmd("CONFIG").arg("GET").arg(name).query(r)?;
-        pair.get(1)
-            .and_then(|v| v.parse().ok())
-            .with_context(|| format!("CONFIG GET {name}: {pair:?}"))
-    };
-    let (old, interval) = (
-        get(r, "ticket.sweep-max")?,
-        get(r, "ticket.sweep-interval")?,
-    );
-    let needed = (5 * admit * interval).div_ceil(4000).max(old);
-    command(
-        r,
-        &["CONFIG", "SET", "ticket.sweep-max", &needed.to_string()],
-    )?;
+        let was = pair
+            .get(1)
+            .cloned()
+            .with_context(|| format!("CONFIG GET {name}"))?;
+        old.push((name.to_string(), was));
+        command(r, &["CONFIG", "SET", name, &value])?;
+    }
     Ok(old)
 }
 
