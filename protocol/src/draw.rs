@@ -26,7 +26,12 @@ pub const AFTER_DRAW: u64 = 1 << 48;
 
 /// The public commitment to a seed: lowercase hex of SHA-256(seed).
 pub fn commitment(seed: &[u8]) -> String {
-    hex(&Sha256::digest(seed))
+    hex(&commitment_bytes(seed))
+}
+
+/// The commitment as bytes (what an init's draw terms carry).
+pub fn commitment_bytes(seed: &[u8]) -> [u8; 32] {
+    Sha256::digest(seed).into()
 }
 
 /// An entrant's rank: the first 6 bytes (big-endian) of

@@ -19,7 +19,7 @@ mod support;
 use std::time::Duration;
 
 use mysql::prelude::Queryable;
-use protocol::draw::{commitment, hex, parse_seed, rank};
+use protocol::draw::{commitment, commitment_bytes, hex, rank};
 use protocol::model::DrawTerms;
 use protocol::record::{Checkout, Incarnation, Op, Tickets};
 use support::*;
@@ -36,9 +36,8 @@ fn sidecar(redis: &RedisServer, db: &str) -> Sidecar {
 
 /// A seed and its commitment as the init's draw terms carry it.
 fn terms(seed: &[u8; 32], admit: Option<i64>) -> DrawTerms {
-    let c = parse_seed(&commitment(seed)).expect("a commitment is 64 hex digits");
     DrawTerms {
-        commitment: c,
+        commitment: commitment_bytes(seed),
         admit,
         seed: None,
     }

@@ -29,12 +29,11 @@ use redis_module::{Context, RedisResult, RedisValue};
 
 use std::borrow::Cow;
 
-use protocol::draw::{commitment, parse_seed};
+use protocol::draw::commitment_bytes;
 use protocol::model::DrawTerms;
 use protocol::record::{Checkout, Incarnation, Op};
 
 use super::{arguments, guarded, write};
-use crate::error::TicketError;
 use crate::host::argv::Argv;
 use crate::host::ffi::{publish, random_bytes, random_u64};
 use crate::{args, pool, stats};
@@ -43,7 +42,7 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
         let init = args::init_args(&arguments(argv, 2, 15)?)?;
         write(ctx, init.event, None, |store, out, clock| {
-            pool::create(store, out, init.event, new_event(&init)?, clock.now)
+            pool::create(store, out, init.event, new_event(&init), clock.now)
         })?;
         stats::INITS.bump();
         announce(ctx, init.event);
@@ -60,22 +59,19 @@ pub fn announce(ctx: &Context, event: &str) {
 
 /// The `op=init` of the event `init` describes, with a new incarnation and,
 /// for a draw event, a new secret seed and its commitment.
-fn new_event<'a>(init: &args::InitArgs<'_>) -> Result<Op<Cow<'a, str>>, TicketError> {
+fn new_event<'a>(init: &args::InitArgs<'_>) -> Op<Cow<'a, str>> {
     let draw = match init.draw {
         false => None,
         true => {
             let seed: [u8; protocol::draw::SEED_LEN] = random_bytes();
-            // The hex of a SHA-256 always parses back into its 32 bytes.
-            let commitment = parse_seed(&commitment(&seed))
-                .ok_or_else(|| TicketError::Internal("a commitment is not 32 bytes".into()))?;
             Some(DrawTerms {
-                commitment,
+                commitment: commitment_bytes(&seed),
                 admit: init.admit,
                 seed: Some(seed),
             })
         }
     };
-    Ok(Op::Init {
+    Op::Init {
         total: init.total,
         opens_at: init.opens_at,
         closes_at: init.closes_at,
@@ -86,7 +82,7 @@ fn new_event<'a>(init: &args::InitArgs<'_>) -> Result<Op<Cow<'a, str>>, TicketEr
         },
         incarnation: Some(draw_incarnation()),
         draw,
-    })
+    }
 }
 
 /// A random non-zero incarnation, from Redis's own random source.
