@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use protocol::draw::{rank, AFTER_DRAW};
-use protocol::effect::WAIT_COUNT_SPAN;
+use protocol::effect::{Effect, WAIT_COUNT_SPAN};
 use protocol::record::{Op, Record};
 
 use super::effects::Effects;
@@ -70,8 +70,30 @@ pub(super) fn draw_if_due(
 }
 
 /// Whether `place` is a drawn entrant's (a rank), not a later joiner's.
-pub(super) fn is_entrant(meta: &Meta, place: i64) -> bool {
+fn is_entrant(meta: &Meta, place: i64) -> bool {
     meta.draw.is_some() && place < AFTER_DRAW as i64
+}
+
+/// Takes `user`, at `place`, off the waiting list: a draw's entrant leaves
+/// in the log (`op=leave`, which the audit replays), anyone else with an
+/// unlogged `leave` effect.
+pub(super) fn take_off_list<'a>(
+    store: &mut impl Store,
+    out: &mut Effects<'a>,
+    meta: &Meta,
+    user: Cow<'a, str>,
+    place: i64,
+    now: i64,
+) -> Result<(), TicketError> {
+    if is_entrant(meta, place) {
+        // Type-checks the wants hash before the first write.
+        store.wants(&user)?;
+        let op = Op::Leave { user };
+        out.append(store, Record { op, at: now }, None, None);
+    } else {
+        out.apply(store, Effect::Leave { user });
+    }
+    Ok(())
 }
 
 /// The place of someone joining now with `seq`: FIFO, and in a draw event

@@ -19,10 +19,9 @@
 
 use std::borrow::Cow;
 
-use protocol::effect::Effect;
 use protocol::record::{Op, Record};
 
-use super::draw::{draw_if_due, head_wants, paced_until};
+use super::draw::{draw_if_due, head_wants, paced_until, take_off_list};
 use super::effects::Effects;
 use super::model::{Clock, Meta, Status};
 use super::store::{Part, Set, Store};
@@ -158,7 +157,7 @@ fn settle(
     clock: Clock,
 ) -> Result<Meta, TicketError> {
     let mut meta = expire_due(store, out, event, meta, clock)?;
-    if meta.draw.is_some() && draw_if_due(store, out, event, &meta, clock.now)? {
+    if draw_if_due(store, out, event, &meta, clock.now)? {
         meta = existing_meta(store, event)?;
     }
     match meta.waitseq {
@@ -228,8 +227,7 @@ pub fn offer_waiting(
         }
         if store.holder(&user)?.is_some() {
             // Only hand edits get here (WAIT refuses holders): drop the place.
-            let user = Cow::Owned(user);
-            out.apply(store, Effect::Leave { user });
+            take_off_list(store, out, &meta, Cow::Owned(user), place, now)?;
             continue;
         }
         let free = store.len(Part::Pool)? + meta.total - meta.minted;

@@ -6,10 +6,9 @@
 use std::borrow::Cow;
 
 use protocol::effect::Effect;
-use protocol::record::{Op, Record};
 
 use super::claim::within_limit;
-use super::draw::{enter, is_entrant, join_place, ENTERED};
+use super::draw::{enter, join_place, take_off_list, ENTERED};
 use super::effects::Effects;
 use super::model::Clock;
 use super::settle::{live_meta, offer_waiting, prepare, settle_now};
@@ -63,15 +62,7 @@ pub fn leave<'a>(
     let Some(place) = store.score(Set::Waiting, user)? else {
         return Ok(false);
     };
-    let user = Cow::Borrowed(user);
-    if is_entrant(&meta, place) {
-        // Type-checks the wants hash before the first write.
-        store.wants(&user)?;
-        let op = Op::Leave { user };
-        out.append(store, Record { op, at: clock.now }, None, None);
-    } else {
-        out.apply(store, Effect::Leave { user });
-    }
+    take_off_list(store, out, &meta, Cow::Borrowed(user), place, clock.now)?;
     // Leaving changes nothing in the meta.
     offer_waiting(store, out, event, meta, clock)?;
     Ok(true)

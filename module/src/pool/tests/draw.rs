@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use proptest::prelude::*;
 use protocol::draw::{audit, commitment, rank, Step, AFTER_DRAW};
 use protocol::model::DrawTerms;
-use protocol::record::{Op, Record};
+use protocol::record::{Op, Record, Tickets};
 
 use super::*;
 use crate::pool::reapply;
@@ -33,7 +33,7 @@ fn draw_event(total: i64, admit: Option<i64>, opens_at: i64) -> MemoryStore {
         },
         incarnation: Some(Incarnation(3)),
         draw: Some(DrawTerms {
-            commitment: protocol::draw::parse_seed(&commitment(&SEED)).unwrap(),
+            commitment: protocol::draw::commitment_bytes(&SEED),
             admit,
             seed: Some(SEED),
         }),
@@ -130,6 +130,32 @@ fn entrants_are_offered_in_rank_order_after_one_draw() {
         (4, 1, 1)
     );
     assert!(s.wants.is_empty());
+}
+
+#[test]
+fn an_entrant_found_holding_leaves_the_list_in_the_log() {
+    let mut s = draw_event(2, None, 0);
+    for u in ["ann", "bob", "cy"] {
+        assert_eq!(wait(&mut s, "e", u, None, 5), Ok(-1));
+    }
+    // As if edited by hand: the first in drawn order already holds tickets.
+    let mut order = ["ann", "bob", "cy"];
+    order.sort_by_key(|u| (rank(&SEED, u.as_bytes()), u.to_string()));
+    s.holders.insert(order[0].into(), Tickets::One(2));
+    s.meta.as_mut().unwrap().minted = 2;
+    s.pool.insert(1);
+    set_status(&mut s, "e", Status::Open, 10).unwrap();
+    assert_eq!(s.offered, order[1..2], "the holder is skipped, not offered");
+    assert!(!s.waiting.contains_key(order[0]));
+    let left = s
+        .log
+        .iter()
+        .any(|(_, r)| matches!(&r.op, Op::Leave { user } if user == order[0]));
+    assert!(
+        left,
+        "the entrant's leave is logged, so the audit can replay it"
+    );
+    audit(&commitment(&SEED), &steps(&s)).expect("the audit passes");
 }
 
 #[test]
