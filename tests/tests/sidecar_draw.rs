@@ -550,12 +550,6 @@ fn wait_drained(r: &mut redis::Connection, event: &str, sc: &Sidecar) {
     }
 }
 
-fn signal(server: &RedisServer, sig: libc::c_int) {
-    let pid = server.pid().expect("a running server") as libc::pid_t;
-    // SAFETY: a plain kill(2) on a child process this test started.
-    assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
-}
-
 fn cmd(c: &mut redis::Connection, parts: &[&str]) -> redis::Value {
     redis::cmd(parts[0])
         .arg(&parts[1..])
@@ -598,17 +592,12 @@ fn failover_losing_the_draw(new_primary_opens: bool) {
     for u in users("kept", 10) {
         cmd(&mut p, &["TICKET.WAIT", event, &u]);
     }
-    cmd(&mut p, &["SET", "barrier", "1"]);
-    msupport::wait_replicated(&mut p, 1);
+    msupport::replicate_all(&mut p);
     wait_drained(&mut p, event, &sc);
 
     // Cut off, the primary takes an enter, a leave and the draw (with its
     // offers), all applied to MySQL, none replicated.
-    signal(&replica, libc::SIGSTOP);
-    let _: i64 = redis::cmd("CLIENT")
-        .arg(&["KILL", "TYPE", "replica"][..])
-        .query(&mut p)
-        .unwrap();
+    msupport::cut_off(&replica, &mut p);
     cmd(&mut p, &["TICKET.WAIT", event, "lost0"]);
     cmd(&mut p, &["TICKET.LEAVE", event, "kept1"]);
     cmd(&mut p, &["TICKET.OPEN", event]);
@@ -619,7 +608,7 @@ fn failover_losing_the_draw(new_primary_opens: bool) {
     drop(p);
     primary.kill();
     sc.kill9();
-    signal(&replica, libc::SIGCONT);
+    msupport::signal(&replica, libc::SIGCONT);
     let mut r = replica.conn();
     cmd(&mut r, &["REPLICAOF", "NO", "ONE"]);
     if new_primary_opens {

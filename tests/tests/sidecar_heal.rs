@@ -51,12 +51,6 @@ fn cancel(c: &mut redis::Connection, event: &str, user: &str) -> Option<i64> {
         .unwrap()
 }
 
-fn signal(server: &RedisServer, sig: libc::c_int) {
-    let pid = server.pid().expect("a running server") as libc::pid_t;
-    // SAFETY: a plain kill(2) on a child process this test started.
-    assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
-}
-
 /// (stream id, user, ticket, detail) of the event's conflicts.
 fn conflicts(db: &str, event: &str) -> Vec<(String, String, i64, String, String)> {
     let mut c = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
@@ -94,22 +88,11 @@ fn an_unplanned_failover_heals_at_once_and_keeps_every_acknowledged_write() {
     }
     wait_synced(&mut p, &db, "e", LONG, &|| sc.log());
     // The replica has everything so far, the sidecar's anchor included.
-    let _: () = redis::cmd("SET")
-        .arg("barrier")
-        .arg(1)
-        .query(&mut p)
-        .unwrap();
-    msupport::wait_replicated(&mut p, 1);
+    msupport::replicate_all(&mut p);
 
     // Cut the replica off; the primary takes writes nobody acknowledges,
     // and the sidecar applies them.
-    signal(&replica, libc::SIGSTOP);
-    let _: i64 = redis::cmd("CLIENT")
-        .arg("KILL")
-        .arg("TYPE")
-        .arg("replica")
-        .query(&mut p)
-        .unwrap();
+    msupport::cut_off(&replica, &mut p);
     assert_eq!(claim_acked(&mut p, "e", "lost0", 0), 6);
     assert_eq!(claim_acked(&mut p, "e", "lost1", 0), 7);
     assert_eq!(cancel(&mut p, "e", "kept0"), Some(1));
@@ -121,7 +104,7 @@ fn an_unplanned_failover_heals_at_once_and_keeps_every_acknowledged_write() {
     drop(p);
     primary.kill();
     sc.kill9();
-    signal(&replica, libc::SIGCONT);
+    msupport::signal(&replica, libc::SIGCONT);
     let mut r = replica.conn();
     let _: () = redis::cmd("REPLICAOF")
         .arg("NO")
@@ -217,22 +200,11 @@ fn a_failover_that_loses_a_rebuild_is_caught_not_mixed() {
         assert_eq!(claim_acked(&mut p, "e", &format!("a{u}"), 1), u + 1);
     }
     wait_synced(&mut p, &db, "e", LONG, &|| sc.log());
-    let _: () = redis::cmd("SET")
-        .arg("barrier")
-        .arg(1)
-        .query(&mut p)
-        .unwrap();
-    msupport::wait_replicated(&mut p, 1);
+    msupport::replicate_all(&mut p);
 
     // The replica is cut off; an operator rebuilds the event on the
     // primary (forced: as after a quarantine), and sales go on there.
-    signal(&replica, libc::SIGSTOP);
-    let _: i64 = redis::cmd("CLIENT")
-        .arg("KILL")
-        .arg("TYPE")
-        .arg("replica")
-        .query(&mut p)
-        .unwrap();
+    msupport::cut_off(&replica, &mut p);
     let (st, out) = sidecar_cmd(
         &primary.url(),
         &db,
@@ -247,7 +219,7 @@ fn a_failover_that_loses_a_rebuild_is_caught_not_mixed() {
     drop(p);
     primary.kill();
     sc.kill9();
-    signal(&replica, libc::SIGCONT);
+    msupport::signal(&replica, libc::SIGCONT);
     let mut r = replica.conn();
     let _: () = redis::cmd("REPLICAOF")
         .arg("NO")

@@ -445,6 +445,36 @@ pub fn wait_replicated(primary: &mut Connection, replicas: i64) {
     );
 }
 
+/// Sends `sig` to a server this test started (`SIGSTOP` freezes it).
+pub fn signal(server: &RedisServer, sig: libc::c_int) {
+    let pid = server.pid().expect("a running server") as libc::pid_t;
+    // SAFETY: a plain kill(2) on a child process this test started.
+    assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+}
+
+/// Waits until the replica holds everything written on `primary` so far
+/// (a write of its own, then `WAIT`), the sidecar's anchor included.
+pub fn replicate_all(primary: &mut Connection) {
+    let _: () = redis::cmd("SET")
+        .arg("barrier")
+        .arg(1)
+        .query(primary)
+        .unwrap();
+    wait_replicated(primary, 1);
+}
+
+/// Cuts `replica` off `primary`: frozen, and its link closed, so the
+/// primary goes on taking writes the replica never gets.
+pub fn cut_off(replica: &RedisServer, primary: &mut Connection) {
+    signal(replica, libc::SIGSTOP);
+    let _: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("replica")
+        .query(primary)
+        .unwrap();
+}
+
 /// A replica of the primary on `port` that panics on any effect it cannot
 /// apply, in sync.
 pub fn strict_replica_of(port: &str) -> ticketgate_tests::RedisServer {
