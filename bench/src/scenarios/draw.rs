@@ -16,6 +16,7 @@ use protocol::keys::{key, Part};
 use protocol::record::{Op, Record};
 
 use super::stall::{longest_in_slowlog, slowlog_on, Pinger};
+use super::waitlist::{join, Expect, EACH_PLACE_ONCE};
 use super::*;
 
 /// How long the offers may take beyond `tickets / admit` seconds.
@@ -37,7 +38,7 @@ pub fn draw(ctx: &Ctx) -> Result<ScenarioReport> {
         &["TICKET.INIT", &plain, &t.to_string(), "OFFER", "600000"],
     )?;
     command(&mut r, &["TICKET.CLOSE", &plain])?;
-    let (plain_rate, mut v) = join(ctx, &plain, n, false)?;
+    let (plain_rate, mut v) = join(ctx, &plain, n, "draw: plain joins", EACH_PLACE_ONCE)?;
     tg_drop(&mut r, &plain)?;
     let event = ctx.event("draw", "tg");
     let init = [
@@ -52,7 +53,7 @@ pub fn draw(ctx: &Ctx) -> Result<ScenarioReport> {
         &mut r,
         &[&init[..], &["ADMIT", &admit.to_string()]].concat(),
     )?;
-    let (draw_rate, jv) = join(ctx, &event, n, true)?;
+    let (draw_rate, jv) = join(ctx, &event, n, "draw: enter", ENTERED)?;
     v.extend(jv);
     let (open, ov) = open_and_offer(ctx, &mut r, &event, n, t.min(n), admit)?;
     v.extend(ov);
@@ -83,49 +84,11 @@ fn command(r: &mut redis::Connection, args: &[&str]) -> Result<()> {
     Ok(())
 }
 
-/// Pipelined `TICKET.WAIT E w<i>`: joins/s; each reply must be `-1`
-/// (entered) in a draw event, a distinct place in a plain one.
-fn join(ctx: &Ctx, event: &str, users: u64, draw: bool) -> Result<(f64, Vec<String>)> {
-    let encode = |buf: &mut Vec<u8>, i: u64| {
-        let user = format!("w{i}");
-        encode(buf, &[b"TICKET.WAIT", event.as_bytes(), user.as_bytes()]);
-    };
-    let z = ctx.sizes;
-    let pb = ctx.ui.bar(
-        users,
-        if draw {
-            "draw: enter"
-        } else {
-            "draw: plain joins"
-        },
-    );
-    let res = load::pipelined(
-        &ctx.servers.redis_addr,
-        z.throughput_conns,
-        z.client_threads,
-        z.pipeline,
-        users,
-        &encode,
-        &pb,
-    )?;
-    pb.finish_and_clear();
-    let mut v: Vec<String> = res.errors.iter().map(|e| format!("wait: {e}")).collect();
-    let mut replies = res.tickets.clone();
-    replies.sort_unstable();
-    let ok = match draw {
-        true => replies.len() as u64 == users && replies.iter().all(|p| *p == -1),
-        false => replies.iter().copied().eq(1..=users as i64),
-    };
-    if !ok {
-        v.push(format!(
-            "{users} joins of {event} answered {} replies, not {} ({} nil)",
-            replies.len(),
-            if draw { "-1 each" } else { "each place once" },
-            res.nils
-        ));
-    }
-    Ok((res.per_sec(), v))
-}
+/// A draw's entries before the draw: `-1` each (entered, no place yet).
+const ENTERED: Expect = Expect {
+    ok: |replies, n| replies.len() as u64 == n && replies.iter().all(|p| *p == -1),
+    want: "-1 each",
+};
 
 /// `OPEN`, then waits until `tickets` offers are made; the row of timings
 /// and what was wrong.

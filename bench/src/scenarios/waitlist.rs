@@ -41,7 +41,7 @@ pub fn waitlist(ctx: &Ctx) -> Result<ScenarioReport> {
         .query(&mut r)
         .with_context(|| format!("TICKET.INIT {event} {total} OFFER"))?;
     let mut v = sell_out(ctx, &event, total)?;
-    let (joins_per_s, jv) = join(ctx, &event, users)?;
+    let (joins_per_s, jv) = join(ctx, &event, users, "waitlist: joins", EACH_PLACE_ONCE)?;
     v.extend(jv);
     let bytes = memory_usage(&mut r, &key(&event, Part::Waiting))?;
     let heads: Vec<String> = redis::cmd("ZRANGE")
@@ -104,14 +104,33 @@ fn sell_out(ctx: &Ctx, event: &str, total: u64) -> Result<Vec<String>> {
     Ok(v)
 }
 
-/// Pipelined `TICKET.WAIT E w<i>`: joins/s; every reply a distinct place.
-fn join(ctx: &Ctx, event: &str, users: u64) -> Result<(f64, Vec<String>)> {
+/// What the sorted replies of `n` joins must be, and how to say it.
+pub(super) struct Expect {
+    pub ok: fn(&[i64], u64) -> bool,
+    pub want: &'static str,
+}
+
+/// A plain list's joins: each place once.
+pub(super) const EACH_PLACE_ONCE: Expect = Expect {
+    ok: |replies, n| replies.iter().copied().eq(1..=n as i64),
+    want: "each place once",
+};
+
+/// Pipelined `TICKET.WAIT E w<i>` of `users` users (progress bar `label`):
+/// joins/s, and violations: error replies, or replies not as `expect`ed.
+pub(super) fn join(
+    ctx: &Ctx,
+    event: &str,
+    users: u64,
+    label: &str,
+    expect: Expect,
+) -> Result<(f64, Vec<String>)> {
     let encode = |buf: &mut Vec<u8>, i: u64| {
         let user = format!("w{i}");
         encode(buf, &[b"TICKET.WAIT", event.as_bytes(), user.as_bytes()]);
     };
     let z = ctx.sizes;
-    let pb = ctx.ui.bar(users, "waitlist: joins");
+    let pb = ctx.ui.bar(users, label);
     let res = load::pipelined(
         &ctx.servers.redis_addr,
         z.throughput_conns,
@@ -123,13 +142,13 @@ fn join(ctx: &Ctx, event: &str, users: u64) -> Result<(f64, Vec<String>)> {
     )?;
     pb.finish_and_clear();
     let mut v: Vec<String> = res.errors.iter().map(|e| format!("wait: {e}")).collect();
-    let mut places = res.tickets.clone();
-    places.sort_unstable();
-    if !places.iter().copied().eq(1..=users as i64) {
+    let mut replies = res.tickets.clone();
+    replies.sort_unstable();
+    if !(expect.ok)(&replies, users) {
         v.push(format!(
-            "{} joins answered {} places, not each of 1..={users} once ({} nil)",
-            users,
-            places.len(),
+            "{users} joins of {event} answered {} replies, not {} ({} nil)",
+            replies.len(),
+            expect.want,
             res.nils
         ));
     }
