@@ -2,7 +2,8 @@
 //! head of the FIFO list as held offers inside the command that freed them
 //! (a cancel) or the sweep that expired them; nobody claims past the list;
 //! every offered user is published once on `ticket:{E}:offers`; a strict
-//! replica and an AOF reload reach the primary's digest; and a list of a
+//! replica and an AOF reload reach the primary's digest; one command makes
+//! at most `ticket.sweep-max` offers and the sweep the rest; and a list of a
 //! million users works (its memory per waiting user is printed).
 
 #[path = "support/module.rs"]
@@ -134,4 +135,39 @@ fn a_million_waiting_users() {
     let offered = value(&mut c, &["TICKET.ORDER", "big", "user:0"]);
     assert!(matches!(offered, Value::Array(_)), "the head is offered");
     assert_eq!(int(&mut c, &["TICKET.POSITION", "big", "user:1"]), 1);
+}
+
+/// A plain waiting list, too: one command makes at most `ticket.sweep-max`
+/// offers (counted inside the same `MULTI` as the `OPEN`, so no sweep can
+/// have run in between), and the sweep carries on with the rest, in order.
+#[test]
+fn an_open_makes_at_most_sweep_max_offers_and_the_sweep_the_rest() {
+    let server = RedisServer::start();
+    let mut c = server.conn();
+    ok(&mut c, &["TICKET.INIT", "e", "10", "OFFER", "60000"]);
+    ok(&mut c, &["TICKET.CLOSE", "e"]);
+    let waiting = users("w", 0..10);
+    let places = pipelined(&mut c, &["TICKET.WAIT", "e"], &waiting);
+    assert_eq!(places, (1..=10).collect::<Vec<i64>>());
+    ok(&mut c, &["CONFIG", "SET", "ticket.sweep-max", "3"]);
+    let (_, log): (Value, redis::streams::StreamRangeReply) = redis::pipe()
+        .atomic()
+        .cmd("TICKET.OPEN")
+        .arg("e")
+        .cmd("XRANGE")
+        .arg("ticket:{e}:log")
+        .arg("-")
+        .arg("+")
+        .query(&mut c)
+        .unwrap();
+    let by_open = log
+        .ids
+        .iter()
+        .filter(|entry| entry.get::<String>("op").as_deref() == Some("offer"))
+        .count();
+    assert_eq!(by_open, 3, "OPEN itself made sweep-max offers");
+    wait_until(Duration::from_secs(20), "the sweep offers the rest", || {
+        offered_in_log(&mut c, "e").len() == 10
+    });
+    assert_eq!(offered_in_log(&mut c, "e"), waiting);
 }
