@@ -8,8 +8,9 @@
 //!   what each command does to an event, the effects it decides, and the
 //!   application of an effect that a primary and its replicas share. Pure:
 //!   no Redis in it, unit- and property-tested over an in-memory store.
-//! - [`meta_cache`], [`stats`]: the per-event copy of the meta hash, and
-//!   the `INFO ticket` counters.
+//! - [`meta_cache`], [`seat_cache`], [`stats`]: the per-event copies of the
+//!   meta hash and of a seated event's layout and seat state, and the
+//!   `INFO ticket` counters.
 //! - [`host`]: the Redis side, the only `unsafe`: module load and command
 //!   registration, server events, the Redis `Store` (native key API) and
 //!   replication.
@@ -31,6 +32,7 @@ pub mod expiry;
 pub mod host;
 pub mod meta_cache;
 pub mod pool;
+pub mod seat_cache;
 pub mod stats;
 
 use std::sync::atomic::AtomicI64;

@@ -221,5 +221,9 @@ fn checkout_event(total: i64, hold: i64, limit: i64) -> MemoryStore {
 }
 
 fn with(count: Option<i64>, hold: Option<i64>) -> ClaimOptions {
-    ClaimOptions { count, hold }
+    ClaimOptions {
+        seats: None,
+        count,
+        hold,
+    }
 }
