@@ -9,6 +9,7 @@ mod draw;
 mod drop;
 mod model;
 mod restore;
+mod seats;
 mod waitlist;
 
 use std::ops::RangeInclusive;
