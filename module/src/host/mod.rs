@@ -8,6 +8,8 @@
 //! - `store` (with `keys`, `meta`, `draw_meta`, `replicate`): [`crate::pool::Store`] over
 //!   an event's keys through the native key API, and the replication of a
 //!   decided effect; `strings`: the Redis strings it reuses.
+//! - `note`: the note of answers a promoted primary gave without logging
+//!   (`ticket:{E}:answered`) and this node's term as a promoted primary.
 //! - `argv`: a command's arguments read in place; `ffi`: small safe
 //!   wrappers (clock, pub/sub, context flags, databases, scans).
 
@@ -20,6 +22,7 @@ mod events;
 pub mod ffi;
 mod keys;
 mod meta;
+pub mod note;
 #[cfg(not(test))]
 mod register;
 mod replicate;

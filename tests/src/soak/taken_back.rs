@@ -1,0 +1,204 @@
+//! The checker's rule of issue 30: **an acknowledged answer is never taken
+//! back** — not by a later heal after an unplanned failover, nor by
+//! anything else. Pure, unit-tested below.
+//!
+//! A user's operations come from one writer, in order. After an answer
+//! `WAIT 1` acknowledged (a claim's tickets, a confirm's count, a cancel
+//! that returned tickets, a leave), the user's next answered operation
+//! shows the state the user was in just before it; that state must be the
+//! one the acknowledged answer left, unless something in between may have
+//! changed it: an operation with no answer (it may have been applied), or
+//! the module itself (a hold past its deadline expired, a waiting user
+//! offered tickets).
+
+use super::history::{Kind, Op, Reply};
+
+/// What an acknowledged answer left the user with, as far as the next
+/// answer can show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Left {
+    /// These tickets (held or sold), until `expires_from` if a hold.
+    Holds(Vec<i64>, Option<i64>),
+    /// This many tickets, sold.
+    Sold(i64),
+    /// Nothing held, not waiting.
+    Nothing,
+}
+
+fn left(op: &Op) -> Option<Left> {
+    match (&op.kind, &op.reply) {
+        (Kind::Claim { .. }, Reply::Tickets(t)) => Some(Left::Holds(t.clone(), op.expires_from_ms)),
+        (Kind::Confirm, Reply::Sold(n)) => Some(Left::Sold(*n)),
+        // It held tickets, so it was not waiting; a leave took it off.
+        (Kind::Cancel, Reply::Returned(Some(_))) | (Kind::Leave, Reply::Left(true)) => {
+            Some(Left::Nothing)
+        }
+        // A wait's user may be offered tickets; a cancel that returned
+        // nothing may have left a waiting user waiting.
+        _ => None,
+    }
+}
+
+/// The refusals of a claim by a user who holds nothing (a holder's claim
+/// repeats the holder's tickets first).
+fn refuses_a_claim(code: &str) -> bool {
+    matches!(code, "SOLDOUT" | "CLOSED" | "NOTOPEN" | "QUEUE" | "LIMIT")
+}
+
+/// Why `next`'s answer contradicts `was` (the state before `next`), if it
+/// does.
+fn contradiction(was: &Left, next: &Op) -> Option<String> {
+    let held = match was {
+        Left::Holds(t, _) => Some(t.len() as i64),
+        Left::Sold(n) => Some(*n),
+        Left::Nothing => None,
+    };
+    let bad = match (&next.kind, &next.reply) {
+        (Kind::Claim { .. }, Reply::Tickets(t)) => match was {
+            Left::Holds(have, _) => t != have,
+            Left::Sold(n) => t.len() as i64 != *n,
+            Left::Nothing => false,
+        },
+        (Kind::Claim { .. }, Reply::Refused(c)) => held.is_some() && refuses_a_claim(c),
+        (Kind::Confirm, Reply::Sold(n)) => held.is_none_or(|h| h != *n),
+        (Kind::Confirm, Reply::Refused(c)) => held.is_some() && c == "NOHOLD",
+        (Kind::Cancel, Reply::Returned(t)) => match was {
+            Left::Holds(have, _) => *t != have.first().copied(),
+            Left::Sold(_) => t.is_none(),
+            Left::Nothing => t.is_some(),
+        },
+        (Kind::Wait, Reply::Position(_)) => held.is_some(),
+        (Kind::Wait, Reply::Refused(c)) => held.is_none() && c == "HOLDING",
+        _ => false,
+    };
+    bad.then(|| format!("{} answered {:?}", next.kind.name(), next.reply))
+}
+
+/// Checks one user's operations (in order); returns the violations and
+/// how many acknowledged answers were checked against a next answer.
+pub fn check_user(ops: &[&Op]) -> (Vec<String>, usize) {
+    let mut out = Vec::new();
+    let mut checked = 0;
+    for (i, op) in ops.iter().enumerate() {
+        let (true, Some(was)) = (op.acked, left(op)) else {
+            continue;
+        };
+        let rest = &ops[i + 1..];
+        let Some(j) = rest.iter().position(|o| o.answered()) else {
+            continue;
+        };
+        // An operation with no answer in between may have been applied.
+        if rest[..j]
+            .iter()
+            .any(|o| matches!(o.reply, Reply::Unknown(_)))
+        {
+            continue;
+        }
+        let next = rest[j];
+        if let Left::Holds(_, Some(from)) = was {
+            if next.sent_ms >= from {
+                continue; // the hold may have expired
+            }
+        }
+        checked += 1;
+        if let Some(what) = contradiction(&was, next) {
+            out.push(format!(
+                "acknowledged answer taken back: event {} user {}: {} answered {:?} at {} (acknowledged by WAIT), but the next answer, {what} at {}, shows another state",
+                op.event, op.user, op.kind.name(), op.reply, op.sent_ms, next.sent_ms
+            ));
+        }
+    }
+    (out, checked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(kind: Kind, reply: Reply, acked: bool, at: i64) -> Op {
+        Op {
+            event: "plain".into(),
+            user: "u464".into(),
+            kind,
+            reply,
+            wrote: acked,
+            acked,
+            sent_ms: at,
+            expires_from_ms: None,
+        }
+    }
+
+    fn claim(reply: Reply, acked: bool, at: i64) -> Op {
+        let kind = Kind::Claim {
+            count: 1,
+            hold_ms: None,
+        };
+        op(kind, reply, acked, at)
+    }
+
+    fn run(ops: &[Op]) -> (Vec<String>, usize) {
+        check_user(&ops.iter().collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn the_history_of_issue_30_is_caught() {
+        // u464 cancels 280 (lost), the new primary answers its repeat claim
+        // with 280 (acknowledged), the heal re-applies the cancel: the
+        // next claim answers 174.
+        let h = [
+            op(Kind::Cancel, Reply::Returned(Some(280)), false, 693_397),
+            claim(Reply::Tickets(vec![280]), true, 695_423),
+            claim(Reply::Tickets(vec![174]), true, 695_956),
+        ];
+        let (v, checked) = run(&h);
+        assert_eq!(checked, 2);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].contains("claim answered Tickets([174])"), "{}", v[0]);
+    }
+
+    #[test]
+    fn kept_answers_pass_and_excused_changes_are_not_counted() {
+        let mut hold = claim(Reply::Tickets(vec![3]), true, 100);
+        hold.expires_from_ms = Some(1_100);
+        let h = [
+            claim(Reply::Tickets(vec![1]), true, 0),
+            claim(Reply::Tickets(vec![1]), true, 10),
+            op(Kind::Cancel, Reply::Returned(Some(1)), true, 20),
+            // no answer: it may have claimed
+            claim(Reply::Unknown("lost".into()), false, 30),
+            op(Kind::Confirm, Reply::Sold(1), false, 40),
+            hold,
+            // after the hold's deadline: it may have expired
+            op(Kind::Confirm, Reply::Refused("NOHOLD".into()), false, 2_000),
+        ];
+        let (v, checked) = run(&h);
+        assert!(v.is_empty(), "{v:?}");
+        assert_eq!(checked, 2, "the two answers before the cancel");
+    }
+
+    #[test]
+    fn every_kind_of_reversal_is_named() {
+        let cases = [
+            (
+                op(Kind::Confirm, Reply::Sold(2), true, 0),
+                op(Kind::Cancel, Reply::Returned(None), false, 5),
+            ),
+            (
+                op(Kind::Cancel, Reply::Returned(Some(4)), true, 0),
+                op(Kind::Confirm, Reply::Sold(1), false, 5),
+            ),
+            (
+                op(Kind::Leave, Reply::Left(true), true, 0),
+                op(Kind::Wait, Reply::Refused("HOLDING".into()), false, 5),
+            ),
+            (
+                claim(Reply::Tickets(vec![9]), true, 0),
+                claim(Reply::Refused("SOLDOUT".into()), false, 5),
+            ),
+        ];
+        for (a, b) in cases {
+            let (v, _) = run(&[a.clone(), b.clone()]);
+            assert_eq!(v.len(), 1, "{a:?} then {b:?}");
+        }
+    }
+}
