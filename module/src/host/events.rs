@@ -68,7 +68,7 @@ unsafe extern "C" fn on_server_event(
     if event.id == raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED {
         // A promoted primary notes the answers it gives without logging
         // until the sidecar's heal: see `pool::note`.
-        let now_primary = subevent == u64::from(raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER);
+        let now_primary = subevent == raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER;
         super::note::role_changed(now_primary);
     }
     meta_cache::clear();

@@ -211,8 +211,7 @@ fn heal(
             "an unplanned failover lost writes MySQL applied, and one cannot be healed: {why}"
         ));
     }
-    let read_up_to = log.last().map_or(anchor, |e| e.id);
-    let fates = reapply(rc, event, lost, fates, read_up_to)?;
+    let fates = reapply(rc, event, lost, fates, log.last().map_or(anchor, |e| e.id))?;
     let d = journal[meet.journal].id;
     let after: Vec<Entry> = range(rc, event, &format!("({d}"), "+")?
         .iter()
