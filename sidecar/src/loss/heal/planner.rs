@@ -27,7 +27,7 @@
 //! the module, and a second failover after (or during) a heal.
 
 pub use crate::model::content::Logged;
-use crate::sync::plan::Kind;
+use crate::model::order::Kind;
 use protocol::record::Op;
 pub use protocol::touch::Touch;
 use protocol::StreamId;
