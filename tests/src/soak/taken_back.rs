@@ -74,6 +74,28 @@ fn contradiction(was: &Left, next: &Op) -> Option<String> {
     bad.then(|| format!("{} answered {:?}", next.kind.name(), next.reply))
 }
 
+/// From when the hold the last of `ops` (a claim answered with tickets)
+/// shows may have expired: a repeat claim answers with the order an
+/// earlier claim made, so the earliest deadline of the claims since the
+/// user's order last ended.
+fn hold_may_end(ops: &[&Op]) -> i64 {
+    let ended = |o: &Op| {
+        matches!(
+            (&o.kind, &o.reply),
+            (Kind::Cancel, Reply::Returned(Some(_)))
+                | (Kind::Confirm, Reply::Sold(_))
+                | (Kind::Leave, Reply::Left(true))
+        )
+    };
+    ops.iter()
+        .rev()
+        .take_while(|o| !ended(o))
+        .filter(|o| matches!(o.kind, Kind::Claim { .. }))
+        .filter_map(|o| o.expires_from_ms)
+        .min()
+        .unwrap_or(i64::MAX)
+}
+
 /// Checks one user's operations (in order); returns the violations and
 /// how many acknowledged answers were checked against a next answer.
 pub fn check_user(ops: &[&Op]) -> (Vec<String>, usize) {
@@ -95,15 +117,28 @@ pub fn check_user(ops: &[&Op]) -> (Vec<String>, usize) {
             continue;
         }
         let next = rest[j];
-        if let Left::Holds(_, Some(from)) = was {
-            if next.sent_ms >= from {
+        if let Left::Holds(_, Some(_)) = was {
+            if next.sent_ms >= hold_may_end(&ops[..=i]) {
                 continue; // the hold may have expired
             }
         }
         checked += 1;
         if let Some(what) = contradiction(&was, next) {
+            let around = ops[i.saturating_sub(3)..=i + 1 + j]
+                .iter()
+                .map(|o| {
+                    format!(
+                        "{} {:?} acked={} at {}",
+                        o.kind.name(),
+                        o.reply,
+                        o.acked,
+                        o.sent_ms
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
             out.push(format!(
-                "acknowledged answer taken back: event {} user {}: {} answered {:?} at {} (acknowledged by WAIT), but the next answer, {what} at {}, shows another state",
+                "acknowledged answer taken back: event {} user {}: {} answered {:?} at {} (acknowledged by WAIT), but the next answer, {what} at {}, shows another state [{around}]",
                 op.event, op.user, op.kind.name(), op.reply, op.sent_ms, next.sent_ms
             ));
         }
@@ -174,6 +209,18 @@ mod tests {
         let (v, checked) = run(&h);
         assert!(v.is_empty(), "{v:?}");
         assert_eq!(checked, 2, "the two answers before the cancel");
+    }
+
+    #[test]
+    fn a_repeat_claim_shows_the_deadline_of_the_claim_that_made_the_hold() {
+        let mut first = claim(Reply::Unknown("timeout".into()), false, 0);
+        first.expires_from_ms = Some(1_000);
+        let mut repeat = claim(Reply::Tickets(vec![3]), true, 500);
+        repeat.expires_from_ms = Some(1_500);
+        let late = op(Kind::Confirm, Reply::Refused("NOHOLD".into()), false, 1_200);
+        let (v, checked) = run(&[first, repeat, late]);
+        assert!(v.is_empty(), "{v:?}");
+        assert_eq!(checked, 0);
     }
 
     #[test]
