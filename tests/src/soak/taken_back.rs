@@ -118,7 +118,10 @@ pub fn check_user(ops: &[&Op]) -> (Vec<String>, usize) {
         }
         let next = rest[j];
         if let Left::Holds(_, Some(_)) = was {
-            if next.sent_ms >= hold_may_end(&ops[..=i]) {
+            // The next one ran after it was sent and before the one after
+            // it was: when, exactly, is not known.
+            let ran_by = ops.get(i + 2 + j).map_or(i64::MAX, |o| o.sent_ms);
+            if ran_by >= hold_may_end(&ops[..=i]) {
                 continue; // the hold may have expired
             }
         }
@@ -203,8 +206,10 @@ mod tests {
             claim(Reply::Unknown("lost".into()), false, 30),
             op(Kind::Confirm, Reply::Sold(1), false, 40),
             hold,
-            // after the hold's deadline: it may have expired
-            op(Kind::Confirm, Reply::Refused("NOHOLD".into()), false, 2_000),
+            // sent before the hold's deadline, answered after it (the next
+            // operation is sent later): it may have expired
+            op(Kind::Confirm, Reply::Refused("NOHOLD".into()), false, 1_050),
+            op(Kind::Wait, Reply::Position(1), false, 1_200),
         ];
         let (v, checked) = run(&h);
         assert!(v.is_empty(), "{v:?}");
@@ -218,9 +223,16 @@ mod tests {
         let mut repeat = claim(Reply::Tickets(vec![3]), true, 500);
         repeat.expires_from_ms = Some(1_500);
         let late = op(Kind::Confirm, Reply::Refused("NOHOLD".into()), false, 1_200);
-        let (v, checked) = run(&[first, repeat, late]);
+        let after = op(Kind::Wait, Reply::Position(3), false, 1_300);
+        let (v, checked) = run(&[first.clone(), repeat.clone(), late.clone(), after]);
         assert!(v.is_empty(), "{v:?}");
         assert_eq!(checked, 0);
+        // It ran before an operation sent at 900: the hold was live.
+        let before = op(Kind::Wait, Reply::Position(3), false, 900);
+        let mut early = late;
+        early.sent_ms = 800;
+        let (v, _) = run(&[first, repeat, early, before]);
+        assert_eq!(v.len(), 1, "{v:?}");
     }
 
     #[test]
