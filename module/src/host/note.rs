@@ -3,22 +3,26 @@
 //! the node becomes a primary through a replication role change, zero
 //! while it is a replica or was never promoted.
 //!
-//! The note is read and written with `RedisModule_Call` (`HGET`, `HLEN`,
-//! `HSET`, `HDEL`, `DEL`, and `XRANGE` for `TICKET.REAPPLY ... SINCE`):
-//! only a promoted primary's answers that log nothing, `TICKET.REAPPLY`
-//! and `TICKET.HEALED` touch it, never the claim path of a primary that
-//! never failed over. Calls made here are not propagated: the command
-//! replicates its effect.
+//! The note is read and written through the native key API, opened only
+//! when needed: by a promoted primary's answers that log nothing,
+//! `TICKET.REAPPLY`, `TICKET.HEALED` and the deletion of an event's state,
+//! never on the claim path of a primary that never failed over (so a
+//! replica applying the effects runs no plain command either). The log
+//! after `SINCE` is read with `XRANGE` through `RedisModule_Call` (the
+//! primary only, for `TICKET.REAPPLY`). The command replicates its effect.
 
+use std::os::raw::{c_char, c_int};
+use std::ptr;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use redis_module::{Context, RedisValue};
+use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleString};
+use redis_module::{Context, RedisString, RedisValue};
 
 use protocol::keys::{answered_key, key, Part, ANSWERED_CLOSED};
 use protocol::record::Record;
 use protocol::StreamId;
 
-use super::ffi::random_u64;
+use super::ffi::{owned, random_u64, rnum, rstr, HASH_DELETE};
 use super::store::RedisStore;
 use crate::error::TicketError;
 
@@ -64,49 +68,130 @@ fn bytes_of(value: &RedisValue) -> Vec<u8> {
     }
 }
 
-impl RedisStore<'_> {
-    /// Runs a command on the note key; a wrong type is `WRONGTYPE`.
-    fn note_call(&self, command: &str, args: &[&str]) -> Result<RedisValue, TicketError> {
-        let key = answered_key(self.event);
-        let mut all = vec![key.as_str()];
-        all.extend_from_slice(args);
-        Context::new(self.ctx)
-            .call(command, all.as_slice())
-            .map_err(|e| match e.to_string().starts_with("WRONGTYPE") {
-                true => TicketError::WrongType {
-                    key: key.clone(),
-                    expected: "hash",
-                },
-                false => TicketError::Internal(format!("{command} {key}: {e}")),
-            })
+/// The note key, open for one read or write (closed when dropped).
+struct NoteKey {
+    ctx: *mut RedisModuleCtx,
+    name: RedisString,
+    key: *mut RedisModuleKey,
+}
+
+impl NoteKey {
+    fn open(store: &RedisStore<'_>, write: bool) -> NoteKey {
+        let name = rstr(answered_key(store.event).as_bytes());
+        let mode = match write {
+            true => raw::REDISMODULE_READ | raw::REDISMODULE_WRITE,
+            false => raw::REDISMODULE_READ,
+        } as c_int;
+        // SAFETY: the live command context and a live key name; the
+        // handle is closed in `drop` (NULL: absent and opened to read).
+        let key = unsafe { raw::RedisModule_OpenKey.unwrap()(store.ctx, name.inner, mode) };
+        NoteKey {
+            ctx: store.ctx,
+            name,
+            key: key.cast::<RedisModuleKey>(),
+        }
     }
 
+    /// The open hash, `None` when absent, `WRONGTYPE` for another type.
+    fn hash(&self) -> Result<Option<*mut RedisModuleKey>, TicketError> {
+        if self.key.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: an open handle.
+        match raw::KeyType::from(unsafe { raw::RedisModule_KeyType.unwrap()(self.key) }) {
+            raw::KeyType::Empty => Ok(None),
+            raw::KeyType::Hash => Ok(Some(self.key)),
+            _ => Err(TicketError::WrongType {
+                key: self.name.to_string_lossy(),
+                expected: "hash",
+            }),
+        }
+    }
+
+    /// Sets `field` to `value` (`HASH_DELETE`: removes it).
+    fn set(&self, field: &str, value: *mut RedisModuleString) {
+        let field = rstr(field.as_bytes());
+        // SAFETY: a handle opened for writing; one (field, value) pair,
+        // NULL-terminated.
+        unsafe {
+            raw::RedisModule_HashSet.unwrap()(
+                self.key,
+                raw::REDISMODULE_HASH_NONE as c_int,
+                field.inner,
+                value,
+                ptr::null::<c_char>(),
+            );
+        }
+    }
+
+    /// For WATCH and client tracking (the module signals keys itself).
+    fn signal(&self) {
+        // SAFETY: the live command context and a live key name.
+        unsafe { raw::RedisModule_SignalModifiedKey.unwrap()(self.ctx, self.name.inner) };
+    }
+}
+
+impl Drop for NoteKey {
+    fn drop(&mut self) {
+        if !self.key.is_null() {
+            // SAFETY: opened once in `open`, closed once here.
+            unsafe { raw::RedisModule_CloseKey.unwrap()(self.key) };
+        }
+    }
+}
+
+impl RedisStore<'_> {
     pub(super) fn read_note_field(&mut self, field: &str) -> Result<Option<String>, TicketError> {
-        Ok(text_of(&self.note_call("HGET", &[field])?))
+        let note = NoteKey::open(self, false);
+        let Some(key) = note.hash()? else {
+            return Ok(None);
+        };
+        let field = rstr(field.as_bytes());
+        let mut value: *mut RedisModuleString = ptr::null_mut();
+        // SAFETY: one (field, out-pointer) pair, NULL-terminated.
+        unsafe {
+            raw::RedisModule_HashGet.unwrap()(
+                key,
+                raw::REDISMODULE_HASH_NONE as c_int,
+                field.inner,
+                &mut value as *mut *mut RedisModuleString,
+                ptr::null::<c_char>(),
+            );
+        }
+        Ok(owned(value).map(|v| v.to_string_lossy()))
     }
 
     pub(super) fn read_note_len(&mut self) -> Result<i64, TicketError> {
-        match self.note_call("HLEN", &[])? {
-            RedisValue::Integer(n) => Ok(n),
-            other => Err(TicketError::Internal(format!("HLEN answered {other:?}"))),
-        }
+        let note = NoteKey::open(self, false);
+        Ok(match note.hash()? {
+            // SAFETY: an open, type-checked handle.
+            Some(key) => (unsafe { raw::RedisModule_ValueLength.unwrap()(key) }) as i64,
+            None => 0,
+        })
     }
 
     pub(super) fn write_note_add(&mut self, fields: &[String]) {
-        let mut args: Vec<&str> = Vec::with_capacity(fields.len() * 2);
-        for f in fields {
-            args.extend([f.as_str(), "1"]);
-        }
-        // Reads before the write type-checked the key: these cannot fail.
-        let _ = self.note_call("HDEL", &[ANSWERED_CLOSED]);
-        let _ = self.note_call("HSET", &args);
+        let note = NoteKey::open(self, true);
+        // Reads before the write type-checked the key.
+        let one = rstr(b"1");
+        note.set(ANSWERED_CLOSED, HASH_DELETE);
+        fields.iter().for_each(|f| note.set(f, one.inner));
+        note.signal();
     }
 
     pub(super) fn write_note_close(&mut self, term: i64) {
-        let _ = self.note_call("DEL", &[]);
+        let note = NoteKey::open(self, true);
+        let existed = matches!(note.hash(), Ok(Some(_)));
+        if existed {
+            // SAFETY: a handle opened for writing.
+            unsafe { raw::RedisModule_DeleteKey.unwrap()(note.key) };
+        }
         if term != 0 {
-            let term = term.to_string();
-            let _ = self.note_call("HSET", &[ANSWERED_CLOSED, term.as_str()]);
+            let term = rnum(term);
+            note.set(ANSWERED_CLOSED, term.inner);
+        }
+        if existed || term != 0 {
+            note.signal();
         }
     }
 
