@@ -66,6 +66,7 @@ mod tests {
         let claim = Op::Claim {
             user: "u",
             tickets: Tickets::Many(vec![3, 4]),
+            pick: None,
         };
         let other = Op::Cancel {
             user: "v",

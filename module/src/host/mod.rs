@@ -9,7 +9,8 @@
 //! - `events`: keyspace and server events, and the cron loop's entry into
 //!   the module's cron work.
 //! - `store` (with `keys`, `meta`, `draw_meta`, `replicate`): [`crate::pool::Store`] over
-//!   an event's keys through the native key API, and the replication of a
+//!   an event's keys through the native key API (`seats`: a seated event's
+//!   layout and seat key), and the replication of a
 //!   decided effect; `strings`: the Redis strings it reuses.
 //! - `note`: the note of answers a promoted primary gave without logging
 //!   (`ticket:{E}:answered`) and this node's term as a promoted primary.
@@ -30,5 +31,6 @@ pub mod note;
 #[cfg(not(test))]
 pub mod register;
 mod replicate;
+mod seats;
 pub mod store;
 pub mod strings;

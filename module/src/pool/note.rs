@@ -188,6 +188,7 @@ mod tests {
         let other = Op::Claim {
             user: "v",
             tickets: Tickets::One(1),
+            pick: None,
         };
         assert!(refusal(&mut s, &other)
             .unwrap()

@@ -74,7 +74,7 @@ pub fn reapply<'a>(
         return Err(changed(why));
     }
     let minted = match &record.op {
-        Op::Claim { user, tickets }
+        Op::Claim { user, tickets, .. }
         | Op::Hold { user, tickets, .. }
         | Op::Offer { user, tickets, .. } => {
             if let Some(held) = store.holder(user)? {
@@ -316,6 +316,7 @@ mod tests {
         claim(&mut s, "a"); // 1; minted 4 (chunk 4)
         let lost = rec(
             Op::Claim {
+                pick: None,
                 user: "u",
                 tickets: Tickets::One(3),
             },
@@ -341,6 +342,7 @@ mod tests {
         let log = s.log.len();
         let taken = rec(
             Op::Claim {
+                pick: None,
                 user: "u",
                 tickets: t.clone(),
             },
@@ -352,6 +354,7 @@ mod tests {
             .contains("not free"));
         let holder = rec(
             Op::Claim {
+                pick: None,
                 user: "a",
                 tickets: Tickets::One(2),
             },
@@ -370,6 +373,7 @@ mod tests {
         claim(&mut s, "a"); // minted 4
         let gap = rec(
             Op::Claim {
+                pick: None,
                 user: "u",
                 tickets: Tickets::One(6),
             },
@@ -378,6 +382,7 @@ mod tests {
         assert_eq!(reapply(&mut s, "e", &gap, 9).unwrap_err().code(), "CHANGED");
         let next = rec(
             Op::Claim {
+                pick: None,
                 user: "u",
                 tickets: Tickets::Many(vec![4, 5, 6]),
             },
@@ -449,6 +454,7 @@ mod tests {
             Op::Claim {
                 user: "v",
                 tickets: Tickets::One(1),
+                pick: None,
             },
             20,
         );

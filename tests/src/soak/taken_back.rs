@@ -77,15 +77,17 @@ fn contradiction(was: &Left, next: &Op) -> Option<String> {
 /// From when the hold the last of `ops` (a claim answered with tickets)
 /// shows may have expired: a repeat claim answers with the order an
 /// earlier claim made, so the earliest deadline of the claims since the
-/// user's order last ended.
+/// user's order surely ended (an acknowledged cancel or confirm; one not
+/// acknowledged may have been lost, the order with it kept).
 fn hold_may_end(ops: &[&Op]) -> i64 {
     let ended = |o: &Op| {
-        matches!(
-            (&o.kind, &o.reply),
-            (Kind::Cancel, Reply::Returned(Some(_)))
-                | (Kind::Confirm, Reply::Sold(_))
-                | (Kind::Leave, Reply::Left(true))
-        )
+        o.acked
+            && matches!(
+                (&o.kind, &o.reply),
+                (Kind::Cancel, Reply::Returned(Some(_)))
+                    | (Kind::Confirm, Reply::Sold(_))
+                    | (Kind::Leave, Reply::Left(true))
+            )
     };
     ops.iter()
         .rev()
@@ -233,6 +235,25 @@ mod tests {
         early.sent_ms = 800;
         let (v, _) = run(&[first, repeat, early, before]);
         assert_eq!(v.len(), 1, "{v:?}");
+    }
+
+    #[test]
+    fn a_lost_cancel_keeps_the_earlier_claims_deadline() {
+        // seed 3002: claim 49 (1 s hold), its cancel lost in a failover,
+        // the repeat claim answers 49, which expires at the first deadline
+        let mut first = claim(Reply::Tickets(vec![49]), true, 16_822);
+        first.expires_from_ms = Some(17_822);
+        let lost = op(Kind::Cancel, Reply::Returned(Some(49)), false, 16_905);
+        let mut repeat = claim(Reply::Tickets(vec![49]), true, 17_803);
+        repeat.expires_from_ms = Some(18_803);
+        let none = op(Kind::Cancel, Reply::Returned(None), false, 18_121);
+        let after = claim(Reply::Tickets(vec![50]), true, 18_200);
+        let (v, checked) = run(&[first, lost, repeat, none, after]);
+        assert!(v.is_empty(), "{v:?}");
+        assert_eq!(
+            checked, 1,
+            "the first claim's answer, before the lost cancel"
+        );
     }
 
     #[test]
