@@ -8,9 +8,10 @@
 //! - `docs`: the `COMMAND DOCS` C structs built from the table.
 //! - `events`: keyspace and server events, and the cron loop's entry into
 //!   the module's cron work.
-//! - `store` (with `keys`, `meta`, `draw_meta`, `replicate`): [`crate::pool::Store`] over
-//!   an event's keys through the native key API, and the replication of a
-//!   decided effect; `strings`: the Redis strings it reuses.
+//! - `store` (with `keys`, `log_append` (the `XADD`), `meta`, `draw_meta`,
+//!   `replicate`): [`crate::pool::Store`] over an event's keys through the
+//!   native key API, and the replication of a decided effect; `strings`:
+//!   the Redis strings it reuses.
 //! - `argv`: a command's arguments read in place; `ffi`: small safe
 //!   wrappers (clock, pub/sub, context flags, databases, scans).
 
@@ -23,6 +24,7 @@ mod draw_meta;
 mod events;
 pub mod ffi;
 mod keys;
+mod log_append;
 mod meta;
 #[cfg(not(test))]
 pub mod register;

@@ -29,7 +29,7 @@
 use std::collections::BTreeSet;
 
 pub use crate::model::content::Logged;
-use crate::model::order::Kind;
+use crate::model::order::ChangeKind;
 use protocol::record::{Op, Record};
 use protocol::StreamId;
 
@@ -209,7 +209,7 @@ pub enum Undo {
     /// were (held or sold), `stream_id` back to `previous`.
     Change {
         change: StreamId,
-        kind: Kind,
+        kind: ChangeKind,
         user: String,
         previous: Option<StreamId>,
     },
@@ -239,7 +239,7 @@ pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) ->
             Op::Close => Undo::Status { to: "open" },
             Op::Enter { .. } | Op::Leave { .. } => Undo::Step { step: l.id },
             Op::Draw { .. } => Undo::Draw { draw: l.id },
-            op => match (Kind::of(op), op.order()) {
+            op => match (ChangeKind::of(op), op.order()) {
                 (Some(kind), Some((user, tickets, _))) => {
                     let earlier = journal_before.iter().chain(&lost[..i]);
                     Undo::Change {
