@@ -24,7 +24,7 @@
 //!   command (syntax, replies, errors) with THE command table
 //!   (`cmd::table`) that registration and `COMMAND DOCS` both come from;
 //!   the expiry sweep Redis's cron runs.
-//! - `load`: the entry point (`RedisModule_OnLoad`), the one file that
+//! - `onload`: the entry point (`RedisModule_OnLoad`), the one file that
 //!   knows every layer: it hands `host::register` the command table, the
 //!   configs and the sweep.
 //!
@@ -42,9 +42,9 @@ pub mod expiry;
 pub mod host;
 #[cfg(test)]
 mod layering;
-#[cfg(not(test))]
-mod load;
 pub mod meta_cache;
+#[cfg(not(test))]
+mod onload;
 pub mod pool;
 pub mod seat_cache;
 pub mod stats;

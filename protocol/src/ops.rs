@@ -3,8 +3,27 @@
 //! (`record`, docs/design.md "The log record") and the
 //! `TICKET._APPLY` effect (`effect`, docs/design.md "Effects and
 //! replication"). Both encoders and both decoders walk [`OPS`]; nothing else
-//! lists an op's fields. Adding an op is one line here, one variant of
-//! [`Op`] and one arm each in [`Op::kind`], [`Op::value`] and [`Parts::op`].
+//! lists an op's fields.
+//!
+//! What an op *does* is not described here, so adding one takes more than
+//! a line. The compiler names only the places whose `match` has no
+//! wildcard (marked "exhaustive"); the rest must be looked at:
+//!
+//! - here: a row of [`OPS`], a [`Kind`] variant, arms in [`Op::kind`] and
+//!   [`Parts::op`] (exhaustive) and in [`Op::value`] (each value it
+//!   carries); in `model`: the [`Op`] variant, an arm in `Op::map_user`
+//!   (its wildcard makes an unknown op `Open`: add one), in
+//!   `Op::order`/`Op::user` if it is about a user and in `Op::as_recorded`
+//!   if only its effect carries a value;
+//! - the module: `pool/apply.rs` (`append`, exhaustive: how a replica
+//!   applies it), the pool call that decides it, `commit.rs` if it counts
+//!   in `INFO ticket` or notes a deadline, `pool/reapply.rs` if the heal
+//!   may re-apply it;
+//! - the sidecar: `batch/slow.rs` (how one record lands in MySQL; an op it
+//!   does not know becomes a `restore_mismatch` conflict), `batch/plan.rs`
+//!   if the fast path may take it (else the batch goes slow), and
+//!   `loss/heal/planner.rs` (how the heal undoes it);
+//! - docs/design.md "The log record" and the clients' test vectors.
 
 use crate::draw::{parse_seed, AFTER_DRAW};
 use crate::keys::valid_user;

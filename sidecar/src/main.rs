@@ -233,6 +233,8 @@ fn main() -> ExitCode {
     }
 }
 
+/// Installs the TLS settings of the servers the subcommand talks to, then
+/// runs it.
 fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
     let timeout = Duration::from_secs(cli.startup_timeout);
     let redis_url = match cli.command {
@@ -248,7 +250,12 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
         mysql: cli.mysql_url,
         timeout,
     };
-    match cli.command {
+    run_command(cli.command, urls, stop)
+}
+
+/// Runs the subcommand against the servers at `urls`.
+fn run_command(command: Command, urls: Urls, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
+    match command {
         Command::Migrate => migrate(urls, &stop),
         Command::AuditDraw { event } => audit_draw(urls, &stop, &event),
         Command::Run {

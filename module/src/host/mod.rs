@@ -8,10 +8,11 @@
 //! - `docs`: the `COMMAND DOCS` C structs built from the table.
 //! - `events`: keyspace and server events, and the cron loop's entry into
 //!   the module's cron work.
-//! - `store` (with `keys`, `meta`, `draw_meta`, `replicate`): [`crate::pool::Store`] over
-//!   an event's keys through the native key API (`seats`: a seated event's
-//!   layout and seat key), and the replication of a
-//!   decided effect; `strings`: the Redis strings it reuses.
+//! - `store` (with `keys`, `log_append` (the `XADD`), `meta`, `draw_meta`,
+//!   `replicate`): [`crate::pool::Store`] over an event's keys through the
+//!   native key API (`seats`: a seated event's layout and seat key), and
+//!   the replication of a decided effect; `strings`: the Redis strings it
+//!   reuses.
 //! - `note`: the note of answers a promoted primary gave without logging
 //!   (`ticket:{E}:answered`) and this node's term as a promoted primary.
 //! - `argv`: a command's arguments read in place; `ffi`: small safe
@@ -26,6 +27,7 @@ mod draw_meta;
 mod events;
 pub mod ffi;
 mod keys;
+mod log_append;
 mod meta;
 pub mod note;
 #[cfg(not(test))]

@@ -22,7 +22,7 @@ use crate::batch::queue::{admitted, DrawState, QueueStep};
 use crate::batch::sql::{draw_state, insert_event, insert_steps, set_status, store_draw};
 use crate::io::mysql::is_record_level;
 use crate::model::event::Init;
-use crate::model::order::{Change, Kind, NewOrder};
+use crate::model::order::{Change, ChangeKind, NewOrder};
 use crate::model::time::datetime;
 
 /// Rows per multi-row statement (keeps placeholders far below 65,535).
@@ -169,7 +169,7 @@ fn statements(event: &str, fp: &FastPlan, queue: &[QueueStep]) -> Vec<(Sql, Want
     for (text, params) in insert_steps(event, queue) {
         steps.push((Sql { text, params }, Want::Done));
     }
-    for kind in [Kind::Confirm, Kind::Expire, Kind::Cancel] {
+    for kind in [ChangeKind::Confirm, ChangeKind::Expire, ChangeKind::Cancel] {
         let group: Vec<&Change> = fp.changes.iter().filter(|c| c.kind == kind).collect();
         for chunk in group.chunks(CHUNK) {
             let (sql, n) = change(event, kind, chunk);
@@ -242,7 +242,7 @@ fn init(event: &str, i: &Init) -> [Sql; 2] {
 /// The UPDATE of one kind of change of older orders, with the matched-row
 /// count it must report: every ticket of the change live for its user in
 /// an order of that size (so the order has exactly these tickets).
-fn change(event: &str, kind: Kind, chunk: &[&Change]) -> (Sql, u64) {
+fn change(event: &str, kind: ChangeKind, chunk: &[&Change]) -> (Sql, u64) {
     let (col, to, from) = (
         kind.time_column(),
         kind.target().as_str(),

@@ -252,7 +252,7 @@ pub fn count_ops(entries: &[Entry]) -> HashMap<&'static str, u64> {
 mod tests {
     use super::*;
     use crate::batch::queue::{admitted, DrawState};
-    use crate::model::order::Status;
+    use crate::model::order::OrderStatus;
     use proptest::prelude::*;
     use protocol::record::{Checkout, Incarnation, Malformed, Tickets};
 
@@ -498,10 +498,10 @@ mod tests {
     /// (one live order per user, one live row per ticket).
     fn arb_db() -> impl Strategy<Value = Db> {
         let status = prop_oneof![
-            Just(Status::Held),
-            Just(Status::Active),
-            Just(Status::Canceled),
-            Just(Status::Expired)
+            Just(OrderStatus::Held),
+            Just(OrderStatus::Active),
+            Just(OrderStatus::Canceled),
+            Just(OrderStatus::Expired)
         ];
         let order = (0..5usize, tickets(), status);
         // none, a draw event not drawn yet, one drawn
@@ -642,8 +642,8 @@ mod tests {
         };
         let tickets = Tickets::from_sorted(o.tickets.clone());
         Some(match (o.status, choice % 3) {
-            (Status::Held, 0) => Op::Confirm { user, tickets },
-            (Status::Held, 1) => Op::Expire { user, tickets },
+            (OrderStatus::Held, 0) => Op::Confirm { user, tickets },
+            (OrderStatus::Held, 1) => Op::Expire { user, tickets },
             _ => Op::Cancel { user, tickets },
         })
     }
@@ -795,9 +795,9 @@ mod tests {
         assert_eq!(
             st,
             [
-                ("a", Status::Active),
-                ("b", Status::Expired),
-                ("c", Status::Held)
+                ("a", OrderStatus::Active),
+                ("b", OrderStatus::Expired),
+                ("c", OrderStatus::Held)
             ]
         );
         assert_eq!((fp.stock_need, fp.stock_delta), (3, 3));

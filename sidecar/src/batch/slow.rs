@@ -24,7 +24,7 @@ use crate::batch::queue::{Drawn, QueueStep, StepKind};
 use crate::batch::sql::{draw_state, insert_event, insert_steps, set_status, store_draw};
 use crate::io::mysql::is_record_level;
 use crate::model::event::{status_of, Init};
-use crate::model::order::{Change, NewOrder, Status};
+use crate::model::order::{Change, NewOrder, OrderStatus};
 use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, Outcome};
 use protocol::record::Record;
@@ -265,7 +265,7 @@ fn change(tx: &mut Transaction<'_>, event: &str, c: &Change) -> Result<Verdict, 
         format!("SELECT COUNT(*) FROM ticket_participation WHERE {rows}"),
         key.clone(),
     )?;
-    let accepted = Status::parse(&status).is_some_and(|s| kind.accepts(s));
+    let accepted = OrderStatus::parse(&status).is_some_and(|s| kind.accepts(s));
     if !accepted || n != tickets.len() as i64 || found != Some(n) {
         let order = order.unwrap_or_else(|| "(none)".into());
         let detail = format!(

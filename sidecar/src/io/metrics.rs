@@ -59,14 +59,24 @@ pub struct Metrics {
     lag: Mutex<BTreeMap<String, (u64, u64)>>,
 }
 
+// Names, labels and options are constants: a failure in these
+// constructors is a bug, caught by the tests.
+
 fn counter_vec(name: &str, help: &str, label: &str) -> IntCounterVec {
     IntCounterVec::new(Opts::new(name, help), &[label]).expect("valid metric name and label")
+}
+
+fn int_gauge(name: &str, help: &str) -> IntGauge {
+    IntGauge::new(name, help).expect("valid metric name")
+}
+
+fn gauge_vec(name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
+    IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric name and labels")
 }
 
 impl Metrics {
     /// A fresh, shareable registry.
     pub fn new() -> Arc<Metrics> {
-        // Names and options are constants: a failure here is a bug, caught by the tests.
         let registry = Registry::new_custom(Some("ticketgate".into()), None).expect("prefix");
         let buckets = HistogramOpts::new(
             "batch_duration_seconds",
@@ -87,32 +97,27 @@ impl Metrics {
             batches: counter_vec("batches_total", "Committed batches, by path.", "path"),
             errors: counter_vec("errors_total", "Retried errors, by component.", "kind"),
             latency: Histogram::with_opts(buckets).expect("valid buckets"),
-            lag_entries: IntGauge::new(
+            lag_entries: int_gauge(
                 "lag_entries",
                 "Entries not yet applied, summed over all event logs.",
-            )
-            .expect("valid name"),
+            ),
             lag_seconds: Gauge::new("lag_seconds", "Age of the oldest entry not yet applied.")
                 .expect("valid name"),
-            events: IntGauge::new("events", "Event logs being drained.").expect("valid name"),
-            up: IntGaugeVec::new(
-                Opts::new("up", "1 while the component answered its last call."),
+            events: int_gauge("events", "Event logs being drained."),
+            up: gauge_vec(
+                "up",
+                "1 while the component answered its last call.",
                 &["component"],
-            )
-            .expect("valid name and label"),
-            quarantined_events: IntGauge::new(
+            ),
+            quarantined_events: int_gauge(
                 "quarantined_events",
                 "Events quarantined: Redis lost or replaced them; rebuild repairs them.",
-            )
-            .expect("valid name"),
-            event_quarantined: IntGaugeVec::new(
-                Opts::new(
-                    "event_quarantined",
-                    "1 per quarantined event, with its reason.",
-                ),
+            ),
+            event_quarantined: gauge_vec(
+                "event_quarantined",
+                "1 per quarantined event, with its reason.",
                 &["event", "reason"],
-            )
-            .expect("valid name and labels"),
+            ),
             lost_writes: counter_vec(
                 "lost_writes_total",
                 "Writes MySQL applied that an unplanned failover lost in Redis, by what the heal did: reapplied or undone.",

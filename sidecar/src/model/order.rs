@@ -1,6 +1,6 @@
 //! The sidecar's order vocabulary, as MySQL's `ticket_order` and
-//! `ticket_participation` rows hold it: an order's [`Status`], the
-//! [`Kind`] of change a confirm, expire or cancel makes, a [`Change`] of an
+//! `ticket_participation` rows hold it: an order's [`OrderStatus`], the
+//! [`ChangeKind`] of a confirm, expire or cancel, a [`Change`] of an
 //! order older than a batch and a [`NewOrder`] a batch creates. Pure: the
 //! batch's planner and paths write these, the heal undoes them.
 
@@ -9,7 +9,7 @@ use protocol::StreamId;
 
 /// The status of an order and of each of its participation rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub enum OrderStatus {
     /// Taken from stock until `held_until`.
     Held,
     /// Sold.
@@ -20,24 +20,24 @@ pub enum Status {
     Expired,
 }
 
-impl Status {
+impl OrderStatus {
     /// The SQL ENUM value.
     pub fn as_str(self) -> &'static str {
         match self {
-            Status::Held => "held",
-            Status::Active => "active",
-            Status::Canceled => "canceled",
-            Status::Expired => "expired",
+            OrderStatus::Held => "held",
+            OrderStatus::Active => "active",
+            OrderStatus::Canceled => "canceled",
+            OrderStatus::Expired => "expired",
         }
     }
 
     /// The status named by a SQL ENUM value.
-    pub fn parse(text: &str) -> Option<Status> {
+    pub fn parse(text: &str) -> Option<OrderStatus> {
         [
-            Status::Held,
-            Status::Active,
-            Status::Canceled,
-            Status::Expired,
+            OrderStatus::Held,
+            OrderStatus::Active,
+            OrderStatus::Canceled,
+            OrderStatus::Expired,
         ]
         .into_iter()
         .find(|s| s.as_str() == text)
@@ -45,74 +45,74 @@ impl Status {
 
     /// Held or active: the order counts against stock and its user.
     pub fn live(self) -> bool {
-        matches!(self, Status::Held | Status::Active)
+        matches!(self, OrderStatus::Held | OrderStatus::Active)
     }
 }
 
 /// What a confirm, expire or cancel does to a user's live order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kind {
+pub enum ChangeKind {
     Confirm,
     Expire,
     Cancel,
 }
 
-impl Kind {
+impl ChangeKind {
     /// The kind of a change op, if `op` is one.
-    pub fn of<U>(op: &Op<U>) -> Option<Kind> {
+    pub fn of<U>(op: &Op<U>) -> Option<ChangeKind> {
         match op {
-            Op::Confirm { .. } => Some(Kind::Confirm),
-            Op::Expire { .. } => Some(Kind::Expire),
-            Op::Cancel { .. } => Some(Kind::Cancel),
+            Op::Confirm { .. } => Some(ChangeKind::Confirm),
+            Op::Expire { .. } => Some(ChangeKind::Expire),
+            Op::Cancel { .. } => Some(ChangeKind::Cancel),
             _ => None,
         }
     }
 
     /// True when an order in status `s` can undergo this change.
-    pub fn accepts(self, s: Status) -> bool {
+    pub fn accepts(self, s: OrderStatus) -> bool {
         match self {
-            Kind::Confirm | Kind::Expire => s == Status::Held,
-            Kind::Cancel => s.live(),
+            ChangeKind::Confirm | ChangeKind::Expire => s == OrderStatus::Held,
+            ChangeKind::Cancel => s.live(),
         }
     }
 
-    /// The statuses [`Kind::accepts`] (for SQL `status IN (...)`).
+    /// The statuses [`ChangeKind::accepts`] (for SQL `status IN (...)`).
     pub fn sources_sql(self) -> &'static str {
         match self {
-            Kind::Confirm | Kind::Expire => "'held'",
-            Kind::Cancel => "'held', 'active'",
+            ChangeKind::Confirm | ChangeKind::Expire => "'held'",
+            ChangeKind::Cancel => "'held', 'active'",
         }
     }
 
     /// The status after the change.
-    pub fn target(self) -> Status {
+    pub fn target(self) -> OrderStatus {
         match self {
-            Kind::Confirm => Status::Active,
-            Kind::Expire => Status::Expired,
-            Kind::Cancel => Status::Canceled,
+            ChangeKind::Confirm => OrderStatus::Active,
+            ChangeKind::Expire => OrderStatus::Expired,
+            ChangeKind::Cancel => OrderStatus::Canceled,
         }
     }
 
     /// The time column the change sets.
     pub fn time_column(self) -> &'static str {
         match self {
-            Kind::Confirm => "confirmed_at",
-            Kind::Expire => "expired_at",
-            Kind::Cancel => "canceled_at",
+            ChangeKind::Confirm => "confirmed_at",
+            ChangeKind::Expire => "expired_at",
+            ChangeKind::Cancel => "canceled_at",
         }
     }
 
     /// True when the change gives the tickets back to stock.
     pub fn releases(self) -> bool {
-        self != Kind::Confirm
+        self != ChangeKind::Confirm
     }
 
     /// The conflict reason when the change matches no order.
     pub fn mismatch(self) -> &'static str {
         match self {
-            Kind::Confirm => "confirm_mismatch",
-            Kind::Expire => "expire_mismatch",
-            Kind::Cancel => "cancel_mismatch",
+            ChangeKind::Confirm => "confirm_mismatch",
+            ChangeKind::Expire => "expire_mismatch",
+            ChangeKind::Cancel => "cancel_mismatch",
         }
     }
 }
@@ -120,7 +120,7 @@ impl Kind {
 /// A confirm, expire or cancel of an order that existed before the batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
-    pub kind: Kind,
+    pub kind: ChangeKind,
     /// Entry id (stored as the rows' `stream_id`).
     pub id: StreamId,
     pub user: String,
@@ -135,7 +135,7 @@ impl Change {
     pub fn of(id: StreamId, rec: &Record) -> Option<Change> {
         let (user, tickets, _) = rec.op.order()?;
         Some(Change {
-            kind: Kind::of(&rec.op)?,
+            kind: ChangeKind::of(&rec.op)?,
             id,
             user: user.clone(),
             tickets: tickets.as_slice().to_vec(),
@@ -152,7 +152,7 @@ pub struct NewOrder {
     pub user: String,
     /// Ascending ticket numbers.
     pub tickets: Vec<i64>,
-    pub status: Status,
+    pub status: OrderStatus,
     /// Deadline of a hold or offer (unix ms).
     pub held_until: Option<i64>,
     /// Unix ms of the creating entry.
@@ -168,8 +168,8 @@ impl NewOrder {
     /// The order `op` (a claim, hold or offer) creates, if it is one.
     pub fn created_by(id: StreamId, rec: &Record) -> Option<NewOrder> {
         let status = match rec.op {
-            Op::Claim { .. } => Status::Active,
-            Op::Hold { .. } | Op::Offer { .. } => Status::Held,
+            Op::Claim { .. } => OrderStatus::Active,
+            Op::Hold { .. } | Op::Offer { .. } => OrderStatus::Held,
             _ => return None,
         };
         let (user, tickets, until) = rec.op.order()?;
@@ -196,9 +196,9 @@ impl NewOrder {
         }
         self.status = kind.target();
         let slot = match kind {
-            Kind::Confirm => &mut self.confirmed_at,
-            Kind::Expire => &mut self.expired_at,
-            Kind::Cancel => &mut self.canceled_at,
+            ChangeKind::Confirm => &mut self.confirmed_at,
+            ChangeKind::Expire => &mut self.expired_at,
+            ChangeKind::Cancel => &mut self.canceled_at,
         };
         *slot = Some(at);
         self.last = c.id;

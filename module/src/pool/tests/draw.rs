@@ -387,6 +387,6 @@ proptest! {
             let seconds = offers_per_second(&s);
             prop_assert!(seconds.values().all(|n| *n <= rate as u64), "{:?}", seconds);
         }
-        super::model::check_a_replica_reaches_the_same_state(&s)?;
+        super::reference::check_a_replica_reaches_the_same_state(&s)?;
     }
 }

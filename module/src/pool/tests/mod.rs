@@ -7,7 +7,7 @@ mod checkout;
 mod claims;
 mod draw;
 mod drop;
-mod model;
+mod reference;
 mod restore;
 mod seats;
 mod waitlist;

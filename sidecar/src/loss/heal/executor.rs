@@ -27,7 +27,7 @@ use crate::batch::apply_rest;
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
 use crate::io::redis as redisio;
-use crate::model::order::Kind;
+use crate::model::order::ChangeKind;
 use crate::model::{Conflict, Entry, Evidence, Outcome, Reason};
 use protocol::record::Op;
 use protocol::StreamId;
@@ -468,9 +468,9 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
             previous,
         } => {
             let back = match kind {
-                Kind::Confirm => "'held', confirmed_at = NULL",
-                Kind::Expire => "'held', expired_at = NULL",
-                Kind::Cancel => "IF(held_until IS NOT NULL AND confirmed_at IS NULL, 'held', 'active'), canceled_at = NULL",
+                ChangeKind::Confirm => "'held', confirmed_at = NULL",
+                ChangeKind::Expire => "'held', expired_at = NULL",
+                ChangeKind::Cancel => "IF(held_until IS NOT NULL AND confirmed_at IS NULL, 'held', 'active'), canceled_at = NULL",
             };
             tx.exec_drop(
                 format!("UPDATE ticket_participation SET status = {back}, stream_id = COALESCE(?, order_id) WHERE event_id = ? AND user_id = ? AND stream_id = ? AND status = ?"),

@@ -27,7 +27,7 @@
 //! the module, and a second failover after (or during) a heal.
 
 pub use crate::model::content::Logged;
-use crate::model::order::Kind;
+use crate::model::order::ChangeKind;
 use protocol::record::Op;
 pub use protocol::touch::Touch;
 use protocol::StreamId;
@@ -164,7 +164,7 @@ pub enum Undo {
     /// were (held or sold), `stream_id` back to `previous`.
     Change {
         change: StreamId,
-        kind: Kind,
+        kind: ChangeKind,
         user: String,
         previous: Option<StreamId>,
     },
@@ -194,7 +194,7 @@ pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) ->
             Op::Close => Undo::Status { to: "open" },
             Op::Enter { .. } | Op::Leave { .. } => Undo::Step { step: l.id },
             Op::Draw { .. } => Undo::Draw { draw: l.id },
-            op => match (Kind::of(op), op.order()) {
+            op => match (ChangeKind::of(op), op.order()) {
                 (Some(kind), Some((user, tickets, _))) => {
                     let earlier = journal_before.iter().chain(&lost[..i]);
                     Undo::Change {

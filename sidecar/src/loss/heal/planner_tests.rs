@@ -267,7 +267,7 @@ impl Mysql {
     }
 
     fn change(&mut self, id: StreamId, op: &Op) {
-        let (Some(kind), Some((user, tickets, _))) = (Kind::of(op), op.order()) else {
+        let (Some(kind), Some((user, tickets, _))) = (ChangeKind::of(op), op.order()) else {
             return;
         };
         let live: Vec<usize> = (0..self.rows.len())
@@ -276,8 +276,8 @@ impl Mysql {
         let mut got: Vec<i64> = live.iter().map(|&i| self.rows[i].ticket).collect();
         got.sort();
         let status_ok = live.iter().all(|&i| match kind {
-            Kind::Confirm | Kind::Expire => self.rows[i].status == RowStatus::Held,
-            Kind::Cancel => true,
+            ChangeKind::Confirm | ChangeKind::Expire => self.rows[i].status == RowStatus::Held,
+            ChangeKind::Cancel => true,
         });
         if live.is_empty() || got != tickets.as_slice() || !status_ok {
             self.conflicts += 1;
@@ -287,9 +287,9 @@ impl Mysql {
             let w = &mut self.rows[i];
             w.stream = id;
             match kind {
-                Kind::Confirm => (w.status, w.confirmed) = (RowStatus::Active, true),
-                Kind::Expire => w.status = RowStatus::Expired,
-                Kind::Cancel => w.status = RowStatus::Canceled,
+                ChangeKind::Confirm => (w.status, w.confirmed) = (RowStatus::Active, true),
+                ChangeKind::Expire => w.status = RowStatus::Expired,
+                ChangeKind::Cancel => w.status = RowStatus::Canceled,
             }
         }
         if kind.releases() {
@@ -319,9 +319,9 @@ impl Mysql {
                 previous,
             } => {
                 let target = match kind {
-                    Kind::Confirm => RowStatus::Active,
-                    Kind::Expire => RowStatus::Expired,
-                    Kind::Cancel => RowStatus::Canceled,
+                    ChangeKind::Confirm => RowStatus::Active,
+                    ChangeKind::Expire => RowStatus::Expired,
+                    ChangeKind::Cancel => RowStatus::Canceled,
                 };
                 let mut n = 0;
                 for w in self
@@ -332,11 +332,11 @@ impl Mysql {
                     n += 1;
                     w.stream = previous.unwrap_or(w.order);
                     w.status = match kind {
-                        Kind::Confirm => RowStatus::Held,
+                        ChangeKind::Confirm => RowStatus::Held,
                         _ if w.held_until && !w.confirmed => RowStatus::Held,
                         _ => RowStatus::Active,
                     };
-                    if *kind == Kind::Confirm {
+                    if *kind == ChangeKind::Confirm {
                         w.confirmed = false;
                     }
                 }
