@@ -31,7 +31,7 @@ pub mod topology;
 pub mod writers;
 
 pub use report::Report;
-pub use run::run;
+pub use run::{read_end_state, run, users_of};
 
 use nemesis::{parse_menu, Fault};
 

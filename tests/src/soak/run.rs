@@ -206,7 +206,8 @@ fn save_logs(config: &Config, topology: &Topology, sidecar: &SidecarProcess) -> 
     }
 }
 
-fn users_of(history: &[Op]) -> Vec<(String, String)> {
+/// The (event, user) pairs of a history, sorted, once each.
+pub fn users_of(history: &[Op]) -> Vec<(String, String)> {
     let mut users: Vec<(String, String)> = history
         .iter()
         .map(|o| (o.event.clone(), o.user.clone()))
@@ -252,7 +253,9 @@ fn settle(
     (Err(why), read_ok, last.0, last.1)
 }
 
-fn read_end_state(
+/// The logs' backlog and the orders in Redis (of `users`) and MySQL, if
+/// both answer.
+pub fn read_end_state(
     url: &str,
     mysql_url: &str,
     users: &[(String, String)],

@@ -41,7 +41,8 @@ impl PrimaryAddress {
         self.0.read().map(|s| s.clone()).unwrap_or_default()
     }
 
-    fn set(&self, url: String) {
+    /// Points the clients at `url` (a follower of the sentinels does).
+    pub fn set(&self, url: String) {
         if let Ok(mut s) = self.0.write() {
             *s = url;
         }
@@ -166,6 +167,13 @@ impl Topology {
         self.primary = 1 - self.primary;
         self.address.set(self.primary().url());
         Ok(())
+    }
+
+    /// Takes note that the replica was promoted by someone else (the
+    /// sentinels): it is the primary now, clients follow.
+    pub fn promoted_elsewhere(&mut self) {
+        self.primary = 1 - self.primary;
+        self.address.set(self.primary().url());
     }
 
     /// Brings the killed old primary back (now the replica) following the new one.
