@@ -8,7 +8,8 @@
 //! promote the replica, the sidecar follows with no restart, and MySQL
 //! follows the new primary within 5 s (measured and printed). The old
 //! primary comes back as a replica and a second failover goes the other
-//! way. At the end every acknowledged write is in Redis and MySQL (the
+//! way; a third, `SENTINEL FAILOVER`, demotes a primary that stays up, and
+//! the sidecar sends it nothing more. At the end every acknowledged write is in Redis and MySQL (the
 //! soak's history checker) and `reconcile` over the Sentinel URL exits 0.
 //! Then: one sentinel down, two down (no quorum: the sidecar keeps
 //! draining the master it has and says so in its log and metrics), live
@@ -193,7 +194,7 @@ fn the_sidecar_follows_two_sentinel_failovers_and_keeps_every_acknowledged_write
         second.elapsed()
     );
     rejoin(&mut s);
-    sleep(Duration::from_secs(1));
+    planned_switch(&mut s, &sc);
     stop.store(true, Ordering::Relaxed);
     let history: Vec<Op> = writers
         .into_iter()
@@ -210,7 +211,7 @@ fn the_sidecar_follows_two_sentinel_failovers_and_keeps_every_acknowledged_write
     let log = sc.log();
     assert_eq!(
         log.matches("sentinel: the master tg moved from").count(),
-        2,
+        3,
         "{}",
         tail(&log, 40)
     );
@@ -220,11 +221,56 @@ fn the_sidecar_follows_two_sentinel_failovers_and_keeps_every_acknowledged_write
             port,
             "ticketgate_sentinel_master_switches_total{master=\"tg\"}"
         ),
-        2
+        3
     );
     check_history(&s, &history, &sc);
     let (st, out) = sidecar_cmd(&s.sentinels.url(), &s.db, &["reconcile", "--wait", "20"]);
     assert!(st.success(), "reconcile over the Sentinel URL:\n{out}");
+}
+
+/// `SENTINEL FAILOVER`: the old primary stays up and is demoted. Once it
+/// is a replica, the sidecar sends it no `XTRIM` (a replica refuses it with
+/// `READONLY` and counts the refusal; the `XTRIM`s it runs come from its
+/// new primary's replication stream) while it trims on the new primary.
+fn planned_switch(s: &mut Setup, sc: &Sidecar) {
+    let (old, new) = (s.topology.primary().url(), s.topology.replica().port());
+    s.sentinels
+        .query(0, &["SENTINEL", "FAILOVER", NAME])
+        .expect("SENTINEL FAILOVER");
+    s.sentinels.wait_master(new, Duration::from_secs(30));
+    s.topology.promoted_elsewhere();
+    let took = s.follow("after-planned", sc);
+    eprintln!("failover 3 (SENTINEL FAILOVER): MySQL follows {took:?} after the marker claim");
+    wait_until(LONG, "the old primary is demoted", || {
+        info_field(&old, "replication", "role").as_deref() == Some("slave")
+    });
+    let trims = |url: &str, stat: &str| -> u64 {
+        let stats = info_field(url, "commandstats", "cmdstat_xtrim").unwrap_or_default();
+        stats
+            .split(',')
+            .find_map(|kv| kv.strip_prefix(stat)?.strip_prefix('=')?.parse().ok())
+            .unwrap_or(0)
+    };
+    let new_url = s.topology.primary().url();
+    let new_before = trims(&new_url, "calls");
+    sleep(Duration::from_secs(2));
+    assert_eq!(
+        trims(&old, "rejected_calls"),
+        0,
+        "XTRIM sent to the demoted primary"
+    );
+    assert!(
+        trims(&new_url, "calls") > new_before,
+        "no XTRIM on the new primary"
+    );
+    assert!(s.topology.wait_in_sync(LONG));
+    s.sentinels.wait_replicas(1, LONG);
+}
+
+/// The value of `name:` in `INFO section` of the server at `url`.
+fn info_field(url: &str, section: &str, name: &str) -> Option<String> {
+    let info = ticketgate_tests::soak::topology::info(url, section).ok()?;
+    ticketgate_tests::soak::topology::field(&info, name).map(str::to_owned)
 }
 
 fn start_writers(s: &Setup, stop: &Arc<AtomicBool>) -> Vec<JoinHandle<Vec<Op>>> {
