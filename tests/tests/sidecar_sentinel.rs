@@ -460,3 +460,79 @@ fn a_wrong_master_name_or_a_bad_sentinel_url_is_a_clear_error_at_start() {
     let (st, out) = sidecar_cmd(&sentinels.url(), &db, &["reconcile"]);
     assert!(st.success(), "{out}");
 }
+
+/// `deploy/sentinel/sentinel.conf` and `redis-node.conf` as shipped load
+/// on a real server (paths, addresses and the port put local).
+#[test]
+fn the_shipped_sentinel_and_node_configuration_load() {
+    let root = ticketgate_tests::workspace_root().join("deploy/sentinel");
+    let node_conf = std::fs::read_to_string(root.join("redis-node.conf")).unwrap();
+    let mut args: Vec<String> = Vec::new();
+    for line in node_conf.lines().map(str::trim) {
+        let skip = ["loadmodule", "aclfile", "masteruser", "masterauth"];
+        if line.is_empty() || line.starts_with('#') || skip.iter().any(|k| line.starts_with(k)) {
+            continue;
+        }
+        let (k, v) = line.split_once(' ').unwrap();
+        args.extend([format!("--{k}"), v.to_owned()]);
+    }
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let node = ticketgate_tests::RedisServer::start_with(&refs);
+    let mut c = node.conn();
+    let got: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("min-replicas-to-write")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(got, ["min-replicas-to-write", "1"]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let port = ticketgate_tests::free_port();
+    let conf = std::fs::read_to_string(root.join("sentinel.conf"))
+        .unwrap()
+        .replace("/var/lib/redis", &dir.path().display().to_string())
+        .replace("/var/log/redis", &dir.path().display().to_string())
+        .replace("port 26379", &format!("port {port}"))
+        .replace("bind 0.0.0.0", "bind 127.0.0.1")
+        .replace("announce-ip 10.0.0.11", "announce-ip 127.0.0.1")
+        .replace("supervised systemd", "supervised no")
+        .replace("10.0.0.1 6379", &format!("127.0.0.1 {}", node.port()));
+    let path = dir.path().join("sentinel.conf");
+    std::fs::write(&path, conf).unwrap();
+    let child = std::process::Command::new(ticketgate_tests::redis_server_bin())
+        .arg(&path)
+        .arg("--sentinel")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _killed_on_drop = KillOnDrop(child);
+    let url = format!("redis://:change-me-sentinel@127.0.0.1:{port}/");
+    let mut master = HashMap::new();
+    wait_until(
+        Duration::from_secs(10),
+        "the shipped sentinel answers",
+        || {
+            let ask = || -> redis::RedisResult<HashMap<String, String>> {
+                let mut s = redis::Client::open(url.as_str())?.get_connection()?;
+                redis::cmd("SENTINEL").arg("MASTER").arg("tg").query(&mut s)
+            };
+            ask().map(|m| master = m).is_ok()
+        },
+    );
+    assert_eq!(master.get("quorum").map(String::as_str), Some("2"));
+    assert_eq!(
+        master.get("down-after-milliseconds").map(String::as_str),
+        Some("5000")
+    );
+    assert_eq!(master.get("port"), Some(&node.port().to_string()));
+}
+
+/// A child process, killed when dropped (also on a failed assertion).
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
