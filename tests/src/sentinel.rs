@@ -179,6 +179,16 @@ impl Sentinels {
         });
     }
 
+    /// The healthy replicas every live sentinel agrees on, if they agree.
+    pub fn healthy_replicas_everywhere(&self) -> Option<i64> {
+        let counts: Vec<i64> = (0..self.nodes.len())
+            .filter(|i| self.nodes[*i].process.is_some())
+            .map(|i| self.healthy_replicas(i))
+            .collect();
+        let first = *counts.first()?;
+        counts.iter().all(|c| *c == first).then_some(first)
+    }
+
     fn healthy_replicas(&self, i: usize) -> i64 {
         let Ok(Value::Array(replicas)) = self.query(i, &["SENTINEL", "REPLICAS", &self.name])
         else {
