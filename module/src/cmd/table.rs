@@ -1,6 +1,7 @@
 //! THE command table: every `TICKET.*` command, declared once, with its
-//! name, flags, arity, key spec, summary, arguments and handler. The host
-//! registers each entry with Redis from it and sets its `COMMAND DOCS` /
+//! name, flags, arity, key spec, summary, arguments and handler (a row's
+//! shape is `host::command`). The load step hands it to the host, which
+//! registers each entry with Redis and sets its `COMMAND DOCS` /
 //! `COMMAND INFO` from it (Redis 7.0+); docs/commands.md gives each
 //! command's syntax as [`syntax`] renders it (a test checks both agree).
 //!
@@ -9,75 +10,9 @@
 //! cluster clients route by it and ACL key patterns must match event ids.
 //! Adding a command is one entry here and one file in `cmd/`.
 
-use redis_module::{Context, RedisResult};
-
 use super::{apply, cancel, claim, confirm, drop, holder, init, open_close, order, reapply};
-use super::{restore, status, waitlist};
-use crate::host::argv::Argv;
-
-/// How one argument is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// The event id: the declared key.
-    Event,
-    Text,
-    Integer,
-    /// `NAME value`: a keyword followed by an integer.
-    Option(&'static str),
-    /// A keyword alone.
-    Flag(&'static str),
-    /// Any number of trailing words.
-    Rest,
-}
-
-/// One argument of a command.
-#[derive(Debug, Clone, Copy)]
-pub struct Arg {
-    pub name: &'static str,
-    pub kind: Kind,
-}
-
-/// How a command touches its event's keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    Read,
-    Insert,
-    Update,
-    Delete,
-}
-
-/// Redis's command flags and ACL category of a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flags {
-    /// `write deny-oom`, ACL category `write`.
-    Write,
-    /// `readonly fast`, ACL category `read`.
-    Read,
-    /// A replicated effect: `write`, plus `internal` from Redis 8.0 on (an
-    /// unknown flag makes registration fail on older servers); no ACL
-    /// category.
-    Replicated,
-}
-
-/// What a command's handler is: it reads the argv in place.
-pub type Handler = fn(&Context, Argv<'_>) -> RedisResult;
-
-/// One command: how Redis registers it and what `COMMAND DOCS` says.
-#[derive(Clone, Copy)]
-pub struct Command {
-    pub name: &'static str,
-    pub flags: Flags,
-    pub handler: Handler,
-    pub summary: &'static str,
-    pub complexity: &'static str,
-    pub since: &'static str,
-    /// Redis's arity: `n` exactly, `-n` at least `n` (the name counts).
-    pub arity: i32,
-    /// Position of the event argument (the declared key).
-    pub key: i32,
-    pub access: Access,
-    pub args: &'static [Arg],
-}
+use super::{layout, restore, seatmap, status, waitlist};
+pub use crate::host::command::{Access, Arg, Command, Flags, Kind};
 
 const fn arg(name: &'static str, kind: Kind) -> Arg {
     Arg { name, kind }
@@ -92,7 +27,7 @@ pub const COMMANDS: &[Command] = &[
         name: "ticket.init",
         flags: Flags::Write,
         handler: init::command,
-        summary: "Creates an event with `total` tickets, optionally open only between OPENS and CLOSES (unix ms), with claims held HOLD ms by default, at most LIMIT tickets per user and waiting-list offers held OFFER ms; DRAW sells through a fair draw at open, ADMIT offers per second.",
+        summary: "Creates an event with `total` tickets, optionally open only between OPENS and CLOSES (unix ms), with claims held HOLD ms by default, at most LIMIT tickets per user and waiting-list offers held OFFER ms; DRAW sells through a fair draw at open, ADMIT offers per second; SEATS makes a seated event of a layout (JSON) whose seat ids are the tickets.",
         complexity: "O(1)",
         since: "0.1.0",
         arity: -3,
@@ -108,14 +43,15 @@ pub const COMMANDS: &[Command] = &[
             arg("offer", Kind::Option("OFFER")),
             arg("draw", Kind::Flag("DRAW")),
             arg("admit", Kind::Option("ADMIT")),
+            arg("layout", Kind::TextOption("SEATS")),
         ],
     },
     Command {
         name: "ticket.claim",
         flags: Flags::Write,
         handler: claim::command,
-        summary: "Hands the user the COUNT lowest free tickets (sold, or held HOLD ms), or the tickets the user already holds.",
-        complexity: "O(log N) per ticket, plus O(log N) per hold that expired",
+        summary: "Hands the user the COUNT lowest free tickets (sold, or held HOLD ms), or the tickets the user already holds; on a seated event the best COUNT seats together (SECTION, CATEGORY, ACCESSIBLE, SPLIT), or exactly the SEATS picked.",
+        complexity: "O(log N) per ticket, plus O(log N) per hold that expired; a seated event: O(R) in its rows, plus O(S) in the seats of the rows that can hold the party",
         since: "0.1.0",
         arity: -3,
         key: 1,
@@ -125,7 +61,36 @@ pub const COMMANDS: &[Command] = &[
             USER,
             arg("count", Kind::Option("COUNT")),
             arg("hold", Kind::Option("HOLD")),
+            arg("section", Kind::TextOption("SECTION")),
+            arg("category", Kind::TextOption("CATEGORY")),
+            arg("accessible", Kind::Option("ACCESSIBLE")),
+            arg("split", Kind::Flag("SPLIT")),
+            arg("id", Kind::Words("SEATS")),
         ],
+    },
+    Command {
+        name: "ticket.layout",
+        flags: Flags::Read,
+        handler: layout::command,
+        summary: "A seated event's layout as stored (JSON, every default filled in, each row's first_id); nil if the event is not seated.",
+        complexity: "O(N) in the layout's size",
+        since: "0.4.0",
+        arity: 2,
+        key: 1,
+        access: Access::Read,
+        args: &[EVENT],
+    },
+    Command {
+        name: "ticket.seatmap",
+        flags: Flags::Read,
+        handler: seatmap::command,
+        summary: "A seated event's seats, one byte per seat id: . free, h held, s sold; nil if the event is not seated.",
+        complexity: "O(N) in the seats",
+        since: "0.4.0",
+        arity: 2,
+        key: 1,
+        access: Access::Read,
+        args: &[EVENT],
     },
     Command {
         name: "ticket.confirm",
@@ -320,7 +285,10 @@ pub fn syntax(command: &Command) -> String {
         line.push(' ');
         match arg.kind {
             Kind::Event | Kind::Text | Kind::Integer => line.push_str(arg.name),
-            Kind::Option(keyword) => line.push_str(&format!("[{keyword} {}]", arg.name)),
+            Kind::Option(keyword) | Kind::TextOption(keyword) => {
+                line.push_str(&format!("[{keyword} {}]", arg.name))
+            }
+            Kind::Words(keyword) => line.push_str(&format!("[{keyword} {0} [{0} ...]]", arg.name)),
             Kind::Flag(keyword) => line.push_str(&format!("[{keyword}]")),
             Kind::Rest => line.push_str(&format!("[{} ...]", arg.name)),
         }
@@ -366,7 +334,7 @@ mod tests {
         let claim = COMMANDS.iter().find(|c| c.name == "ticket.claim");
         assert_eq!(
             claim.map(syntax).as_deref(),
-            Some("TICKET.CLAIM event user [COUNT count] [HOLD hold]")
+            Some("TICKET.CLAIM event user [COUNT count] [HOLD hold] [SECTION section] [CATEGORY category] [ACCESSIBLE accessible] [SPLIT] [SEATS id [id ...]]")
         );
         let drop = COMMANDS.iter().find(|c| c.name == "ticket.drop");
         assert_eq!(
@@ -385,6 +353,8 @@ mod tests {
         assert_eq!(
             read,
             [
+                "ticket.layout",
+                "ticket.seatmap",
                 "ticket.order",
                 "ticket.holder",
                 "ticket.status",

@@ -29,6 +29,7 @@ use mysql::prelude::Queryable;
 use mysql::TxOpts;
 use redis::ConnectionLike;
 
+use crate::batch::lock_offset;
 use crate::io::mysql as db;
 use crate::io::redis::{self as redisio, Meta};
 use crate::model::time::datetime;
@@ -410,7 +411,7 @@ fn locked_snapshot(
     quarantine: bool,
 ) -> Result<Result<Snapshot, String>, mysql::Error> {
     let mut tx = my.start_transaction(TxOpts::default())?;
-    let from = db::lock_offset(&mut tx, event)?;
+    let from = lock_offset(&mut tx, event)?;
     let Some(row) = read_row(&mut tx, event)? else {
         return Ok(Err("unknown to MySQL".into()));
     };
@@ -624,6 +625,7 @@ mod tests {
             id: StreamId::new(7, 1),
             rec: Ok(protocol::record::Record {
                 op: protocol::record::Op::Claim {
+                    pick: None,
                     user: "u1".into(),
                     tickets: Tickets::One(3),
                 },

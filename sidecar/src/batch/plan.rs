@@ -32,291 +32,12 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::batch::queue::{Drawn, QueueStep, StepKind};
+use crate::model::event::{status_of, Init};
+use crate::model::order::{Change, NewOrder};
 use crate::model::Entry;
-use crate::sync::queue::{Drawn, QueueStep, StepKind};
-use protocol::model::DrawTerms;
-use protocol::record::{default_offer, Checkout, Incarnation, Op, Record};
+use protocol::record::{Op, Record};
 use protocol::StreamId;
-
-/// The status of an order and of each of its participation rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// Taken from stock until `held_until`.
-    Held,
-    /// Sold.
-    Active,
-    /// Given back by a cancel.
-    Canceled,
-    /// The hold ran out.
-    Expired,
-}
-
-impl Status {
-    /// The SQL ENUM value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Held => "held",
-            Status::Active => "active",
-            Status::Canceled => "canceled",
-            Status::Expired => "expired",
-        }
-    }
-
-    /// The status named by a SQL ENUM value.
-    pub fn parse(text: &str) -> Option<Status> {
-        [
-            Status::Held,
-            Status::Active,
-            Status::Canceled,
-            Status::Expired,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == text)
-    }
-
-    /// Held or active: the order counts against stock and its user.
-    pub fn live(self) -> bool {
-        matches!(self, Status::Held | Status::Active)
-    }
-}
-
-/// What a confirm, expire or cancel does to a user's live order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kind {
-    Confirm,
-    Expire,
-    Cancel,
-}
-
-impl Kind {
-    /// The kind of a change op, if `op` is one.
-    pub fn of<U>(op: &Op<U>) -> Option<Kind> {
-        match op {
-            Op::Confirm { .. } => Some(Kind::Confirm),
-            Op::Expire { .. } => Some(Kind::Expire),
-            Op::Cancel { .. } => Some(Kind::Cancel),
-            _ => None,
-        }
-    }
-
-    /// True when an order in status `s` can undergo this change.
-    pub fn accepts(self, s: Status) -> bool {
-        match self {
-            Kind::Confirm | Kind::Expire => s == Status::Held,
-            Kind::Cancel => s.live(),
-        }
-    }
-
-    /// The statuses [`Kind::accepts`] (for SQL `status IN (...)`).
-    pub fn sources_sql(self) -> &'static str {
-        match self {
-            Kind::Confirm | Kind::Expire => "'held'",
-            Kind::Cancel => "'held', 'active'",
-        }
-    }
-
-    /// The status after the change.
-    pub fn target(self) -> Status {
-        match self {
-            Kind::Confirm => Status::Active,
-            Kind::Expire => Status::Expired,
-            Kind::Cancel => Status::Canceled,
-        }
-    }
-
-    /// The time column the change sets.
-    pub fn time_column(self) -> &'static str {
-        match self {
-            Kind::Confirm => "confirmed_at",
-            Kind::Expire => "expired_at",
-            Kind::Cancel => "canceled_at",
-        }
-    }
-
-    /// True when the change gives the tickets back to stock.
-    pub fn releases(self) -> bool {
-        self != Kind::Confirm
-    }
-
-    /// The conflict reason when the change matches no order.
-    pub fn mismatch(self) -> &'static str {
-        match self {
-            Kind::Confirm => "confirm_mismatch",
-            Kind::Expire => "expire_mismatch",
-            Kind::Cancel => "cancel_mismatch",
-        }
-    }
-}
-
-/// A confirm, expire or cancel of an order that existed before the batch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    pub kind: Kind,
-    /// Entry id (stored as the rows' `stream_id`).
-    pub id: StreamId,
-    pub user: String,
-    /// Exactly the order's tickets, ascending.
-    pub tickets: Vec<i64>,
-    /// Unix ms of the entry.
-    pub at: i64,
-}
-
-impl Change {
-    /// The change `rec` (a confirm, expire or cancel) asks for, if it is one.
-    pub fn of(id: StreamId, rec: &Record) -> Option<Change> {
-        let (user, tickets, _) = rec.op.order()?;
-        Some(Change {
-            kind: Kind::of(&rec.op)?,
-            id,
-            user: user.clone(),
-            tickets: tickets.as_slice().to_vec(),
-            at: rec.at,
-        })
-    }
-}
-
-/// An order created by the batch, as it stands at the end of the batch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewOrder {
-    /// The id of the claim/hold/offer that created it (`order_id`).
-    pub order_id: StreamId,
-    pub user: String,
-    /// Ascending ticket numbers.
-    pub tickets: Vec<i64>,
-    pub status: Status,
-    /// Deadline of a hold or offer (unix ms).
-    pub held_until: Option<i64>,
-    /// Unix ms of the creating entry.
-    pub created_at: i64,
-    pub confirmed_at: Option<i64>,
-    pub canceled_at: Option<i64>,
-    pub expired_at: Option<i64>,
-    /// The last entry that changed the order (`stream_id`).
-    pub last: StreamId,
-}
-
-impl NewOrder {
-    /// The order `op` (a claim, hold or offer) creates, if it is one.
-    pub fn created_by(id: StreamId, rec: &Record) -> Option<NewOrder> {
-        let status = match rec.op {
-            Op::Claim { .. } => Status::Active,
-            Op::Hold { .. } | Op::Offer { .. } => Status::Held,
-            _ => return None,
-        };
-        let (user, tickets, until) = rec.op.order()?;
-        Some(NewOrder {
-            order_id: id,
-            user: user.clone(),
-            tickets: tickets.as_slice().to_vec(),
-            status,
-            held_until: (until > 0).then_some(until),
-            created_at: rec.at,
-            confirmed_at: None,
-            canceled_at: None,
-            expired_at: None,
-            last: id,
-        })
-    }
-
-    /// Applies change `c`, if the order accepts it with exactly its
-    /// tickets (what the per-record path checks).
-    pub fn change(&mut self, c: &Change) -> bool {
-        let (kind, at) = (c.kind, c.at);
-        if !kind.accepts(self.status) || self.tickets != c.tickets {
-            return false;
-        }
-        self.status = kind.target();
-        let slot = match kind {
-            Kind::Confirm => &mut self.confirmed_at,
-            Kind::Expire => &mut self.expired_at,
-            Kind::Cancel => &mut self.canceled_at,
-        };
-        *slot = Some(at);
-        self.last = c.id;
-        true
-    }
-}
-
-/// An `init`, as the event row stores it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Init {
-    /// Entry id.
-    pub id: StreamId,
-    /// Total tickets.
-    pub total: i64,
-    /// Opening time (unix ms, 0 = none).
-    pub opens_at: i64,
-    /// Closing time (unix ms, 0 = none).
-    pub closes_at: i64,
-    /// Hold, limit and offer.
-    pub checkout: Checkout,
-    /// None for an event from before 0.3.
-    pub incarnation: Option<Incarnation>,
-    /// A draw event's terms (commitment, admit; never the seed).
-    pub draw: Option<DrawTerms>,
-    /// Unix ms of the entry.
-    pub at: i64,
-}
-
-impl Init {
-    /// The init `rec` records, if it is one.
-    pub fn of(id: StreamId, rec: &Record) -> Option<Init> {
-        match &rec.op {
-            Op::Init {
-                total,
-                opens_at,
-                closes_at,
-                checkout,
-                incarnation,
-                draw,
-            } => Some(Init {
-                id,
-                total: *total,
-                opens_at: *opens_at,
-                closes_at: *closes_at,
-                checkout: *checkout,
-                incarnation: *incarnation,
-                draw: draw.map(|d| DrawTerms { seed: None, ..d }),
-                at: rec.at,
-            }),
-            _ => None,
-        }
-    }
-
-    /// `offer_ms`: NULL (None) when the offer is the default.
-    pub fn offer_ms(&self) -> Option<i64> {
-        let c = self.checkout;
-        (c.offer != default_offer(c.hold)).then_some(c.offer)
-    }
-
-    /// The status the event starts in: a draw event without an opening
-    /// time waits, closed, for `TICKET.OPEN` (as the module applies it).
-    pub fn status(&self) -> &'static str {
-        match (&self.draw, self.opens_at) {
-            (Some(_), 0) => "close",
-            _ => "open",
-        }
-    }
-}
-
-/// The event status an open, close or drop sets (`ticket_event.status`:
-/// `open`, `close` — the op's name, as every release stored it — or
-/// `dropped`).
-pub fn status_of<U>(op: &Op<U>) -> Option<&'static str> {
-    match op {
-        Op::Open | Op::Close => Some(op.name()),
-        Op::Drop => Some("dropped"),
-        _ => None,
-    }
-}
-
-/// The `ticket_event.status` of a restored event.
-pub fn restored_status(s: protocol::record::Status) -> &'static str {
-    match s {
-        protocol::record::Status::Open => "open",
-        protocol::record::Status::Closed => "close",
-    }
-}
 
 /// The statements of a fast-path batch.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -530,9 +251,10 @@ pub fn count_ops(entries: &[Entry]) -> HashMap<&'static str, u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sync::queue::{admitted, DrawState};
+    use crate::batch::queue::{admitted, DrawState};
+    use crate::model::order::Status;
     use proptest::prelude::*;
-    use protocol::record::{Malformed, Tickets};
+    use protocol::record::{Checkout, Incarnation, Malformed, Tickets};
 
     /// The seed the model's draw events commit to (another one is a
     /// mismatch).
@@ -723,13 +445,13 @@ mod tests {
     fn arb_op() -> impl Strategy<Value = Result<Op, ()>> {
         let u = || (0..5usize).prop_map(|u| format!("u{u}"));
         prop_oneof![
-            4 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Claim { user, tickets })),
-            4 => (u(), tickets(), 1..9i64).prop_map(|(user, tickets, until)| Ok(Op::Hold { user, tickets, until })),
-            1 => (u(), tickets(), 1..9i64).prop_map(|(user, tickets, until)| Ok(Op::Offer { user, tickets, until })),
+            4 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Claim { pick: None, user, tickets })),
+            4 => (u(), tickets(), 1..9i64).prop_map(|(user, tickets, until)| Ok(Op::Hold { pick: None, user, tickets, until })),
+            1 => (u(), tickets(), 1..9i64).prop_map(|(user, tickets, until)| Ok(Op::Offer { pick: None, user, tickets, until })),
             3 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Confirm { user, tickets })),
             2 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Expire { user, tickets })),
             3 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Cancel { user, tickets })),
-            1 => (1..12i64, 0..3i64, proptest::option::of(1..4u64)).prop_map(|(t, h, inc)| Ok(Op::Init {
+            1 => (1..12i64, 0..3i64, proptest::option::of(1..4u64)).prop_map(|(t, h, inc)| Ok(Op::Init { layout: None,
                 total: t,
                 opens_at: 0,
                 closes_at: 0,
@@ -804,6 +526,7 @@ mod tests {
                 for (n, (u, tickets, status)) in orders.into_iter().enumerate().filter(|_| event) {
                     let rec = Record {
                         op: Op::Claim {
+                            pick: None,
                             user: format!("u{u}"),
                             tickets,
                         },
@@ -898,13 +621,19 @@ mod tests {
                 .collect();
             let tickets = (!free.is_empty()).then(|| Tickets::from_sorted(free))?;
             return Some(match choice % 3 {
-                0 => Op::Claim { user, tickets },
+                0 => Op::Claim {
+                    pick: None,
+                    user,
+                    tickets,
+                },
                 1 => Op::Hold {
+                    pick: None,
                     user,
                     tickets,
                     until: 5,
                 },
                 _ => Op::Offer {
+                    pick: None,
                     user,
                     tickets,
                     until: 5,
@@ -994,6 +723,7 @@ mod tests {
 
     fn claim(user: &str, t: i64) -> Op {
         Op::Claim {
+            pick: None,
             user: user.into(),
             tickets: Tickets::One(t),
         }
@@ -1030,6 +760,7 @@ mod tests {
     fn hold_confirm_expire_in_one_batch_is_fast() {
         let t = |v: &[i64]| Tickets::from_sorted(v.to_vec());
         let hold = |user: &str, v: &[i64]| Op::Hold {
+            pick: None,
             user: user.into(),
             tickets: t(v),
             until: 99,
@@ -1097,6 +828,7 @@ mod tests {
         };
         let draw = Op::Draw { seed: [1u8; 32] };
         let offer = Op::Offer {
+            pick: None,
             user: "a".into(),
             tickets: Tickets::One(1),
             until: 9,
