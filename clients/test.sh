@@ -3,7 +3,8 @@
 # `test.sh setup`; Redis 8 via scripts/redis8.sh), then for each language
 # with a clients/<lang>/test.sh: its unit tests, and its integration tests
 # against Debian's redis-server (7.0) and Redis 8, each run on fresh servers
-# from clients/testenv.py; plus the vectors' drift check on both servers.
+# from clients/testenv.py (with --sentinel: a primary, a replica and three
+# sentinels too); plus the vectors' drift check on both servers.
 # Closing line: "clients: N passed, N failed"; non-zero status on failure.
 #
 # A language's clients/<lang>/test.sh either takes `setup`, `unit` or
@@ -73,7 +74,7 @@ for lang in "${languages[@]}"; do
     if ! grep -q 'setup|unit|integration' "$script"; then
         step "$script"
         for server in "${servers[@]}"; do
-            step python3 clients/testenv.py --redis-server "$server" -- "$script"
+            step python3 clients/testenv.py --redis-server "$server" --sentinel -- "$script"
         done
         continue
     fi
@@ -84,7 +85,7 @@ for lang in "${languages[@]}"; do
     fi
     step "$script" unit
     for server in "${servers[@]}"; do
-        step python3 clients/testenv.py --redis-server "$server" -- "$script" integration
+        step python3 clients/testenv.py --redis-server "$server" --sentinel -- "$script" integration
     done
 done
 # The drift check runs in the Python client's venv: make it when the

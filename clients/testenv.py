@@ -3,10 +3,12 @@
 
 Starts, in temp dirs on free ports, a standalone redis-server and a 3-master
 cluster (all slots assigned, cluster_state ok), both with the ticketgate
-module, runs a command with their addresses in the environment, tears
+module, and with --sentinel also a primary and its replica (with the
+module) under three sentinels (quorum 2, master name "tg", a master is down
+after 1 s), runs a command with their addresses in the environment, tears
 everything down and exits with the command's status:
 
-    python3 clients/testenv.py [--redis-server PATH] [--module PATH] -- CMD ARGS...
+    python3 clients/testenv.py [--redis-server PATH] [--module PATH] [--sentinel] -- CMD ARGS...
 
 The command sees:
 
@@ -15,6 +17,12 @@ The command sees:
     TICKETGATE_TEST_REDIS_SERVER   the redis-server binary used
     TICKETGATE_TEST_REDIS_VERSION  its version, e.g. 7.0.15
     TICKETGATE_MODULE              the module loaded
+    TICKETGATE_TEST_SENTINELS      127.0.0.1:S1,127.0.0.1:S2,127.0.0.1:S3   (--sentinel)
+    TICKETGATE_TEST_SENTINEL_MASTER  tg, the name they monitor the primary under
+
+A test fails the primary over with `SENTINEL FAILOVER tg` on a sentinel
+(it waits up to ~6 s after a previous failover) and follows it through
+its driver's Sentinel client.
 
 A reshard for the clients' "recovers after MOVED" tests, any language:
 
@@ -41,6 +49,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_MODULE = REPO / "target" / "release" / "libticketgate.so"
 SLOT_COUNT = 16384
+SENTINEL_MASTER = "tg"
 
 
 class ReplyError(Exception):
@@ -177,13 +186,13 @@ def _is_free(port: int) -> bool:
 class Server:
     """One redis-server process with the module, in its own temp dir."""
 
-    def __init__(self, binary: str, module: str, root: Path, cluster: bool):
+    def __init__(self, binary: str, module: str, root: Path, cluster: bool, extra=()):
         self.port = free_port()
         self.dir = root / str(self.port)
         self.dir.mkdir()
         args = [binary, "--port", str(self.port), "--bind", "127.0.0.1"]
         args += ["--dir", str(self.dir), "--save", "", "--appendonly", "no"]
-        args += ["--loadmodule", module, "--logfile", "redis.log"]
+        args += ["--loadmodule", module, "--logfile", "redis.log", *extra]
         if cluster:
             args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
             args += ["--cluster-node-timeout", "5000"]
@@ -214,6 +223,55 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+class Sentinel(Server):
+    """One `redis-server --sentinel` process monitoring `primary` as "tg"."""
+
+    def __init__(self, binary: str, root: Path, primary: Server):
+        self.port = free_port()
+        self.dir = root / f"sentinel-{self.port}"
+        self.dir.mkdir()
+        conf = self.dir / "sentinel.conf"
+        conf.write_text(
+            f"port {self.port}\nbind 127.0.0.1\ndir {self.dir}\nlogfile redis.log\n"
+            f"sentinel monitor {SENTINEL_MASTER} 127.0.0.1 {primary.port} 2\n"
+            f"sentinel down-after-milliseconds {SENTINEL_MASTER} 1000\n"
+            f"sentinel failover-timeout {SENTINEL_MASTER} 3000\n"
+        )
+        self.proc = subprocess.Popen(
+            [binary, str(conf), "--sentinel"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+        )
+        self.conn = self._connect()
+
+    def ready(self, sentinels: int) -> bool:
+        """Knows the other sentinels and one replica not flagged down."""
+        fields = self.conn.call("SENTINEL", "MASTER", SENTINEL_MASTER)
+        master = dict(zip(fields[::2], fields[1::2]))
+        if master.get(b"num-other-sentinels") != str(sentinels - 1).encode():
+            return False
+        replicas = self.conn.call("SENTINEL", "REPLICAS", SENTINEL_MASTER)
+        flags = [dict(zip(r[::2], r[1::2])).get(b"flags", b"") for r in replicas]
+        return any(b"down" not in f and b"disconnected" not in f for f in flags)
+
+
+def start_sentinels(binary: str, module: str, root: Path) -> list[Server]:
+    """A primary, its replica (in sync) and three sentinels that know both."""
+    primary = Server(binary, module, root, cluster=False)
+    replica = Server(
+        binary, module, root, cluster=False, extra=("--replicaof", "127.0.0.1", str(primary.port))
+    )
+    started: list[Server] = [primary, replica]
+    started += [Sentinel(binary, root, primary) for _ in range(3)]
+    deadline = time.monotonic() + 60
+    while not (
+        info_field(replica.conn, "replication", "master_link_status") == "up"
+        and all(s.ready(3) for s in started[2:] if isinstance(s, Sentinel))
+    ):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the sentinels did not see the primary and its replica in 60 s")
+        time.sleep(0.1)
+    return started
 
 
 def module_path() -> Path:
@@ -259,7 +317,9 @@ def server_version(binary: str) -> str:
     return "unknown"
 
 
-def run(binary: str, module: str, command: list[str], cluster: bool = True) -> int:
+def run(
+    binary: str, module: str, command: list[str], cluster: bool = True, sentinel: bool = False
+) -> int:
     root = Path(tempfile.mkdtemp(prefix="ticketgate-testenv-"))
     servers: list[Server] = []
     try:
@@ -272,6 +332,11 @@ def run(binary: str, module: str, command: list[str], cluster: bool = True) -> i
             servers += nodes
             form_cluster(nodes)
             env["TICKETGATE_TEST_CLUSTER"] = ",".join(n.address for n in nodes)
+        if sentinel:
+            started = start_sentinels(binary, module, root)
+            servers += started
+            env["TICKETGATE_TEST_SENTINELS"] = ",".join(s.address for s in started[2:])
+            env["TICKETGATE_TEST_SENTINEL_MASTER"] = SENTINEL_MASTER
         env["TICKETGATE_TEST_REDIS_SERVER"] = binary
         env["TICKETGATE_TEST_REDIS_VERSION"] = server_version(binary)
         env["TICKETGATE_MODULE"] = module
@@ -335,6 +400,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--redis-server", default=shutil.which("redis-server") or "redis-server")
     p.add_argument("--module", default=str(module_path()))
     p.add_argument("--no-cluster", action="store_true", help="standalone server only")
+    p.add_argument("--sentinel", action="store_true", help="also a primary+replica+3 sentinels")
     p.add_argument("command", nargs=argparse.REMAINDER)
     a = p.parse_args(argv)
     command = a.command[1:] if a.command[:1] == ["--"] else a.command
@@ -343,7 +409,8 @@ def main(argv: list[str]) -> int:
     if not Path(a.module).is_file():
         p.error(f"module not found: {a.module} (build it or set TICKETGATE_MODULE)")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    return run(a.redis_server, str(Path(a.module).resolve()), command, not a.no_cluster)
+    module = str(Path(a.module).resolve())
+    return run(a.redis_server, module, command, not a.no_cluster, a.sentinel)
 
 
 if __name__ == "__main__":

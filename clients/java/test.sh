@@ -8,8 +8,8 @@
 #                  the vectors: every one through Lettuce and Jedis, RESP2
 #                  and RESP3
 #     integration  against the servers of clients/testenv.py
-#                  (TICKETGATE_TEST_REDIS / TICKETGATE_TEST_CLUSTER): the
-#                  library's integration and cluster-routing tests, then it
+#                  (TICKETGATE_TEST_REDIS / _CLUSTER / _SENTINELS): the
+#                  library's integration, cluster-routing and Sentinel tests, then it
 #                  is installed into the local Maven repository and the
 #                  Spring example's tests run (1,000 HTTP users on 100 tickets)
 #                  python3 clients/testenv.py -- clients/java/test.sh integration
@@ -70,7 +70,7 @@ integration() {
     fi
     reset_reports
     local status=0
-    mvn_in . install '-Dtest=IntegrationTest,ClusterRoutingTest,DrawTest,SeatsTest' || status=$?
+    mvn_in . install '-Dtest=IntegrationTest,ClusterRoutingTest,DrawTest,SeatsTest,SentinelTest' || status=$?
     if [ "$status" = 0 ]; then
         mvn_in examples/spring test || status=$?
     fi

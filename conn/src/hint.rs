@@ -58,6 +58,9 @@ pub fn hint(server: Server, url: &str, message: &str) -> Option<Hint> {
     };
     let m = message.to_ascii_lowercase();
     let has = |words: &[&str]| words.iter().any(|w| m.contains(w));
+    if server == Server::Redis && has(&["monitors a master named", "invalid sentinel url"]) {
+        return fatal("the Sentinel URL names no master the sentinels know: fix it (redis+sentinel://host:port,.../<master-name>)".into());
+    }
     if has(&["invalid peer certificate", "certificate verify failed"]) {
         let name = if m.contains("notvalidforname") {
             " (it is not valid for this host name: connect with a name or IP it lists)"
@@ -145,6 +148,16 @@ mod tests {
             "ERROR 3159 (08004): Connections using insecure transport are prohibited while --require_secure_transport=ON.",
         );
         assert!(fatal && t.contains("TLS connections only"), "{t}");
+    }
+
+    #[test]
+    fn a_wrong_master_name_is_fatal() {
+        let (t, fatal) = hint_text(
+            Server::Redis,
+            "redis+sentinel://h:1/nope",
+            "no sentinel at h:1 monitors a master named \"nope\" (they monitor: tg)",
+        );
+        assert!(fatal && t.contains("<master-name>"), "{t}");
     }
 
     #[test]

@@ -10,6 +10,8 @@
 //!   and the clients built with them ([`RedisTls`]).
 //! - [`mysql`] (feature `mysql`): `--mysql-ca` ([`MysqlTlsArgs`], [`MysqlTls`]).
 //! - [`hint`]: what a failed connection attempt says about TLS.
+//! - [`sentinel`]: Sentinel URLs, the sentinels' credentials
+//!   ([`SentinelArgs`]) and the watcher that follows the master.
 //! - [`install`] / [`installed`]: the process-wide settings, read once at
 //!   startup, so no connection opened later can forget them.
 //!
@@ -22,6 +24,7 @@ pub mod hint;
 #[cfg(feature = "mysql")]
 pub mod mysql;
 pub mod redis;
+pub mod sentinel;
 
 use std::sync::OnceLock;
 
@@ -29,12 +32,16 @@ pub use crate::hint::{hint, Hint, Server};
 #[cfg(feature = "mysql")]
 pub use crate::mysql::{MysqlTls, MysqlTlsArgs};
 pub use crate::redis::{RedisTls, RedisTlsArgs};
+pub use crate::sentinel::{SentinelArgs, SentinelAuth};
 
-/// The loaded TLS settings of a process.
+/// The loaded connection settings of a process: TLS, and the sentinels'
+/// credentials.
 #[derive(Default)]
 pub struct Tls {
     /// Certificates for `rediss://` connections.
     pub redis: RedisTls,
+    /// The sentinels' own user and password (for a Sentinel URL).
+    pub sentinel: SentinelAuth,
     /// The CA of the MySQL server.
     #[cfg(feature = "mysql")]
     pub mysql: MysqlTls,

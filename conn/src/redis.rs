@@ -40,11 +40,12 @@ impl RedisTls {
     /// program will use, if it has one (certificates need `rediss://`).
     pub fn load(args: &RedisTlsArgs, url: Option<&str>) -> Result<RedisTls, String> {
         let certs = certificates(args)?;
+        let url = url.map(check_url).transpose()?;
         if let (Some(certs), Some(url)) = (&certs, url) {
             if !url.starts_with("rediss://") {
                 return Err(format!(
-                    "--redis-ca/--redis-cert need a rediss:// URL (TLS), got {}",
-                    scheme_of(url)
+                    "--redis-ca/--redis-cert need a rediss:// or rediss+sentinel:// URL (TLS), got {}",
+                    scheme_of(&url)
                 ));
             }
             redis::Client::build_with_tls(url, certs.clone())
@@ -65,6 +66,16 @@ impl RedisTls {
     pub fn certs(&self) -> Option<TlsCertificates> {
         self.certs.clone()
     }
+}
+
+/// `url` itself, or for a Sentinel URL (checked here, so a bad one fails
+/// at start) the URL of its first sentinel's address as a data node.
+fn check_url(url: &str) -> Result<String, String> {
+    if !crate::sentinel::is_sentinel_url(url) {
+        return Ok(url.to_owned());
+    }
+    let s = crate::sentinel::SentinelUrl::parse(url)?;
+    Ok(s.node_url(&s.sentinels[0]))
 }
 
 fn scheme_of(url: &str) -> &str {
@@ -133,6 +144,13 @@ mod tests {
             err.contains("rediss://") && err.contains("got redis"),
             "{err}"
         );
+        let sentinel = RedisTls::load(&args, Some("redis+sentinel://h/m"))
+            .err()
+            .unwrap();
+        assert!(sentinel.contains("rediss+sentinel://"), "{sentinel}");
+        assert!(RedisTls::load(&args, Some("rediss+sentinel://h,h2/m")).is_ok());
+        let bad = RedisTls::load(&RedisTlsArgs::default(), Some("redis+sentinel://h/"));
+        assert!(bad.err().unwrap().contains("master name"));
         let loaded = RedisTls::load(&args, Some("rediss://h/"));
         let _ = std::fs::remove_file(&ca);
         let certs = loaded.unwrap().certs().expect("certificates");

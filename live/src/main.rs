@@ -32,7 +32,8 @@ use crate::source::Source;
     about = "Live stock of ticketgate events over Server-Sent Events"
 )]
 struct Cli {
-    /// Redis URL (a replica is best; any node of a cluster works), e.g. redis://10.0.0.5:6379/
+    /// Redis URL (a replica is best; any node of a cluster works), e.g. redis://10.0.0.5:6379/,
+    /// or a Sentinel URL redis+sentinel://host:26379,host2:26379/<master-name> (reads a replica it lists)
     #[arg(long, env = "TICKETGATE_REDIS_URL", hide_env_values = true)]
     redis_url: String,
 
@@ -51,6 +52,9 @@ struct Cli {
 
     #[command(flatten)]
     tls: conn::RedisTlsArgs,
+
+    #[command(flatten)]
+    sentinel: conn::SentinelArgs,
 
     /// Seconds between heartbeat comments on idle streams
     #[arg(long, env = "TICKETGATE_LIVE_HEARTBEAT", default_value_t = 15, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3600))]
@@ -80,10 +84,14 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> Result<(), String> {
-    redis::Client::open(cli.redis_url.as_str()).map_err(|e| format!("invalid --redis-url: {e}"))?;
+    if !conn::sentinel::is_sentinel_url(&cli.redis_url) {
+        redis::Client::open(cli.redis_url.as_str())
+            .map_err(|e| format!("invalid --redis-url: {e}"))?;
+    }
     let metrics = Metrics::new().map_err(|e| format!("metrics: {e}"))?;
     let tls = conn::RedisTls::load(&cli.tls, Some(&cli.redis_url))?;
-    let source = Arc::new(Source::new(cli.redis_url, tls, metrics.clone()));
+    let auth = cli.sentinel.auth();
+    let source = Arc::new(Source::new(cli.redis_url, tls, auth, metrics.clone())?);
     let tick = Duration::from_secs(1) / cli.max_rate;
     let app = Arc::new(App {
         hub: Hub::new(source.clone(), metrics.clone(), tick),

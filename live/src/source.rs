@@ -3,9 +3,12 @@
 //! cluster connection when the node given says `cluster_enabled:1` — opened
 //! lazily, dropped on a connection error and reopened with exponential
 //! backoff, so a Redis restart costs a few failed reads, never a crash.
+//! Given a Sentinel URL, each (re)connect asks the sentinels for a replica
+//! and falls back to the master when none answers ([`conn::sentinel`]).
 
 use std::time::{Duration, Instant};
 
+use conn::sentinel::{Lookup, SentinelAuth, SentinelUrl};
 use conn::RedisTls;
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster_async::ClusterConnection;
@@ -67,6 +70,8 @@ pub struct Source {
     /// CA and client certificate for a `rediss://` URL (none: the URL alone,
     /// and for TLS the built-in web PKI roots).
     tls: RedisTls,
+    /// The sentinels, for a Sentinel URL.
+    sentinels: Option<Lookup>,
     state: Mutex<State>,
     metrics: Metrics,
 }
@@ -79,14 +84,25 @@ pub fn backoff(failures: u32) -> Duration {
 }
 
 impl Source {
-    /// A source for `url`; nothing is connected until the first read.
-    pub fn new(url: String, tls: RedisTls, metrics: Metrics) -> Source {
-        Source {
+    /// A source for `url` (`auth`: the sentinels' own credentials, for a
+    /// Sentinel URL); nothing is connected until the first read.
+    pub fn new(
+        url: String,
+        tls: RedisTls,
+        auth: SentinelAuth,
+        metrics: Metrics,
+    ) -> Result<Source, String> {
+        let sentinels = match conn::sentinel::is_sentinel_url(&url) {
+            true => Some(Lookup::new(SentinelUrl::parse(&url)?, auth, tls.certs())),
+            false => None,
+        };
+        Ok(Source {
             url,
             tls,
+            sentinels,
             state: Mutex::new(State::default()),
             metrics,
-        }
+        })
     }
 
     /// `TICKET.STATUS event`: the raw reply, routed by the event in a cluster.
@@ -131,7 +147,7 @@ impl Source {
         if st.retry_at.is_some_and(|t| Instant::now() < t) {
             return Err(ReadError::Unavailable("reconnecting to redis".into()));
         }
-        match connect(&self.url, &self.tls).await {
+        match self.connect().await {
             Ok(c) => {
                 if st.failures > 0 {
                     log::info!("redis is back after {} failed attempts", st.failures);
@@ -160,6 +176,34 @@ impl Source {
             st.failures = 1;
             st.retry_at = Some(Instant::now() + backoff(1));
         }
+    }
+}
+
+impl Source {
+    /// Connects to the URL, or for a Sentinel URL to a replica the
+    /// sentinels list, else their master.
+    async fn connect(&self) -> Result<Conn, RedisError> {
+        let Some(sentinels) = &self.sentinels else {
+            return connect(&self.url, &self.tls).await;
+        };
+        let node = match sentinels.replica().await {
+            Ok(addr) => {
+                log::info!("reading the replica {addr} the sentinels list");
+                addr
+            }
+            Err(e) => {
+                let addr = sentinels.master().await.map_err(|m| {
+                    RedisError::from((
+                        redis::ErrorKind::Io,
+                        "no replica and no master from the sentinels",
+                        format!("replica: {e}; master: {m}"),
+                    ))
+                })?;
+                log::warn!("no replica from the sentinels ({e}); reading the master {addr}");
+                addr
+            }
+        };
+        connect(&sentinels.url.node_url(&node), &self.tls).await
     }
 }
 

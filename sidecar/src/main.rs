@@ -34,7 +34,8 @@ use crate::io::redis as redisio;
     about = "Drains ticketgate's Redis event logs into MySQL exactly once"
 )]
 struct Cli {
-    /// Redis URL, e.g. redis://127.0.0.1:6379/ or redis+unix:///run/redis.sock
+    /// Redis URL, e.g. redis://127.0.0.1:6379/, redis+unix:///run/redis.sock, or
+    /// redis+sentinel://[user:pass@]host:26379,host2:26379/<master-name> (rediss+sentinel:// for TLS)
     #[arg(
         long,
         global = true,
@@ -64,6 +65,9 @@ struct Cli {
 
     #[command(flatten)]
     redis_tls: conn::RedisTlsArgs,
+
+    #[command(flatten)]
+    sentinel: conn::SentinelArgs,
 
     #[command(flatten)]
     mysql_tls: conn::MysqlTlsArgs,
@@ -241,10 +245,7 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
         Command::Migrate | Command::AuditDraw { .. } => None,
         _ => cli.redis_url.as_deref(),
     };
-    conn::install(conn::Tls {
-        redis: conn::RedisTls::load(&cli.redis_tls, redis_url)?,
-        mysql: conn::MysqlTls::load(&cli.mysql_tls)?,
-    })?;
+    install_settings(&cli, redis_url)?;
     let urls = Urls {
         redis: cli.redis_url,
         mysql: cli.mysql_url,
@@ -299,6 +300,16 @@ fn run_command(command: Command, urls: Urls, stop: Arc<AtomicBool>) -> Result<Ex
             rebuild::run(&mut my, &mut rc, &args)
         }
     }
+}
+
+/// Loads the TLS files and the sentinels' credentials for every connection
+/// of the process; `redis_url` is the URL the command will use, if any.
+fn install_settings(cli: &Cli, redis_url: Option<&str>) -> Result<(), String> {
+    conn::install(conn::Tls {
+        redis: conn::RedisTls::load(&cli.redis_tls, redis_url)?,
+        mysql: conn::MysqlTls::load(&cli.mysql_tls)?,
+        sentinel: cli.sentinel.auth(),
+    })
 }
 
 /// The server URLs of the command line and how long to wait for them.

@@ -42,6 +42,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tempfile::TempDir;
 
 pub mod cluster;
+pub mod sentinel;
 pub mod soak;
 pub mod tls;
 

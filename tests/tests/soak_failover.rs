@@ -9,7 +9,9 @@
 //! Replay a run with the `TICKETGATE_SOAK_SEED` it prints; run longer with
 //! `TICKETGATE_SOAK_SECS`; choose the faults with `TICKETGATE_SOAK_FAULTS`
 //! (`all`, the default: every fault, unplanned failovers included; `safe`
-//! leaves those out; or a comma-separated list of fault names, see `ticketgate_tests::soak`).
+//! leaves those out; `sentinel`: unplanned failovers by three sentinels,
+//! the sidecar on their URL; or a comma-separated list of fault names, see
+//! `ticketgate_tests::soak`).
 
 use ticketgate_tests::soak::{self, Config};
 

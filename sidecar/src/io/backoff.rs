@@ -3,7 +3,9 @@
 //! Attempt `n` (0-based) waits a random duration in `[base/2, cap_n]` where
 //! `cap_n = min(max, base * 2^n)`: growing waits so a restarting server is not
 //! hammered, randomised so several writers do not retry in lock-step.
-//! [`sleep_unless`] is the wait every retry loop uses: cut short by a stop.
+//! [`sleep_unless`] is the wait every retry loop uses: cut short by a stop,
+//! and by a master switch the sentinels announce (so a reconnect follows a
+//! failover at once, not after the longest backoff).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
@@ -58,12 +60,17 @@ impl Backoff {
     }
 }
 
-/// Sleeps `d` in small slices; returns early (true) once `stop` is set.
+/// Sleeps `d` in small slices; returns early (true) once `stop` is set,
+/// and early (false) when the sentinels switch the master meanwhile.
 pub fn sleep_unless(stop: &AtomicBool, d: Duration) -> bool {
     let end = Instant::now() + d;
+    let switches = conn::sentinel::switches();
     while Instant::now() < end {
         if stop.load(Ordering::Relaxed) {
             return true;
+        }
+        if conn::sentinel::switches() != switches {
+            return false;
         }
         thread::sleep(Duration::from_millis(20).min(end.saturating_duration_since(Instant::now())));
     }

@@ -14,7 +14,12 @@
 //! - `up{component}` — 1 while `redis` / `mysql` answered the last call;
 //! - `quarantined_events` — events quarantined (Redis lost or replaced
 //!   them; nothing of them is applied until a rebuild);
-//! - `event_quarantined{event,reason}` — 1 per quarantined event.
+//! - `event_quarantined{event,reason}` — 1 per quarantined event;
+//! - with a Sentinel URL, per master name: `sentinels_reachable{master}`
+//!   (sentinels that answered the last round, every second),
+//!   `sentinel_quorum{master}` (1 while `SENTINEL CKQUORUM` says a failover
+//!   can be authorised; 0: no quorum, the sidecar drains the master it has)
+//!   and `sentinel_master_switches_total{master}`.
 //!
 //! `/healthz` answers `200 ok` while both components are up, else `503`.
 //! Every response closes its connection, as the hand-written server did.
@@ -53,6 +58,7 @@ pub struct Metrics {
     quarantined_events: IntGauge,
     event_quarantined: IntGaugeVec,
     lost_writes: IntCounterVec,
+    sentinel: SentinelSeries,
     /// Quarantined events and their reason codes.
     quarantined: Mutex<BTreeMap<String, String>>,
     /// Per event: (entries left, age of the oldest in ms).
@@ -74,15 +80,62 @@ fn gauge_vec(name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
     IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric name and labels")
 }
 
+fn latency_histogram() -> Histogram {
+    let opts = HistogramOpts::new(
+        "batch_duration_seconds",
+        "Time to apply one batch, lock to commit.",
+    );
+    Histogram::with_opts(opts.buckets(BUCKETS.to_vec())).expect("valid buckets")
+}
+
+/// The series of a Sentinel URL, by master name (absent without one).
+struct SentinelSeries {
+    reachable: IntGaugeVec,
+    quorum: IntGaugeVec,
+    switches: IntCounterVec,
+}
+
+impl SentinelSeries {
+    fn new() -> SentinelSeries {
+        SentinelSeries {
+            reachable: gauge_vec(
+                "sentinels_reachable",
+                "Sentinels that answered the last round (a Sentinel URL only).",
+                &["master"],
+            ),
+            quorum: gauge_vec(
+                "sentinel_quorum",
+                "1 while SENTINEL CKQUORUM says a failover can be authorised; 0: no quorum, the master in use is kept.",
+                &["master"],
+            ),
+            switches: counter_vec(
+                "sentinel_master_switches_total",
+                "Master switches the sentinels announced or a round found.",
+                "master",
+            ),
+        }
+    }
+
+    /// Reads the process's watchers into the series.
+    fn update(&self) {
+        for w in conn::sentinel::watchers() {
+            let name = w.url().master.as_str();
+            let h = w.health();
+            let reachable = i64::try_from(h.reachable).unwrap_or(i64::MAX);
+            self.reachable.with_label_values(&[name]).set(reachable);
+            self.quorum
+                .with_label_values(&[name])
+                .set(i64::from(h.quorum));
+            let switches = self.switches.with_label_values(&[name]);
+            switches.inc_by(h.switches.saturating_sub(switches.get()));
+        }
+    }
+}
+
 impl Metrics {
     /// A fresh, shareable registry.
     pub fn new() -> Arc<Metrics> {
         let registry = Registry::new_custom(Some("ticketgate".into()), None).expect("prefix");
-        let buckets = HistogramOpts::new(
-            "batch_duration_seconds",
-            "Time to apply one batch, lock to commit.",
-        )
-        .buckets(BUCKETS.to_vec());
         let m = Metrics {
             applied: counter_vec(
                 "applied_records_total",
@@ -96,7 +149,7 @@ impl Metrics {
             ),
             batches: counter_vec("batches_total", "Committed batches, by path.", "path"),
             errors: counter_vec("errors_total", "Retried errors, by component.", "kind"),
-            latency: Histogram::with_opts(buckets).expect("valid buckets"),
+            latency: latency_histogram(),
             lag_entries: int_gauge(
                 "lag_entries",
                 "Entries not yet applied, summed over all event logs.",
@@ -123,6 +176,7 @@ impl Metrics {
                 "Writes MySQL applied that an unplanned failover lost in Redis, by what the heal did: reapplied or undone.",
                 "outcome",
             ),
+            sentinel: SentinelSeries::new(),
             quarantined: Mutex::new(BTreeMap::new()),
             lag: Mutex::new(BTreeMap::new()),
             registry,
@@ -132,8 +186,11 @@ impl Metrics {
     }
 
     fn register(&self) {
-        let collectors: [Box<dyn prometheus::core::Collector>; 12] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 15] = [
             Box::new(self.lost_writes.clone()),
+            Box::new(self.sentinel.reachable.clone()),
+            Box::new(self.sentinel.quorum.clone()),
+            Box::new(self.sentinel.switches.clone()),
             Box::new(self.quarantined_events.clone()),
             Box::new(self.event_quarantined.clone()),
             Box::new(self.applied.clone()),
@@ -266,6 +323,7 @@ impl Metrics {
 
     /// Renders the Prometheus text exposition.
     pub fn render(&self) -> String {
+        self.sentinel.update();
         let mut out = Vec::new();
         if let Err(e) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {
             log::error!("encoding metrics: {e}");

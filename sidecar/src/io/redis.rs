@@ -11,6 +11,7 @@ use std::time::Duration;
 use redis::cluster::{ClusterClient, ClusterConnection};
 use redis::{Connection, ConnectionLike, RedisResult, Value};
 
+use super::sentinel::{self, Guarded};
 use crate::model::live::redis_users;
 use crate::model::{Entry, Live};
 use protocol::keys::{self, Part};
@@ -27,8 +28,13 @@ pub fn event_of_key(key: &str, part: Part) -> Option<&str> {
     keys::event_of_key(key.as_bytes(), part)
 }
 
-/// Opens a connection with bounded connect and I/O timeouts.
+/// Opens a connection with bounded connect and I/O timeouts; for a
+/// Sentinel URL, to the master the sentinels name (see [`Conn::open`] for
+/// a connection that also stops at a failover).
 pub fn connect(url: &str, io_timeout: Duration) -> RedisResult<Connection> {
+    if conn::sentinel::is_sentinel_url(url) {
+        return sentinel::connect_master(url, io_timeout).map(Guarded::into_inner);
+    }
     let client = conn::installed().redis.client(url)?;
     let conn = client.get_connection_with_timeout(Duration::from_secs(5))?;
     conn.set_read_timeout(Some(io_timeout))?;
@@ -36,12 +42,15 @@ pub fn connect(url: &str, io_timeout: Duration) -> RedisResult<Connection> {
     Ok(conn)
 }
 
-/// A connection to a single Redis or to a Redis Cluster. In cluster mode
-/// every command is routed by its key (following `MOVED`/`ASK` and topology
-/// changes), so a multi-key command must keep its keys in one slot.
+/// A connection to a single Redis, to the master of a Sentinel URL, or to
+/// a Redis Cluster. In cluster mode every command is routed by its key
+/// (following `MOVED`/`ASK` and topology changes), so a multi-key command
+/// must keep its keys in one slot.
 pub enum Conn {
     /// One server.
     Single(Connection),
+    /// The master the sentinels name; unusable once they name another.
+    Sentinel(Box<Guarded>),
     /// A cluster, reached through any of its nodes.
     Cluster(Box<ClusterConnection>),
 }
@@ -53,6 +62,9 @@ impl Conn {
     /// in `CLUSTER NODES` since the process started, so it can be opened
     /// again after the node of `url` died (a master killed and failed over).
     pub fn open(url: &str, io_timeout: Duration, cluster: bool) -> RedisResult<Conn> {
+        if conn::sentinel::is_sentinel_url(url) {
+            return sentinel::connect_master(url, io_timeout).map(|g| Conn::Sentinel(Box::new(g)));
+        }
         if !cluster {
             return connect(url, io_timeout).map(Conn::Single);
         }
@@ -77,6 +89,7 @@ impl Conn {
     pub fn as_dyn(&mut self) -> &mut dyn ConnectionLike {
         match self {
             Conn::Single(c) => c,
+            Conn::Sentinel(c) => c.as_mut(),
             Conn::Cluster(c) => c.as_mut(),
         }
     }
@@ -205,6 +218,7 @@ pub fn scan_all(
 ) -> RedisResult<Vec<String>> {
     match conn {
         Conn::Single(c) => scan_events(c, part, type_),
+        Conn::Sentinel(c) => scan_events(c.as_mut(), part, type_),
         Conn::Cluster(c) => {
             let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(c.as_mut())?;
             remember_cluster_nodes(&nodes);

@@ -14,7 +14,8 @@
 //! Environment: `TICKETGATE_SOAK_SEED` (replays a run's choices),
 //! `TICKETGATE_SOAK_SECS` (default 75), `TICKETGATE_SOAK_FAULTS` (`safe`,
 //! the default: everything but the unplanned failovers; `all`; or a list
-//! of fault names, see [`nemesis::Fault`]). With the unplanned failovers:
+//! of fault names, see [`nemesis::Fault`]; `sentinel`: three sentinels
+//! fail the primary over, the sidecar on their URL). With the unplanned failovers:
 //!
 //! ```sh
 //! TICKETGATE_SOAK_FAULTS=all cargo test --release --workspace --test soak_failover -- --nocapture
@@ -33,7 +34,7 @@ pub mod topology;
 pub mod writers;
 
 pub use report::Report;
-pub use run::run;
+pub use run::{read_end_state, run, users_of};
 
 use nemesis::{parse_menu, Fault};
 

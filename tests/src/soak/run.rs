@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::checker;
 use super::history::{Op, States};
-use super::nemesis::{FaultRecord, Nemesis};
+use super::nemesis::{Fault, FaultRecord, Nemesis};
 use super::report::Report;
 use super::rng::Rng;
 use super::sidecar::SidecarProcess;
@@ -30,9 +30,12 @@ pub fn run(config: &Config) -> Report {
     let mariadb = MariaDb::start();
     let mysql_url = fresh_database_on(&mariadb, "soak");
     let mut topology = Topology::start();
+    if config.faults.contains(&Fault::SentinelFailover) {
+        topology.start_sentinels();
+    }
     let specs = events();
     init_events(&topology, &specs);
-    let mut sidecar = SidecarProcess::start(&topology.address.get(), &mysql_url);
+    let mut sidecar = SidecarProcess::start(&topology.sidecar_url(), &mysql_url);
     let rng = Rng::new(config.seed);
     let deadline = started + Duration::from_secs(config.secs);
     let stop = Arc::new(AtomicBool::new(false));
@@ -150,7 +153,7 @@ fn finish(
 ) -> Report {
     let url = topology.address.get();
     topology.wait_in_sync(Duration::from_secs(20));
-    if sidecar.ensure_running(&url) {
+    if sidecar.ensure_running(&topology.sidecar_url()) {
         eprintln!("soak: the sidecar had exited; started again");
     }
     // Short holds and offers expire, and the sweep logs them, before we look.
@@ -161,7 +164,7 @@ fn finish(
     let conflict_rows = mysql_conn(mysql_url)
         .and_then(|mut c| state::conflicts(&mut c).ok())
         .unwrap_or_default();
-    let (status, out) = sidecar.reconcile(&url, 10);
+    let (status, out) = sidecar.reconcile(&topology.sidecar_url(), 10);
     let mut findings = checker::check(&checker::Input {
         history: &history,
         redis: &redis,
@@ -206,7 +209,8 @@ fn save_logs(config: &Config, topology: &Topology, sidecar: &SidecarProcess) -> 
     }
 }
 
-fn users_of(history: &[Op]) -> Vec<(String, String)> {
+/// The (event, user) pairs of a history, sorted, once each.
+pub fn users_of(history: &[Op]) -> Vec<(String, String)> {
     let mut users: Vec<(String, String)> = history
         .iter()
         .map(|o| (o.event.clone(), o.user.clone()))
@@ -252,7 +256,9 @@ fn settle(
     (Err(why), read_ok, last.0, last.1)
 }
 
-fn read_end_state(
+/// The logs' backlog and the orders in Redis (of `users`) and MySQL, if
+/// both answer.
+pub fn read_end_state(
     url: &str,
     mysql_url: &str,
     users: &[(String, String)],

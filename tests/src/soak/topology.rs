@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use redis::Connection;
 use tempfile::TempDir;
 
+use crate::sentinel::{Sentinels, FAILOVER_TIMEOUT_MS};
 use crate::RedisServer;
 
 const NODE_ARGS: &[&str] = &[
@@ -41,7 +42,8 @@ impl PrimaryAddress {
         self.0.read().map(|s| s.clone()).unwrap_or_default()
     }
 
-    fn set(&self, url: String) {
+    /// Points the clients at `url` (a follower of the sentinels does).
+    pub fn set(&self, url: String) {
         if let Ok(mut s) = self.0.write() {
             *s = url;
         }
@@ -66,6 +68,10 @@ pub struct Topology {
     nodes: [Node; 2],
     primary: usize,
     pub address: PrimaryAddress,
+    /// Three sentinels, in the `sentinel` menu.
+    sentinels: Option<Sentinels>,
+    /// When the sentinels last failed the primary over.
+    last_sentinel_failover: Option<Instant>,
 }
 
 impl Topology {
@@ -83,6 +89,8 @@ impl Topology {
             nodes: [node(), node()],
             primary: 0,
             address: PrimaryAddress::default(),
+            sentinels: None,
+            last_sentinel_failover: None,
         };
         topology.address.set(topology.primary().url());
         topology
@@ -93,6 +101,66 @@ impl Topology {
             "the replica did not sync"
         );
         topology
+    }
+
+    /// Three sentinels (quorum 2) watching the primary as `tg`.
+    pub fn start_sentinels(&mut self) {
+        let sentinels = Sentinels::start("tg", self.primary().port(), 3, 2);
+        sentinels.wait_replicas(1, Duration::from_secs(60));
+        self.sentinels = Some(sentinels);
+    }
+
+    /// The URL the sidecar is given: the sentinels', or the primary's.
+    pub fn sidecar_url(&self) -> String {
+        match &self.sentinels {
+            Some(s) => s.url(),
+            None => self.address.get(),
+        }
+    }
+
+    /// True once every sentinel sees a healthy replica (waits up to `timeout`).
+    pub fn sentinels_ready(&self, timeout: Duration) -> bool {
+        let Some(s) = &self.sentinels else {
+            return false;
+        };
+        let deadline = Instant::now() + timeout;
+        while s.healthy_replicas_everywhere() != Some(1) {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            sleep(Duration::from_millis(100));
+        }
+        true
+    }
+
+    /// After a kill of the primary: waits until the sentinels name the
+    /// replica (a sentinel fails the same master over again only after
+    /// twice the failover timeout), then takes note of it.
+    pub fn wait_sentinel_promotion(&mut self, timeout: Duration) -> Result<(), String> {
+        let Some(s) = &self.sentinels else {
+            return Err("no sentinels".into());
+        };
+        let want = self.replica().port();
+        let deadline = Instant::now() + timeout;
+        while s.master_port() != Some(want) {
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "the sentinels did not promote {want} within {timeout:?}"
+                ));
+            }
+            sleep(Duration::from_millis(20));
+        }
+        self.last_sentinel_failover = Some(Instant::now());
+        self.promoted_elsewhere();
+        Ok(())
+    }
+
+    /// Sleeps until the sentinels may fail the primary over again.
+    pub fn wait_sentinel_cooldown(&self) {
+        if let Some(last) = self.last_sentinel_failover {
+            let again = last + Duration::from_millis(2 * FAILOVER_TIMEOUT_MS + 500);
+            sleep(again.saturating_duration_since(Instant::now()));
+        }
     }
 
     pub fn primary(&self) -> &RedisServer {
@@ -166,6 +234,13 @@ impl Topology {
         self.primary = 1 - self.primary;
         self.address.set(self.primary().url());
         Ok(())
+    }
+
+    /// Takes note that the replica was promoted by someone else (the
+    /// sentinels): it is the primary now, clients follow.
+    pub fn promoted_elsewhere(&mut self) {
+        self.primary = 1 - self.primary;
+        self.address.set(self.primary().url());
     }
 
     /// Brings the killed old primary back (now the replica) following the new one.

@@ -12,7 +12,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 
 /**
  * The reference design's ticket service on ticketgate: Spring Boot configures Spring Data Redis
- * (standalone or cluster, from {@code spring.data.redis.*}); the gate runs on its Lettuce client.
+ * (standalone, cluster or Sentinel, from {@code spring.data.redis.*}); the gate runs on its Lettuce
+ * client.
  */
 @SpringBootApplication
 public class TicketApplication {
