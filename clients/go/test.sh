@@ -15,7 +15,7 @@ cd "$(dirname "$0")"
 
 setup() {
     if ! command -v go >/dev/null; then
-        apt-get install -y -q golang-go >&2
+        apt-get update -q >&2 && apt-get install -y -q golang-go >&2
     fi
     go mod download
 }

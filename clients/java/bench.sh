@@ -5,5 +5,5 @@
 #   python3 clients/testenv.py --no-cluster -- clients/java/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")"
-mvn -B -q -o test-compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
+mvn -B -q test-compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
 exec java -cp "target/classes:target/test-classes:$(cat target/classpath.txt)" io.ticketgate.ClaimBench

@@ -72,6 +72,7 @@ fn new_event<'a>(init: &args::InitArgs<'_>) -> Op<Cow<'a, str>> {
         }
     };
     Op::Init {
+        layout: None,
         total: init.total,
         opens_at: init.opens_at,
         closes_at: init.closes_at,

@@ -68,11 +68,12 @@ pub fn append<U: AsRef<str>>(
 ) -> StreamId {
     match &record.op {
         Op::Init { .. } => init(store, &record.op, record.at),
-        Op::Claim { user, tickets } => take(store, user.as_ref(), tickets, minted),
+        Op::Claim { user, tickets, .. } => take(store, user.as_ref(), tickets, minted),
         Op::Hold {
             user,
             tickets,
             until,
+            ..
         } => hold(store, user.as_ref(), tickets, minted, *until),
         // An offer is a hold the waiting list decided for its head, who
         // leaves the list with it.
@@ -80,6 +81,7 @@ pub fn append<U: AsRef<str>>(
             user,
             tickets,
             until,
+            ..
         } => {
             store.set_score(Set::Waiting, user.as_ref(), None);
             admitted(store, user.as_ref(), record.at);
@@ -159,6 +161,7 @@ fn init<U>(store: &mut impl Store, op: &Op<U>, at: i64) {
         checkout,
         incarnation,
         draw,
+        ..
     } = op
     else {
         return;

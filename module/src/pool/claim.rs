@@ -41,6 +41,7 @@ pub fn init(
 ) -> Result<(), TicketError> {
     let (total, opens_at, closes_at) = window;
     let op = Op::Init {
+        layout: None,
         total,
         opens_at,
         closes_at,
@@ -116,10 +117,12 @@ pub fn claim<'a>(
     let user = Cow::Borrowed(user);
     let op = match hold {
         0 => Op::Claim {
+            pick: None,
             user,
             tickets: tickets.clone(),
         },
         _ => Op::Hold {
+            pick: None,
             user,
             tickets: tickets.clone(),
             until: now.saturating_add(hold),

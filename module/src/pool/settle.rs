@@ -239,6 +239,7 @@ pub fn offer_waiting(
         let (tickets, minted) = lowest_free(store, event, &meta, count, 1)?;
         let until = now.saturating_add(meta.offer);
         let op = Op::Offer {
+            pick: None,
             user: Cow::Owned(user),
             tickets,
             until,

@@ -375,6 +375,7 @@ mod tests {
     #[test]
     fn claims_bind_only_what_differs() {
         let claim = |u: &str, t: &[i64]| Op::Claim {
+            pick: None,
             user: u.into(),
             tickets: Tickets::from_sorted(t.to_vec()),
         };
@@ -402,6 +403,7 @@ mod tests {
                 tickets: t.clone(),
             },
             Op::Hold {
+                pick: None,
                 user: "b".into(),
                 tickets: t,
                 until: 9,
