@@ -15,7 +15,8 @@ use mysql::prelude::Queryable;
 use protocol::seats::Layout;
 use protocol::StreamId;
 
-use replay::{describe, replay, How, Order};
+use protocol::record::{Pick, PickHow};
+use replay::{describe, replay, Order};
 
 /// Runs the audit of `event`; exit 0 (every seat by the rule), 1 (a
 /// violation), or Err (MySQL unreadable, not a seated event).
@@ -115,10 +116,7 @@ fn group(rows: Vec<Row>) -> Result<Vec<Order>, String> {
                 id,
                 user: user.clone(),
                 seats: Vec::new(),
-                how: None,
-                section: None,
-                category: None,
-                accessible: None,
+                pick: None,
                 reapplied: false,
                 released,
             });
@@ -126,9 +124,13 @@ fn group(rows: Vec<Row>) -> Result<Vec<Order>, String> {
         });
         let o = &mut orders[i];
         o.seats.push(u32::try_from(seat).unwrap_or(0));
-        if let Some(how) = pick.as_deref().and_then(How::parse) {
-            (o.how, o.section, o.category, o.accessible) =
-                (Some(how), section, category, accessible);
+        if let Some(how) = pick.as_deref().and_then(PickHow::parse) {
+            o.pick = Some(Pick {
+                how,
+                section,
+                category,
+                accessible,
+            });
         }
         o.reapplied |= re;
     }

@@ -14,28 +14,9 @@
 //! "no seat twice" only, and counted. After a rebuild's `restore` the
 //! replay simply goes on: the restored state is the orders MySQL kept.
 
+use protocol::record::{Pick, PickHow as How};
 use protocol::seats::{best, check_pick, Layout, NoFit, PickError, Request, Seat, SeatState};
 use protocol::StreamId;
-
-/// How an order's seats were chosen (`seat_pick`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum How {
-    Best,
-    Split,
-    Seats,
-}
-
-impl How {
-    /// From the SQL ENUM value.
-    pub fn parse(text: &str) -> Option<How> {
-        match text {
-            "best" => Some(How::Best),
-            "split" => Some(How::Split),
-            "seats" => Some(How::Seats),
-            _ => None,
-        }
-    }
-}
 
 /// One order of the event, as the replay needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,11 +26,8 @@ pub struct Order {
     pub user: String,
     /// Its seat ids, ascending.
     pub seats: Vec<u32>,
-    /// None: MySQL holds no `seat_pick` for it.
-    pub how: Option<How>,
-    pub section: Option<String>,
-    pub category: Option<String>,
-    pub accessible: Option<i64>,
+    /// How its seats were chosen; None: MySQL holds no `seat_pick`.
+    pub pick: Option<Pick>,
     /// Created by an entry the heal re-applied.
     pub reapplied: bool,
     /// The cancel or expiry that gave its seats back.
@@ -157,7 +135,7 @@ pub fn replay(layout: &Layout, orders: &[Order]) -> Result<Summary, Violation> {
 fn count(summary: &mut Summary, o: &Order) {
     summary.orders += 1;
     summary.seats += o.seats.len();
-    match (o.reapplied, o.how) {
+    match (o.reapplied, o.pick.as_ref().map(|p| p.how)) {
         (true, _) => summary.reapplied += 1,
         (false, Some(How::Best)) => summary.best += 1,
         (false, Some(How::Split)) => summary.split += 1,
@@ -210,8 +188,8 @@ fn release(layout: &Layout, state: &mut SeatState, holder: &mut [usize], i: usiz
 
 /// The rule order `i` was chosen by, on `state` (the seats before it).
 fn check_rule(layout: &Layout, state: &SeatState, i: usize, o: &Order) -> Result<(), Violation> {
-    let how = o.how.ok_or(Violation::NoPick { order: i })?;
-    if how == How::Seats {
+    let pick = o.pick.as_ref().ok_or(Violation::NoPick { order: i })?;
+    if pick.how == How::Seats {
         return match check_pick(layout, state, &o.seats) {
             Ok(()) => Ok(()),
             Err(PickError::Orphan { lone, from, to }) => Err(Violation::Orphan {
@@ -224,9 +202,10 @@ fn check_rule(layout: &Layout, state: &SeatState, i: usize, o: &Order) -> Result
             Err(PickError::Unknown(_) | PickError::Twice(_) | PickError::Taken(_)) => Ok(()),
         };
     }
-    let request = request(layout, i, o, how == How::Split)?;
+    let split = pick.how == How::Split;
+    let request = request(layout, i, o.seats.len(), pick, split)?;
     match best(layout, state, &request) {
-        Ok(c) if c.ids == o.seats && c.split == (how == How::Split) => Ok(()),
+        Ok(c) if c.ids == o.seats && c.split == split => Ok(()),
         other => Err(Violation::NotTheRule {
             order: i,
             rule: other.map(|c| c.ids),
@@ -234,14 +213,20 @@ fn check_rule(layout: &Layout, state: &SeatState, i: usize, o: &Order) -> Result
     }
 }
 
-/// The best-available request order `i` made.
-fn request(layout: &Layout, i: usize, o: &Order, split: bool) -> Result<Request, Violation> {
+/// The best-available request of `count` seats order `i` made.
+fn request(
+    layout: &Layout,
+    i: usize,
+    count: usize,
+    pick: &Pick,
+    split: bool,
+) -> Result<Request, Violation> {
     let unknown = |what, name: &String| Violation::UnknownFilter {
         order: i,
         what,
         name: name.clone(),
     };
-    let section = match &o.section {
+    let section = match &pick.section {
         Some(s) => Some(
             layout
                 .section_index(s)
@@ -249,7 +234,7 @@ fn request(layout: &Layout, i: usize, o: &Order, split: bool) -> Result<Request,
         ),
         None => None,
     };
-    let category = match &o.category {
+    let category = match &pick.category {
         Some(c) => Some(
             layout
                 .category_index(c)
@@ -258,10 +243,12 @@ fn request(layout: &Layout, i: usize, o: &Order, split: bool) -> Result<Request,
         None => None,
     };
     Ok(Request {
-        count: o.seats.len() as u32,
+        count: count as u32,
         section,
         category,
-        accessible: o.accessible.map(|a| a.clamp(0, i64::from(u32::MAX)) as u32),
+        accessible: pick
+            .accessible
+            .map(|a| a.clamp(0, i64::from(u32::MAX)) as u32),
         split,
     })
 }

@@ -10,6 +10,16 @@ const VENUE: &str = r#"{"sections":[
   {"name":"A","rows":[{"name":"1","seats":10},{"name":"2","seats":10,"accessible":[10]}]},
   {"name":"B","category":"box","rows":[{"name":"1","seats":6}]}]}"#;
 
+/// A pick without filters.
+fn plain(how: How) -> Pick {
+    Pick {
+        how,
+        section: None,
+        category: None,
+        accessible: None,
+    }
+}
+
 /// A sale made by the rules, as MySQL would hold it.
 struct Sim {
     layout: Layout,
@@ -42,10 +52,7 @@ impl Sim {
             id,
             user: user.into(),
             seats,
-            how: Some(how),
-            section: None,
-            category: None,
-            accessible: None,
+            pick: Some(plain(how)),
             reapplied: false,
             released: None,
         });
@@ -136,7 +143,7 @@ fn a_seat_held_twice_is_named_with_its_holder() {
 fn a_split_where_seats_together_existed_fails() {
     let mut s = Sim::new(VENUE);
     s.claim("ann", 2, false).unwrap();
-    s.orders[0].how = Some(How::Split);
+    s.orders[0].pick = Some(plain(How::Split));
     let why = s.audit().unwrap_err();
     assert!(why.contains("the rule gives A-1-5, A-1-6"), "{why}");
 }
@@ -148,10 +155,7 @@ fn a_pick_that_leaves_a_lone_seat_fails_the_orphan_rule() {
         id: StreamId::new(7, 0),
         user: "zed".into(),
         seats: vec![2, 3],
-        how: Some(How::Seats),
-        section: None,
-        category: None,
-        accessible: None,
+        pick: Some(plain(How::Seats)),
         reapplied: false,
         released: None,
     });
@@ -176,15 +180,19 @@ fn filters_replay_and_unknown_ones_are_named() {
     )
     .unwrap();
     let i = s.push("ann", chosen.ids, How::Best);
-    s.orders[i].category = Some("box".into());
+    let filtered = |c: Option<&str>| Pick {
+        category: c.map(String::from),
+        ..plain(How::Best)
+    };
+    s.orders[i].pick = Some(filtered(Some("box")));
     s.audit().unwrap();
     assert_eq!(s.orders[i].seats, [23, 24]);
-    s.orders[i].category = Some("boxx".into());
+    s.orders[i].pick = Some(filtered(Some("boxx")));
     assert!(s
         .audit()
         .unwrap_err()
         .contains("its category \"boxx\" is not in the layout"));
-    s.orders[i].category = None;
+    s.orders[i].pick = Some(filtered(None));
     assert!(s
         .audit()
         .unwrap_err()
@@ -205,7 +213,7 @@ fn reapplied_orders_are_checked_for_seats_twice_only() {
 #[test]
 fn no_pick_and_unknown_seats_are_violations() {
     let mut s = honest();
-    s.orders[1].how = None;
+    s.orders[1].pick = None;
     assert!(s.audit().unwrap_err().contains("no seat_pick"));
     let mut s = honest();
     s.orders[1].seats = vec![1, 99];
@@ -248,7 +256,7 @@ proptest! {
         s.orders[o].seats.sort_unstable();
         let verdict = s.audit();
         // A pick moved to another pickable seat is still a legal pick.
-        if s.orders[o].how != Some(How::Seats) {
+        if s.orders[o].pick.as_ref().map(|p| p.how) != Some(How::Seats) {
             prop_assert!(verdict.is_err(), "moved seat {} of order {} to {}", k, o, to);
         }
     }
