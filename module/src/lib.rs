@@ -1,37 +1,53 @@
 //! ticketgate: a Redis module for first-come ticketing that cannot oversell.
 //!
-//! A guide to the layout, from the bottom up (each layer imports only the
-//! ones above it in this list):
+//! A guide to the layout, from the bottom up: each layer imports only the
+//! layers listed before it, never a neighbour on its own line nor one
+//! listed after it (`layering`, a test, reads every `crate::` path of the
+//! code and holds it to this list).
 //!
-//! - [`error`], [`args`]: error replies and argument rules (pure).
+//! - [`error`]: error replies (pure).
 //! - [`pool`]: the state machine, written against a narrow `Store` trait:
 //!   what each command does to an event, the effects it decides, and the
 //!   application of an effect that a primary and its replicas share. Pure:
 //!   no Redis in it, unit- and property-tested over an in-memory store.
-//! - [`meta_cache`], [`stats`]: the per-event copy of the meta hash, and
-//!   the `INFO ticket` counters.
-//! - [`host`]: the Redis side, the only `unsafe`: module load and command
-//!   registration, server events, the Redis `Store` (native key API) and
-//!   replication.
-//! - [`expiry`]: the index of hold deadlines and the sweep over it.
-//! - [`cmd`]: one file per `TICKET.*` command (syntax, replies, errors),
-//!   THE command table (`cmd::table`) that registration and `COMMAND DOCS`
-//!   both come from, and the commit step (`cmd::commit`) that replicates,
-//!   announces and notes the deadlines of what the pool decided.
+//! - [`args`]: argument rules (pure; the bounds are the pool's).
+//! - [`meta_cache`], [`stats`], [`expiry`]: what the process keeps in
+//!   memory: the per-event copy of the meta hash, the `INFO ticket`
+//!   counters, the index of hold deadlines.
+//! - [`host`]: the Redis side, the only `unsafe`: command registration
+//!   from the table it is handed, server events, the Redis `Store` (native
+//!   key API) and replication.
+//! - [`commit`]: the commit step that replicates, announces and notes the
+//!   deadlines of what the pool decided, after a command or a sweep.
+//! - [`cmd`], [`sweep`]: what runs the pool: one file per `TICKET.*`
+//!   command (syntax, replies, errors) with THE command table
+//!   (`cmd::table`) that registration and `COMMAND DOCS` both come from;
+//!   the expiry sweep Redis's cron runs.
+//! - `load`: the entry point (`RedisModule_OnLoad`), the one file that
+//!   knows every layer: it hands `host::register` the command table, the
+//!   configs and the sweep.
 //!
-//! Follow a claim: `host::register` (entry point) -> `cmd::claim` ->
+//! Follow a claim: `host::register` (its C entry point) -> `cmd::claim` ->
 //! `pool::claim` (decides, applies through `pool::apply` onto
-//! `host::store`) -> `cmd::commit` (replicates through `host::replicate`).
-//! The design these files cite lives in docs/design.md.
+//! `host::store`) -> `commit` (replicates through `host::replicate`).
+//! This file holds `POOL_CHUNK`, a config any layer may read. The design
+//! these files cite lives in docs/design.md.
 
 pub mod args;
 pub mod cmd;
+pub mod commit;
 pub mod error;
 pub mod expiry;
 pub mod host;
+#[cfg(test)]
+mod layering;
+#[cfg(not(test))]
+mod load;
 pub mod meta_cache;
 pub mod pool;
 pub mod stats;
+#[cfg(not(test))]
+pub mod sweep;
 
 use std::sync::atomic::AtomicI64;
 

@@ -14,8 +14,8 @@
 
 use redis_module::{Context, RedisResult, RedisValue};
 
-use super::commit::note_deadlines;
 use super::{guarded, CommandError};
+use crate::commit::note_deadlines;
 use crate::error::TicketError;
 use crate::host::argv::Argv;
 use crate::host::ffi::{from_primary_or_aof, replicate_verbatim};

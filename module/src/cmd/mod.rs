@@ -1,14 +1,13 @@
 //! One file per `TICKET.*` command (each opens with its syntax, replies and
-//! errors), the command table ([`table`]) that registration and
-//! `COMMAND DOCS` both come from, and the commit step ([`commit`]). This
+//! errors) and the command table ([`table`]) that registration and
+//! `COMMAND DOCS` both come from (the load step hands it to the host). This
 //! file holds what the commands share: the panic guard at the command
 //! boundary, argument plumbing, and [`write`], which runs a pool call on the
-//! event's keys and commits what it decided.
+//! event's keys and commits what it decided ([`crate::commit`]).
 
 pub mod apply;
 pub mod cancel;
 pub mod claim;
-pub mod commit;
 pub mod confirm;
 pub mod drop;
 pub mod holder;
@@ -27,6 +26,7 @@ use redis_module::{Context, RedisError, RedisResult, RedisValue};
 
 use protocol::record::Tickets;
 
+use crate::commit::commit;
 use crate::error::TicketError;
 use crate::expiry;
 use crate::host::argv::{Argv, UserArg};
@@ -101,7 +101,7 @@ pub fn write<'a, T>(
     let clock = clock(store.db(), event);
     let mut effects = Effects::default();
     let outcome = decide(&mut store, &mut effects, clock);
-    commit::commit(ctx, &mut store, &effects);
+    commit(ctx, &mut store, &effects);
     outcome
 }
 

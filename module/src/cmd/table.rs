@@ -1,6 +1,7 @@
 //! THE command table: every `TICKET.*` command, declared once, with its
-//! name, flags, arity, key spec, summary, arguments and handler. The host
-//! registers each entry with Redis from it and sets its `COMMAND DOCS` /
+//! name, flags, arity, key spec, summary, arguments and handler (a row's
+//! shape is `host::command`). The load step hands it to the host, which
+//! registers each entry with Redis and sets its `COMMAND DOCS` /
 //! `COMMAND INFO` from it (Redis 7.0+); docs/commands.md gives each
 //! command's syntax as [`syntax`] renders it (a test checks both agree).
 //!
@@ -9,75 +10,9 @@
 //! cluster clients route by it and ACL key patterns must match event ids.
 //! Adding a command is one entry here and one file in `cmd/`.
 
-use redis_module::{Context, RedisResult};
-
 use super::{apply, cancel, claim, confirm, drop, holder, init, open_close, order, reapply};
 use super::{restore, status, waitlist};
-use crate::host::argv::Argv;
-
-/// How one argument is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// The event id: the declared key.
-    Event,
-    Text,
-    Integer,
-    /// `NAME value`: a keyword followed by an integer.
-    Option(&'static str),
-    /// A keyword alone.
-    Flag(&'static str),
-    /// Any number of trailing words.
-    Rest,
-}
-
-/// One argument of a command.
-#[derive(Debug, Clone, Copy)]
-pub struct Arg {
-    pub name: &'static str,
-    pub kind: Kind,
-}
-
-/// How a command touches its event's keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    Read,
-    Insert,
-    Update,
-    Delete,
-}
-
-/// Redis's command flags and ACL category of a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flags {
-    /// `write deny-oom`, ACL category `write`.
-    Write,
-    /// `readonly fast`, ACL category `read`.
-    Read,
-    /// A replicated effect: `write`, plus `internal` from Redis 8.0 on (an
-    /// unknown flag makes registration fail on older servers); no ACL
-    /// category.
-    Replicated,
-}
-
-/// What a command's handler is: it reads the argv in place.
-pub type Handler = fn(&Context, Argv<'_>) -> RedisResult;
-
-/// One command: how Redis registers it and what `COMMAND DOCS` says.
-#[derive(Clone, Copy)]
-pub struct Command {
-    pub name: &'static str,
-    pub flags: Flags,
-    pub handler: Handler,
-    pub summary: &'static str,
-    pub complexity: &'static str,
-    pub since: &'static str,
-    /// Redis's arity: `n` exactly, `-n` at least `n` (the name counts).
-    pub arity: i32,
-    /// Position of the event argument (the declared key).
-    pub key: i32,
-    pub access: Access,
-    pub args: &'static [Arg],
-}
+pub use crate::host::command::{Access, Arg, Command, Flags, Kind};
 
 const fn arg(name: &'static str, kind: Kind) -> Arg {
     Arg { name, kind }

@@ -1,15 +1,15 @@
-//! `COMMAND DOCS` / `COMMAND INFO` for every command of the table: summary,
-//! since, arity, arguments and a key spec saying how each command uses its
-//! event (`RO ACCESS` for the read-only ones, `RW` for the rest), turned
-//! into the C structs of `RedisModule_SetCommandInfo` (Redis 7.0+) when the
-//! module loads.
+//! `COMMAND DOCS` / `COMMAND INFO` for every command of the table the load
+//! step hands registration: summary, since, arity, arguments and a key
+//! spec saying how each command uses its event (`RO ACCESS` for the
+//! read-only ones, `RW` for the rest), turned into the C structs of
+//! `RedisModule_SetCommandInfo` (Redis 7.0+) when the module loads.
 
 use std::ffi::{c_char, CString};
 use std::os::raw::c_int;
 
 use redis_module::{raw, Context};
 
-use crate::cmd::table::{Access, Arg, Command, Kind};
+use super::command::{Access, Arg, Command, Kind};
 
 /// Sets the docs of every command of `commands` (a no-op before Redis 7.0).
 pub fn register(ctx: &Context, commands: &[Command]) -> Result<(), String> {

@@ -1,12 +1,13 @@
 //! What the module hears from the server: keyspace notifications and the
 //! server events that invalidate the meta cache and the expiry index, and
-//! the cron loop that runs the expiry sweep.
+//! the cron loop that runs what the load step hands it (the expiry sweep).
 
 use std::os::raw::{c_char, c_int, c_void};
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 use redis_module::Context;
 
+use super::command::Module;
 use super::ffi::bytes_of;
 use crate::{expiry, meta_cache};
 
@@ -69,10 +70,11 @@ unsafe extern "C" fn on_server_event(
     expiry::invalidate();
 }
 
-/// Runs the expiry sweep from Redis's cron (`hz` times a second, 10 by
-/// default). Not a module timer: Redis refuses `MODULE UNLOAD` while a
-/// module's timer is pending, and a sweep timer is always pending.
-pub fn subscribe_cron(ctx: &Context) -> Result<(), &'static str> {
+/// Runs `M`'s cron work (the expiry sweep) from Redis's cron (`hz` times a
+/// second, 10 by default). Not a module timer: Redis refuses
+/// `MODULE UNLOAD` while a module's timer is pending, and a sweep timer is
+/// always pending.
+pub fn subscribe_cron<M: Module>(ctx: &Context) -> Result<(), &'static str> {
     let event = raw::RedisModuleEvent {
         id: raw::REDISMODULE_EVENT_CRON_LOOP,
         dataver: 1,
@@ -82,7 +84,7 @@ pub fn subscribe_cron(ctx: &Context) -> Result<(), &'static str> {
         raw::RedisModule_SubscribeToServerEvent.ok_or("no server events API")?(
             ctx.ctx,
             event,
-            Some(on_cron),
+            Some(on_cron::<M>),
         )
     };
     match subscribed == raw::REDISMODULE_OK as c_int {
@@ -91,12 +93,12 @@ pub fn subscribe_cron(ctx: &Context) -> Result<(), &'static str> {
     }
 }
 
-unsafe extern "C" fn on_cron(
+unsafe extern "C" fn on_cron<M: Module>(
     ctx: *mut RedisModuleCtx,
     _event: raw::RedisModuleEvent,
     _subevent: u64,
     _data: *mut c_void,
 ) {
     // A panic must not cross into Redis; the next sweep tries again.
-    let _ = std::panic::catch_unwind(|| expiry::sweep::on_cron(&Context::new(ctx)));
+    let _ = std::panic::catch_unwind(|| M::on_cron(&Context::new(ctx)));
 }

@@ -1,10 +1,13 @@
 //! The Redis side: the only place with `unsafe` calls into the module API.
 //!
-//! - `register`: module load (`RedisModule_Init`), the commands of
-//!   `cmd::table` with one C entry point per row, configs.
+//! - `command`: what the load step hands the host (a [`command::Module`]:
+//!   the command table's rows, the configs, the cron's work), so nothing
+//!   here imports `cmd` or the sweep.
+//! - `register`: registration from a `Module`: the commands with one C
+//!   entry point per row, server events, configs.
 //! - `docs`: the `COMMAND DOCS` C structs built from the table.
 //! - `events`: keyspace and server events, and the cron loop's entry into
-//!   the expiry sweep.
+//!   the module's cron work.
 //! - `store` (with `keys`, `meta`, `draw_meta`, `replicate`): [`crate::pool::Store`] over
 //!   an event's keys through the native key API, and the replication of a
 //!   decided effect; `strings`: the Redis strings it reuses.
@@ -12,6 +15,7 @@
 //!   wrappers (clock, pub/sub, context flags, databases, scans).
 
 pub mod argv;
+pub mod command;
 #[cfg(not(test))]
 mod docs;
 mod draw_meta;
@@ -21,7 +25,7 @@ pub mod ffi;
 mod keys;
 mod meta;
 #[cfg(not(test))]
-mod register;
+pub mod register;
 mod replicate;
 pub mod store;
 pub mod strings;

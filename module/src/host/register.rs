@@ -1,35 +1,28 @@
-//! Loading the module: `RedisModule_Init` (through `redis_module!`), the
-//! commands of the table with their flags, key positions and ACL
-//! categories, their `COMMAND DOCS`, the server-event subscriptions and
-//! the `ticket.*` configs.
+//! Registering the module with Redis, from what the load step hands it (a
+//! [`Module`]: the command table, the configs, the cron's work): the
+//! commands with their flags, key positions and ACL categories, their
+//! `COMMAND DOCS`, the server-event subscriptions and the `ticket.*`
+//! configs.
 //!
 //! Every command goes through one C entry point per table row
-//! ([`entry`], monomorphised by row index) that hands Redis's argv to the
-//! row's handler in place, without the crate's copy into `RedisString`s.
+//! ([`entry`], monomorphised by module and row index) that hands Redis's
+//! argv to the row's handler in place, without the crate's copy into
+//! `RedisString`s.
 
 use std::ffi::CString;
 use std::os::raw::c_int;
+use std::sync::atomic::AtomicI64;
 
 use redis_module::configuration::{register_i64_configuration, ConfigurationFlags};
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
-use redis_module::{redis_module, Context, RedisString, Status};
+use redis_module::{Context, Status};
 
 use super::argv::Argv;
+use super::command::{Command, Flags, Module};
 use super::{docs, events};
-use crate::cmd::table::{Command, Flags, COMMANDS};
-use crate::expiry::sweep::{self, SWEEP_INTERVAL, SWEEP_MAX};
-use crate::POOL_CHUNK;
 
-redis_module! {
-    name: "ticket",
-    version: 3,
-    allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
-    data_types: [],
-    init: on_load,
-    commands: [],
-}
-
-fn on_load(ctx: &Context, _args: &[RedisString]) -> Status {
+/// Registers everything `M` describes; run once from `RedisModule_OnLoad`.
+pub fn load<M: Module>(ctx: &Context) -> Status {
     // After MODULE UNLOAD + LOAD the library may stay mapped with its
     // thread-locals, and nothing told us about changes in between.
     crate::meta_cache::clear();
@@ -44,19 +37,16 @@ fn on_load(ctx: &Context, _args: &[RedisString]) -> Status {
             );
         }
     }
-    // Holds may exist already (MODULE LOAD on a live server): the expiry
-    // index starts stale and the first sweep rebuilds it.
-    sweep::start();
     let loaded = events::subscribe_invalidations(ctx)
         .map_err(str::to_owned)
-        .and_then(|()| register_commands(ctx))
-        .and_then(|()| events::subscribe_cron(ctx).map_err(str::to_owned))
-        .and_then(|()| docs::register(ctx, COMMANDS));
+        .and_then(|()| register_commands::<M>(ctx))
+        .and_then(|()| events::subscribe_cron::<M>(ctx).map_err(str::to_owned))
+        .and_then(|()| docs::register(ctx, M::COMMANDS));
     if let Err(why) = loaded {
         ctx.log_warning(&why);
         return Status::Err;
     }
-    register_config(ctx)
+    register_config(ctx, M::CONFIGS)
 }
 
 /// A command's C entry point.
@@ -64,7 +54,7 @@ type Entry = extern "C" fn(*mut RedisModuleCtx, *mut *mut RedisModuleString, c_i
 
 /// The entry point of table row `ROW`: runs its handler on the argv in
 /// place and sends its reply.
-extern "C" fn entry<const ROW: usize>(
+extern "C" fn entry<M: Module, const ROW: usize>(
     ctx: *mut RedisModuleCtx,
     argv: *mut *mut RedisModuleString,
     argc: c_int,
@@ -75,46 +65,51 @@ extern "C" fn entry<const ROW: usize>(
         // SAFETY: Redis passes argc live strings that outlive the call.
         false => unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) },
     };
-    let reply = (COMMANDS[ROW].handler)(&context, Argv::new(args));
+    let reply = (M::COMMANDS[ROW].handler)(&context, Argv::new(args));
     context.reply(reply) as c_int
 }
 
-/// One entry point per possible table row (more rows than commands: adding
-/// a command to the table needs nothing here).
-const ENTRIES: [Entry; 24] = [
-    entry::<0>,
-    entry::<1>,
-    entry::<2>,
-    entry::<3>,
-    entry::<4>,
-    entry::<5>,
-    entry::<6>,
-    entry::<7>,
-    entry::<8>,
-    entry::<9>,
-    entry::<10>,
-    entry::<11>,
-    entry::<12>,
-    entry::<13>,
-    entry::<14>,
-    entry::<15>,
-    entry::<16>,
-    entry::<17>,
-    entry::<18>,
-    entry::<19>,
-    entry::<20>,
-    entry::<21>,
-    entry::<22>,
-    entry::<23>,
-];
+/// How many rows the table may have: one entry point per possible row
+/// (more rows than commands: adding a command to the table needs nothing
+/// here).
+const ROWS: usize = 24;
 
-const _: () = assert!(COMMANDS.len() <= ENTRIES.len(), "add entry points");
+/// The entry points of `M`'s rows, by row index.
+fn entries<M: Module>() -> [Entry; ROWS] {
+    [
+        entry::<M, 0>,
+        entry::<M, 1>,
+        entry::<M, 2>,
+        entry::<M, 3>,
+        entry::<M, 4>,
+        entry::<M, 5>,
+        entry::<M, 6>,
+        entry::<M, 7>,
+        entry::<M, 8>,
+        entry::<M, 9>,
+        entry::<M, 10>,
+        entry::<M, 11>,
+        entry::<M, 12>,
+        entry::<M, 13>,
+        entry::<M, 14>,
+        entry::<M, 15>,
+        entry::<M, 16>,
+        entry::<M, 17>,
+        entry::<M, 18>,
+        entry::<M, 19>,
+        entry::<M, 20>,
+        entry::<M, 21>,
+        entry::<M, 22>,
+        entry::<M, 23>,
+    ]
+}
 
 /// Registers every command of the table.
-fn register_commands(ctx: &Context) -> Result<(), String> {
+fn register_commands<M: Module>(ctx: &Context) -> Result<(), String> {
+    const { assert!(M::COMMANDS.len() <= ROWS, "add entry points") };
     // SAFETY: plain getter; absent before 6.0.9, then treated as old.
     let version = unsafe { raw::RedisModule_GetServerVersion.map_or(0, |get| get()) };
-    for (command, entry) in COMMANDS.iter().zip(ENTRIES) {
+    for (command, entry) in M::COMMANDS.iter().zip(entries::<M>()) {
         create_command(ctx, command, entry, flags(command.flags, version))?;
         if let Some(category) = acl_category(command.flags) {
             set_acl_category(ctx, command, category);
@@ -196,16 +191,14 @@ fn set_acl_category(ctx: &Context, command: &Command, category: &'static std::ff
     }
 }
 
-/// Registers `ticket.pool-chunk`, `ticket.sweep-interval` (ms between
-/// two sweeps) and `ticket.sweep-max` (most holds expired per sweep, and
-/// most waiting-list offers per command or sweep) (the crate's `configurations:` block needs every config kind at once,
-/// so this is done by hand).
-fn register_config(ctx: &Context) -> Status {
-    for (name, value, default, max) in [
-        ("pool-chunk", &POOL_CHUNK, 1, 1_000_000),
-        ("sweep-interval", &SWEEP_INTERVAL, 100, 60_000),
-        ("sweep-max", &SWEEP_MAX, 1000, 1_000_000),
-    ] {
+/// Registers the integer configs `M` names, each `ticket.<name>` from 1 to
+/// its maximum (the crate's `configurations:` block needs every config
+/// kind at once, so this is done by hand).
+fn register_config(
+    ctx: &Context,
+    configs: &'static [(&'static str, &'static AtomicI64, i64, i64)],
+) -> Status {
+    for &(name, value, default, max) in configs {
         register_i64_configuration(
             ctx,
             name,

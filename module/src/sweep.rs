@@ -1,7 +1,8 @@
 //! The expiry sweep: run from Redis's cron every `ticket.sweep-interval`
 //! ms at most, it expires the due holds of the events the index names (on
 //! a primary), commits those expiries like a command would, and notes each
-//! event's next deadline again.
+//! event's next deadline again. Like a command it sits above the commit
+//! step; the load step hands it to Redis's cron (`host::events`).
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -9,15 +10,14 @@ use redis_module::Context;
 
 use protocol::keys::{event_of_key, Part};
 
-use super::index::{maybe_due, note, take_due, take_stale};
-use crate::cmd::commit::commit;
+use crate::commit::commit;
+use crate::expiry::{maybe_due, note, sweep_max, take_due, take_stale};
 use crate::host::ffi::{is_loading, is_primary, now_ms, scan_keys, select_db, writes_paused};
 use crate::host::store::{Access, RedisStore};
 use crate::pool::{self, Clock, Effects};
 
 /// `ticket.sweep-interval`: ms between two sweeps.
 pub static SWEEP_INTERVAL: AtomicI64 = AtomicI64::new(100);
-pub use super::SWEEP_MAX;
 
 /// When the last sweep ran (unix ms).
 static LAST_SWEEP: AtomicI64 = AtomicI64::new(0);
@@ -54,7 +54,7 @@ fn sweep_once(ctx: &Context) {
     let on_primary = is_primary(ctx);
     let primary = on_primary && !writes_paused();
     let now = now_ms();
-    let max = super::sweep_max();
+    let max = sweep_max();
     let mut budget = max;
     let mut offers = max;
     let mut again = Vec::new();
