@@ -36,9 +36,9 @@ use std::time::Duration;
 use crossbeam_channel::{bounded, Receiver, Sender};
 
 use crate::io::metrics::{self, Metrics};
+use crate::io::rounds::Rounds;
 use crate::loss::verify;
 use crate::sync::reader::{self, Discovery, Links, Reader};
-use crate::sync::rounds::Rounds;
 use crate::sync::subscriber::Subscriber;
 use crate::sync::trimmer::Trimmer;
 use crate::sync::writer::{Batch, Outputs, Writer};

@@ -8,6 +8,7 @@
 //! `env_logger` (`RUST_LOG`, default `info`).
 
 mod admin;
+mod batch;
 mod daemon;
 mod io;
 mod loss;

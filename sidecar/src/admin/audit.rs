@@ -13,7 +13,7 @@ use mysql::prelude::Queryable;
 use protocol::draw::{audit, parse_seed, Step, Summary, Violation};
 use protocol::StreamId;
 
-use crate::sync::queue::StepKind;
+use crate::batch::queue::StepKind;
 
 /// One `ticket_draw_step` row: (stream ms, stream seq, kind, user).
 type Row = (u64, u64, String, Option<String>);

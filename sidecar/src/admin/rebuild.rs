@@ -29,6 +29,7 @@ use mysql::prelude::Queryable;
 use mysql::TxOpts;
 use redis::ConnectionLike;
 
+use crate::batch::lock_offset;
 use crate::io::mysql as db;
 use crate::io::redis::{self as redisio, Meta};
 use crate::model::time::datetime;
@@ -423,7 +424,7 @@ fn locked_snapshot(
     quarantine: bool,
 ) -> Result<Result<Snapshot, String>, mysql::Error> {
     let mut tx = my.start_transaction(TxOpts::default())?;
-    let from = db::lock_offset(&mut tx, event)?;
+    let from = lock_offset(&mut tx, event)?;
     let Some(row) = read_row(&mut tx, event)? else {
         return Ok(Err("unknown to MySQL".into()));
     };

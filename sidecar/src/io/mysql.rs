@@ -1,10 +1,10 @@
 //! MySQL: connecting (UTC session, found-rows, timeouts, TLS from the
 //! `conn` crate), migrating, and the queries shared by the layers above —
-//! the offset row lock, writing a conflict or a quarantine, and the reads
-//! of offsets, events, stock and live tickets. Record-level server errors
+//! writing a conflict or a quarantine, and the reads of offsets, events,
+//! stock and live tickets. Record-level server errors
 //! (duplicate key, value out of range, ...) are told apart here
 //! ([`is_record_level`]): they mean "this data is wrong", everything else
-//! is retried. Applying a batch lives in `sync::apply`.
+//! is retried. Applying a batch lives in `batch`.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -93,24 +93,6 @@ pub fn quarantine(tx: &mut impl Queryable, event: &str, ev: &Evidence) -> Result
         "UPDATE ticket_event SET quarantined_at = NOW(3), quarantine_reason = ? WHERE event_id = ? AND quarantined_at IS NULL",
         (ev.stored(), event),
     )
-}
-
-/// Reads and locks the event's offset row.
-pub(crate) fn lock_offset(tx: &mut impl Queryable, event: &str) -> Result<StreamId, mysql::Error> {
-    let row: Option<String> = tx.exec_first(
-        "SELECT last_stream_id FROM ticket_sync_offset WHERE event_id = ? FOR UPDATE",
-        (event,),
-    )?;
-    let text = row.unwrap_or_else(|| "0-0".into());
-    StreamId::parse(&text).ok_or_else(|| {
-        mysql::Error::MySqlError(mysql::MySqlError {
-            state: "HY000".into(),
-            code: 0,
-            message: format!(
-                "ticket_sync_offset.last_stream_id of event {event:?} is {text:?}, not a stream id: fix the row"
-            ),
-        })
-    })
 }
 
 /// Every event's committed offset (rows that do not parse are left out).

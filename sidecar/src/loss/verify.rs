@@ -24,16 +24,16 @@ use mysql::prelude::Queryable;
 use mysql::TxOpts;
 use redis::ConnectionLike;
 
+use crate::batch::{journal, lock_offset};
 use crate::io::backoff::{sleep_unless, Backoff};
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
 use crate::io::redis as redisio;
+use crate::io::rounds::{take_request, Rounds};
 use crate::loss::quarantine::{
     adopt, check, check_identity, Adopt, LogInfo, MysqlFacts, RedisFacts,
 };
 use crate::model::Evidence;
-use crate::sync::journal;
-use crate::sync::rounds::{take_request, Rounds};
 use protocol::StreamId;
 
 /// Most applied-but-untrimmed entries reconcile counts in a log.
@@ -257,7 +257,7 @@ fn verify_event(
     let my_err = |e: mysql::Error| Failure::Connection(format!("MySQL, event {event}: {e}"));
     let redis_err = |e: redis::RedisError| redis_failure(event, e);
     let mut tx = my.start_transaction(TxOpts::default()).map_err(my_err)?;
-    db::lock_offset(&mut tx, event).map_err(my_err)?;
+    lock_offset(&mut tx, event).map_err(my_err)?;
     let Some(r) = row(&mut tx, event).map_err(my_err)?.filter(Row::checked) else {
         return Ok(None);
     };

@@ -1,14 +1,16 @@
 //! The sidecar's shared model, below every other layer: a log [`Entry`],
-//! the [`Conflict`]s and [`Outcome`] of a batch, an event's state as MySQL
-//! holds it ([`EventState`], and the quarantine [`Reason`] and
-//! [`Evidence`]), a user's live tickets ([`Live`]), an entry's canonical
-//! content as the heal compares it ([`content`]), and time formatting.
-//! Nothing here does I/O or imports another layer.
+//! the [`Conflict`]s and [`Outcome`] of a batch, an event's row as MySQL
+//! holds it ([`event`]: its init, its state, the quarantine [`Reason`] and
+//! [`Evidence`]), an order's rows ([`order`]: status, changes, new orders),
+//! a user's live tickets ([`Live`]), an entry's canonical content as the
+//! heal compares it ([`content`]), and time formatting. Nothing here does
+//! I/O or imports another layer.
 
 pub mod content;
 pub mod entry;
 pub mod event;
 pub mod live;
+pub mod order;
 pub mod outcome;
 pub mod time;
 

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
+use crate::batch::journal;
 use crate::io::backoff::Backoff;
 use crate::io::metrics::Metrics;
 use crate::io::redis::{self as redisio, Conn};
 use crate::model::time::now_ms;
-use crate::sync::journal;
 use protocol::StreamId;
 
 /// Attempts at the last trims after the writers are gone.

@@ -2,10 +2,9 @@
 //! retrying each until it commits (or the gate refuses it), so the reader's
 //! cursor never runs past an unapplied entry. An event always hashes to
 //! the same writer. Consecutive queued batches of one event are merged into
-//! one transaction ([`merge`]); [`commit`] is the one place a batch
-//! meets MySQL ([`crate::sync::apply`]). A refused batch (a quarantined
-//! event) goes back to the reader as a rewind; a committed offset goes to
-//! the trimmer.
+//! one transaction ([`merge`]); `batch::commit_batch` is the one place a
+//! batch meets MySQL. A refused batch (a quarantined event) goes back to the
+//! reader as a rewind; a committed offset goes to the trimmer.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -13,11 +12,11 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
+use crate::batch::commit_batch;
 use crate::io::backoff::{sleep_unless, Backoff};
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
 use crate::model::{Entry, Outcome};
-use crate::sync::apply::apply_batch;
 use protocol::StreamId;
 
 /// One read of one event's log: the entries after `after`.
@@ -96,7 +95,7 @@ impl Writer {
         loop {
             if let Some(c) = self.connection() {
                 let started = Instant::now();
-                match commit(c, &batch) {
+                match commit_batch(c, &batch.event, batch.after, &batch.entries) {
                     Ok(o) => {
                         self.backoff.reset();
                         self.out.metrics.set_up("mysql", true);
@@ -137,12 +136,6 @@ impl Writer {
         }
         self.conn.as_mut()
     }
-}
-
-/// One attempt at `batch` in one transaction: the one place a batch meets
-/// MySQL.
-pub fn commit(c: &mut mysql::Conn, batch: &Batch) -> Result<Outcome, mysql::Error> {
-    apply_batch(c, &batch.event, batch.after, &batch.entries)
 }
 
 impl Outputs {

@@ -23,12 +23,12 @@ use redis::ConnectionLike;
 use super::content;
 use super::journal;
 use super::planner::{self, Fate, Logged, Touch, Undo};
+use crate::batch::apply_rest;
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
 use crate::io::redis as redisio;
+use crate::model::order::Kind;
 use crate::model::{Conflict, Entry, Evidence, Outcome, Reason};
-use crate::sync::apply::apply_rest;
-use crate::sync::plan::Kind;
 use protocol::record::Op;
 use protocol::StreamId;
 

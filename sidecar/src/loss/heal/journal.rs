@@ -1,12 +1,12 @@
 //! MySQL's journal as the heal reads and cuts it (I/O): each applied entry
-//! with its position in the ring of rows that `sync::journal` writes (which
+//! with its position in the ring of rows that `batch::journal` writes (which
 //! also holds the anchors and the anchored trim, re-exported here).
 
 use mysql::prelude::Queryable;
 
+pub use crate::batch::journal::{record, redis_anchor, stored_anchor};
+use crate::batch::journal::{write_row, ENTRY_SEP, ID_SEP};
 use crate::model::content::{self, Logged};
-pub use crate::sync::journal::{record, redis_anchor, stored_anchor};
-use crate::sync::journal::{write_row, ENTRY_SEP, ID_SEP};
 use protocol::StreamId;
 
 /// Where an entry is in the journal: its row's seq and its place in it.

@@ -7,12 +7,12 @@
 //!   to re-apply and what to undo (pure, property-tested);
 //! * [`journal`]: MySQL's journal as the heal reads and cuts it; the
 //!   journal's writing, the anchor and the writer's anchor check live in
-//!   `sync::journal`, below this layer (I/O);
+//!   `batch::journal`, below this layer (I/O);
 //! * [`executor`]: the heal itself, run by the verifier under the event's
 //!   offset lock (I/O).
 //!
 //! The writer refuses a batch whose anchor is missing or different and
-//! asks the verifier for a round at once (`sync::rounds::request_now`): a
+//! asks the verifier for a round at once (`io::rounds::request_now`): a
 //! process-wide flag, so the hook in the writer stays one line.
 
 pub use crate::model::content;

@@ -29,7 +29,7 @@
 use std::collections::BTreeSet;
 
 pub use crate::model::content::Logged;
-use crate::sync::plan::Kind;
+use crate::model::order::Kind;
 use protocol::record::{Op, Record};
 use protocol::StreamId;
 

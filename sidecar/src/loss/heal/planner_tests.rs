@@ -242,7 +242,7 @@ impl Mysql {
         }
     }
 
-    /// A queue step, as `sync::queue` admits it: an enter only before the
+    /// A queue step, as `batch::queue` admits it: an enter only before the
     /// draw, the draw only once.
     fn step(&mut self, id: StreamId, op: &Op) {
         let refused = match op {

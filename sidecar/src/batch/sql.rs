@@ -1,15 +1,13 @@
 //! SQL shared by the fast and the slow path (below both): the statements
 //! of an init, of a status change, of a draw and of a draw event's queue
-//! steps, the draw state of an event's row, and running a statement with
-//! record-level errors kept apart from the server's.
+//! steps, and the draw state of an event's row.
 
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
 
-use crate::io::mysql::is_record_level;
+use crate::batch::queue::{DrawState, Drawn, QueueStep};
+use crate::model::event::Init;
 use crate::model::time::datetime;
-use crate::sync::plan::Init;
-use crate::sync::queue::{DrawState, Drawn, QueueStep};
 use protocol::draw::hex;
 
 /// The INSERT of an init's event row, with its parameters.
@@ -101,19 +99,6 @@ pub(crate) fn draw_state(
         (event,),
     )?;
     Ok(row.map(|(commitment, seed)| DrawState { commitment, seed }))
-}
-
-/// Runs a statement; record-level errors become `Ok(Err(msg))`.
-pub(crate) fn try_exec<P: Into<mysql::Params>>(
-    tx: &mut Transaction<'_>,
-    sql: &str,
-    params: P,
-) -> Result<Result<u64, String>, mysql::Error> {
-    match tx.exec_drop(sql, params) {
-        Ok(()) => Ok(Ok(tx.affected_rows())),
-        Err(e) if is_record_level(&e) => Ok(Err(e.to_string())),
-        Err(e) => Err(e),
-    }
 }
 
 /// Unix ms as a DATETIME(3) parameter, 0 as NULL (no bound).

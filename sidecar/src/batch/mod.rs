@@ -1,41 +1,59 @@
-//! The exactly-once core of the writer: one batch of an event applied in
-//! one MySQL transaction.
+//! One batch of one event's log entries, applied to MySQL exactly once:
+//! the transaction the writer threads (`sync::writer`) run, and its parts.
 //!
-//! [`apply_batch`] locks the event's `ticket_sync_offset` row (`SELECT ..
-//! FOR UPDATE`), drops entries at or below the stored offset, asks the
-//! [`gate`](crate::sync::gate) whether the rest may be applied, applies it
-//! — fast path or record by record (planned by [`crate::sync::plan`], run by
-//! [`crate::sync::fast`] and [`crate::sync::slow`]) — advances the offset and
-//! commits. Whatever dies at whatever instant, either all of a batch and its
-//! offset are in MySQL or none of it is; a second sidecar waits on the row
-//! lock and then skips what the first one applied.
+//! The invariant, step by step in [`commit_batch`] (rust-rdkafka's
+//! at-least-once loop — receive, process, store the offset last — with all
+//! three in one transaction, which makes it exactly once):
+//!
+//! 1. open a transaction and lock the event's `ticket_sync_offset` row
+//!    (`SELECT .. FOR UPDATE`): a second sidecar waits here;
+//! 2. skip the entries at or below the locked offset: applied already (a
+//!    retry, a restart after `kill -9`, the sidecar that held the lock);
+//! 3. ask the [`gate`]: a quarantined, re-created or replaced event is
+//!    refused, and only its quarantine or conflict commits, no entry;
+//! 4. apply the rest as [`plan`]ned: the [`fast`] path, or record by record
+//!    ([`slow`]), both on [`sql`];
+//! 5. last, move the offset to the batch's last entry and write the
+//!    [`journal`] in the same transaction; then `COMMIT`.
+//!
+//! Whatever dies at whatever instant, either a batch and its offset are both
+//! in MySQL or neither is.
 //!
 //! Errors are split in two: *record-level* server errors (duplicate key,
 //! value out of range, ...) mean "this data is wrong" and send the batch
 //! down the slow path, where they become `ticket_conflict` rows; everything
 //! else (connection lost, deadlock, lock wait timeout, missing table,
 //! read-only server) is returned to the caller, which rolls back and
-//! retries with backoff — never skipping an entry.
+//! retries with backoff — never skipping an entry. [`queue`] holds a draw
+//! event's steps; the heal (`loss::heal`) re-applies entries through
+//! [`apply_rest`].
+
+pub mod fast;
+pub mod gate;
+pub mod journal;
+pub mod plan;
+pub mod queue;
+pub mod slow;
+pub mod sql;
 
 use mysql::prelude::Queryable;
 use mysql::{Conn, Transaction, TxOpts};
 
-use crate::io::mysql::{lock_offset, quarantine, record_conflict_once};
+use crate::io::mysql::{quarantine, record_conflict_once};
+use crate::io::rounds::request_now;
+use crate::model::event::restored_status;
 use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, EventState, Evidence, Outcome};
-use crate::sync::gate::{gate, Gate, Restore};
-use crate::sync::journal;
-use crate::sync::plan::{count_ops, plan, restored_status, Plan};
-use crate::sync::rounds::request_now;
+use gate::{gate, Gate, Restore};
+use plan::{count_ops, plan, Plan};
 use protocol::record::Incarnation;
 use protocol::StreamId;
 
 /// Applies one batch of `event`'s entries (ascending ids, read from the
 /// log after `after`) exactly once, unless the gate refuses it (see
-/// [`crate::sync::gate`]). A batch read after a point beyond the committed
-/// offset (queued before the reader rewound to it) is refused too: the
-/// entries in between are not in it, and nothing may skip them.
-pub fn apply_batch(
+/// [`gate`]): the one function that opens and commits the transaction,
+/// retried slowly in a new one when the fast path finds an anomaly.
+pub fn commit_batch(
     conn: &mut Conn,
     event: &str,
     after: StreamId,
@@ -48,42 +66,7 @@ pub fn apply_batch(
     let mut force_slow = false;
     loop {
         let mut tx = conn.start_transaction(TxOpts::default())?;
-        let offset = lock_offset(&mut tx, event)?;
-        let todo: Vec<Entry> = entries.iter().filter(|e| e.id > offset).cloned().collect();
-        let Some(last) = todo.last().map(|e| e.id) else {
-            tx.commit()?;
-            return Ok(Outcome {
-                offset: Some(offset),
-                path: "skip",
-                ..Outcome::default()
-            });
-        };
-        if after > offset {
-            return refuse(tx, event, offset, None, None);
-        }
-        let state = event_state(&mut tx, event)?;
-        let (from, restore) = match gate(event, state.as_ref(), offset, &todo) {
-            Gate::Apply { from, restore } => (from, restore),
-            Gate::Discard { upto, lifted } => {
-                return discard(tx, event, &todo[..=upto], lifted, upto + 1 < todo.len())
-            }
-            Gate::Refuse {
-                quarantine,
-                conflict,
-            } => return refuse(tx, event, offset, quarantine, conflict),
-        };
-        if restore.is_none() && !anchor_holds(&mut tx, event, after, offset, entries)? {
-            return refuse(tx, event, offset, None, None);
-        }
-        let todo = &todo[from..];
-        match apply_gated(
-            &mut tx,
-            event,
-            (offset, last),
-            todo,
-            restore.as_ref(),
-            force_slow,
-        )? {
+        match attempt(&mut tx, event, after, entries, force_slow)? {
             Some(out) => {
                 tx.commit()?;
                 return Ok(out);
@@ -94,6 +77,75 @@ pub fn apply_batch(
             }
         }
     }
+}
+
+/// Step 1: reads and locks the event's offset row (the verifier and
+/// rebuild take the same lock to serialise with the writers).
+pub fn lock_offset(tx: &mut impl Queryable, event: &str) -> Result<StreamId, mysql::Error> {
+    let row: Option<String> = tx.exec_first(
+        "SELECT last_stream_id FROM ticket_sync_offset WHERE event_id = ? FOR UPDATE",
+        (event,),
+    )?;
+    let text = row.unwrap_or_else(|| "0-0".into());
+    StreamId::parse(&text).ok_or_else(|| {
+        mysql::Error::MySqlError(mysql::MySqlError {
+            state: "HY000".into(),
+            code: 0,
+            message: format!(
+                "ticket_sync_offset.last_stream_id of event {event:?} is {text:?}, not a stream id: fix the row"
+            ),
+        })
+    })
+}
+
+/// Steps 2 to 5 under the offset lock: what to commit, or `None` when the
+/// fast path refused and the batch must be replayed slowly. A batch read
+/// after a point beyond the committed offset (queued before the reader
+/// rewound to it) is refused: the entries in between are not in it, and
+/// nothing may skip them.
+fn attempt(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    after: StreamId,
+    entries: &[Entry],
+    force_slow: bool,
+) -> Result<Option<Outcome>, mysql::Error> {
+    let offset = lock_offset(tx, event)?;
+    let todo: Vec<Entry> = entries.iter().filter(|e| e.id > offset).cloned().collect();
+    let Some(last) = todo.last().map(|e| e.id) else {
+        return Ok(Some(Outcome {
+            offset: Some(offset),
+            path: "skip",
+            ..Outcome::default()
+        }));
+    };
+    if after > offset {
+        return refuse(tx, event, offset, None, None).map(Some);
+    }
+    let state = event_state(tx, event)?;
+    let (from, restore) = match gate(event, state.as_ref(), offset, &todo) {
+        Gate::Apply { from, restore } => (from, restore),
+        Gate::Discard { upto, lifted } => {
+            let more = upto + 1 < todo.len();
+            return discard(tx, event, &todo[..=upto], lifted, more).map(Some);
+        }
+        Gate::Refuse {
+            quarantine,
+            conflict,
+        } => return refuse(tx, event, offset, quarantine, conflict).map(Some),
+    };
+    if restore.is_none() && !anchor_holds(tx, event, after, offset, entries)? {
+        return refuse(tx, event, offset, None, None).map(Some);
+    }
+    let todo = &todo[from..];
+    apply_gated(
+        tx,
+        event,
+        (offset, last),
+        todo,
+        restore.as_ref(),
+        force_slow,
+    )
 }
 
 /// Applies `todo` (what the gate let through, a restore first when
@@ -190,7 +242,7 @@ pub(crate) fn apply_rest(
     };
     match p {
         Plan::Nothing => out.path = "fast",
-        Plan::Fast(fp) => match crate::sync::fast::apply(tx, event, &fp)? {
+        Plan::Fast(fp) => match fast::apply(tx, event, &fp)? {
             Ok(()) => {
                 out.path = "fast";
                 for (op, n) in count_ops(&todo) {
@@ -207,31 +259,30 @@ pub(crate) fn apply_rest(
         Plan::Slow(why) => {
             log::debug!("event {event}: slow path: {why}");
             out.path = "slow";
-            crate::sync::slow::apply(tx, event, &todo, out)?;
+            slow::apply(tx, event, &todo, out)?;
         }
     }
     Ok(true)
 }
 
-/// Commits a refused batch: only the quarantine and the conflict, never
-/// the entries or the offset.
+/// A refused batch: only the quarantine and the conflict, never the
+/// entries or the offset.
 fn refuse(
-    mut tx: Transaction<'_>,
+    tx: &mut Transaction<'_>,
     event: &str,
     offset: StreamId,
     quarantine: Option<Evidence>,
     conflict: Option<Conflict>,
 ) -> Result<Outcome, mysql::Error> {
     if let Some(ev) = &quarantine {
-        self::quarantine(&mut tx, event, ev)?;
+        self::quarantine(tx, event, ev)?;
     }
     let mut conflicts = Vec::new();
     if let Some(c) = conflict {
-        if record_conflict_once(&mut tx, event, &c)? {
+        if record_conflict_once(tx, event, &c)? {
             conflicts.push(c);
         }
     }
-    tx.commit()?;
     Ok(Outcome {
         offset: Some(offset),
         path: "refused",
@@ -242,14 +293,14 @@ fn refuse(
     })
 }
 
-/// Commits the discard of `reused` (entries of a dropped event's
+/// The discard of `reused` (entries of a dropped event's
 /// re-created id): each becomes a `reused_after_drop` conflict and the
 /// offset moves past them. With `lifted` (the last is the re-created
 /// sale's drop) the quarantine is lifted; the event stays dropped. With
 /// `more` (entries after them in the batch), the reader reads on from the
 /// new offset, through the gate again.
 fn discard(
-    mut tx: Transaction<'_>,
+    tx: &mut Transaction<'_>,
     event: &str,
     reused: &[Entry],
     lifted: bool,
@@ -267,7 +318,7 @@ fn discard(
             Err(m) => format!("{detail}: {}", m.raw),
         };
         let c = Conflict::about(e, "reused_after_drop", detail);
-        if record_conflict_once(&mut tx, event, &c)? {
+        if record_conflict_once(tx, event, &c)? {
             conflicts.push(c);
         }
     }
@@ -279,9 +330,8 @@ fn discard(
     }
     let last = reused.last().map(|e| e.id);
     if let Some(last) = last {
-        advance(&mut tx, event, last, reused, false)?;
+        advance(tx, event, last, reused, false)?;
     }
-    tx.commit()?;
     Ok(Outcome {
         offset: last,
         path: "discarded",

@@ -20,12 +20,13 @@
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
 
+use crate::batch::queue::{Drawn, QueueStep, StepKind};
+use crate::batch::sql::{draw_state, insert_event, insert_steps, set_status, store_draw};
 use crate::io::mysql::is_record_level;
+use crate::model::event::{status_of, Init};
+use crate::model::order::{Change, NewOrder, Status};
 use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, Outcome};
-use crate::sync::plan::{status_of, Change, Init, NewOrder, Status};
-use crate::sync::queue::{Drawn, QueueStep, StepKind};
-use crate::sync::sql::{draw_state, insert_event, insert_steps, set_status, store_draw};
 use protocol::record::Record;
 use protocol::StreamId;
 

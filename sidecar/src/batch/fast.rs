@@ -1,4 +1,4 @@
-//! The fast path's SQL: one planned batch ([`crate::sync::plan::FastPlan`]) as a
+//! The fast path's SQL: one planned batch ([`crate::batch::plan::FastPlan`]) as a
 //! fixed handful of multi-row statements, in the plan's order — the init;
 //! per kind (confirm, expire, cancel), one UPDATE of the rows of the older
 //! orders it changes; the live-row check of orders that begin and end in the
@@ -6,7 +6,7 @@
 //! status); the conditional stock UPDATE; the last open/close/drop. A draw
 //! event's batch also stores its draw (an UPDATE that matches only the
 //! committed seed of an event not drawn yet) and INSERTs its queue steps,
-//! checked first against the event's draw state (see `sync::queue`).
+//! checked first against the event's draw state (see `batch::queue`).
 //!
 //! Every statement checks what the planner could not: the matched-row count
 //! of each UPDATE, the unique indexes (one live lead row per user, one live
@@ -17,10 +17,13 @@
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
 
+use crate::batch::plan::FastPlan;
+use crate::batch::queue::{admitted, DrawState, QueueStep};
+use crate::batch::sql::{draw_state, insert_event, insert_steps, set_status, store_draw};
+use crate::io::mysql::is_record_level;
+use crate::model::event::Init;
+use crate::model::order::{Change, Kind, NewOrder};
 use crate::model::time::datetime;
-use crate::sync::plan::{Change, FastPlan, Init, Kind, NewOrder};
-use crate::sync::queue::{admitted, DrawState, QueueStep};
-use crate::sync::sql::{draw_state, insert_event, insert_steps, set_status, store_draw, try_exec};
 
 /// Rows per multi-row statement (keeps placeholders far below 65,535).
 const CHUNK: usize = 1000;
@@ -345,11 +348,24 @@ fn row(event: &str, o: &NewOrder, t: i64, lead: bool) -> Vec<(&'static str, Valu
     ]
 }
 
+/// Runs a statement; record-level errors become `Ok(Err(msg))`.
+fn try_exec<P: Into<mysql::Params>>(
+    tx: &mut Transaction<'_>,
+    sql: &str,
+    params: P,
+) -> Result<Result<u64, String>, mysql::Error> {
+    match tx.exec_drop(sql, params) {
+        Ok(()) => Ok(Ok(tx.affected_rows())),
+        Err(e) if is_record_level(&e) => Ok(Err(e.to_string())),
+        Err(e) => Err(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::plan::{plan, Plan};
     use crate::model::Entry;
-    use crate::sync::plan::{plan, Plan};
     use protocol::record::{Op, Record, Tickets};
     use protocol::StreamId;
 

@@ -1,6 +1,7 @@
 //! Verification rounds, by number: the reader asks for one at every Redis
 //! connect and waits for it before reading; the verifier (in the `loss`
-//! layer) serves them. Here, below both, so the reader never imports the
+//! layer) serves them, and a batch that lacks its anchor asks for one now.
+//! Here, below all three, so neither the reader nor the batch imports the
 //! layer above it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

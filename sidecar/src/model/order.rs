@@ -1,0 +1,207 @@
+//! The sidecar's order vocabulary, as MySQL's `ticket_order` and
+//! `ticket_participation` rows hold it: an order's [`Status`], the
+//! [`Kind`] of change a confirm, expire or cancel makes, a [`Change`] of an
+//! order older than a batch and a [`NewOrder`] a batch creates. Pure: the
+//! batch's planner and paths write these, the heal undoes them.
+
+use protocol::record::{Op, Record};
+use protocol::StreamId;
+
+/// The status of an order and of each of its participation rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Taken from stock until `held_until`.
+    Held,
+    /// Sold.
+    Active,
+    /// Given back by a cancel.
+    Canceled,
+    /// The hold ran out.
+    Expired,
+}
+
+impl Status {
+    /// The SQL ENUM value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Held => "held",
+            Status::Active => "active",
+            Status::Canceled => "canceled",
+            Status::Expired => "expired",
+        }
+    }
+
+    /// The status named by a SQL ENUM value.
+    pub fn parse(text: &str) -> Option<Status> {
+        [
+            Status::Held,
+            Status::Active,
+            Status::Canceled,
+            Status::Expired,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == text)
+    }
+
+    /// Held or active: the order counts against stock and its user.
+    pub fn live(self) -> bool {
+        matches!(self, Status::Held | Status::Active)
+    }
+}
+
+/// What a confirm, expire or cancel does to a user's live order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Confirm,
+    Expire,
+    Cancel,
+}
+
+impl Kind {
+    /// The kind of a change op, if `op` is one.
+    pub fn of<U>(op: &Op<U>) -> Option<Kind> {
+        match op {
+            Op::Confirm { .. } => Some(Kind::Confirm),
+            Op::Expire { .. } => Some(Kind::Expire),
+            Op::Cancel { .. } => Some(Kind::Cancel),
+            _ => None,
+        }
+    }
+
+    /// True when an order in status `s` can undergo this change.
+    pub fn accepts(self, s: Status) -> bool {
+        match self {
+            Kind::Confirm | Kind::Expire => s == Status::Held,
+            Kind::Cancel => s.live(),
+        }
+    }
+
+    /// The statuses [`Kind::accepts`] (for SQL `status IN (...)`).
+    pub fn sources_sql(self) -> &'static str {
+        match self {
+            Kind::Confirm | Kind::Expire => "'held'",
+            Kind::Cancel => "'held', 'active'",
+        }
+    }
+
+    /// The status after the change.
+    pub fn target(self) -> Status {
+        match self {
+            Kind::Confirm => Status::Active,
+            Kind::Expire => Status::Expired,
+            Kind::Cancel => Status::Canceled,
+        }
+    }
+
+    /// The time column the change sets.
+    pub fn time_column(self) -> &'static str {
+        match self {
+            Kind::Confirm => "confirmed_at",
+            Kind::Expire => "expired_at",
+            Kind::Cancel => "canceled_at",
+        }
+    }
+
+    /// True when the change gives the tickets back to stock.
+    pub fn releases(self) -> bool {
+        self != Kind::Confirm
+    }
+
+    /// The conflict reason when the change matches no order.
+    pub fn mismatch(self) -> &'static str {
+        match self {
+            Kind::Confirm => "confirm_mismatch",
+            Kind::Expire => "expire_mismatch",
+            Kind::Cancel => "cancel_mismatch",
+        }
+    }
+}
+
+/// A confirm, expire or cancel of an order that existed before the batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub kind: Kind,
+    /// Entry id (stored as the rows' `stream_id`).
+    pub id: StreamId,
+    pub user: String,
+    /// Exactly the order's tickets, ascending.
+    pub tickets: Vec<i64>,
+    /// Unix ms of the entry.
+    pub at: i64,
+}
+
+impl Change {
+    /// The change `rec` (a confirm, expire or cancel) asks for, if it is one.
+    pub fn of(id: StreamId, rec: &Record) -> Option<Change> {
+        let (user, tickets, _) = rec.op.order()?;
+        Some(Change {
+            kind: Kind::of(&rec.op)?,
+            id,
+            user: user.clone(),
+            tickets: tickets.as_slice().to_vec(),
+            at: rec.at,
+        })
+    }
+}
+
+/// An order created by the batch, as it stands at the end of the batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewOrder {
+    /// The id of the claim/hold/offer that created it (`order_id`).
+    pub order_id: StreamId,
+    pub user: String,
+    /// Ascending ticket numbers.
+    pub tickets: Vec<i64>,
+    pub status: Status,
+    /// Deadline of a hold or offer (unix ms).
+    pub held_until: Option<i64>,
+    /// Unix ms of the creating entry.
+    pub created_at: i64,
+    pub confirmed_at: Option<i64>,
+    pub canceled_at: Option<i64>,
+    pub expired_at: Option<i64>,
+    /// The last entry that changed the order (`stream_id`).
+    pub last: StreamId,
+}
+
+impl NewOrder {
+    /// The order `op` (a claim, hold or offer) creates, if it is one.
+    pub fn created_by(id: StreamId, rec: &Record) -> Option<NewOrder> {
+        let status = match rec.op {
+            Op::Claim { .. } => Status::Active,
+            Op::Hold { .. } | Op::Offer { .. } => Status::Held,
+            _ => return None,
+        };
+        let (user, tickets, until) = rec.op.order()?;
+        Some(NewOrder {
+            order_id: id,
+            user: user.clone(),
+            tickets: tickets.as_slice().to_vec(),
+            status,
+            held_until: (until > 0).then_some(until),
+            created_at: rec.at,
+            confirmed_at: None,
+            canceled_at: None,
+            expired_at: None,
+            last: id,
+        })
+    }
+
+    /// Applies change `c`, if the order accepts it with exactly its
+    /// tickets (what the per-record path checks).
+    pub fn change(&mut self, c: &Change) -> bool {
+        let (kind, at) = (c.kind, c.at);
+        if !kind.accepts(self.status) || self.tickets != c.tickets {
+            return false;
+        }
+        self.status = kind.target();
+        let slot = match kind {
+            Kind::Confirm => &mut self.confirmed_at,
+            Kind::Expire => &mut self.expired_at,
+            Kind::Cancel => &mut self.canceled_at,
+        };
+        *slot = Some(at);
+        self.last = c.id;
+        true
+    }
+}
