@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS ticket_seat (
   row_name   VARCHAR(16) NOT NULL,
   label      BIGINT      NOT NULL,
   category   VARCHAR(32) NOT NULL,
-  accessible TINYINT(1)  NOT NULL,
+  `accessible` TINYINT(1) NOT NULL, -- (a reserved word: quote it)
   seat_name  VARCHAR(64) GENERATED ALWAYS AS (CONCAT(section, '-', row_name, '-', label)) VIRTUAL,
   PRIMARY KEY (event_id, seat_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

@@ -34,7 +34,7 @@ pub(crate) fn insert_seats(event: &str, layout: &Layout) -> Vec<(String, Vec<Val
                 ]);
             }
             let tuples = vec!["(?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
-            let sql = format!("INSERT INTO ticket_seat (event_id, seat_id, section, row_name, label, category, accessible) VALUES {tuples}");
+            let sql = format!("INSERT INTO ticket_seat (event_id, seat_id, section, row_name, label, category, `accessible`) VALUES {tuples}");
             (sql, params)
         })
         .collect();
