@@ -299,51 +299,7 @@ impl<U: AsRef<str>> Op<U> {
     pub fn value(&self, field: Field, form: Form, minted: Option<i64>) -> Option<Value<'_>> {
         let number = |n: i64| Some(Value::Number(n));
         match (self, field) {
-            (Op::Init { total, .. }, F::Total) => number(*total),
-            (Op::Init { opens_at, .. }, F::OpensAt) => number(*opens_at),
-            (Op::Init { closes_at, .. }, F::ClosesAt) => number(*closes_at),
-            (Op::Init { incarnation, .. }, F::Incarnation) => incarnation.map(Value::Hex),
-            (
-                Op::Init {
-                    draw: Some(terms), ..
-                },
-                F::Commitment | F::Admit | F::Secret,
-            ) => terms.value(field, form),
-            // A seated event's init effect keeps the layout's position with
-            // empty draw terms.
-            (
-                Op::Init {
-                    layout: Some(_), ..
-                },
-                F::Commitment | F::Secret,
-            ) => (form == Form::Effect).then_some(Value::Text("")),
-            (
-                Op::Init {
-                    layout: Some(_), ..
-                },
-                F::Admit,
-            ) => (form == Form::Effect).then_some(Value::Number(0)),
-            (Op::Init { .. }, F::Commitment | F::Admit | F::Secret) => None,
-            (Op::Init { layout, .. }, F::Layout) => layout.as_deref().map(Value::Text),
-            (
-                Op::Init {
-                    checkout,
-                    incarnation,
-                    ..
-                },
-                setting,
-            ) => {
-                let (settings, offer) = match (form, incarnation) {
-                    (Form::Effect, Some(_)) => (true, true),
-                    _ => checkout.written(),
-                };
-                match setting {
-                    F::Hold => settings.then_some(Value::Number(checkout.hold)),
-                    F::Limit => settings.then_some(Value::Number(checkout.limit)),
-                    F::Offer => offer.then_some(Value::Number(checkout.offer)),
-                    _ => None,
-                }
-            }
+            (Op::Init { .. }, _) => self.init_value(field, form),
             (Op::Restore { incarnation, .. }, F::Incarnation) => Some(Value::Hex(*incarnation)),
             (Op::Restore { status, .. }, F::Status) => Some(Value::Text(status.as_str())),
             (Op::Restore { from, .. }, F::From) => Some(Value::Id(*from)),
@@ -400,6 +356,51 @@ fn seat_name_field(text: &str, max: usize) -> Option<Option<&str>> {
         "" => Some(None),
         t if t.len() <= max && t.bytes().all(ok) => Some(Some(t)),
         _ => None,
+    }
+}
+
+impl<U> Op<U> {
+    /// How an init's `field` is written in `form` (see [`Op::value`]).
+    fn init_value(&self, field: Field, form: Form) -> Option<Value<'_>> {
+        let Op::Init {
+            total,
+            opens_at,
+            closes_at,
+            checkout,
+            incarnation,
+            draw,
+            layout,
+        } = self
+        else {
+            return None;
+        };
+        let effect = form == Form::Effect;
+        match (field, draw) {
+            (F::Total, _) => Some(Value::Number(*total)),
+            (F::OpensAt, _) => Some(Value::Number(*opens_at)),
+            (F::ClosesAt, _) => Some(Value::Number(*closes_at)),
+            (F::Incarnation, _) => incarnation.map(Value::Hex),
+            (F::Commitment | F::Admit | F::Secret, Some(terms)) => terms.value(field, form),
+            // A seated event's init effect keeps the layout's position with
+            // empty draw terms.
+            (F::Commitment | F::Secret, None) => {
+                (effect && layout.is_some()).then_some(Value::Text(""))
+            }
+            (F::Admit, None) => (effect && layout.is_some()).then_some(Value::Number(0)),
+            (F::Layout, _) => layout.as_deref().map(Value::Text),
+            (setting, _) => {
+                let (settings, offer) = match (form, incarnation) {
+                    (Form::Effect, Some(_)) => (true, true),
+                    _ => checkout.written(),
+                };
+                match setting {
+                    F::Hold => settings.then_some(Value::Number(checkout.hold)),
+                    F::Limit => settings.then_some(Value::Number(checkout.limit)),
+                    F::Offer => offer.then_some(Value::Number(checkout.offer)),
+                    _ => None,
+                }
+            }
+        }
     }
 }
 
