@@ -434,3 +434,196 @@ fn a_category_stock_cannot_go_negative() {
     let front = stocks(&db, event).into_iter().find(|s| s.0 == "front");
     assert_eq!(front, Some(("front".into(), 0)));
 }
+
+/// 10 sections x 20 rows x 50 seats (10,000); sections 1-3 are category
+/// front, each row 1 has wheelchair spaces at both ends.
+fn burst_venue() -> String {
+    let rows: Vec<String> = (1..=20)
+        .map(|r| match r {
+            1 => r#"{"name":"1","seats":50,"accessible":[1,50]}"#.to_string(),
+            r => format!(r#"{{"name":"{r}","seats":50}}"#),
+        })
+        .collect();
+    let sections: Vec<String> = (1..=10)
+        .map(|s| {
+            let category = if s <= 3 { "front" } else { "general" };
+            format!(
+                r#"{{"name":"S{s}","category":"{category}","rows":[{}]}}"#,
+                rows.join(",")
+            )
+        })
+        .collect();
+    format!(r#"{{"sections":[{}]}}"#, sections.join(","))
+}
+
+/// What one party's claim answered: its seats, or the error code.
+type Answer = (String, Result<Vec<i64>, String>);
+
+/// `parties` claims of 1-8 seats from `connections` connections at once,
+/// by users `<prefix><connection>-<i>`.
+fn burst(
+    redis: &RedisServer,
+    event: &str,
+    prefix: &str,
+    parties: usize,
+    connections: usize,
+) -> Vec<Answer> {
+    let per = parties / connections;
+    let handles: Vec<_> = (0..connections)
+        .map(|c| {
+            let mut conn = redis.conn();
+            let event = event.to_string();
+            let prefix = prefix.to_string();
+            std::thread::spawn(move || {
+                (0..per)
+                    .map(|i| {
+                        let user = format!("{prefix}{c}-{i}");
+                        let n = 1 + (c * 7 + i * 13) % 8;
+                        let reply: redis::RedisResult<Vec<i64>> = redis::cmd("TICKET.CLAIM")
+                            .arg(&event)
+                            .arg(&user)
+                            .arg("COUNT")
+                            .arg(n)
+                            .query(&mut conn);
+                        let answer = reply.map_err(|e| e.code().unwrap_or("?").to_string());
+                        (user, answer)
+                    })
+                    .collect::<Vec<Answer>>()
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .flat_map(|h| h.join().expect("a claiming thread"))
+        .collect()
+}
+
+/// Whether `seats` are adjacent positions of one row of `layout`.
+fn together(layout: &Layout, seats: &[i64]) -> bool {
+    let places: Vec<_> = seats
+        .iter()
+        .filter_map(|s| layout.place(u32::try_from(*s).ok()?))
+        .collect();
+    places.len() == seats.len()
+        && places
+            .windows(2)
+            .all(|w| w[0].row == w[1].row && w[0].position + 1 == w[1].position)
+}
+
+/// Checks a burst's answers: each party together, no seat twice (across
+/// `sold`), every refusal NOTOGETHER or SOLDOUT; (parties seated, seats,
+/// refusals).
+fn check_answers(
+    layout: &Layout,
+    answers: &[Answer],
+    sold: &mut std::collections::HashSet<i64>,
+) -> (usize, usize, usize) {
+    let (mut seated, mut seats, mut refused) = (0, 0, 0);
+    for (user, answer) in answers {
+        match answer {
+            Ok(s) => {
+                assert!(together(layout, s), "{user} got {s:?}, not together");
+                for seat in s {
+                    assert!(sold.insert(*seat), "seat {seat} sold twice ({user})");
+                }
+                seated += 1;
+                seats += s.len();
+            }
+            Err(code) => {
+                assert!(code == "NOTOGETHER" || code == "SOLDOUT", "{user}: {code}");
+                refused += 1;
+            }
+        }
+    }
+    (seated, seats, refused)
+}
+
+/// The contract's burst: 2,000 parties of 1-8 from 50 connections on
+/// 10,000 seats, through the real module and the sidecar into MySQL; then
+/// 200 of them cancel and 600 more parties rush the seats left. Each party
+/// sits together or gets a clear NOTOGETHER/SOLDOUT, no seat is sold twice,
+/// MySQL equals Redis (reconcile, categories included), and audit-seats
+/// replays the sale and passes.
+#[test]
+fn a_burst_of_parties_sits_together_and_the_audit_passes() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_seats_burst");
+    migrate(&db);
+    let sc = Sidecar::start(&redis.url(), &db, &[]);
+    let event = "arena";
+    let venue = burst_venue();
+    let layout = Layout::parse(&venue).unwrap();
+    let _: () = redis::cmd("TICKET.INIT")
+        .arg(event)
+        .arg(layout.total)
+        .arg("LIMIT")
+        .arg(8)
+        .arg("SEATS")
+        .arg(&venue)
+        .query(&mut r)
+        .expect("INIT SEATS");
+    let started = std::time::Instant::now();
+    let answers = burst(&redis, event, "p", 2000, 50);
+    let took = started.elapsed();
+    let mut sold = std::collections::HashSet::new();
+    let (seated, seats, _) = check_answers(&layout, &answers, &mut sold);
+    eprintln!(
+        "burst: {} parties ({seated} seated, {seats} seats) in {took:?}: {:.0} parties/s, {:.0} seats/s",
+        answers.len(),
+        answers.len() as f64 / took.as_secs_f64(),
+        seats as f64 / took.as_secs_f64()
+    );
+    assert_eq!(answers.len(), 2000);
+    assert!(
+        seated > 1500 && seats > 8000,
+        "{seated} parties, {seats} seats"
+    );
+    // every tenth seated party cancels: its seats are free again
+    let canceled: Vec<&Answer> = answers.iter().filter(|a| a.1.is_ok()).step_by(10).collect();
+    for (user, got) in &canceled {
+        let _: redis::Value = redis::cmd("TICKET.CANCEL")
+            .arg(event)
+            .arg(user)
+            .query(&mut r)
+            .expect("CANCEL");
+        for seat in got.as_ref().unwrap() {
+            sold.remove(seat);
+        }
+    }
+    let rush = burst(&redis, event, "q", 600, 50);
+    let (seated2, seats2, refused) = check_answers(&layout, &rush, &mut sold);
+    assert!(
+        refused > 0,
+        "600 more parties on ~2,000 free seats: some are refused"
+    );
+    let seated = seated - canceled.len() + seated2;
+    let given_back: usize = canceled.iter().map(|a| a.1.as_ref().unwrap().len()).sum();
+    let seats = seats - given_back + seats2;
+    assert_eq!(sold.len(), seats);
+    let (st, out) = sidecar_cmd(
+        &redis.url(),
+        &db,
+        &["reconcile", "--event", event, "--wait", "60"],
+    );
+    assert!(st.success(), "{out}\n{}", sc.log());
+    assert_eq!(conflicts(&db, event), [], "{}", sc.log());
+    let live: i64 = my(&db)
+        .exec_first(
+            "SELECT COUNT(*) FROM ticket_participation WHERE event_id = ? AND live_ticket IS NOT NULL",
+            (event,),
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(live as usize, seats);
+    let started = std::time::Instant::now();
+    let (code, out) = audit(&redis, &db, event);
+    assert_eq!(code, Some(0), "{out}");
+    let orders = seated + canceled.len();
+    assert!(
+        out.contains(&format!("{orders} orders ({} seats)", seats + given_back))
+            && out.contains(&format!("{} given back", canceled.len())),
+        "{out}"
+    );
+    eprintln!("audit-seats: {:?}: {out}", started.elapsed());
+}
