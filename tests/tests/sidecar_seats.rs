@@ -627,3 +627,50 @@ fn a_burst_of_parties_sits_together_and_the_audit_passes() {
     );
     eprintln!("audit-seats: {:?}: {out}", started.elapsed());
 }
+
+/// The daemon drains a seated sale with only SELECT, INSERT and UPDATE on
+/// ticketgate's tables (V6's `ticket_seat` and `ticket_seat_stock`
+/// among them), as `deploy/mysql-grants.sql`'s stricter variant grants.
+#[test]
+fn a_seated_sale_needs_only_select_insert_update() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_seats_grants");
+    migrate(&db);
+    let mut m = my(&db);
+    let dbname: String = m.query_first("SELECT DATABASE()").unwrap().unwrap();
+    let user = format!("tgs_{}", std::process::id());
+    m.query_drop(format!(
+        "CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY 'pw'"
+    ))
+    .unwrap();
+    for t in [
+        "ticket_event",
+        "ticket_stock",
+        "ticket_participation",
+        "ticket_sync_offset",
+        "ticket_conflict",
+        "ticket_journal",
+        "ticket_heal",
+        "ticket_draw_step",
+        "ticket_seat",
+        "ticket_seat_stock",
+    ] {
+        m.query_drop(format!(
+            "GRANT SELECT, INSERT, UPDATE ON `{dbname}`.`{t}` TO '{user}'@'127.0.0.1'"
+        ))
+        .unwrap();
+    }
+    let port: u16 = m.query_first("SELECT @@port").unwrap().unwrap();
+    let url = format!("mysql://{user}:pw@127.0.0.1:{port}/{dbname}");
+    let sc = sidecar(&redis, &url);
+    let event = "gr";
+    let mut sale = honest_sale();
+    let ops = std::mem::take(&mut sale.ops);
+    let last = log(&mut r, event, ops);
+    wait_applied(&db, event, &last, &sc);
+    assert_eq!(conflicts(&db, event), [], "{}", sc.log());
+    assert_eq!(stocks(&db, event), sale.free_by_category());
+    let (code, out) = audit(&redis, &url, event);
+    assert_eq!(code, Some(0), "{out}");
+}
