@@ -236,7 +236,7 @@ pub(crate) fn apply_rest(
     out: &mut Outcome,
 ) -> Result<bool, mysql::Error> {
     let layout = seating::batch_layout(tx, event, rest)?;
-    let (todo, p) = plan(base, rest, layout.as_ref());
+    let (todo, p) = plan(base, rest, layout.as_deref());
     let p = match (p, force_slow) {
         (Plan::Nothing, _) => Plan::Nothing,
         (_, true) => Plan::Slow("retry after anomaly".into()),
@@ -244,7 +244,7 @@ pub(crate) fn apply_rest(
     };
     match p {
         Plan::Nothing => out.path = "fast",
-        Plan::Fast(fp) => match fast::apply(tx, event, &fp, layout.as_ref())? {
+        Plan::Fast(fp) => match fast::apply(tx, event, &fp, layout.as_deref())? {
             Ok(()) => {
                 out.path = "fast";
                 for (op, n) in count_ops(&todo) {
@@ -261,7 +261,7 @@ pub(crate) fn apply_rest(
         Plan::Slow(why) => {
             log::debug!("event {event}: slow path: {why}");
             out.path = "slow";
-            slow::apply(tx, event, &todo, layout.as_ref(), out)?;
+            slow::apply(tx, event, &todo, layout.as_deref(), out)?;
         }
     }
     Ok(true)
