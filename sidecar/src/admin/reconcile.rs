@@ -147,7 +147,11 @@ fn event_lines(
     let my_err = |err: mysql::Error| format!("MySQL, event {e}: {err}");
     let users = db::live_users(my, e).map_err(my_err)?;
     let remaining = db::remaining_stock(my, e).map_err(my_err)?;
-    let categories = db::category_stocks(my, e).map_err(my_err)?;
+    // a seated event's (read only then: the table is V6's)
+    let categories = match r.as_ref().is_some_and(|r| r.categories.is_some()) {
+        true => db::category_stocks(my, e).map_err(my_err)?,
+        false => Vec::new(),
+    };
     let m = (remaining.is_some() || !users.is_empty()).then_some(MysqlEvent {
         users,
         remaining,
