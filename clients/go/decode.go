@@ -130,7 +130,11 @@ func decodeStatus(v interface{}) (*Status, error) {
 		State: r.str("status"), OpensAt: r.int("opens_at"), ClosesAt: r.int("closes_at"),
 		Unsynced: r.int("unsynced"), Held: r.int("held"), Waiting: r.int("waiting"),
 		Incarnation: r.optional("incarnation"), Draw: r.optional("draw"), Seed: r.optional("seed"),
-		Admit: r.optionalInt("admit"),
+		Admit: r.optionalInt("admit"), Accessible: r.optionalInt("accessible"),
+	}
+	if values["categories"] != nil {
+		s.Categories, err = decodeCategories(values["categories"])
+		r.fail(err)
 	}
 	if r.err != nil {
 		return nil, r.err
@@ -151,10 +155,51 @@ func decodeOrder(v interface{}) (*Order, error) {
 	tickets, err := decodeTickets(values["tickets"])
 	r.fail(err)
 	o := &Order{Tickets: tickets, State: r.str("state"), ExpiresAt: r.int("expires_at")}
+	if values["seats"] != nil {
+		o.Seats, err = decodeStrings(values["seats"])
+		r.fail(err)
+	}
 	if r.err != nil {
 		return nil, r.err
 	}
 	return o, nil
+}
+
+// decodeCategories reads STATUS's categories: category, free, ... (RESP2 and
+// RESP3 alike: an array, kept in layout order).
+func decodeCategories(v interface{}) ([]CategoryFree, error) {
+	items, ok := v.([]interface{})
+	if !ok || len(items)%2 != 0 {
+		return nil, unexpected("category, free pairs", v)
+	}
+	out := make([]CategoryFree, 0, len(items)/2)
+	for i := 0; i < len(items); i += 2 {
+		name, ok := items[i].(string)
+		if !ok {
+			return nil, unexpected("a category", items[i])
+		}
+		free, err := decodeInt(items[i+1])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, CategoryFree{Category: name, Free: free})
+	}
+	return out, nil
+}
+
+// decodeStrings reads an array of strings (ORDER's seats).
+func decodeStrings(v interface{}) ([]string, error) {
+	items, ok := v.([]interface{})
+	if !ok {
+		return nil, unexpected("an array of strings", v)
+	}
+	out := make([]string, len(items))
+	for i, item := range items {
+		if out[i], ok = item.(string); !ok {
+			return nil, unexpected("a string", item)
+		}
+	}
+	return out, nil
 }
 
 func unexpected(want string, got interface{}) error {

@@ -44,6 +44,9 @@ var (
 	ErrClosed       = &Error{Code: "CLOSED"}       // closed, or past closes_at
 	ErrSoldOut      = &Error{Code: "SOLDOUT"}      // fewer free tickets than asked for
 	ErrLimit        = &Error{Code: "LIMIT"}        // more tickets than the event's LIMIT
+	ErrNotTogether  = &Error{Code: "NOTOGETHER"}   // a seated claim: no count seats together
+	ErrTaken        = &Error{Code: "TAKEN"}        // a picked seat is held or sold
+	ErrOrphan       = &Error{Code: "ORPHAN"}       // picked seats would leave one alone
 	ErrNoHold       = &Error{Code: "NOHOLD"}       // CONFIRM without a live order
 	ErrHolding      = &Error{Code: "HOLDING"}      // WAIT by a user who holds tickets
 	ErrUnsynced     = &Error{Code: "UNSYNCED"}     // DROP while the log has entries

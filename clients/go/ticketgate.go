@@ -28,11 +28,15 @@ func New(rdb redis.UniversalClient) *TicketGate {
 }
 
 // InitOption is an option of Init. Options are sent in the order OPENS
-// CLOSES HOLD LIMIT OFFER DRAW ADMIT whatever the order they are given in.
+// CLOSES HOLD LIMIT OFFER DRAW ADMIT SEATS whatever the order they are given in.
 type InitOption func(*initOptions)
 
-// initOptions holds each INIT option's value, nil when not given.
-type initOptions [len(initOptionNames)]*int64
+// initOptions holds each INIT option's value, nil when not given, and a
+// seated event's layout (SEATS).
+type initOptions struct {
+	values [len(initOptionNames)]*int64
+	layout *string
+}
 
 var initOptionNames = [...]string{"OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER", "DRAW", "ADMIT"}
 
@@ -44,7 +48,7 @@ const drawOption = 5
 const Entered int64 = -1
 
 func initOption(index int, value int64) InitOption {
-	return func(o *initOptions) { o[index] = &value }
+	return func(o *initOptions) { o.values[index] = &value }
 }
 
 // OpensAt: claims are refused (ErrNotOpen) before t.
@@ -71,14 +75,24 @@ func Draw() InitOption { return initOption(drawOption, 1) }
 // Admit: a draw event's most offers per second (1..=1,000,000).
 func Admit(perSecond int) InitOption { return initOption(6, int64(perSecond)) }
 
-// ClaimOption is an option of Claim and ClaimTickets.
-type ClaimOption func(*[]interface{})
+// ClaimOption is an option of Claim, ClaimTickets and ClaimSeats. Options
+// are sent in the order HOLD SECTION CATEGORY ACCESSIBLE SPLIT whatever the
+// order they are given in.
+type ClaimOption func(*claimOptions)
+
+// claimOptions holds each CLAIM option, nil (false) when not given.
+type claimOptions struct {
+	hold       *int64
+	section    *string
+	category   *string
+	accessible *int
+	split      bool
+}
 
 // Hold overrides the event's default hold for this claim (0: a final sale).
 func Hold(d time.Duration) ClaimOption {
-	return func(args *[]interface{}) {
-		*args = append(*args, "HOLD", strconv.FormatInt(d.Milliseconds(), 10))
-	}
+	ms := d.Milliseconds()
+	return func(o *claimOptions) { o.hold = &ms }
 }
 
 // do sends one command whose first argument is the event and returns the
@@ -129,7 +143,7 @@ func (t *TicketGate) Init(ctx context.Context, event string, total int64, opts .
 		opt(&given)
 	}
 	args := []interface{}{"ticket.init", event, strconv.FormatInt(total, 10)}
-	for i, value := range given {
+	for i, value := range given.values {
 		switch {
 		case value == nil:
 		case i == drawOption:
@@ -137,6 +151,9 @@ func (t *TicketGate) Init(ctx context.Context, event string, total int64, opts .
 		default:
 			args = append(args, initOptionNames[i], strconv.FormatInt(*value, 10))
 		}
+	}
+	if given.layout != nil {
+		args = append(args, "SEATS", *given.layout)
 	}
 	return t.ok(ctx, args...)
 }
@@ -152,13 +169,17 @@ func (t *TicketGate) Close(ctx context.Context, event string) error {
 }
 
 // Claim takes the lowest free ticket for user and returns it; a user who
-// holds tickets gets the lowest of them back and nothing changes.
+// holds tickets gets the lowest of them back and nothing changes. On a
+// seated event it takes the best seat (see ClaimTickets).
 func (t *TicketGate) Claim(ctx context.Context, event, user string, opts ...ClaimOption) (int64, error) {
 	return t.integer(ctx, withOptions([]interface{}{"ticket.claim", event, user}, opts)...)
 }
 
 // ClaimTickets takes the count lowest free tickets, all or nothing, and
-// returns all of the user's tickets, ascending.
+// returns all of the user's tickets, ascending (a repeat claim returns the
+// tickets the user holds already). On a seated event it takes the best
+// count seats together (ErrNotTogether if none are), restricted by InSection,
+// InCategory, Accessible; Split takes the best single seats instead.
 func (t *TicketGate) ClaimTickets(ctx context.Context, event, user string, count int, opts ...ClaimOption) ([]int64, error) {
 	args := []interface{}{"ticket.claim", event, user, "COUNT", strconv.Itoa(count)}
 	reply, err := t.do(ctx, withOptions(args, opts)...)
@@ -169,8 +190,27 @@ func (t *TicketGate) ClaimTickets(ctx context.Context, event, user string, count
 }
 
 func withOptions(args []interface{}, opts []ClaimOption) []interface{} {
+	if len(opts) == 0 {
+		return args
+	}
+	var o claimOptions
 	for _, opt := range opts {
-		opt(&args)
+		opt(&o)
+	}
+	if o.hold != nil {
+		args = append(args, "HOLD", strconv.FormatInt(*o.hold, 10))
+	}
+	if o.section != nil {
+		args = append(args, "SECTION", *o.section)
+	}
+	if o.category != nil {
+		args = append(args, "CATEGORY", *o.category)
+	}
+	if o.accessible != nil {
+		args = append(args, "ACCESSIBLE", strconv.Itoa(*o.accessible))
+	}
+	if o.split {
+		args = append(args, "SPLIT")
 	}
 	return args
 }
@@ -181,8 +221,8 @@ func (t *TicketGate) Confirm(ctx context.Context, event, user string) (int64, er
 	return t.integer(ctx, "ticket.confirm", event, user)
 }
 
-// Cancel releases all the user's tickets; it returns the lowest one, and
-// false when the user held none.
+// Cancel releases all the user's tickets (every one of a multi-ticket
+// order); it returns the lowest one, and false when the user held none.
 func (t *TicketGate) Cancel(ctx context.Context, event, user string) (int64, bool, error) {
 	return t.optionalInteger(ctx, "ticket.cancel", event, user)
 }

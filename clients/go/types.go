@@ -22,6 +22,17 @@ type Status struct {
 	Draw  *string
 	Seed  *string
 	Admit *int64
+	// A seated event's: free seats per category, in layout order (every
+	// category, wheelchair spaces included), and free wheelchair spaces.
+	// nil for other events.
+	Categories []CategoryFree
+	Accessible *int64
+}
+
+// CategoryFree is one category's free seats (Status.Categories).
+type CategoryFree struct {
+	Category string
+	Free     int64
 }
 
 // Drawn reports whether a draw event has drawn (its seed is revealed).
@@ -35,9 +46,10 @@ const (
 
 // Order is a user's tickets as TICKET.ORDER reports them.
 type Order struct {
-	Tickets   []int64 // ascending
-	State     string  // OrderHeld or OrderSold
-	ExpiresAt int64   // unix ms; 0 when sold
+	Tickets   []int64  // ascending
+	State     string   // OrderHeld or OrderSold
+	ExpiresAt int64    // unix ms; 0 when sold
+	Seats     []string // a seated event's seat names (A-2-103); nil otherwise
 }
 
 // Order states reported in Order.State.

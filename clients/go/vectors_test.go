@@ -158,7 +158,23 @@ func run(ctx context.Context, g *TicketGate, call *vectorCall) (map[string]inter
 		if o == nil {
 			return kind("nil", nil), err
 		}
-		return kind("order", map[string]interface{}{"tickets": o.Tickets, "state": o.State, "expires_at": o.ExpiresAt}), err
+		value := map[string]interface{}{"tickets": o.Tickets, "state": o.State, "expires_at": o.ExpiresAt}
+		if o.Seats != nil {
+			value["seats"] = o.Seats
+		}
+		return kind("order", value), err
+	case "layout":
+		l, err := g.Layout(ctx, event)
+		if l == nil {
+			return kind("nil", nil), err
+		}
+		return kind("layout", l), err
+	case "seatmap":
+		m, ok, err := g.Seatmap(ctx, event)
+		if !ok {
+			return kind("nil", nil), err
+		}
+		return kind("seatmap", m), err
 	case "drop":
 		n, err := g.Drop(ctx, event, call.Options["force"] == true)
 		return kind("integer", n), err
@@ -202,12 +218,40 @@ func runClaim(ctx context.Context, g *TicketGate, event, user string, options ma
 	if hold, ok := options["hold"].(float64); ok {
 		opts = append(opts, Hold(time.Duration(hold)*time.Millisecond))
 	}
+	opts = append(opts, seatOptionsOf(options)...)
+	if seats, ok := options["seats"].([]interface{}); ok {
+		ids := make([]int64, len(seats))
+		for i, id := range seats {
+			ids[i] = int64(id.(float64))
+		}
+		tickets, err := g.ClaimSeats(ctx, event, user, ids, opts...)
+		return kind("tickets", tickets), err
+	}
 	if count, ok := options["count"].(float64); ok {
 		tickets, err := g.ClaimTickets(ctx, event, user, int(count), opts...)
 		return kind("tickets", tickets), err
 	}
 	ticket, err := g.Claim(ctx, event, user, opts...)
 	return kind("ticket", ticket), err
+}
+
+// seatOptionsOf gives the seat options in reverse, to show they are sent in
+// the documented order whatever the order given.
+func seatOptionsOf(options map[string]interface{}) []ClaimOption {
+	var opts []ClaimOption
+	if options["split"] == true {
+		opts = append(opts, Split())
+	}
+	if n, ok := options["accessible"].(float64); ok {
+		opts = append(opts, Accessible(int(n)))
+	}
+	if c, ok := options["category"].(string); ok {
+		opts = append(opts, InCategory(c))
+	}
+	if s, ok := options["section"].(string); ok {
+		opts = append(opts, InSection(s))
+	}
+	return opts
 }
 
 func initOptionsOf(options map[string]interface{}) []InitOption {
@@ -237,6 +281,9 @@ func initOptionsOf(options map[string]interface{}) []InitOption {
 	if v, ok := ms("admit"); ok {
 		opts = append(opts, Admit(int(v)))
 	}
+	if layout, ok := options["seats"].(string); ok {
+		opts = append(opts, Seats(layout))
+	}
 	return opts
 }
 
@@ -257,6 +304,16 @@ func statusValue(s *Status) map[string]interface{} {
 	}
 	if s.Admit != nil {
 		value["admit"] = *s.Admit
+	}
+	if s.Categories != nil {
+		categories := map[string]interface{}{}
+		for _, c := range s.Categories {
+			categories[c.Category] = c.Free
+		}
+		value["categories"] = categories
+	}
+	if s.Accessible != nil {
+		value["accessible"] = *s.Accessible
 	}
 	return value
 }

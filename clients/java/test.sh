@@ -70,7 +70,7 @@ integration() {
     fi
     reset_reports
     local status=0
-    mvn_in . install '-Dtest=IntegrationTest,ClusterRoutingTest,DrawTest' || status=$?
+    mvn_in . install '-Dtest=IntegrationTest,ClusterRoutingTest,DrawTest,SeatsTest' || status=$?
     if [ "$status" = 0 ]; then
         mvn_in examples/spring test || status=$?
     fi

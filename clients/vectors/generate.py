@@ -49,8 +49,17 @@ OPTIONS = {
         ("offer", "OFFER"),
         ("draw", "DRAW"),
         ("admit", "ADMIT"),
+        ("seats", "SEATS"),
     ],
-    "claim": [("count", "COUNT"), ("hold", "HOLD")],
+    "claim": [
+        ("count", "COUNT"),
+        ("hold", "HOLD"),
+        ("section", "SECTION"),
+        ("category", "CATEGORY"),
+        ("accessible", "ACCESSIBLE"),
+        ("split", "SPLIT"),
+        ("seats", "SEATS"),
+    ],
     "wait": [("count", "COUNT")],
     "drop": [("force", "FORCE")],
 }
@@ -84,11 +93,17 @@ def err(code, message):
     return {"kind": "error", "code": code, "message": message}
 
 
-def order(ts, state, expires_at=0):
-    return {
-        "kind": "order",
-        "value": {"tickets": ts, "state": state, "expires_at": expires_at},
-    }
+def order(ts, state, expires_at=0, seats=None):
+    value = {"tickets": ts, "state": state, "expires_at": expires_at}
+    return {"kind": "order", "value": value | ({"seats": seats} if seats else {})}
+
+
+def layout(value):
+    return {"kind": "layout", "value": value}
+
+
+def seatmap(value):
+    return {"kind": "seatmap", "value": value}
 
 
 def status(total, remaining, claimed, **rest):
@@ -111,6 +126,8 @@ def build_command(method, args, options):
         value = options.get(name)
         if value is True:
             argv.append(word)
+        elif isinstance(value, list):
+            argv += [word, *map(str, value)]
         elif value is not None and value is not False:
             argv += [word, str(value)]
     return argv
@@ -154,6 +171,116 @@ NOPERM_USER = [
     "&*",
     "+@all",
     "-ticket.drop",
+]
+
+# A seated event: section A, row 1 of six seats (ids 1-6, A-1-1..A-1-6), row
+# 2 of four labelled from 101 (ids 7-10), its first a wheelchair space, and
+# category "box".
+HALL = json.dumps(
+    {
+        "sections": [
+            {
+                "name": "A",
+                "category": "front",
+                "rows": [
+                    {"name": "1", "seats": 6},
+                    {"name": "2", "seats": 4, "first": 101, "accessible": [1], "category": "box"},
+                ],
+            }
+        ]
+    },
+    separators=(",", ":"),
+)
+HALL_STORED = {
+    "sections": [
+        {
+            "name": "A",
+            "category": "front",
+            "rows": [
+                {
+                    "name": "1",
+                    "seats": 6,
+                    "first": 1,
+                    "blocked": [],
+                    "accessible": [],
+                    "rank": 0,
+                    "center": 3.5,
+                    "category": "front",
+                    "first_id": 1,
+                },
+                {
+                    "name": "2",
+                    "seats": 4,
+                    "first": 101,
+                    "blocked": [],
+                    "accessible": [1],
+                    "rank": 1,
+                    "center": 2.5,
+                    "category": "box",
+                    "first_id": 7,
+                },
+            ],
+        }
+    ]
+}
+SEATED = [
+    V("init: seated", "init", ["s1", 10], ok(), limit=4, seats=HALL),
+    V("layout", "layout", ["s1"], layout(HALL_STORED)),
+    V("layout: not seated", "layout", ["e2"], nil()),
+    V("seatmap: all free", "seatmap", ["s1"], seatmap("..........")),
+    V("seatmap: not seated", "seatmap", ["e2"], nil()),
+    V("claim: best available", "claim", ["s1", "ann"], tickets([3, 4]), count=2),
+    V("claim: picked seat taken", "claim", ["s1", "bob"], err("TAKEN", None), seats=[4]),
+    V(
+        "claim: picked seat leaves one alone",
+        "claim",
+        ["s1", "bob"],
+        err("ORPHAN", None),
+        seats=[8],
+    ),
+    V("claim: picked seats", "claim", ["s1", "bob"], tickets([5, 6]), seats=[5, 6]),
+    V(
+        "claim: wheelchair space",
+        "claim",
+        ["s1", "cy"],
+        tickets([7, 8]),
+        count=2,
+        hold=600000,
+        accessible=1,
+    ),
+    V("claim: not together", "claim", ["s1", "dee"], err("NOTOGETHER", None), count=3),
+    V(
+        "claim: section and category",
+        "claim",
+        ["s1", "eve"],
+        tickets([1, 2]),
+        count=2,
+        section="A",
+        category="front",
+    ),
+    V("claim: split", "claim", ["s1", "fay"], err("SOLDOUT", None), count=3, split=True),
+    V("claim: unknown category", "claim", ["s1", "gus"], err("ERR", None), count=1, category="x"),
+    V(
+        "claim: seat options, event not seated",
+        "claim",
+        ["e2", "gus"],
+        err("ERR", None),
+        count=1,
+        section="A",
+    ),
+    V(
+        "status: seated",
+        "status",
+        ["s1"],
+        status(10, 2, 8, unsynced=5, held=2, categories={"front": 0, "box": 2}, accessible=0),
+    ),
+    V(
+        "order: seats",
+        "order",
+        ["s1", "cy"],
+        order([7, 8], "held", NORMAL_EXPIRES_AT, ["A-2-101", "A-2-102"]),
+    ),
+    V("seatmap: held and sold", "seatmap", ["s1"], seatmap("sssssshh..")),
 ]
 
 SCRIPT = [
@@ -480,6 +607,7 @@ SCRIPT = [
         err("ERR", "ADMIT needs DRAW"),
         admit=10,
     ),
+    *SEATED,
     S(*NOPERM_USER),
     S("AUTH", "tg-app", "pw"),
     V("drop: no permission (ACL)", "drop", ["e2"], err("NOPERM", None), force=True),
@@ -549,9 +677,25 @@ def typed(call, parsed):
         return boolean(bool(parsed))
     if method in ("status", "order"):
         fields = parsed if isinstance(parsed, dict) else dict(zip(parsed[::2], parsed[1::2]))
-        value = {k.decode(): v.decode() if isinstance(v, bytes) else v for k, v in fields.items()}
+        value = {k.decode(): plain(v) for k, v in fields.items()}
+        if "categories" in value:  # category, free seats, ... -> an ordered object
+            pairs = value["categories"]
+            value["categories"] = dict(zip(pairs[::2], pairs[1::2]))
         return {"kind": method, "value": value}
+    if method == "layout":
+        return layout(json.loads(parsed))
+    if method == "seatmap":
+        return seatmap(parsed.decode())
     return integer(parsed)
+
+
+def plain(value):
+    """Bytes as text, arrays element-wise (ORDER's seats, STATUS's categories)."""
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
 
 
 def check(name, expect, got) -> list[str]:

@@ -27,6 +27,8 @@
 //! TICKET._APPLY <version> <E> restore-free   <n>|<a>-<b> [...]
 //! TICKET._APPLY <version> <E> wait    <user> <place>
 //! TICKET._APPLY <version> <E> leave   <user>
+//! TICKET._APPLY <version> <E> answered <user> [<tickets>]
+//! TICKET._APPLY <version> <E> healed  <term>
 //! ```
 //!
 //! `wait` and `leave <user>` change the waiting list, which lives in Redis
@@ -42,7 +44,10 @@
 //! user's score in the list (`seq * 1024 + count`, see
 //! [`WAIT_COUNT_SPAN`]). The `restore-*` effects are the steps of a
 //! `TICKET.RESTORE` before its commit (see `restore`); they append
-//! nothing either.
+//! nothing either. `answered` notes a user (and the tickets they hold)
+//! that a promoted primary answered without logging anything, and `healed`
+//! closes that note for the primary's `term` (0: deletes it), see
+//! `ticket:{E}:answered` in [`crate::keys::answered_key`]; neither is logged.
 //!
 //! `id` is the log entry's stream id, `at` its `at` field, `tickets` one
 //! number or several, ascending, comma-separated (as in the record). A
@@ -59,7 +64,7 @@
 //! know is refused with an error naming both versions.
 
 use crate::keys::valid_event;
-use crate::model::{parse_time, Record, Value};
+use crate::model::{parse_time, Record, Tickets, Value};
 use crate::ops::{self, Form, Parts};
 use crate::restore::{self, Begin, Order};
 use crate::StreamId;
@@ -100,6 +105,12 @@ pub enum Effect<U = String> {
     RestoreOrders(Vec<Order<U>>),
     /// Restored free numbers (not logged).
     RestoreFree(Vec<std::ops::RangeInclusive<i64>>),
+    /// A promoted primary answered `user` (who holds `tickets`) without
+    /// logging anything: noted until the heal is done (not logged).
+    Answered { user: U, tickets: Option<Tickets> },
+    /// The heal of the event is done: the note is closed for the
+    /// primary's `term`, or deleted when `term` is 0 (not logged).
+    Healed { term: i64 },
 }
 
 impl Effect<&str> {
@@ -124,6 +135,11 @@ impl Effect<&str> {
                 Effect::RestoreOrders(orders.iter().map(Order::owned).collect())
             }
             Effect::RestoreFree(free) => Effect::RestoreFree(free.clone()),
+            Effect::Answered { user, tickets } => Effect::Answered {
+                user: (*user).to_owned(),
+                tickets: tickets.clone(),
+            },
+            Effect::Healed { term } => Effect::Healed { term: *term },
         }
     }
 }
@@ -150,6 +166,11 @@ impl<U: AsRef<str>> Effect<U> {
                 Effect::RestoreOrders(orders.iter().map(Order::borrowed).collect())
             }
             Effect::RestoreFree(free) => Effect::RestoreFree(free.clone()),
+            Effect::Answered { user, tickets } => Effect::Answered {
+                user: user.as_ref(),
+                tickets: tickets.clone(),
+            },
+            Effect::Healed { term } => Effect::Healed { term: *term },
         }
     }
 
@@ -193,6 +214,13 @@ impl<U: AsRef<str>> Effect<U> {
             Effect::RestoreFree(free) => {
                 args.push(Value::Text("restore-free"));
                 args.extend(restore::free_values(free));
+            }
+            Effect::Answered { user, tickets } => {
+                args.extend([Value::Text("answered"), Value::Text(user.as_ref())]);
+                args.extend(tickets.as_ref().map(Tickets::value));
+            }
+            Effect::Healed { term } => {
+                args.extend([Value::Text("healed"), Value::Number(*term)]);
             }
         }
     }
@@ -246,6 +274,7 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Effect<&'a str>), BadEf
         ("drop", []) => return Ok((event, Effect::DropAll)),
         // An entrant's logged leave carries an id and a time (`append`).
         ("wait", _) | ("leave", [_]) => return Ok((event, waiting(op, rest, text)?)),
+        ("answered" | "healed", _) => return Ok((event, noted(op, rest, text)?)),
         ("restore-begin", _) => {
             return Ok((
                 event,
@@ -288,6 +317,36 @@ fn waiting<'a>(
             })
         }
         ("leave", [u]) => Ok(Effect::Leave { user: user(u)? }),
+        _ => Err(bad(format!("wrong number of arguments for {op}"))),
+    }
+}
+
+/// The arguments of an `answered` (`<user> [<tickets>]`) or a `healed`
+/// (`<term>`).
+fn noted<'a>(
+    op: &str,
+    rest: &[&'a [u8]],
+    text: impl Fn(&'a [u8], &str) -> Result<&'a str, BadEffect>,
+) -> Result<Effect<&'a str>, BadEffect> {
+    match (op, rest) {
+        ("answered", [u, tickets @ ..]) if tickets.len() <= 1 => {
+            let user = text(u, "user")?;
+            if !crate::keys::valid_user(user) {
+                return Err(bad("invalid user id"));
+            }
+            let tickets = match tickets {
+                [t] => Some(
+                    crate::model::parse_tickets(text(t, "tickets")?)
+                        .ok_or_else(|| bad("invalid tickets"))?,
+                ),
+                _ => None,
+            };
+            Ok(Effect::Answered { user, tickets })
+        }
+        ("healed", [term]) => {
+            let term = parse_time(text(term, "term")?).ok_or_else(|| bad("invalid term"))?;
+            Ok(Effect::Healed { term })
+        }
         _ => Err(bad(format!("wrong number of arguments for {op}"))),
     }
 }
@@ -365,6 +424,42 @@ mod tests {
             minted: None,
         };
         assert_eq!(logged, want);
+    }
+
+    #[test]
+    fn the_note_of_answers_on_the_wire() {
+        let answered = Effect::Answered {
+            user: "u1",
+            tickets: Some(crate::record::Tickets::Many(vec![3, 4])),
+        };
+        let raw = wire(&answered, "e");
+        assert_eq!(
+            raw[2..],
+            [b"answered".to_vec(), b"u1".to_vec(), b"3,4".to_vec()]
+        );
+        assert_eq!(decoded(&raw), Ok(("e".into(), answered.owned())));
+        let nothing = Effect::Answered {
+            user: "u2",
+            tickets: None,
+        };
+        assert_eq!(
+            decoded(&wire(&nothing, "e")),
+            Ok(("e".into(), nothing.owned()))
+        );
+        let healed = Effect::Healed { term: 77 };
+        assert_eq!(
+            decoded(&wire(&healed, "e")),
+            Ok(("e".into(), healed.owned()))
+        );
+        for bad in [
+            &[b"1" as &[u8], b"e", b"answered"][..],
+            &[b"1", b"e", b"answered", b"u", b"x"],
+            &[b"1", b"e", b"answered", b"u", b"1", b"2"],
+            &[b"1", b"e", b"healed", b"-1"],
+            &[b"1", b"e", b"healed"],
+        ] {
+            assert!(decode(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

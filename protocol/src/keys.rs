@@ -80,6 +80,35 @@ pub fn key(event: &str, part: Part) -> String {
     format!("ticket:{{{event}}}:{}", part.suffix())
 }
 
+/// The note of the users and tickets a promoted primary answered about
+/// without logging anything, until the sidecar's heal of the event is done
+/// (`ticket:{E}:answered`, a hash; docs/design.md "Healing after an
+/// unplanned failover"). Not a [`Part`]: only the note's own code reads it.
+pub fn answered_key(event: &str) -> String {
+    format!("ticket:{{{event}}}:answered")
+}
+
+/// The note's field that closes it for a primary's term (its value).
+pub const ANSWERED_CLOSED: &str = "closed";
+
+/// The note's field of a user (`u:<user>`).
+pub fn answered_user(user: &str) -> String {
+    format!("u:{user}")
+}
+
+/// The note's field of a ticket number (`t:<n>`).
+pub fn answered_ticket(ticket: i64) -> String {
+    format!("t:{ticket}")
+}
+
+/// The note's fields of an answer to `user`, who holds `tickets`.
+pub fn answered_fields(user: &str, tickets: &[i64]) -> Vec<String> {
+    let tickets = tickets.iter().map(|&t| answered_ticket(t));
+    std::iter::once(answered_user(user))
+        .chain(tickets)
+        .collect()
+}
+
 /// The event whose `part` key `key` is, if it is one
 /// (`ticket:{E}:log` -> `E`).
 pub fn event_of_key(key: &[u8], part: Part) -> Option<&str> {

@@ -14,7 +14,8 @@
 //! * [`restore`]: `TICKET.RESTORE`, the steps that install a snapshot of an
 //!   event from MySQL — encoded by the sidecar, decoded by the module;
 //! * [`streamid`]: stream ids, ordered as number pairs;
-//! * [`draw`]: the fair draw's commitment, ranks, admission rate and audit.
+//! * [`draw`]: the fair draw's commitment, ranks, admission rate and audit;
+//! * [`touch`]: what a change touches (user, tickets, status), for the heal.
 //!
 //! The module, the sidecar, `ticketgate-live` and the bench all depend on
 //! this crate, so a format can only change here.
@@ -28,5 +29,6 @@ pub mod record;
 pub mod restore;
 pub mod seats;
 pub mod streamid;
+pub mod touch;
 
 pub use streamid::StreamId;

@@ -163,6 +163,7 @@ fn the_application_claims_cancels_and_reads_and_is_refused_the_rest() {
         &[
             &["TICKET.DROP", "ev", "FORCE"],
             &["TICKET.RESTORE", "ev", "COMMIT"],
+            &["TICKET.HEALED", "ev"],
             &["TICKET.INIT", "other", "10"],
             &["TICKET.OPEN", "ev"],
             &["TICKET.CLOSE", "ev"],
@@ -280,6 +281,8 @@ fn the_sidecar_user_writes_nothing_but_trims() {
             // the heal's anchor (set before each trim) and its reads
             &["SET", "ticket:{ev}:synced", "1-0 0123456789abcdef"],
             &["GET", "ticket:{ev}:synced"],
+            // the heal is done: the note of answers is closed
+            &["TICKET.HEALED", "ev"],
         ],
     );
     // The heal re-applies lost writes: the module checks each one (here

@@ -29,12 +29,27 @@ export interface InitOptions {
     draw?: boolean;
     /** A draw event's most offers per second (1..=1,000,000). */
     admit?: number;
+    /**
+     * A seated event: its layout (JSON text, or an object sent as JSON);
+     * `total` must be its number of seats.
+     */
+    seats?: string | object;
 }
 export interface ClaimOptions {
     /** Claim this many tickets, all or nothing; the reply is then an array. */
     count?: number;
     /** Hold them this many ms (overrides the event's default; 0 = sold). */
     hold?: number;
+    /** A seated event: only rows of this section. */
+    section?: string;
+    /** A seated event: only rows of this category. */
+    category?: string;
+    /** A seated event: at least this many wheelchair spaces (none without it). */
+    accessible?: number;
+    /** A seated event: the best single seats when `count` are not together. */
+    split?: boolean;
+    /** A seated event: exactly these seat ids (`TicketGate.claimSeats`); sent last. */
+    seats?: readonly number[];
 }
 export interface WaitOptions {
     count?: number;
@@ -47,6 +62,8 @@ export declare function init(event: string, total: number, o?: InitOptions): Cal
 export declare function open(event: string): Call<void>;
 export declare function close(event: string): Call<void>;
 export declare function claim(event: string, user: string, o?: ClaimOptions): Call<number | number[]>;
+export declare function layout(event: string): Call<replies.Layout | null>;
+export declare function seatmap(event: string): Call<string | null>;
 export declare function confirm(event: string, user: string): Call<number>;
 export declare function cancel(event: string, user: string): Call<number | null>;
 export declare function holder(event: string, user: string): Call<number | null>;

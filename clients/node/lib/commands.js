@@ -42,6 +42,8 @@ exports.init = init;
 exports.open = open;
 exports.close = close;
 exports.claim = claim;
+exports.layout = layout;
+exports.seatmap = seatmap;
 exports.confirm = confirm;
 exports.cancel = cancel;
 exports.holder = holder;
@@ -77,6 +79,9 @@ function init(event, total, o = {}) {
     if (o.draw)
         opts.push("DRAW");
     opts.push(...options([["ADMIT", o.admit]]));
+    if (o.seats !== undefined) {
+        opts.push("SEATS", typeof o.seats === "string" ? o.seats : JSON.stringify(o.seats));
+    }
     return write(["ticket.init", event, String(total), ...opts], replies.parseOk);
 }
 function open(event) {
@@ -85,16 +90,41 @@ function open(event) {
 function close(event) {
     return write(["ticket.close", event], replies.parseOk);
 }
+function seated(o) {
+    return (o.section !== undefined ||
+        o.category !== undefined ||
+        o.accessible !== undefined ||
+        o.split === true ||
+        o.seats !== undefined);
+}
 function claim(event, user, o = {}) {
-    if (o.count === undefined && o.hold === undefined) {
+    if (o.count === undefined && o.hold === undefined && !seated(o)) {
         return { args: ["ticket.claim", event, user], readonly: false, parse: replies.parseInteger };
     }
     const opts = options([
         ["COUNT", o.count],
         ["HOLD", o.hold],
     ]);
-    const parse = o.count === undefined ? replies.parseInteger : replies.parseTickets;
+    for (const [word, value] of [
+        ["SECTION", o.section],
+        ["CATEGORY", o.category],
+    ]) {
+        if (value !== undefined)
+            opts.push(word, value);
+    }
+    opts.push(...options([["ACCESSIBLE", o.accessible]]));
+    if (o.split)
+        opts.push("SPLIT");
+    if (o.seats !== undefined)
+        opts.push("SEATS", ...o.seats.map(String));
+    const parse = o.count === undefined && o.seats === undefined ? replies.parseInteger : replies.parseTickets;
     return write(["ticket.claim", event, user, ...opts], parse);
+}
+function layout(event) {
+    return read(["ticket.layout", event], replies.parseLayout);
+}
+function seatmap(event) {
+    return read(["ticket.seatmap", event], replies.parseSeatmap);
 }
 function confirm(event, user) {
     return write(["ticket.confirm", event, user], replies.parseInteger);

@@ -79,6 +79,18 @@ export declare class CorruptError extends TicketGateError {
 export declare class InternalError extends TicketGateError {
     static readonly code = "INTERNAL";
 }
+/** A seated claim: no `count` seats together where allowed (`split` takes single seats). */
+export declare class NotTogetherError extends TicketGateError {
+    static readonly code = "NOTOGETHER";
+}
+/** A picked seat is held or sold. */
+export declare class TakenError extends TicketGateError {
+    static readonly code = "TAKEN";
+}
+/** The picked seats would leave a single seat alone that another pick of the row would not. */
+export declare class OrphanError extends TicketGateError {
+    static readonly code = "ORPHAN";
+}
 /** A restore step on an event that is not being restored. */
 export declare class NotRestoringError extends TicketGateError {
     static readonly code = "NOTRESTORING";

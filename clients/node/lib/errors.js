@@ -7,7 +7,7 @@
  * splits it.
  */
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.ERRORS_BY_CODE = exports.IncompleteError = exports.NotRestoringError = exports.InternalError = exports.CorruptError = exports.WrongTypeError = exports.QueueError = exports.TryAgainError = exports.UnsyncedError = exports.HoldingError = exports.NoHoldError = exports.LimitError = exports.SoldOutError = exports.ClosedError = exports.NotOpenError = exports.ExistsError = exports.NoEventError = exports.InvalidError = exports.TicketGateError = void 0;
+exports.ERRORS_BY_CODE = exports.IncompleteError = exports.NotRestoringError = exports.OrphanError = exports.TakenError = exports.NotTogetherError = exports.InternalError = exports.CorruptError = exports.WrongTypeError = exports.QueueError = exports.TryAgainError = exports.UnsyncedError = exports.HoldingError = exports.NoHoldError = exports.LimitError = exports.SoldOutError = exports.ClosedError = exports.NotOpenError = exports.ExistsError = exports.NoEventError = exports.InvalidError = exports.TicketGateError = void 0;
 exports.isReplyError = isReplyError;
 exports.errorFor = errorFor;
 exports.fromReplyError = fromReplyError;
@@ -103,6 +103,21 @@ class InternalError extends TicketGateError {
     static code = "INTERNAL";
 }
 exports.InternalError = InternalError;
+/** A seated claim: no `count` seats together where allowed (`split` takes single seats). */
+class NotTogetherError extends TicketGateError {
+    static code = "NOTOGETHER";
+}
+exports.NotTogetherError = NotTogetherError;
+/** A picked seat is held or sold. */
+class TakenError extends TicketGateError {
+    static code = "TAKEN";
+}
+exports.TakenError = TakenError;
+/** The picked seats would leave a single seat alone that another pick of the row would not. */
+class OrphanError extends TicketGateError {
+    static code = "ORPHAN";
+}
+exports.OrphanError = OrphanError;
 /** A restore step on an event that is not being restored. */
 class NotRestoringError extends TicketGateError {
     static code = "NOTRESTORING";
@@ -120,6 +135,9 @@ exports.ERRORS_BY_CODE = new Map([
     NotOpenError,
     ClosedError,
     SoldOutError,
+    NotTogetherError,
+    TakenError,
+    OrphanError,
     LimitError,
     NoHoldError,
     HoldingError,

@@ -3,7 +3,7 @@
  * typed replies; error replies reject with a `TicketGateError` subclass.
  */
 import * as commands from "./commands";
-import type { Order, Status } from "./replies";
+import type { Layout, Order, Status } from "./replies";
 import { type AnyClient } from "./transport";
 export declare class TicketGate {
     #private;
@@ -15,18 +15,37 @@ export declare class TicketGate {
     init(event: string, total: number, options?: commands.InitOptions): Promise<void>;
     open(event: string): Promise<void>;
     close(event: string): Promise<void>;
-    /** The user's ticket; with `count`, all the user's tickets, ascending. */
+    /**
+     * The user's ticket; with `count`, all the user's tickets, ascending (a
+     * repeat claim answers the tickets the user has already). On a seated
+     * event: the best `count` seats together (`NotTogetherError` if none are),
+     * within `section`/`category`, with `accessible` wheelchair spaces;
+     * `split` takes the best single seats when none are together.
+     */
     claim(event: string, user: string, options?: {
         hold?: number;
+        section?: string;
+        category?: string;
     }): Promise<number>;
-    claim(event: string, user: string, options: {
+    claim(event: string, user: string, options: Omit<commands.ClaimOptions, "seats"> & {
         count: number;
-        hold?: number;
     }): Promise<number[]>;
     claim(event: string, user: string, options?: commands.ClaimOptions): Promise<number | number[]>;
+    /**
+     * Exactly these seats (ids; `layout()` names them) of a seated event:
+     * `TakenError` if one is, `OrphanError` if they would leave a single seat
+     * alone that another pick of the row would not.
+     */
+    claimSeats(event: string, user: string, seats: readonly number[], options?: {
+        hold?: number;
+    }): Promise<number[]>;
+    /** A seated event's layout (`seatName(id)` names a seat); null if not seated. */
+    layout(event: string): Promise<Layout | null>;
+    /** One character per seat id (index id - 1): `.` free, `h` held, `s` sold; null if not seated. */
+    seatmap(event: string): Promise<string | null>;
     /** Makes the user's held order sold; the number of tickets the user holds. */
     confirm(event: string, user: string): Promise<number>;
-    /** Releases all the user's tickets; the lowest, or null. */
+    /** Releases all the user's tickets (every one of a multi-ticket order); the lowest, or null. */
     cancel(event: string, user: string): Promise<number | null>;
     holder(event: string, user: string): Promise<number | null>;
     order(event: string, user: string): Promise<Order | null>;

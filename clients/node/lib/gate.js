@@ -69,11 +69,27 @@ class TicketGate {
     claim(event, user, options) {
         return this.run(commands.claim(event, user, options));
     }
+    /**
+     * Exactly these seats (ids; `layout()` names them) of a seated event:
+     * `TakenError` if one is, `OrphanError` if they would leave a single seat
+     * alone that another pick of the row would not.
+     */
+    claimSeats(event, user, seats, options = {}) {
+        return this.run(commands.claim(event, user, { hold: options.hold, seats }));
+    }
+    /** A seated event's layout (`seatName(id)` names a seat); null if not seated. */
+    layout(event) {
+        return this.run(commands.layout(event));
+    }
+    /** One character per seat id (index id - 1): `.` free, `h` held, `s` sold; null if not seated. */
+    seatmap(event) {
+        return this.run(commands.seatmap(event));
+    }
     /** Makes the user's held order sold; the number of tickets the user holds. */
     confirm(event, user) {
         return this.run(commands.confirm(event, user));
     }
-    /** Releases all the user's tickets; the lowest, or null. */
+    /** Releases all the user's tickets (every one of a multi-ticket order); the lowest, or null. */
     cancel(event, user) {
         return this.run(commands.cancel(event, user));
     }

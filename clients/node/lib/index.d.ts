@@ -5,12 +5,15 @@
  * code (`SoldOutError`, ...) under `TicketGateError` (`.code`, `.message`).
  * A draw event (`init(e, n, { draw: true })`) answers `wait`/`position` with
  * `ENTERED` (-1) before its draw, and `claim` with `QueueError` while its
- * entrants wait.
+ * entrants wait. A seated event (`init(e, n, { seats: layout })`) takes
+ * `claim(e, u, { count, section, category, accessible, split })` and
+ * `claimSeats(e, u, ids)`; `layout()` names seat ids, `seatmap()` shows
+ * them; `NotTogetherError`, `TakenError`, `OrphanError` are its errors.
  */
 export { TicketGate } from "./gate";
 export type { Call, ClaimOptions, DropOptions, InitOptions, WaitOptions } from "./commands";
 export * as commands from "./commands";
-export type { Order, Status } from "./replies";
-export { ENTERED } from "./replies";
+export type { Order, Row, Seat, Section, Status } from "./replies";
+export { ENTERED, Layout } from "./replies";
 export * as replies from "./replies";
 export * from "./errors";

@@ -6,7 +6,10 @@
  * code (`SoldOutError`, ...) under `TicketGateError` (`.code`, `.message`).
  * A draw event (`init(e, n, { draw: true })`) answers `wait`/`position` with
  * `ENTERED` (-1) before its draw, and `claim` with `QueueError` while its
- * entrants wait.
+ * entrants wait. A seated event (`init(e, n, { seats: layout })`) takes
+ * `claim(e, u, { count, section, category, accessible, split })` and
+ * `claimSeats(e, u, ids)`; `layout()` names seat ids, `seatmap()` shows
+ * them; `NotTogetherError`, `TakenError`, `OrphanError` are its errors.
  */
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;
@@ -45,11 +48,12 @@ var __exportStar = (this && this.__exportStar) || function(m, exports) {
     for (var p in m) if (p !== "default" && !Object.prototype.hasOwnProperty.call(exports, p)) __createBinding(exports, m, p);
 };
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.replies = exports.ENTERED = exports.commands = exports.TicketGate = void 0;
+exports.replies = exports.Layout = exports.ENTERED = exports.commands = exports.TicketGate = void 0;
 var gate_1 = require("./gate");
 Object.defineProperty(exports, "TicketGate", { enumerable: true, get: function () { return gate_1.TicketGate; } });
 exports.commands = __importStar(require("./commands"));
 var replies_1 = require("./replies");
 Object.defineProperty(exports, "ENTERED", { enumerable: true, get: function () { return replies_1.ENTERED; } });
+Object.defineProperty(exports, "Layout", { enumerable: true, get: function () { return replies_1.Layout; } });
 exports.replies = __importStar(require("./replies"));
 __exportStar(require("./errors"), exports);

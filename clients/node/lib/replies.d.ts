@@ -1,5 +1,5 @@
 /**
- * Typed replies (`Status`, `Order`) and the functions that turn what
+ * Typed replies (`Status`, `Order`, `Layout`) and the functions that turn what
  * node-redis or ioredis decoded (RESP2 flat arrays or RESP3 maps as objects
  * or `Map`s; numbers as numbers, bigints or strings) into them.
  */
@@ -36,6 +36,10 @@ export interface Status {
     seed?: string;
     /** A draw event's most offers per second, when set. */
     admit?: number;
+    /** A seated event's free seats per category, in layout order (every category). */
+    categories?: Map<string, number>;
+    /** A seated event's free wheelchair spaces. */
+    accessible?: number;
 }
 /** `TICKET.ORDER`: a user's tickets and whether they are held or sold. */
 export interface Order {
@@ -44,6 +48,57 @@ export interface Order {
     state: "held" | "sold";
     /** Unix ms of a hold's deadline, 0 when sold. */
     expiresAt: number;
+    /** A seated event's seat names (`A-2-103`), in ticket order. */
+    seats?: string[];
+}
+/** One row of a seated event's layout, as stored (every default filled in). */
+export interface Row {
+    name: string;
+    /** Positions, blocked ones included. */
+    seats: number;
+    /** The label of position 1. */
+    first: number;
+    /** Positions with no seat. */
+    blocked: number[];
+    /** Wheelchair spaces (positions). */
+    accessible: number[];
+    /** Lower is better. */
+    rank: number;
+    /** The best position. */
+    center: number;
+    category: string;
+    /** The seat id of the row's first seat. */
+    firstId: number;
+}
+export interface Section {
+    name: string;
+    category: string;
+    rows: Row[];
+}
+/** Where a seat id is; `name` is `<section>-<row>-<label>`. */
+export interface Seat {
+    id: number;
+    name: string;
+    section: string;
+    row: string;
+    /** 1-based position in the row. */
+    position: number;
+    label: number;
+    category: string;
+    accessible: boolean;
+}
+/** `TICKET.LAYOUT`: seat ids `1..total` in layout order (section, row, position). */
+export declare class Layout {
+    readonly sections: Section[];
+    constructor(sections: Section[]);
+    /** The number of seats. */
+    get total(): number;
+    /** Every category, in layout order. */
+    get categories(): string[];
+    /** The seat of an id; throws a RangeError for an id not in the layout. */
+    seat(id: number): Seat;
+    /** `A-2-103`: section, row and label of a seat id. */
+    seatName(id: number): string;
 }
 export type Reply = unknown;
 export declare function text(reply: Reply): string;
@@ -55,4 +110,8 @@ export declare function parseBool(reply: Reply): boolean;
 /** A map reply by field name: RESP3 object or `Map`, or RESP2 flat array. */
 export declare function fields(reply: Reply): Map<string, Reply>;
 export declare function parseStatus(reply: Reply): Status;
+/** `TICKET.LAYOUT`'s JSON, or null for an event that is not seated. */
+export declare function parseLayout(reply: Reply): Layout | null;
+/** `TICKET.SEATMAP`: one character per seat id, `.` free, `h` held, `s` sold. */
+export declare function parseSeatmap(reply: Reply): string | null;
 export declare function parseOrder(reply: Reply): Order | null;

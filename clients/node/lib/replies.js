@@ -1,11 +1,11 @@
 "use strict";
 /**
- * Typed replies (`Status`, `Order`) and the functions that turn what
+ * Typed replies (`Status`, `Order`, `Layout`) and the functions that turn what
  * node-redis or ioredis decoded (RESP2 flat arrays or RESP3 maps as objects
  * or `Map`s; numbers as numbers, bigints or strings) into them.
  */
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.ENTERED = void 0;
+exports.Layout = exports.ENTERED = void 0;
 exports.text = text;
 exports.parseInteger = parseInteger;
 exports.parseOptionalInteger = parseOptionalInteger;
@@ -14,6 +14,8 @@ exports.parseTickets = parseTickets;
 exports.parseBool = parseBool;
 exports.fields = fields;
 exports.parseStatus = parseStatus;
+exports.parseLayout = parseLayout;
+exports.parseSeatmap = parseSeatmap;
 exports.parseOrder = parseOrder;
 /**
  * `wait` and `position` of a draw event before its draw: the user entered the
@@ -21,6 +23,57 @@ exports.parseOrder = parseOrder;
  * (not on the list).
  */
 exports.ENTERED = -1;
+/** `TICKET.LAYOUT`: seat ids `1..total` in layout order (section, row, position). */
+class Layout {
+    sections;
+    constructor(sections) {
+        this.sections = sections;
+    }
+    /** The number of seats. */
+    get total() {
+        let n = 0;
+        for (const s of this.sections)
+            for (const r of s.rows)
+                n += r.seats - r.blocked.length;
+        return n;
+    }
+    /** Every category, in layout order. */
+    get categories() {
+        return [...new Set(this.sections.flatMap((s) => s.rows.map((r) => r.category)))];
+    }
+    /** The seat of an id; throws a RangeError for an id not in the layout. */
+    seat(id) {
+        for (const section of this.sections) {
+            for (const row of section.rows) {
+                const n = id - row.firstId;
+                if (n < 0 || n >= row.seats - row.blocked.length)
+                    continue;
+                const positions = [];
+                for (let p = 1; p <= row.seats; p++)
+                    if (!row.blocked.includes(p))
+                        positions.push(p);
+                const position = positions[n];
+                const label = row.first + position - 1;
+                return {
+                    id,
+                    name: `${section.name}-${row.name}-${label}`,
+                    section: section.name,
+                    row: row.name,
+                    position,
+                    label,
+                    category: row.category,
+                    accessible: row.accessible.includes(position),
+                };
+            }
+        }
+        throw new RangeError(`ticketgate: seat id ${id} is not in the layout`);
+    }
+    /** `A-2-103`: section, row and label of a seat id. */
+    seatName(id) {
+        return this.seat(id).name;
+    }
+}
+exports.Layout = Layout;
 function fail(what, reply) {
     throw new TypeError(`ticketgate: expected ${what}, got ${JSON.stringify(String(reply))}`);
 }
@@ -97,7 +150,35 @@ function parseStatus(reply) {
     const admit = f.get("admit");
     if (admit != null)
         status.admit = parseInteger(admit);
+    const categories = f.get("categories");
+    if (categories != null)
+        status.categories = parseCategories(categories);
+    const accessible = f.get("accessible");
+    if (accessible != null)
+        status.accessible = parseInteger(accessible);
     return status;
+}
+/** STATUS's `categories`: `category, free, ...` (or a map) in layout order. */
+function parseCategories(reply) {
+    const out = new Map();
+    for (const [name, free] of fields(reply))
+        out.set(name, parseInteger(free));
+    return out;
+}
+/** `TICKET.LAYOUT`'s JSON, or null for an event that is not seated. */
+function parseLayout(reply) {
+    if (reply === null || reply === undefined)
+        return null;
+    const doc = JSON.parse(text(reply));
+    return new Layout(doc.sections.map((s) => ({
+        name: s.name,
+        category: s.category,
+        rows: s.rows.map(({ first_id, ...row }) => ({ ...row, firstId: first_id })),
+    })));
+}
+/** `TICKET.SEATMAP`: one character per seat id, `.` free, `h` held, `s` sold. */
+function parseSeatmap(reply) {
+    return reply === null || reply === undefined ? null : text(reply);
 }
 function parseOrder(reply) {
     if (reply === null || reply === undefined)
@@ -110,5 +191,6 @@ function parseOrder(reply) {
         tickets: parseTickets(field(f, "tickets")),
         state,
         expiresAt: parseInteger(field(f, "expires_at")),
+        ...(f.has("seats") ? { seats: field(f, "seats").map(text) } : {}),
     };
 }

@@ -32,6 +32,11 @@ export interface InitOptions {
   draw?: boolean;
   /** A draw event's most offers per second (1..=1,000,000). */
   admit?: number;
+  /**
+   * A seated event: its layout (JSON text, or an object sent as JSON);
+   * `total` must be its number of seats.
+   */
+  seats?: string | object;
 }
 
 export interface ClaimOptions {
@@ -39,6 +44,16 @@ export interface ClaimOptions {
   count?: number;
   /** Hold them this many ms (overrides the event's default; 0 = sold). */
   hold?: number;
+  /** A seated event: only rows of this section. */
+  section?: string;
+  /** A seated event: only rows of this category. */
+  category?: string;
+  /** A seated event: at least this many wheelchair spaces (none without it). */
+  accessible?: number;
+  /** A seated event: the best single seats when `count` are not together. */
+  split?: boolean;
+  /** A seated event: exactly these seat ids (`TicketGate.claimSeats`); sent last. */
+  seats?: readonly number[];
 }
 
 export interface WaitOptions {
@@ -76,6 +91,9 @@ export function init(event: string, total: number, o: InitOptions = {}): Call<vo
   ]);
   if (o.draw) opts.push("DRAW");
   opts.push(...options([["ADMIT", o.admit]]));
+  if (o.seats !== undefined) {
+    opts.push("SEATS", typeof o.seats === "string" ? o.seats : JSON.stringify(o.seats));
+  }
   return write(["ticket.init", event, String(total), ...opts], replies.parseOk);
 }
 
@@ -87,17 +105,44 @@ export function close(event: string): Call<void> {
   return write(["ticket.close", event], replies.parseOk);
 }
 
+function seated(o: ClaimOptions): boolean {
+  return (
+    o.section !== undefined ||
+    o.category !== undefined ||
+    o.accessible !== undefined ||
+    o.split === true ||
+    o.seats !== undefined
+  );
+}
+
 export function claim(event: string, user: string, o: ClaimOptions = {}): Call<number | number[]> {
-  if (o.count === undefined && o.hold === undefined) {
+  if (o.count === undefined && o.hold === undefined && !seated(o)) {
     return { args: ["ticket.claim", event, user], readonly: false, parse: replies.parseInteger };
   }
   const opts = options([
     ["COUNT", o.count],
     ["HOLD", o.hold],
   ]);
+  for (const [word, value] of [
+    ["SECTION", o.section],
+    ["CATEGORY", o.category],
+  ] as const) {
+    if (value !== undefined) opts.push(word, value);
+  }
+  opts.push(...options([["ACCESSIBLE", o.accessible]]));
+  if (o.split) opts.push("SPLIT");
+  if (o.seats !== undefined) opts.push("SEATS", ...o.seats.map(String));
   const parse: (r: replies.Reply) => number | number[] =
-    o.count === undefined ? replies.parseInteger : replies.parseTickets;
+    o.count === undefined && o.seats === undefined ? replies.parseInteger : replies.parseTickets;
   return write(["ticket.claim", event, user, ...opts], parse);
+}
+
+export function layout(event: string): Call<replies.Layout | null> {
+  return read(["ticket.layout", event], replies.parseLayout);
+}
+
+export function seatmap(event: string): Call<string | null> {
+  return read(["ticket.seatmap", event], replies.parseSeatmap);
 }
 
 export function confirm(event: string, user: string): Call<number> {

@@ -99,6 +99,21 @@ export class InternalError extends TicketGateError {
   static readonly code = "INTERNAL";
 }
 
+/** A seated claim: no `count` seats together where allowed (`split` takes single seats). */
+export class NotTogetherError extends TicketGateError {
+  static readonly code = "NOTOGETHER";
+}
+
+/** A picked seat is held or sold. */
+export class TakenError extends TicketGateError {
+  static readonly code = "TAKEN";
+}
+
+/** The picked seats would leave a single seat alone that another pick of the row would not. */
+export class OrphanError extends TicketGateError {
+  static readonly code = "ORPHAN";
+}
+
 /** A restore step on an event that is not being restored. */
 export class NotRestoringError extends TicketGateError {
   static readonly code = "NOTRESTORING";
@@ -119,6 +134,9 @@ export const ERRORS_BY_CODE: ReadonlyMap<string, TicketGateErrorClass> = new Map
     NotOpenError,
     ClosedError,
     SoldOutError,
+    NotTogetherError,
+    TakenError,
+    OrphanError,
     LimitError,
     NoHoldError,
     HoldingError,

@@ -5,7 +5,7 @@
 
 import * as commands from "./commands";
 import { fromReplyError } from "./errors";
-import type { Order, Status } from "./replies";
+import type { Layout, Order, Status } from "./replies";
 import { type AnyClient, type Send, transportFor } from "./transport";
 
 function rethrow(err: unknown): never {
@@ -40,12 +40,52 @@ export class TicketGate {
     return this.run(commands.close(event));
   }
 
-  /** The user's ticket; with `count`, all the user's tickets, ascending. */
-  claim(event: string, user: string, options?: { hold?: number }): Promise<number>;
-  claim(event: string, user: string, options: { count: number; hold?: number }): Promise<number[]>;
+  /**
+   * The user's ticket; with `count`, all the user's tickets, ascending (a
+   * repeat claim answers the tickets the user has already). On a seated
+   * event: the best `count` seats together (`NotTogetherError` if none are),
+   * within `section`/`category`, with `accessible` wheelchair spaces;
+   * `split` takes the best single seats when none are together.
+   */
+  claim(
+    event: string,
+    user: string,
+    options?: { hold?: number; section?: string; category?: string },
+  ): Promise<number>;
+  claim(
+    event: string,
+    user: string,
+    options: Omit<commands.ClaimOptions, "seats"> & { count: number },
+  ): Promise<number[]>;
   claim(event: string, user: string, options?: commands.ClaimOptions): Promise<number | number[]>;
   claim(event: string, user: string, options?: commands.ClaimOptions): Promise<number | number[]> {
     return this.run(commands.claim(event, user, options));
+  }
+
+  /**
+   * Exactly these seats (ids; `layout()` names them) of a seated event:
+   * `TakenError` if one is, `OrphanError` if they would leave a single seat
+   * alone that another pick of the row would not.
+   */
+  claimSeats(
+    event: string,
+    user: string,
+    seats: readonly number[],
+    options: { hold?: number } = {},
+  ): Promise<number[]> {
+    return this.run(commands.claim(event, user, { hold: options.hold, seats })) as Promise<
+      number[]
+    >;
+  }
+
+  /** A seated event's layout (`seatName(id)` names a seat); null if not seated. */
+  layout(event: string): Promise<Layout | null> {
+    return this.run(commands.layout(event));
+  }
+
+  /** One character per seat id (index id - 1): `.` free, `h` held, `s` sold; null if not seated. */
+  seatmap(event: string): Promise<string | null> {
+    return this.run(commands.seatmap(event));
   }
 
   /** Makes the user's held order sold; the number of tickets the user holds. */
@@ -53,7 +93,7 @@ export class TicketGate {
     return this.run(commands.confirm(event, user));
   }
 
-  /** Releases all the user's tickets; the lowest, or null. */
+  /** Releases all the user's tickets (every one of a multi-ticket order); the lowest, or null. */
   cancel(event: string, user: string): Promise<number | null> {
     return this.run(commands.cancel(event, user));
   }

@@ -1,5 +1,5 @@
 /**
- * Typed replies (`Status`, `Order`) and the functions that turn what
+ * Typed replies (`Status`, `Order`, `Layout`) and the functions that turn what
  * node-redis or ioredis decoded (RESP2 flat arrays or RESP3 maps as objects
  * or `Map`s; numbers as numbers, bigints or strings) into them.
  */
@@ -38,6 +38,10 @@ export interface Status {
   seed?: string;
   /** A draw event's most offers per second, when set. */
   admit?: number;
+  /** A seated event's free seats per category, in layout order (every category). */
+  categories?: Map<string, number>;
+  /** A seated event's free wheelchair spaces. */
+  accessible?: number;
 }
 
 /** `TICKET.ORDER`: a user's tickets and whether they are held or sold. */
@@ -47,6 +51,94 @@ export interface Order {
   state: "held" | "sold";
   /** Unix ms of a hold's deadline, 0 when sold. */
   expiresAt: number;
+  /** A seated event's seat names (`A-2-103`), in ticket order. */
+  seats?: string[];
+}
+
+/** One row of a seated event's layout, as stored (every default filled in). */
+export interface Row {
+  name: string;
+  /** Positions, blocked ones included. */
+  seats: number;
+  /** The label of position 1. */
+  first: number;
+  /** Positions with no seat. */
+  blocked: number[];
+  /** Wheelchair spaces (positions). */
+  accessible: number[];
+  /** Lower is better. */
+  rank: number;
+  /** The best position. */
+  center: number;
+  category: string;
+  /** The seat id of the row's first seat. */
+  firstId: number;
+}
+
+export interface Section {
+  name: string;
+  category: string;
+  rows: Row[];
+}
+
+/** Where a seat id is; `name` is `<section>-<row>-<label>`. */
+export interface Seat {
+  id: number;
+  name: string;
+  section: string;
+  row: string;
+  /** 1-based position in the row. */
+  position: number;
+  label: number;
+  category: string;
+  accessible: boolean;
+}
+
+/** `TICKET.LAYOUT`: seat ids `1..total` in layout order (section, row, position). */
+export class Layout {
+  constructor(readonly sections: Section[]) {}
+
+  /** The number of seats. */
+  get total(): number {
+    let n = 0;
+    for (const s of this.sections) for (const r of s.rows) n += r.seats - r.blocked.length;
+    return n;
+  }
+
+  /** Every category, in layout order. */
+  get categories(): string[] {
+    return [...new Set(this.sections.flatMap((s) => s.rows.map((r) => r.category)))];
+  }
+
+  /** The seat of an id; throws a RangeError for an id not in the layout. */
+  seat(id: number): Seat {
+    for (const section of this.sections) {
+      for (const row of section.rows) {
+        const n = id - row.firstId;
+        if (n < 0 || n >= row.seats - row.blocked.length) continue;
+        const positions = [];
+        for (let p = 1; p <= row.seats; p++) if (!row.blocked.includes(p)) positions.push(p);
+        const position = positions[n];
+        const label = row.first + position - 1;
+        return {
+          id,
+          name: `${section.name}-${row.name}-${label}`,
+          section: section.name,
+          row: row.name,
+          position,
+          label,
+          category: row.category,
+          accessible: row.accessible.includes(position),
+        };
+      }
+    }
+    throw new RangeError(`ticketgate: seat id ${id} is not in the layout`);
+  }
+
+  /** `A-2-103`: section, row and label of a seat id. */
+  seatName(id: number): string {
+    return this.seat(id).name;
+  }
 }
 
 export type Reply = unknown;
@@ -123,7 +215,42 @@ export function parseStatus(reply: Reply): Status {
   }
   const admit = f.get("admit");
   if (admit != null) status.admit = parseInteger(admit);
+  const categories = f.get("categories");
+  if (categories != null) status.categories = parseCategories(categories);
+  const accessible = f.get("accessible");
+  if (accessible != null) status.accessible = parseInteger(accessible);
   return status;
+}
+
+/** STATUS's `categories`: `category, free, ...` (or a map) in layout order. */
+function parseCategories(reply: Reply): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [name, free] of fields(reply)) out.set(name, parseInteger(free));
+  return out;
+}
+
+interface StoredRow extends Omit<Row, "firstId"> {
+  first_id: number;
+}
+
+/** `TICKET.LAYOUT`'s JSON, or null for an event that is not seated. */
+export function parseLayout(reply: Reply): Layout | null {
+  if (reply === null || reply === undefined) return null;
+  const doc = JSON.parse(text(reply)) as {
+    sections: { name: string; category: string; rows: StoredRow[] }[];
+  };
+  return new Layout(
+    doc.sections.map((s) => ({
+      name: s.name,
+      category: s.category,
+      rows: s.rows.map(({ first_id, ...row }) => ({ ...row, firstId: first_id })),
+    })),
+  );
+}
+
+/** `TICKET.SEATMAP`: one character per seat id, `.` free, `h` held, `s` sold. */
+export function parseSeatmap(reply: Reply): string | null {
+  return reply === null || reply === undefined ? null : text(reply);
 }
 
 export function parseOrder(reply: Reply): Order | null {
@@ -135,5 +262,6 @@ export function parseOrder(reply: Reply): Order | null {
     tickets: parseTickets(field(f, "tickets")),
     state,
     expiresAt: parseInteger(field(f, "expires_at")),
+    ...(f.has("seats") ? { seats: (field(f, "seats") as Reply[]).map(text) } : {}),
   };
 }

@@ -2,7 +2,7 @@
  * Integration tests against the real servers of clients/testenv.py
  * (TICKETGATE_TEST_REDIS, TICKETGATE_TEST_CLUSTER): every command through
  * node-redis (RESP2 and RESP3) and ioredis, a draw (50 entrants, offers in
- * the order recomputed from the revealed seed), the reference concurrency test
+ * the order recomputed from the revealed seed), a seated sale, the reference concurrency test
  * (1,000 users on 100 tickets), and in a 3-master cluster, for both
  * libraries: 0 MOVED per node, and recovery after a reshard.
  */
@@ -107,6 +107,61 @@ async function saleEndToEnd(gate: tg.TicketGate, event: string) {
   assert.equal(await gate.leave(event, "dave"), false);
 }
 
+/** Section A: row 1 of six seats (ids 1-6), row 2 of four from 101 (ids 7-10), a wheelchair space first. */
+const HALL = {
+  sections: [
+    {
+      name: "A",
+      category: "front",
+      rows: [
+        { name: "1", seats: 6 },
+        { name: "2", seats: 4, first: 101, accessible: [1], category: "box" },
+      ],
+    },
+  ],
+};
+
+async function aSeatedSale(gate: tg.TicketGate, event: string) {
+  await gate.init(event, 10, { hold: HOUR, limit: 4, seats: HALL });
+  const layout = await gate.layout(event);
+  assert.ok(layout);
+  assert.equal(layout.total, 10);
+  assert.equal(await gate.seatmap(event), "..........");
+  const ann = await gate.claim(event, "ann", { count: 2 });
+  assert.deepEqual(
+    ann.map((id) => layout.seatName(id)),
+    ["A-1-3", "A-1-4"],
+  );
+  await assert.rejects(gate.claimSeats(event, "bob", [4]), (e: tg.TakenError) => {
+    assert.ok(e instanceof tg.TakenError);
+    return e.message === "seat 'A-1-4' is taken";
+  });
+  await assert.rejects(gate.claimSeats(event, "bob", [8]), tg.OrphanError);
+  assert.deepEqual(await gate.claimSeats(event, "bob", [5, 6], { hold: 0 }), [5, 6]);
+  assert.deepEqual(await gate.claim(event, "cy", { count: 2, accessible: 1 }), [7, 8]);
+  await assert.rejects(gate.claim(event, "dee", { count: 3 }), tg.NotTogetherError);
+  assert.deepEqual(await gate.claim(event, "dee", { count: 3, split: true }), [1, 2, 9]);
+  assert.deepEqual(await gate.claim(event, "eve", { count: 1, category: "box" }), [10]);
+  const status = await gate.status(event);
+  assert.equal(status.remaining, 0);
+  assert.deepEqual(
+    [...(status.categories ?? [])],
+    [
+      ["front", 0],
+      ["box", 0],
+    ],
+  );
+  assert.equal(status.accessible, 0);
+  assert.deepEqual((await gate.order(event, "cy"))?.seats, ["A-2-101", "A-2-102"]);
+  assert.equal(await gate.seatmap(event), "hhhhsshhhh");
+  assert.equal(await gate.cancel(event, "dee"), 1); // every seat of the order back
+  assert.equal(await gate.seatmap(event), "..hhsshh.h");
+  await gate.init(`${event}-plain`, 1);
+  assert.equal(await gate.layout(`${event}-plain`), null);
+  assert.equal(await gate.seatmap(`${event}-plain`), null);
+  assert.equal((await gate.status(`${event}-plain`)).categories, undefined);
+}
+
 async function errorsAreTyped(gate: tg.TicketGate, event: string) {
   await assert.rejects(gate.status(event), tg.NoEventError);
   await gate.init(event, 1, { opens: 4102444800000 });
@@ -194,6 +249,7 @@ for (const [name, connect] of Object.entries(STANDALONE)) {
     test("errors are typed", async () =>
       errorsAreTyped(new tg.TicketGate(await connect()), newEvent()));
     test("a draw", async () => aDraw(new tg.TicketGate(await connect()), newEvent()));
+    test("a seated sale", async () => aSeatedSale(new tg.TicketGate(await connect()), newEvent()));
     test("1,000 users on 100 tickets", async () =>
       thousandUsersHundredTickets(new tg.TicketGate(await connect()), newEvent()));
   });
@@ -268,6 +324,31 @@ for (const [name, connect] of Object.entries(CLUSTERS)) {
         assert.equal(delta(before, now, address, "MOVED"), 0, address);
         assert.equal(delta(before, now, address, "ticket.claim"), 12 * mine, address);
         assert.equal(delta(before, now, address, "ticket.status"), mine, address);
+      }
+    });
+
+    test("seat commands reach the event's master first time (0 MOVED)", async () => {
+      const gate = new tg.TicketGate(await connect());
+      const owners = await eventsOnEveryNode();
+      const before = await nodeStats();
+      for (const event of owners.keys()) {
+        await gate.init(event, 10, { limit: 2, seats: HALL });
+        assert.deepEqual(await gate.claim(event, "a", { count: 2, section: "A" }), [3, 4]);
+        assert.deepEqual(await gate.claimSeats(event, "b", [5, 6]), [5, 6]);
+        assert.equal((await gate.layout(event))?.seatName(7), "A-2-101");
+        assert.equal(await gate.seatmap(event), "..ssss....");
+      }
+      const now = await nodeStats();
+      for (const address of CLUSTER) {
+        const mine = [...owners.values()].filter((owner) => owner === address).length;
+        assert.equal(delta(before, now, address, "MOVED"), 0, address);
+        for (const [command, calls] of [
+          ["claim", 2],
+          ["layout", 1],
+          ["seatmap", 1],
+        ] as const) {
+          assert.equal(delta(before, now, address, `ticket.${command}`), calls * mine, command);
+        }
       }
     });
 

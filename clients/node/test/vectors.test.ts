@@ -74,6 +74,8 @@ function build(call: NonNullable<Vector["call"]>): Call<unknown> {
     case "drop":
       return commands.drop(event, o);
     case "status":
+    case "layout":
+    case "seatmap":
     case "open":
     case "close":
       return commands[call.method](event);
@@ -92,13 +94,25 @@ function neutral(kind: string, value: unknown): unknown {
   if (kind === "status") {
     const s = value as Record<string, unknown>;
     const renamed: Record<string, unknown> = { ...s, opens_at: s.opensAt, closes_at: s.closesAt };
+    if (s.categories instanceof Map) renamed.categories = Object.fromEntries(s.categories);
     delete renamed.opensAt;
     delete renamed.closesAt;
     return { kind, value: renamed };
   }
   if (kind === "order") {
-    const o = value as { tickets: number[]; state: string; expiresAt: number };
-    return { kind, value: { tickets: o.tickets, state: o.state, expires_at: o.expiresAt } };
+    const o = value as { tickets: number[]; state: string; expiresAt: number; seats?: string[] };
+    const seats = o.seats ? { seats: o.seats } : {};
+    return {
+      kind,
+      value: { tickets: o.tickets, state: o.state, expires_at: o.expiresAt, ...seats },
+    };
+  }
+  if (kind === "layout") {
+    const sections = (value as tg.Layout).sections.map((s) => ({
+      ...s,
+      rows: s.rows.map(({ firstId, ...row }) => ({ ...row, first_id: firstId })),
+    }));
+    return { kind, value: { sections } };
   }
   return { kind, value };
 }
@@ -123,7 +137,18 @@ function check(vector: Vector, decoded: Decoded): void {
 test("the vectors cover every kind and the main error codes", () => {
   assert.ok(VECTORS.length > 50);
   const kinds = new Set(VECTORS.map((v) => v.expect.kind));
-  for (const kind of ["ok", "ticket", "tickets", "integer", "bool", "nil", "status", "order"]) {
+  for (const kind of [
+    "ok",
+    "ticket",
+    "tickets",
+    "integer",
+    "bool",
+    "nil",
+    "status",
+    "order",
+    "layout",
+    "seatmap",
+  ]) {
     assert.ok(kinds.has(kind), kind);
   }
   const codes = new Set(VECTORS.map((v) => v.expect.code));
@@ -157,6 +182,48 @@ test("codes without a class keep their code; other errors pass through", () => {
   assert.equal(other.code, "NOPERM");
   const connection = new Error("Connection is closed.");
   assert.equal(tg.fromReplyError(connection), connection);
+});
+
+test("seat options go in order, SEATS last; init sends the layout as JSON", () => {
+  const all = { count: 2, hold: 0, section: "A", category: "box", accessible: 1, split: true };
+  assert.deepEqual(
+    commands.claim("e", "u", all).args.slice(3),
+    "COUNT 2 HOLD 0 SECTION A CATEGORY box ACCESSIBLE 1 SPLIT".split(" "),
+  );
+  assert.deepEqual(commands.claim("e", "u", { hold: 5, seats: [3, 1] }).args.slice(3), [
+    "HOLD",
+    "5",
+    "SEATS",
+    "3",
+    "1",
+  ]);
+  const layout = { sections: [{ name: "A", rows: [{ name: "1", seats: 2 }] }] };
+  assert.deepEqual(commands.init("e", 2, { seats: layout }).args.slice(-2), [
+    "SEATS",
+    JSON.stringify(layout),
+  ]);
+});
+
+test("a layout names seat ids", () => {
+  const vector = VECTORS.find((v) => v.name === "layout");
+  assert.ok(vector);
+  const layout = commands.layout("s1").parse(vector.resp2.split("\r\n")[1]);
+  assert.ok(layout);
+  assert.deepEqual(
+    [1, 6, 7, 10].map((id) => layout.seatName(id)),
+    ["A-1-1", "A-1-6", "A-2-101", "A-2-104"],
+  );
+  assert.ok(layout.seat(7).accessible && !layout.seat(8).accessible);
+  assert.deepEqual([layout.total, layout.categories], [10, ["front", "box"]]);
+  assert.throws(() => layout.seat(11), RangeError);
+});
+
+test("seat errors are typed", () => {
+  assert.ok(
+    tg.errorFor("NOTOGETHER event 'e' has no 3 seats together") instanceof tg.NotTogetherError,
+  );
+  assert.ok(tg.errorFor("TAKEN seat 'A-1-1' is taken") instanceof tg.TakenError);
+  assert.ok(tg.errorFor("ORPHAN seat 'A-1-1' would be left alone") instanceof tg.OrphanError);
 });
 
 test("ioredis giving up after 16 redirections is a TryAgainError", () => {

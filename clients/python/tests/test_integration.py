@@ -67,6 +67,58 @@ def test_a_sale_end_to_end(gate, event):
     assert gate.leave(event, "dave") is False
 
 
+# Section A: row 1 of six seats (ids 1-6), row 2 of four labelled from 101
+# (ids 7-10), its first a wheelchair space, category "box".
+HALL = {
+    "sections": [
+        {
+            "name": "A",
+            "category": "front",
+            "rows": [
+                {"name": "1", "seats": 6},
+                {"name": "2", "seats": 4, "first": 101, "accessible": [1], "category": "box"},
+            ],
+        }
+    ]
+}
+
+
+def test_a_seated_sale(gate, event):
+    gate.init(event, 10, hold=HOUR, limit=4, seats=HALL)
+    layout = gate.layout(event)
+    assert layout is not None and layout.total == 10
+    assert [r.first_id for r in layout.sections[0].rows] == [1, 7]
+    assert gate.seatmap(event) == "." * 10
+    ann = gate.claim(event, "ann", count=2)
+    assert [layout.seat_name(s) for s in ann] == ["A-1-3", "A-1-4"]
+    with pytest.raises(ticketgate.Taken) as taken:
+        gate.claim_seats(event, "bob", [4])
+    assert taken.value.message == "seat 'A-1-4' is taken"
+    with pytest.raises(ticketgate.Orphan):
+        gate.claim_seats(event, "bob", [8])
+    assert gate.claim_seats(event, "bob", [5, 6], hold=0) == [5, 6]
+    assert gate.claim(event, "cy", count=2, accessible=1) == [7, 8]
+    with pytest.raises(ticketgate.NotTogether):
+        gate.claim(event, "dee", count=3)
+    assert gate.claim(event, "dee", count=3, split=True) == [1, 2, 9]
+    assert gate.claim(event, "eve", count=1, category="box") == [10]
+    status = gate.status(event)
+    assert (status.remaining, status.categories, status.accessible) == (
+        0,
+        {"front": 0, "box": 0},
+        0,
+    )
+    order = gate.order(event, "cy")
+    assert order is not None and order.seats == ["A-2-101", "A-2-102"]
+    assert gate.seatmap(event) == "hhhhsshhhh"
+    assert gate.cancel(event, "dee") == 1  # every seat of the order back
+    assert gate.seatmap(event) == "..hhsshh.h"
+    plain = event + "-plain"
+    gate.init(plain, 1)
+    assert gate.layout(plain) is None and gate.seatmap(plain) is None
+    assert gate.status(plain).categories is None and gate.order(plain, "x") is None
+
+
 def test_errors_are_typed(gate, event):
     with pytest.raises(ticketgate.NoEvent):
         gate.status(event)
@@ -217,6 +269,15 @@ async def test_async_standalone(redis_url, event):
     await gate.open(event + "-draw")
     assert (await gate.status(event + "-draw")).drawn
     assert await gate.position(event + "-draw", "a") is None  # offered
+    seated = event + "-seated"
+    await gate.init(seated, 10, limit=2, seats=HALL)
+    assert await gate.claim(seated, "a", count=2) == [3, 4]
+    assert await gate.claim_seats(seated, "b", [1, 2]) == [1, 2]
+    with pytest.raises(ticketgate.Taken):
+        await gate.claim_seats(seated, "c", [2])
+    layout = await gate.layout(seated)
+    assert layout is not None and layout.seat_name(7) == "A-2-101"
+    assert await gate.seatmap(seated) == "ssss......"
     await client.aclose()
 
 
@@ -275,6 +336,25 @@ def test_cluster_routes_every_command_first_time(cluster, cluster_nodes, event, 
         assert delta.get("ticket.status", 0) == mine, (node, delta)
     noisy = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
     assert not noisy, "RedisCluster logged on SOLDOUT"
+
+
+def test_cluster_routes_seat_commands_first_time(cluster, cluster_nodes, event):
+    gate = ticketgate.TicketGate(cluster)
+    owners = events_on_every_node(cluster, event)
+    before = {f"{h}:{p}": node_stats(h, p) for h, p in cluster_nodes}
+    for e in owners:
+        gate.init(e, 10, limit=2, seats=HALL)
+        assert gate.claim(e, "a", count=2, section="A") == [3, 4]
+        assert gate.claim_seats(e, "b", [5, 6]) == [5, 6]
+        assert gate.layout(e) is not None and gate.seatmap(e) == "..ssss...."
+        assert gate.status(e).categories == {"front": 2, "box": 4}
+    after = {f"{h}:{p}": node_stats(h, p) for h, p in cluster_nodes}
+    for node, stats in after.items():
+        delta = stats_delta(before[node], stats)
+        mine = sum(1 for owner in owners.values() if owner == node)
+        assert delta.get("MOVED", 0) == 0, node
+        for command, calls in (("claim", 2), ("layout", 1), ("seatmap", 1), ("status", 1)):
+            assert delta.get(f"ticket.{command}", 0) == calls * mine, (node, command, delta)
 
 
 def test_cluster_follows_moved_after_a_reshard(cluster, cluster_nodes, event):

@@ -4,6 +4,7 @@ and then through the package's command builders and reply parsers."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 from pathlib import Path
@@ -64,7 +65,12 @@ def typed(value: Any) -> dict:
         fields = {k: v for k, v in vars(value).items() if v is not None or k == "incarnation"}
         return {"kind": "status", "value": fields}
     if isinstance(value, ticketgate.Order):
-        return {"kind": "order", "value": vars(value)}
+        fields = {k: v for k, v in vars(value).items() if v is not None}
+        return {"kind": "order", "value": fields}
+    if isinstance(value, ticketgate.Layout):
+        return {"kind": "layout", "value": dataclasses.asdict(value)}
+    if isinstance(value, str):
+        return {"kind": "seatmap", "value": value}
     if isinstance(value, bool):
         return {"kind": "bool", "value": value}
     if isinstance(value, list):
@@ -128,6 +134,46 @@ def test_command_builders_send_the_vectors_argv(vectors):
     for vector in calls:
         argv = [str(a) for a in build(vector["call"]).argv]
         assert argv == vector["command"], vector["name"]
+
+
+def build_argv(method: str, *args: Any, **options: Any) -> list[str]:
+    return [str(a) for a in getattr(commands, method)(*args, **options).argv]
+
+
+def test_seat_options_go_in_order_and_seats_last():
+    argv = build_argv(
+        "claim", "e", "u", count=2, hold=0, section="A", category="box", accessible=1, split=True
+    )
+    assert argv[3:] == "COUNT 2 HOLD 0 SECTION A CATEGORY box ACCESSIBLE 1 SPLIT".split()
+    assert build_argv("claim", "e", "u", hold=5, seats=[3, 1]) == [
+        *["ticket.claim", "e", "u", "HOLD", "5", "SEATS", "3", "1"]
+    ]
+    layout = {"sections": [{"name": "A", "rows": [{"name": "1", "seats": 2}]}]}
+    assert build_argv("init", "e", 2, seats=layout)[-2:] == [
+        "SEATS",
+        json.dumps(layout).replace(" ", ""),
+    ]
+
+
+def test_layout_names_seat_ids():
+    vector = next(v for v in VECTORS if v["name"] == "layout")
+    layout = commands.layout("s1").parse(vector["resp2"].split("\r\n")[1])
+    assert layout is not None
+    assert [layout.seat_name(i) for i in (1, 6, 7, 10)] == ["A-1-1", "A-1-6", "A-2-101", "A-2-104"]
+    assert layout.seat(7).accessible and not layout.seat(8).accessible
+    assert (layout.total, layout.categories) == (10, ["front", "box"])
+    with pytest.raises(KeyError):
+        layout.seat(11)
+
+
+def test_seat_errors_are_typed():
+    for code, cls in (
+        ("NOTOGETHER", ticketgate.NotTogether),
+        ("TAKEN", ticketgate.Taken),
+        ("ORPHAN", ticketgate.Orphan),
+    ):
+        mapped = errors.from_response_error(ResponseError(f"{code} seat 'A-1-1' is taken"))
+        assert type(mapped) is cls and mapped.code == code
 
 
 def test_cluster_tryagain_without_text_is_typed():

@@ -10,6 +10,7 @@ pub mod cancel;
 pub mod claim;
 pub mod confirm;
 pub mod drop;
+pub mod healed;
 pub mod holder;
 pub mod init;
 pub mod layout;
@@ -33,8 +34,9 @@ use crate::error::TicketError;
 use crate::expiry;
 use crate::host::argv::{Argv, UserArg};
 use crate::host::ffi::{is_primary, now_ms};
+use crate::host::note;
 use crate::host::store::{Access, RedisStore};
-use crate::pool::{Clock, Effects, ExpiredFrom};
+use crate::pool::{self, Clock, Effects, ExpiredFrom};
 
 /// Runs a command body, turning a [`TicketError`] into its error reply and a
 /// panic into an `INTERNAL` error instead of aborting the user's Redis.
@@ -92,7 +94,8 @@ pub fn exactly<const N: usize>(argv: Argv<'_>) -> Result<[&[u8]; N], CommandErro
 
 /// Opens `event`'s keys for writing, runs `decide` (a pool call) at the
 /// command's [`Clock`] and commits the effects it decided, whether it
-/// succeeded or not.
+/// succeeded or not. On a promoted primary, an answer to `user` that logged
+/// nothing is noted first (`pool::note`).
 pub fn write<'a, T>(
     ctx: &Context,
     event: &'a str,
@@ -102,7 +105,16 @@ pub fn write<'a, T>(
     let mut store = RedisStore::open(ctx, event, Access::Write, user);
     let clock = clock(store.db(), event);
     let mut effects = Effects::default();
-    let outcome = decide(&mut store, &mut effects, clock);
+    let mut outcome = decide(&mut store, &mut effects, clock);
+    if let (Some(term), Some((user, _))) = (note::term(), user) {
+        if pool::note::tells(&outcome) {
+            // A note that cannot be written (a key of the wrong type) must
+            // not leave an answer the heal could take back.
+            if let Err(e) = pool::note::answered(&mut store, &mut effects, user, term) {
+                outcome = Err(e);
+            }
+        }
+    }
     commit(ctx, &mut store, &effects);
     outcome
 }

@@ -10,7 +10,8 @@
 //! cluster clients route by it and ACL key patterns must match event ids.
 //! Adding a command is one entry here and one file in `cmd/`.
 
-use super::{apply, cancel, claim, confirm, drop, holder, init, open_close, order, reapply};
+use super::reapply;
+use super::{apply, cancel, claim, confirm, drop, healed, holder, init, open_close, order};
 use super::{layout, restore, seatmap, status, waitlist};
 pub use crate::host::command::{Access, Arg, Command, Flags, Kind};
 
@@ -208,18 +209,31 @@ pub const COMMANDS: &[Command] = &[
         name: "ticket.reapply",
         flags: Flags::Write,
         handler: reapply::command,
-        summary: "The sidecar's heal: re-applies a write an unplanned failover lost (the log entry's fields) when nothing since makes it wrong; replies with the new entry's id, or CHANGED and changes nothing.",
-        complexity: "O(N log N) in the entry's tickets",
+        summary: "The sidecar's heal: re-applies a write an unplanned failover lost (the log entry's fields) when nothing since makes it wrong (no answer of the new primary about its user or tickets; nothing logged after SINCE touching them); replies with the new entry's id, or CHANGED and changes nothing.",
+        complexity: "O(N log N) in the entry's tickets, plus O(M) in the entries after SINCE",
         since: "0.4.0",
         arity: -4,
         key: 1,
         access: Access::Update,
         args: &[
             EVENT,
+            arg("since", Kind::Option("SINCE")),
             arg("field", Kind::Text),
             arg("value", Kind::Text),
             arg("more", Kind::Rest),
         ],
+    },
+    Command {
+        name: "ticket.healed",
+        flags: Flags::Write,
+        handler: healed::command,
+        summary: "The sidecar's heal is done (or found nothing to heal): forgets the users and tickets a promoted primary answered about without logging; replies 1 if the note changed, 0 if not.",
+        complexity: "O(N) in the noted users and tickets",
+        since: "0.4.0",
+        arity: 2,
+        key: 1,
+        access: Access::Update,
+        args: &[EVENT],
     },
     Command {
         name: "ticket.wait",

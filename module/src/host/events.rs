@@ -1,6 +1,8 @@
 //! What the module hears from the server: keyspace notifications and the
 //! server events that invalidate the meta cache and the expiry index, and
-//! the cron loop that runs what the load step hands it (the expiry sweep).
+//! the cron loop that runs what the load step hands it (the expiry sweep);
+//! a role change also starts or ends this node's term as a promoted
+//! primary (`host::note`).
 
 use std::os::raw::{c_char, c_int, c_void};
 
@@ -66,10 +68,16 @@ unsafe extern "C" fn on_key_event(
 
 unsafe extern "C" fn on_server_event(
     _ctx: *mut RedisModuleCtx,
-    _event: raw::RedisModuleEvent,
-    _subevent: u64,
+    event: raw::RedisModuleEvent,
+    subevent: u64,
     _data: *mut c_void,
 ) {
+    if event.id == raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED {
+        // A promoted primary notes the answers it gives without logging
+        // until the sidecar's heal: see `pool::note`.
+        let now_primary = subevent == raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER;
+        super::note::role_changed(now_primary);
+    }
     meta_cache::clear();
     crate::seat_cache::clear();
     // The same events can bring holds the expiry index does not know.

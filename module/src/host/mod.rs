@@ -12,6 +12,8 @@
 //!   an event's keys through the native key API (`seats`: a seated event's
 //!   layout and seat key), and the replication of a
 //!   decided effect; `strings`: the Redis strings it reuses.
+//! - `note`: the note of answers a promoted primary gave without logging
+//!   (`ticket:{E}:answered`) and this node's term as a promoted primary.
 //! - `argv`: a command's arguments read in place; `ffi`: small safe
 //!   wrappers (clock, pub/sub, context flags, databases, scans).
 
@@ -25,6 +27,7 @@ mod events;
 pub mod ffi;
 mod keys;
 mod meta;
+pub mod note;
 #[cfg(not(test))]
 pub mod register;
 mod replicate;

@@ -487,6 +487,22 @@ impl Store for RedisStore<'_> {
         self.read_last_log_id()
     }
 
+    fn log_since(
+        &mut self,
+        since: StreamId,
+        max: usize,
+    ) -> Result<Option<Vec<Record>>, TicketError> {
+        self.read_log_since(since, max)
+    }
+
+    fn note_field(&mut self, field: &str) -> Result<Option<String>, TicketError> {
+        self.read_note_field(field)
+    }
+
+    fn note_len(&mut self) -> Result<i64, TicketError> {
+        self.read_note_len()
+    }
+
     #[inline]
     fn write_meta(&mut self, write: MetaWrite<'_>) {
         match write {
@@ -537,9 +553,20 @@ impl Store for RedisStore<'_> {
 
     fn delete(&mut self, scope: Scope) -> i64 {
         match scope {
-            Scope::State => self.delete_state(),
+            Scope::State => {
+                self.write_note_close(0);
+                self.delete_state()
+            }
             Scope::Log => i64::from(self.delete_key(Part::Log)),
         }
+    }
+
+    fn note_add(&mut self, fields: &[String]) {
+        self.write_note_add(fields)
+    }
+
+    fn note_close(&mut self, term: i64) {
+        self.write_note_close(term)
     }
 }
 

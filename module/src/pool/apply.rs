@@ -43,6 +43,11 @@ pub fn apply<U: AsRef<str>>(store: &mut impl Store, effect: &Effect<U>) {
         Effect::Leave { user } => {
             store.set_score(Set::Waiting, user.as_ref(), None);
         }
+        Effect::Answered { user, tickets } => {
+            let held = tickets.as_ref().map_or(&[][..], Tickets::as_slice);
+            store.note_add(&protocol::keys::answered_fields(user.as_ref(), held))
+        }
+        Effect::Healed { term } => store.note_close(*term),
     }
 }
 

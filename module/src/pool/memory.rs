@@ -36,6 +36,8 @@ pub struct MemoryStore {
     pub last_id: Option<StreamId>,
     /// The staging fields of a restore in progress.
     pub staging: Option<Staging>,
+    /// The note of answers: field -> value.
+    pub note: BTreeMap<String, String>,
     /// A seated event's stored layout, parsed layout and seat state.
     pub seating: Option<(String, Layout, SeatState)>,
 }
@@ -165,6 +167,25 @@ impl Store for MemoryStore {
     fn last_log_id(&mut self) -> Result<Option<StreamId>, TicketError> {
         Ok(self.last_id.filter(|_| self.log_key))
     }
+    fn log_since(
+        &mut self,
+        since: StreamId,
+        max: usize,
+    ) -> Result<Option<Vec<Record>>, TicketError> {
+        let later: Vec<Record> = self
+            .log
+            .iter()
+            .filter(|(id, _)| *id > since)
+            .map(|(_, r)| r.clone())
+            .collect();
+        Ok((later.len() <= max).then_some(later))
+    }
+    fn note_field(&mut self, field: &str) -> Result<Option<String>, TicketError> {
+        Ok(self.note.get(field).cloned())
+    }
+    fn note_len(&mut self) -> Result<i64, TicketError> {
+        Ok(self.note.len() as i64)
+    }
 
     fn write_meta(&mut self, write: MetaWrite<'_>) {
         if let MetaWrite::Create { meta, .. } = write {
@@ -248,6 +269,20 @@ impl Store for MemoryStore {
         self.last_id = Some(id);
         id
     }
+    fn note_add(&mut self, fields: &[String]) {
+        self.note.remove(protocol::keys::ANSWERED_CLOSED);
+        for f in fields {
+            self.note.insert(f.clone(), "1".to_owned());
+        }
+    }
+    fn note_close(&mut self, term: i64) {
+        self.note.clear();
+        if term != 0 {
+            self.note
+                .insert(protocol::keys::ANSWERED_CLOSED.to_owned(), term.to_string());
+        }
+    }
+
     fn delete(&mut self, scope: Scope) -> i64 {
         match scope {
             Scope::State => self.delete_state(),
@@ -274,6 +309,7 @@ impl MemoryStore {
             self.seating.take().is_some(),
         ];
         self.staging = None;
+        self.note.clear();
         existed.iter().filter(|&&e| e).count() as i64
     }
 }

@@ -23,8 +23,9 @@
 //! `effects` (the collected effects), `tickets` (the lazy pool's numbers),
 //! `draw` (a draw event's entry, draw, ranks and admission pace), `settle` (checks, expiry and the offer step every write runs first),
 //! `claim` (claims and checkout), `waitlist`, `seated` (a seated event's seats: which a claim or offer gets),
-//! `restore`, `reapply` (the
-//! heal's re-application of a write an unplanned failover lost).
+//! `restore`, `note` (the note of answers a promoted primary gave without
+//! logging anything), `reapply` (the heal's re-application of a write an
+//! unplanned failover lost).
 
 pub mod apply;
 pub mod claim;
@@ -33,6 +34,7 @@ pub mod effects;
 #[cfg(test)]
 pub mod memory;
 pub mod model;
+pub mod note;
 pub mod reapply;
 pub mod restore;
 pub mod seated;

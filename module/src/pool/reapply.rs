@@ -20,6 +20,14 @@
 //! * `leave`: the user is a draw's entrant still waiting;
 //! * `draw`: not drawn yet, and the record's seed is the stored one.
 //!
+//! Before any of these, whatever the op: the new primary must not have
+//! answered the record's user, or about its tickets, without logging it
+//! (`pool::note`), and when the sidecar says up to which entry it read the
+//! log (`since`), no entry logged after it may touch the record's user,
+//! tickets or (open, close, draw) the event's status: so no answer the new
+//! primary gave since it became primary is taken back, whatever raced
+//! with the sidecar's plan.
+//!
 //! `init`, `drop` and `restore` are never re-applied (`ERR`). Otherwise the
 //! record is written through the module's own apply code — one log entry
 //! with the record's fields unchanged (so the heal recognises its own
@@ -29,23 +37,31 @@
 use std::borrow::Cow;
 
 use protocol::record::{Op, Record, Tickets};
+use protocol::touch::Touch;
 use protocol::StreamId;
 
 use super::effects::Effects;
 use super::model::Meta;
+use super::note;
 use super::settle::{check_consistent, live_meta};
 use super::store::{Set, Store};
 use crate::error::TicketError;
 
+/// The most entries `since` may leave to look at: more, and the sidecar
+/// read the log too long ago (`CHANGED`; it reads again on its next round).
+pub const MAX_SINCE: usize = 10_000;
+
 /// Re-applies `record` on `event` when its condition holds at `now`, as
 /// one effect collected in `out`; returns the id of the new log entry.
-/// Unlike the other writes it neither expires due holds nor serves the
-/// waiting list first: the heal wants exactly the lost entry, or nothing.
+/// `since`: the last log entry the caller read (nothing after it may touch
+/// the record). Unlike the other writes it neither expires due holds nor
+/// serves the waiting list first: the heal wants exactly the lost entry,
+/// or nothing.
 pub fn reapply<'a>(
     store: &mut impl Store,
     out: &mut Effects<'a>,
     event: &str,
-    record: Record<Cow<'a, str>>,
+    (record, since): (Record<Cow<'a, str>>, Option<StreamId>),
     now: i64,
 ) -> Result<StreamId, TicketError> {
     let meta = live_meta(store, event)?;
@@ -54,6 +70,9 @@ pub fn reapply<'a>(
         event: event.to_owned(),
         why,
     };
+    if let Some(why) = answered_since(store, &record.op, since)? {
+        return Err(changed(why));
+    }
     let minted = match &record.op {
         Op::Claim { user, tickets, .. }
         | Op::Hold { user, tickets, .. }
@@ -85,6 +104,30 @@ pub fn reapply<'a>(
         }
     };
     Ok(out.append(store, record, minted, None))
+}
+
+/// Why the new primary's answers since it became primary forbid
+/// re-applying `op`: one without a log entry (the note), or an entry
+/// logged after `since`.
+fn answered_since<U: AsRef<str>>(
+    store: &mut impl Store,
+    op: &Op<U>,
+    since: Option<StreamId>,
+) -> Result<Option<String>, TicketError> {
+    if let Some(why) = note::refusal(store, op)? {
+        return Ok(Some(why));
+    }
+    let Some(since) = since else { return Ok(None) };
+    let Some(later) = store.log_since(since, MAX_SINCE)? else {
+        return Ok(Some(format!(
+            "more than {MAX_SINCE} entries were logged after {since}"
+        )));
+    };
+    let mut touched = Touch::default();
+    later.iter().for_each(|r| touched.add(&r.op));
+    Ok(Touch::of(op)
+        .shared(&touched)
+        .map(|what| format!("the new primary changed {what} after {since}")))
 }
 
 /// Whether a lost `enter`, `leave` or `draw` may be written again: Ok(the
@@ -229,6 +272,19 @@ mod tests {
         Record { op, at }
     }
 
+    trait OwnedCow {
+        fn owned_cow(&self) -> Record<Cow<'static, str>>;
+    }
+
+    impl OwnedCow for Record<&str> {
+        fn owned_cow(&self) -> Record<Cow<'static, str>> {
+            Record {
+                op: self.op.map_user(|u| Cow::Owned(u.to_string())),
+                at: self.at,
+            }
+        }
+    }
+
     /// The pool call as the command makes it, then the commit step.
     fn reapply(
         s: &mut MemoryStore,
@@ -241,7 +297,7 @@ mod tests {
             op: record.op.map_user(|u| Cow::Owned(u.to_string())),
             at: record.at,
         };
-        let id = super::reapply(s, &mut out, event, record, now);
+        let id = super::reapply(s, &mut out, event, (record, None), now);
         s.commit(&out);
         id
     }
@@ -373,6 +429,61 @@ mod tests {
         );
         reapply(&mut s, "e", &cancel(t), 600).unwrap();
         assert!(s.holders.is_empty());
+    }
+
+    #[test]
+    fn a_noted_user_or_ticket_and_a_later_entry_refuse_it() {
+        let mut s = event(10, 100_000);
+        let t = claim(&mut s, "u"); // 1, held
+        let cancel = rec(
+            Op::Cancel {
+                user: "u",
+                tickets: t.clone(),
+            },
+            20,
+        );
+        // The new primary told u "your ticket is 1" without logging.
+        let mut out = Effects::default();
+        crate::pool::note::answered(&mut s, &mut out, "u", 9).unwrap();
+        s.commit(&out);
+        let log = s.log.len();
+        let e = reapply(&mut s, "e", &cancel, 30).unwrap_err();
+        assert!(e.to_string().contains("answered user \"u\""), "{e}");
+        assert_eq!(s.log.len(), log, "nothing changed");
+        let other = rec(
+            Op::Claim {
+                user: "v",
+                tickets: Tickets::One(1),
+                pick: None,
+            },
+            20,
+        );
+        assert_eq!(
+            reapply(&mut s, "e", &other, 30).unwrap_err().code(),
+            "CHANGED"
+        );
+        // Healed: the note is closed, the cancel fits again...
+        let mut out = Effects::default();
+        crate::pool::note::healed(&mut s, &mut out, 9).unwrap();
+        s.commit(&out);
+        let read = s.last_id.unwrap();
+        // ...unless an entry logged after what the caller read touches u:
+        // u's confirm, answered "sold" (the cancel's condition still holds).
+        claim(&mut s, "w");
+        let mut out = Effects::default();
+        pool::confirm(&mut s, &mut out, "e", "u", Clock::at(25)).unwrap();
+        s.commit(&out);
+        let cancel_since = |s: &mut MemoryStore, since| {
+            let mut out = Effects::default();
+            let r = super::reapply(s, &mut out, "e", (cancel.owned_cow(), Some(since)), 30);
+            s.commit(&out);
+            r
+        };
+        let e = cancel_since(&mut s, read).unwrap_err();
+        assert!(e.to_string().contains("changed user \"u\" after"), "{e}");
+        let now_read = s.last_id.unwrap();
+        cancel_since(&mut s, now_read).unwrap();
+        assert_eq!(s.holders.get("u"), None);
     }
 
     #[test]

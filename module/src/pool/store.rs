@@ -117,6 +117,17 @@ pub trait Store {
     /// The id the log's last entry got, even when trimmed away since
     /// (its `last-generated-id`); `None` without a log.
     fn last_log_id(&mut self) -> Result<Option<StreamId>, TicketError>;
+    /// The log's entries after `since`, decoded (a malformed one is left
+    /// out: it changed nothing); `None` when there are more than `max`.
+    fn log_since(
+        &mut self,
+        since: StreamId,
+        max: usize,
+    ) -> Result<Option<Vec<Record>>, TicketError>;
+    /// A field of the event's note of answers (`ticket:{E}:answered`, see
+    /// `pool::note`), and how many fields it has.
+    fn note_field(&mut self, field: &str) -> Result<Option<String>, TicketError>;
+    fn note_len(&mut self) -> Result<i64, TicketError>;
 
     fn write_meta(&mut self, write: MetaWrite<'_>);
     /// Sets the user's tickets, or removes the user (`None`).
@@ -138,4 +149,10 @@ pub trait Store {
     fn append<U: AsRef<str>>(&mut self, record: &Record<U>, id: Option<StreamId>) -> StreamId;
     /// Deletes keys; returns how many existed.
     fn delete(&mut self, scope: Scope) -> i64;
+    /// Adds `fields` (value `1`) to the note of answers and removes its
+    /// `closed` field.
+    fn note_add(&mut self, fields: &[String]);
+    /// Replaces the note of answers with `closed = term`, or deletes it
+    /// when `term` is 0.
+    fn note_close(&mut self, term: i64);
 }

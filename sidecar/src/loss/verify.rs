@@ -265,13 +265,15 @@ fn verify_event(
     let before = redis_facts(rc, event, None).map_err(redis_err)?;
     // heal hook: a log of this incarnation that lost applied writes is
     // healed here, or is evidence; see `loss::heal`.
+    let mut intact = false;
     if before.meta == Some(m.incarnation.clone()) && before.log.is_some() {
         use crate::loss::heal::executor::{check as heal_check, Error as HealError, Verdict};
         match heal_check(&mut tx, rc, event, m.offset) {
-            Ok(Verdict::Intact) => {}
+            Ok(Verdict::Intact) => intact = true,
             Ok(Verdict::Healed(report)) => {
                 tx.commit().map_err(my_err)?;
                 crate::loss::heal::executor::announce(event, &report, metrics);
+                heal_done(rc, event).map_err(redis_err)?;
                 return Ok(None);
             }
             Ok(Verdict::Quarantine(ev)) => {
@@ -298,7 +300,18 @@ fn verify_event(
         db::quarantine(&mut tx, event, ev).map_err(my_err)?;
     }
     tx.commit().map_err(my_err)?;
+    if intact && evidence.is_none() {
+        heal_done(rc, event).map_err(redis_err)?;
+    }
     Ok(evidence)
+}
+
+/// heal hook: the event is healed, or had nothing to heal: the new
+/// primary may forget whom it answered since its promotion
+/// (`TICKET.HEALED`; a no-op, nothing replicated, once done).
+fn heal_done(rc: &mut dyn ConnectionLike, event: &str) -> Result<(), redis::RedisError> {
+    redis::cmd("TICKET.HEALED").arg(event).query::<i64>(rc)?;
+    Ok(())
 }
 
 /// A Redis error of `event`: the connection's (the round stops) or the

@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::history::{ConflictRow, Kind, Op, OrderState, Reply, States, UserState};
+use super::taken_back;
 
 /// The only conflict reason a failover may leave.
 pub const LOST_IN_FAILOVER: &str = "lost_in_failover";
@@ -27,6 +28,9 @@ pub struct Findings {
     pub lost_unacked: Vec<(String, String)>,
     /// Of those, the ones a `lost_in_failover` conflict row reports.
     pub lost_unacked_reported: usize,
+    /// Acknowledged answers compared with the user's next answer (none
+    /// may be taken back: `taken_back`).
+    pub acked_answers_checked: usize,
 }
 
 /// Everything the checker reads.
@@ -62,6 +66,11 @@ pub fn check(input: &Input) -> Findings {
     findings
         .violations
         .extend(bad_conflicts(&by_user, input.conflicts));
+    for ops in by_user.values() {
+        let (taken_back, checked) = taken_back::check_user(ops);
+        findings.violations.extend(taken_back);
+        findings.acked_answers_checked += checked;
+    }
     findings.lost_unacked = lost_unacknowledged(&by_user, input.redis, input.now_ms);
     let reported: BTreeSet<(String, String)> = input
         .conflicts
@@ -178,7 +187,7 @@ fn seen_missing(ops: &[&Op], i: usize) -> bool {
     if !write.wrote || write.acked {
         return false;
     }
-    let Some(next) = ops[i + 1..].iter().find(|o| answered(o)) else {
+    let Some(next) = ops[i + 1..].iter().find(|o| o.answered()) else {
         return false;
     };
     let live = write.expires_from_ms.is_none_or(|t| next.sent_ms < t);
@@ -187,19 +196,6 @@ fn seen_missing(ops: &[&Op], i: usize) -> bool {
         (Reply::Tickets(_), Kind::Cancel, Reply::Returned(None)) => live,
         (Reply::Returned(Some(_)), Kind::Wait, Reply::Refused(code)) => code == "HOLDING",
         _ => false,
-    }
-}
-
-/// An answer from a primary about the user (not a lost connection, not a
-/// node that was loading, read-only or restoring).
-fn answered(op: &Op) -> bool {
-    match &op.reply {
-        Reply::Unknown(_) => false,
-        Reply::Refused(code) => !matches!(
-            code.as_str(),
-            "READONLY" | "LOADING" | "TRYAGAIN" | "MASTERDOWN"
-        ),
-        _ => true,
     }
 }
 

@@ -68,6 +68,21 @@ pub struct Op {
     pub expires_from_ms: Option<i64>,
 }
 
+impl Op {
+    /// An answer from a primary about the user (not a lost connection, not
+    /// a node that was loading, read-only or restoring).
+    pub fn answered(&self) -> bool {
+        match &self.reply {
+            Reply::Unknown(_) => false,
+            Reply::Refused(code) => !matches!(
+                code.as_str(),
+                "READONLY" | "LOADING" | "TRYAGAIN" | "MASTERDOWN"
+            ),
+            _ => true,
+        }
+    }
+}
+
 /// A user's order state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum OrderState {

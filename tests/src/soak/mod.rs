@@ -6,7 +6,8 @@
 //! at the end. Used by `tests/tests/soak_failover.rs`.
 //!
 //! * [`rng`]: the seeded RNG; [`history`]: the recorded operations;
-//! * [`checker`]: the pure checks (unit-tested);
+//! * [`checker`]: the pure checks (unit-tested), with [`taken_back`]: no
+//!   acknowledged answer is taken back (issue 30);
 //! * [`topology`], [`sidecar`], [`nemesis`], [`writers`], [`state`]: the I/O;
 //! * `run` puts them together, `report` prints what a run found.
 //!
@@ -27,6 +28,7 @@ pub mod rng;
 mod run;
 pub mod sidecar;
 pub mod state;
+pub mod taken_back;
 pub mod topology;
 pub mod writers;
 

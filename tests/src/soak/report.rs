@@ -58,11 +58,12 @@ impl Report {
         let f = &self.findings;
         let _ = writeln!(
             s,
-            "soak: writes acknowledged {}, unacknowledged {}; lost unacknowledged {} (reported in conflicts {})",
+            "soak: writes acknowledged {}, unacknowledged {}; lost unacknowledged {} (reported in conflicts {}); acknowledged answers checked against the next answer {}",
             f.acked_writes,
             f.unacked_writes,
             f.lost_unacked.len(),
-            f.lost_unacked_reported
+            f.lost_unacked_reported,
+            f.acked_answers_checked
         );
         let _ = writeln!(s, "soak: faults: {}", self.fault_counts());
         let _ = writeln!(

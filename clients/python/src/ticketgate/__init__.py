@@ -5,7 +5,11 @@
 `int`, `list[int]`, `Status` and `Order`, and error replies as one exception
 class per code under `TicketGateError` (`.code`, `.message`). A draw
 event (`init(..., draw=True)`) answers `wait`/`position` with `ENTERED`
-(-1) before its draw, and `claim` with `Queue` while its entrants wait.
+(-1) before its draw, and `claim` with `Queue` while its entrants wait. A
+seated event (`init(..., seats=layout)`) takes `claim(..., count=n,
+section=, category=, accessible=, split=)` (best available) and
+`claim_seats(event, user, [ids])`; `layout()` names seat ids, `seatmap()`
+shows them; `NotTogether`, `Taken`, `Orphan` are its errors.
 """
 
 from .client import TicketGate
@@ -23,14 +27,17 @@ from .errors import (
     NoHold,
     NotOpen,
     NotRestoring,
+    NotTogether,
+    Orphan,
     Queue,
     SoldOut,
+    Taken,
     TicketGateError,
     TryAgain,
     Unsynced,
     WrongType,
 )
-from .replies import ENTERED, Order, Status
+from .replies import ENTERED, Layout, Order, Row, Seat, Section, Status
 
 __all__ = [
     "ENTERED",
@@ -42,15 +49,22 @@ __all__ = [
     "Incomplete",
     "Internal",
     "Invalid",
+    "Layout",
     "Limit",
     "NoEvent",
     "NoHold",
     "NotOpen",
     "NotRestoring",
+    "NotTogether",
     "Order",
+    "Orphan",
     "Queue",
+    "Row",
+    "Seat",
+    "Section",
     "SoldOut",
     "Status",
+    "Taken",
     "TicketGate",
     "TicketGateError",
     "TryAgain",

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from redis.exceptions import ClusterError, ResponseError
 
 from . import commands
 from .errors import from_cluster_error, from_response_error
-from .replies import Order, Status, parse_integer
+from .replies import Layout, Order, Status, parse_integer, parse_tickets
 
 T = TypeVar("T")
 
@@ -48,13 +49,16 @@ class TicketGate:
         offer: int | None = None,
         draw: bool = False,
         admit: int | None = None,
+        seats: str | Mapping[str, Any] | None = None,
     ) -> None:
         """Creates an event of `total` tickets (times in unix ms, durations in ms).
 
         `draw=True` makes it a draw event (needs `hold` > 0 or `offer`): it
         opens, and draws the order of those who entered with `wait`, at
-        `open` or at `opens`; `admit` caps the offers per second."""
-        self.run(commands.init(event, total, opens, closes, hold, limit, offer, draw, admit))
+        `open` or at `opens`; `admit` caps the offers per second. `seats` (a
+        layout: JSON text or a dict) makes it
+        a seated event of `total` seats."""
+        self.run(commands.init(event, total, opens, closes, hold, limit, offer, draw, admit, seats))
 
     def open(self, event: str) -> None:
         self.run(commands.open(event))
@@ -63,14 +67,50 @@ class TicketGate:
         self.run(commands.close(event))
 
     @overload
-    def claim(self, event: str, user: str, count: None = None, hold: int | None = None) -> int: ...
-    @overload
-    def claim(self, event: str, user: str, count: int, hold: int | None = None) -> list[int]: ...
     def claim(
-        self, event: str, user: str, count: int | None = None, hold: int | None = None
+        self,
+        event: str,
+        user: str,
+        count: None = None,
+        hold: int | None = None,
+        *,
+        section: str | None = None,
+        category: str | None = None,
+    ) -> int: ...
+    @overload
+    def claim(
+        self,
+        event: str,
+        user: str,
+        count: int,
+        hold: int | None = None,
+        *,
+        section: str | None = None,
+        category: str | None = None,
+        accessible: int | None = None,
+        split: bool = False,
+    ) -> list[int]: ...
+    def claim(
+        self,
+        event: str,
+        user: str,
+        count: int | None = None,
+        hold: int | None = None,
+        *,
+        section: str | None = None,
+        category: str | None = None,
+        accessible: int | None = None,
+        split: bool = False,
     ) -> int | list[int]:
-        """The user's ticket; with `count`, all the user's tickets, ascending."""
-        if count is None and hold is None:
+        """The user's ticket; with `count`, all the user's tickets, ascending.
+        A repeat claim answers the tickets the user has already.
+
+        On a seated event: the best `count` seats together (`NotTogether` if
+        none are), within `section`/`category`, with at least `accessible`
+        wheelchair spaces (none without it); `split=True` takes the best
+        single seats when none are together."""
+        seated = (section, category, accessible) != (None, None, None) or split
+        if count is None and hold is None and not seated:
             # The hot path, inlined: a Call and a second coroutine cost ~5 us,
             # over 5% of what redis-py itself spends on a claim.
             try:
@@ -80,14 +120,25 @@ class TicketGate:
             except ClusterError as e:
                 raise from_cluster_error(e) from e
             return parse_integer(reply)
-        return self.run(commands.claim(event, user, count, hold))
+        call = commands.claim(event, user, count, hold, section, category, accessible, split)
+        return self.run(call)
+
+    def claim_seats(
+        self, event: str, user: str, seats: Sequence[int], hold: int | None = None
+    ) -> list[int]:
+        """Exactly these seats (ids, see `layout`) of a seated event: `Taken`
+        if one is, `Orphan` if they would leave a single seat alone that
+        another pick of the row would not."""
+        call = commands.claim(event, user, hold=hold, seats=seats)
+        return self.run(commands.Call(call.argv, parse_tickets))
 
     def confirm(self, event: str, user: str) -> int:
         """Makes the user's held order sold; the number of tickets it holds."""
         return self.run(commands.confirm(event, user))
 
     def cancel(self, event: str, user: str) -> int | None:
-        """Releases all the user's tickets; the lowest, or None."""
+        """Releases all the user's tickets (every one of a multi-ticket
+        order); the lowest of them, or None."""
         return self.run(commands.cancel(event, user))
 
     def holder(self, event: str, user: str) -> int | None:
@@ -98,6 +149,16 @@ class TicketGate:
 
     def status(self, event: str) -> Status:
         return self.run(commands.status(event))
+
+    def layout(self, event: str) -> Layout | None:
+        """A seated event's layout (`seat_name(id)` names a seat); None if
+        the event is not seated."""
+        return self.run(commands.layout(event))
+
+    def seatmap(self, event: str) -> str | None:
+        """One character per seat id (index id - 1): `.` free, `h` held,
+        `s` sold; None if the event is not seated."""
+        return self.run(commands.seatmap(event))
 
     def wait(self, event: str, user: str, count: int | None = None) -> int:
         """Joins the waiting list: the 1-based position, 0 if offered at once,

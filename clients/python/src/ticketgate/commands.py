@@ -5,6 +5,8 @@ event's slot by the command table's key position."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, TypeVar, Union
 
@@ -40,6 +42,7 @@ def init(
     offer: int | None = None,
     draw: bool = False,
     admit: int | None = None,
+    seats: str | Mapping[str, Any] | None = None,
 ) -> Call[None]:
     pairs = [("OPENS", opens), ("CLOSES", closes), ("HOLD", hold), ("LIMIT", limit)]
     options = _options([*pairs, ("OFFER", offer)])
@@ -47,6 +50,8 @@ def init(
     # the module is the one to say so (ERR), so it is sent as given.
     options += ["DRAW"] if draw else []
     options += _options([("ADMIT", admit)])
+    if seats is not None:  # a seated event: the layout, JSON text or a dict
+        options += ["SEATS", seats if isinstance(seats, str) else layout_json(seats)]
     return Call(("ticket.init", event, int(total), *options), replies.parse_ok)
 
 
@@ -58,11 +63,36 @@ def close(event: str) -> Call[None]:
     return Call(("ticket.close", event), replies.parse_ok)
 
 
+def layout_json(layout: Mapping[str, Any]) -> str:
+    return json.dumps(layout, separators=(",", ":"))
+
+
 def claim(
-    event: str, user: str, count: int | None = None, hold: int | None = None
+    event: str,
+    user: str,
+    count: int | None = None,
+    hold: int | None = None,
+    section: str | None = None,
+    category: str | None = None,
+    accessible: int | None = None,
+    split: bool = False,
+    seats: Sequence[int] | None = None,
 ) -> Call[int | list[int]]:
+    """A claim; on a seated event the best `count` seats (`section`,
+    `category`, `accessible` wheelchair spaces, `split` if none are
+    together), or exactly `seats` (ids; SEATS goes last, as the module asks)."""
     options = _options([("COUNT", count), ("HOLD", hold)])
-    parse = replies.parse_tickets if count is not None else replies.parse_integer
+    options += [
+        w
+        for word, v in (("SECTION", section), ("CATEGORY", category))
+        if v is not None
+        for w in (word, v)
+    ]
+    options += _options([("ACCESSIBLE", accessible)])
+    options += ["SPLIT"] if split else []
+    options += ["SEATS", *(int(s) for s in seats)] if seats is not None else []
+    many = count is not None or seats is not None
+    parse = replies.parse_tickets if many else replies.parse_integer
     return Call(("ticket.claim", event, user, *options), parse)
 
 
@@ -84,6 +114,14 @@ def order(event: str, user: str) -> Call[replies.Order | None]:
 
 def status(event: str) -> Call[replies.Status]:
     return Call(("ticket.status", event), replies.parse_status)
+
+
+def layout(event: str) -> Call[replies.Layout | None]:
+    return Call(("ticket.layout", event), replies.parse_layout)
+
+
+def seatmap(event: str) -> Call[str | None]:
+    return Call(("ticket.seatmap", event), replies.parse_seatmap)
 
 
 def wait(event: str, user: str, count: int | None = None) -> Call[int]:

@@ -61,6 +61,26 @@ class SoldOut(TicketGateError):
     code = "SOLDOUT"
 
 
+class NotTogether(TicketGateError):
+    """A seated claim: no `count` seats together where allowed (`split=True`
+    takes single seats instead)."""
+
+    code = "NOTOGETHER"
+
+
+class Taken(TicketGateError):
+    """A picked seat is held or sold."""
+
+    code = "TAKEN"
+
+
+class Orphan(TicketGateError):
+    """The picked seats would leave a single seat alone while other seats of
+    the row would not (the message names them)."""
+
+    code = "ORPHAN"
+
+
 class Limit(TicketGateError):
     """More tickets than the event allows one user."""
 
@@ -138,6 +158,9 @@ BY_CODE: dict[str, type[TicketGateError]] = {
         NotOpen,
         Closed,
         SoldOut,
+        NotTogether,
+        Taken,
+        Orphan,
         Limit,
         NoHold,
         Holding,

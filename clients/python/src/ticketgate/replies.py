@@ -1,8 +1,9 @@
-"""Typed replies (`Status`, `Order`) and the functions that turn redis-py's
+"""Typed replies (`Status`, `Order`, `Layout`) and the functions that turn redis-py's
 parsed replies (RESP2 flat arrays or RESP3 maps, bytes or str) into them."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,10 @@ class Status:
     draw: str | None = None
     seed: str | None = None
     admit: int | None = None
+    # A seated event's: free seats per category (layout order, every category,
+    # wheelchair spaces included) and free wheelchair spaces. None otherwise.
+    categories: dict[str, int] | None = None
+    accessible: int | None = None
 
     @property
     def drawn(self) -> bool:
@@ -47,10 +52,91 @@ class Order:
     tickets: list[int] = field(default_factory=list)
     state: str = "sold"  # "held" or "sold"
     expires_at: int = 0  # unix ms of a hold's deadline, 0 when sold
+    seats: list[str] | None = None  # a seated event's seat names (`A-2-103`)
 
     @property
     def held(self) -> bool:
         return self.state == "held"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a seated event's layout, as stored (defaults filled in)."""
+
+    name: str
+    seats: int  # positions, blocked ones included
+    first: int  # the label of position 1
+    blocked: list[int]  # positions with no seat
+    accessible: list[int]  # wheelchair spaces (positions)
+    rank: int  # lower is better
+    center: float  # the best position
+    category: str
+    first_id: int  # the seat id of its first seat
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    category: str
+    rows: list[Row]
+
+
+@dataclass(frozen=True)
+class Seat:
+    """Where a seat id is: `name` is `<section>-<row>-<label>`."""
+
+    id: int
+    section: str
+    row: str
+    position: int  # 1-based position in the row
+    label: int
+    category: str
+    accessible: bool
+
+    @property
+    def name(self) -> str:
+        return f"{self.section}-{self.row}-{self.label}"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """`TICKET.LAYOUT`: a seated event's sections of rows; seat ids
+    `1..total` in layout order (section, row, position; blocked skipped)."""
+
+    sections: list[Section]
+
+    @property
+    def total(self) -> int:
+        return sum(r.seats - len(r.blocked) for s in self.sections for r in s.rows)
+
+    @property
+    def categories(self) -> list[str]:
+        """Every category, in layout order."""
+        seen = dict.fromkeys(r.category for s in self.sections for r in s.rows)
+        return list(seen)
+
+    def seat(self, seat_id: int) -> Seat:
+        """The seat of an id; `KeyError` for an id not in the layout."""
+        for section in self.sections:
+            for row in section.rows:
+                n = seat_id - row.first_id  # seats before it in the row
+                if 0 <= n < row.seats - len(row.blocked):
+                    positions = [p for p in range(1, row.seats + 1) if p not in row.blocked]
+                    pos = positions[n]
+                    return Seat(
+                        seat_id,
+                        section.name,
+                        row.name,
+                        pos,
+                        row.first + pos - 1,
+                        row.category,
+                        pos in row.accessible,
+                    )
+        raise KeyError(f"seat id {seat_id} is not in the layout")
+
+    def seat_name(self, seat_id: int) -> str:
+        """`A-2-103`: section, row and label of a seat id."""
+        return self.seat(seat_id).name
 
 
 INT_FIELDS = (
@@ -122,7 +208,32 @@ def parse_status(reply: Any) -> Status:
         draw=optional_text(f.get("draw")),
         seed=optional_text(f.get("seed")),
         admit=parse_optional_integer(f.get("admit")),
+        categories=parse_categories(f.get("categories")),
+        accessible=parse_optional_integer(f.get("accessible")),
     )
+
+
+def parse_categories(reply: Any) -> dict[str, int] | None:
+    """STATUS's `categories`: category, free seats, ... -> an ordered dict."""
+    if reply is None:
+        return None
+    if isinstance(reply, dict):
+        return {text(k): parse_integer(v) for k, v in reply.items()}
+    return {text(reply[i]): parse_integer(reply[i + 1]) for i in range(0, len(reply), 2)}
+
+
+def parse_layout(reply: Any) -> Layout | None:
+    if reply is None:
+        return None
+    doc = json.loads(text(reply))
+    return Layout(
+        [Section(s["name"], s["category"], [Row(**r) for r in s["rows"]]) for s in doc["sections"]]
+    )
+
+
+def parse_seatmap(reply: Any) -> str | None:
+    """One character per seat id: `.` free, `h` held, `s` sold."""
+    return None if reply is None else text(reply)
 
 
 def parse_order(reply: Any) -> Order | None:
@@ -133,4 +244,5 @@ def parse_order(reply: Any) -> Order | None:
         tickets=parse_tickets(f["tickets"]),
         state=text(f["state"]),
         expires_at=parse_integer(f["expires_at"]),
+        seats=[text(s) for s in f["seats"]] if "seats" in f else None,
     )

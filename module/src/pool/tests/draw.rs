@@ -232,7 +232,7 @@ fn reapply_of_enter_leave_and_draw_checks_the_state() {
             rank: None,
         })
     };
-    let again = |s: &mut MemoryStore, r| run(s, |s, out| reapply(s, out, "e", r, 9));
+    let again = |s: &mut MemoryStore, r| run(s, |s, out| reapply(s, out, "e", (r, None), 9));
     again(&mut s, enter()).unwrap();
     assert_eq!(
         s.waiting["u"],

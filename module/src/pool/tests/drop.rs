@@ -171,6 +171,19 @@ impl Store for Clobbered {
     fn last_log_id(&mut self) -> Result<Option<StreamId>, TicketError> {
         self.inner.last_log_id()
     }
+    fn log_since(
+        &mut self,
+        since: StreamId,
+        max: usize,
+    ) -> Result<Option<Vec<protocol::record::Record>>, TicketError> {
+        self.inner.log_since(since, max)
+    }
+    fn note_field(&mut self, field: &str) -> Result<Option<String>, TicketError> {
+        self.inner.note_field(field)
+    }
+    fn note_len(&mut self) -> Result<i64, TicketError> {
+        self.inner.note_len()
+    }
     fn write_meta(&mut self, write: MetaWrite<'_>) {
         self.inner.write_meta(write)
     }
@@ -188,6 +201,12 @@ impl Store for Clobbered {
     }
     fn delete(&mut self, scope: Scope) -> i64 {
         self.inner.delete(scope)
+    }
+    fn note_add(&mut self, fields: &[String]) {
+        self.inner.note_add(fields)
+    }
+    fn note_close(&mut self, term: i64) {
+        self.inner.note_close(term)
     }
 }
 

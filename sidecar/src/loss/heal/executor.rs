@@ -211,7 +211,7 @@ fn heal(
             "an unplanned failover lost writes MySQL applied, and one cannot be healed: {why}"
         ));
     }
-    let fates = reapply(rc, event, lost, fates)?;
+    let fates = reapply(rc, event, lost, fates, log.last().map_or(anchor, |e| e.id))?;
     let d = journal[meet.journal].id;
     let after: Vec<Entry> = range(rc, event, &format!("({d}"), "+")?
         .iter()
@@ -312,28 +312,43 @@ fn report_fates(
 }
 
 /// `TICKET.REAPPLY` of each lost write to try, in order; a refused one, or
-/// one following a refused or undone one, becomes an undo.
+/// one following a refused or undone one, becomes an undo. `cursor`: the
+/// last entry of the log the plan read. Before each, the entries the new
+/// primary logged since are read (this heal's own re-applications left
+/// out): one touching the write's user or tickets undoes it, and
+/// `SINCE <the last entry read>` makes the module refuse it for any entry
+/// logged after that, so no answer the new primary gives while the heal
+/// runs is taken back.
 fn reapply(
     rc: &mut dyn ConnectionLike,
     event: &str,
     lost: &[Logged],
     fates: Vec<Fate>,
+    mut cursor: StreamId,
 ) -> Result<Vec<Fate>, Error> {
     let mut refused: Vec<Touch> = Vec::new();
+    let mut since_plan = Since::default();
     let mut out = Vec::with_capacity(fates.len());
     for (l, fate) in lost.iter().zip(fates) {
         let fate = match (fate, &l.rec) {
             (Fate::Try, Some(rec)) => {
-                let mine = Touch::of(rec);
-                let follows = refused.iter().find_map(|t| mine.shared(t));
-                let sent = match follows {
-                    Some(what) => Err(format!(
-                        "it follows a lost write about {what} that could not be re-applied"
-                    )),
-                    None => send(rc, event, l)?,
+                let mine = Touch::of(&rec.op);
+                since_plan.read(rc, event, &mut cursor)?;
+                let follows = refused.iter().find_map(|t| mine.shared(t)).map(|what| {
+                    format!("it follows a lost write about {what} that could not be re-applied")
+                });
+                let changed = mine
+                    .shared(&since_plan.touched)
+                    .map(|what| format!("the new primary changed {what} while the heal ran"));
+                let sent = match follows.or(changed) {
+                    Some(why) => Err(why),
+                    None => send(rc, event, l, cursor)?,
                 };
                 match sent {
-                    Ok(id) => Fate::Reapplied { by: id },
+                    Ok(id) => {
+                        since_plan.own.push(id);
+                        Fate::Reapplied { by: id }
+                    }
                     Err(why) => {
                         refused.push(mine);
                         Fate::Undo(why)
@@ -341,7 +356,7 @@ fn reapply(
                 }
             }
             (Fate::Undo(why), Some(rec)) => {
-                refused.push(Touch::of(rec));
+                refused.push(Touch::of(&rec.op));
                 Fate::Undo(why)
             }
             (f, _) => f,
@@ -351,15 +366,42 @@ fn reapply(
     Ok(out)
 }
 
-/// One `TICKET.REAPPLY`: Ok(Ok(new id)), Ok(Err(why)) when refused with
-/// `CHANGED`; any other error stops the heal.
+/// What the new primary logged after the plan's read of its log.
+#[derive(Default)]
+struct Since {
+    touched: Touch,
+    /// This heal's re-applied entries (not the new primary's changes).
+    own: Vec<StreamId>,
+}
+
+impl Since {
+    /// Reads the log after `cursor`, moves `cursor` to its last entry.
+    fn read(
+        &mut self,
+        rc: &mut dyn ConnectionLike,
+        event: &str,
+        cursor: &mut StreamId,
+    ) -> Result<(), Error> {
+        for e in range(rc, event, &format!("({cursor}"), "+")? {
+            *cursor = e.id;
+            if let (false, Some(r)) = (self.own.contains(&e.id), &e.rec) {
+                self.touched.add(&r.op);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One `TICKET.REAPPLY ... SINCE <since>`: Ok(Ok(new id)), Ok(Err(why))
+/// when refused with `CHANGED`; any other error stops the heal.
 fn send(
     rc: &mut dyn ConnectionLike,
     event: &str,
     l: &Logged,
+    since: StreamId,
 ) -> Result<Result<StreamId, String>, Error> {
     let mut cmd = redis::cmd("TICKET.REAPPLY");
-    cmd.arg(event);
+    cmd.arg(event).arg("SINCE").arg(since.to_string());
     for (k, v) in content::pairs(&l.text) {
         cmd.arg(k).arg(v);
     }
@@ -379,12 +421,12 @@ fn undone_detail(l: &Logged, why: &str, after: &[Entry]) -> String {
     let Some(rec) = &l.rec else {
         return why.to_owned();
     };
-    let mine = Touch::of(rec);
+    let mine = Touch::of(&rec.op);
     let since: Vec<String> = after
         .iter()
         .filter_map(|e| {
             let r = e.rec.as_ref().ok()?;
-            mine.shared(&Touch::of(r))?;
+            mine.shared(&Touch::of(&r.op))?;
             let (u, t, _) = r.op.order()?;
             Some(format!(
                 "{} {} by {u:?} at {}",

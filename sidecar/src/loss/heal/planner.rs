@@ -26,11 +26,10 @@
 //! MySQL: random histories, random divergences, colliding ids, refusals by
 //! the module, and a second failover after (or during) a heal.
 
-use std::collections::BTreeSet;
-
 pub use crate::model::content::Logged;
 use crate::model::order::Kind;
-use protocol::record::{Op, Record};
+use protocol::record::Op;
+pub use protocol::touch::Touch;
 use protocol::StreamId;
 
 /// Where the new primary's log meets MySQL's journal.
@@ -89,50 +88,6 @@ pub enum Fate {
     Unhealable(String),
 }
 
-/// What an entry touches: users, ticket numbers, the event's status.
-#[derive(Debug, Default, Clone)]
-pub struct Touch {
-    users: BTreeSet<String>,
-    tickets: BTreeSet<i64>,
-    status: bool,
-}
-
-impl Touch {
-    pub fn of(rec: &Record) -> Touch {
-        let mut t = Touch::default();
-        t.add(rec);
-        t
-    }
-
-    fn add(&mut self, rec: &Record) {
-        match rec.op.order() {
-            Some((user, tickets, _)) => {
-                self.users.insert(user.clone());
-                self.tickets.extend(tickets.as_slice());
-            }
-            // an entrant's enter or leave
-            None => match rec.op.user() {
-                Some(user) => {
-                    self.users.insert(user.clone());
-                }
-                // open, close, a draw: the event's status
-                None => self.status = true,
-            },
-        }
-    }
-
-    /// The first thing both touch, in words.
-    pub fn shared(&self, other: &Touch) -> Option<String> {
-        if let Some(u) = self.users.intersection(&other.users).next() {
-            return Some(format!("user {u:?}"));
-        }
-        if let Some(t) = self.tickets.intersection(&other.tickets).next() {
-            return Some(format!("ticket {t}"));
-        }
-        (self.status && other.status).then(|| "the event's status".to_owned())
-    }
-}
-
 /// Decides the fate of each lost write (`lost`: the journal after D;
 /// `new`: the log after D).
 pub fn decide(lost: &[Logged], new: &[Logged]) -> Vec<Fate> {
@@ -149,8 +104,8 @@ pub fn decide(lost: &[Logged], new: &[Logged]) -> Vec<Fate> {
     let mut first_change: Vec<(&Logged, Touch)> = Vec::new();
     for (e, _) in new.iter().zip(&matched).filter(|(_, m)| !**m) {
         if let Some(r) = &e.rec {
-            changed_since.add(r);
-            first_change.push((e, Touch::of(r)));
+            changed_since.add(&r.op);
+            first_change.push((e, Touch::of(&r.op)));
         }
     }
     let mut undone: Vec<(StreamId, Touch)> = Vec::new();
@@ -160,7 +115,7 @@ pub fn decide(lost: &[Logged], new: &[Logged]) -> Vec<Fate> {
         }
         *fate = Some(fate_of(l, &changed_since, &first_change, &undone));
         if let (Some(Fate::Undo(_)), Some(r)) = (fate.as_ref(), &l.rec) {
-            undone.push((l.id, Touch::of(r)));
+            undone.push((l.id, Touch::of(&r.op)));
         }
     }
     fates
@@ -181,7 +136,7 @@ fn fate_of(
     if matches!(r.op, Op::Init { .. } | Op::Drop | Op::Restore { .. }) {
         return Fate::Unhealable(format!("op={} {} was lost", r.op.name(), l.id));
     }
-    let mine = Touch::of(r);
+    let mine = Touch::of(&r.op);
     if let Some(what) = mine.shared(changed_since) {
         let by = new.iter().find(|(_, t)| mine.shared(t).is_some());
         let by = by.map_or(String::new(), |(e, _)| {

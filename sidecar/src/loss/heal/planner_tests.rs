@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 
 use super::*;
-use protocol::record::Tickets;
+use protocol::record::{Record, Tickets};
 
 const USERS: u8 = 4;
 const TICKETS: i64 = 5;
@@ -559,7 +559,7 @@ impl World {
         for (l, fate) in lost.iter().zip(fates) {
             let fate = match (fate, &l.rec) {
                 (Fate::Try, Some(rec)) => {
-                    let mine = Touch::of(rec);
+                    let mine = Touch::of(&rec.op);
                     let follows = refused.iter().any(|t| mine.shared(t).is_some());
                     if !follows && replay(hist).may_reapply(rec) {
                         let id = StreamId::new(hist.last().map_or(1, |e| e.id.ms + 1), 0);
@@ -571,7 +571,7 @@ impl World {
                     }
                 }
                 (Fate::Undo(why), Some(rec)) => {
-                    refused.push(Touch::of(rec));
+                    refused.push(Touch::of(&rec.op));
                     Fate::Undo(why)
                 }
                 (f, _) => f,

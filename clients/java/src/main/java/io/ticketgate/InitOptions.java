@@ -8,8 +8,8 @@ import java.util.List;
 /**
  * The options of {@code TICKET.INIT}, built fluently from {@link #defaults()}: {@code
  * InitOptions.defaults().hold(Duration.ofMinutes(15)).limit(4)}. Each call returns a new value;
- * they are sent in the order OPENS CLOSES HOLD LIMIT OFFER DRAW ADMIT whatever the order of the
- * calls.
+ * they are sent in the order OPENS CLOSES HOLD LIMIT OFFER DRAW ADMIT SEATS whatever the order of
+ * the calls.
  */
 public final class InitOptions {
   private static final String[] NAMES = {
@@ -28,13 +28,25 @@ public final class InitOptions {
 
   private final Long[] values;
 
-  private InitOptions(Long[] values) {
+  /** A seated event's layout (JSON), or null. */
+  private final String layout;
+
+  private InitOptions(Long[] values, String layout) {
     this.values = values;
+    this.layout = layout;
   }
 
   /** No options: open now, never closes, claims are final sales, one ticket per user. */
   public static InitOptions defaults() {
-    return new InitOptions(new Long[NAMES.length]);
+    return new InitOptions(new Long[NAMES.length], null);
+  }
+
+  /**
+   * A seated event: {@code layoutJson} is its layout (sections of rows, see the module's
+   * docs/commands.md), the event's total its number of seats.
+   */
+  public InitOptions seats(String layoutJson) {
+    return new InitOptions(values, layoutJson);
   }
 
   /** Claims are refused ({@link NotOpenException}) before this time. */
@@ -86,12 +98,16 @@ public final class InitOptions {
         }
       }
     }
+    if (layout != null) {
+      words.add("SEATS");
+      words.add(layout);
+    }
     return words;
   }
 
   private InitOptions with(int option, long value) {
     Long[] next = values.clone();
     next[option] = value;
-    return new InitOptions(next);
+    return new InitOptions(next, layout);
   }
 }

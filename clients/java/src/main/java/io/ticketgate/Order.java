@@ -8,8 +8,14 @@ import java.util.List;
  * @param tickets the user's ticket numbers, ascending
  * @param state whether the order is held (awaiting confirmation) or sold
  * @param expiresAt when a held order expires (unix ms); 0 when sold
+ * @param seats a seated event's seat names ({@code A-2-103}), in ticket order; empty otherwise
  */
-public record Order(List<Long> tickets, State state, long expiresAt) {
+public record Order(List<Long> tickets, State state, long expiresAt, List<String> seats) {
+
+  /** An order of an event that is not seated. */
+  public Order(List<Long> tickets, State state, long expiresAt) {
+    this(tickets, state, expiresAt, List.of());
+  }
 
   /** The state of an order. */
   public enum State {
@@ -21,5 +27,6 @@ public record Order(List<Long> tickets, State state, long expiresAt) {
 
   public Order {
     tickets = List.copyOf(tickets);
+    seats = List.copyOf(seats);
   }
 }

@@ -55,7 +55,38 @@ final class Replies {
         optionalText(f, "incarnation"),
         optionalText(f, "draw"),
         optionalText(f, "seed"),
-        optionalInteger(f.get("admit")));
+        optionalInteger(f.get("admit")),
+        categories(f.get("categories")),
+        optionalInteger(f.get("accessible")));
+  }
+
+  /** STATUS's {@code categories}: category, free seats, ... in layout order. */
+  private static Optional<Map<String, Long>> categories(Object reply) {
+    if (reply == null) {
+      return Optional.empty();
+    }
+    Map<String, Long> out = new LinkedHashMap<>();
+    fields(reply).forEach((name, free) -> out.put(name, integer(free)));
+    return Optional.of(java.util.Collections.unmodifiableMap(out));
+  }
+
+  /** {@code TICKET.LAYOUT}'s reply: empty for an event that is not seated. */
+  static Optional<Layout> layout(Object reply) {
+    if (reply == null) {
+      return Optional.empty();
+    }
+    if (reply instanceof String json) {
+      return Optional.of(Layout.parse(json));
+    }
+    throw unexpected("the layout's JSON", reply);
+  }
+
+  /** {@code TICKET.SEATMAP}'s reply: empty for an event that is not seated. */
+  static Optional<String> seatmap(Object reply) {
+    if (reply == null || reply instanceof String) {
+      return Optional.ofNullable((String) reply);
+    }
+    throw unexpected("the seat map", reply);
   }
 
   /** {@code TICKET.ORDER}'s reply: empty when the user holds nothing. */
@@ -71,7 +102,11 @@ final class Replies {
     } catch (IllegalArgumentException e) {
       throw unexpected("an order state", state);
     }
-    return Optional.of(new Order(tickets(f.get("tickets")), parsed, field(f, "expires_at")));
+    List<String> seats = new ArrayList<>();
+    if (f.get("seats") instanceof List<?> names) {
+      names.forEach(name -> seats.add(name(name)));
+    }
+    return Optional.of(new Order(tickets(f.get("tickets")), parsed, field(f, "expires_at"), seats));
   }
 
   /** Names and values of a RESP3 map or a RESP2 flat array of pairs. */

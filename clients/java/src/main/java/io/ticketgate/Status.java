@@ -1,5 +1,6 @@
 package io.ticketgate;
 
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -18,6 +19,8 @@ import java.util.Optional;
  * @param draw a draw event's commitment, hex(SHA-256(seed)), published from the start
  * @param seed a draw event's seed (64 hex digits), once drawn
  * @param admit a draw event's most offers per second, when set
+ * @param categories a seated event's free seats per category, in layout order (every category)
+ * @param accessible a seated event's free wheelchair spaces
  */
 public record Status(
     long total,
@@ -32,7 +35,9 @@ public record Status(
     Optional<String> incarnation,
     Optional<String> draw,
     Optional<String> seed,
-    Optional<Long> admit) {
+    Optional<Long> admit,
+    Optional<Map<String, Long>> categories,
+    Optional<Long> accessible) {
 
   /** Whether a draw event has drawn (its seed is revealed). */
   public boolean isDrawn() {

@@ -16,7 +16,9 @@ enum TicketCommand {
   DROP,
   WAIT,
   LEAVE,
-  POSITION;
+  POSITION,
+  LAYOUT,
+  SEATMAP;
 
   private final byte[] wireName =
       ("ticket." + name().toLowerCase(java.util.Locale.ROOT)).getBytes(StandardCharsets.US_ASCII);

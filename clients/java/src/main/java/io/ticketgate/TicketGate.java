@@ -51,7 +51,10 @@ public final class TicketGate implements AutoCloseable {
     send(TicketCommand.OPEN, event, List.of());
   }
 
-  /** Closes the event: claims are refused, confirmations still work. */
+  /**
+   * Closes the event: claims are refused, confirmations still work. Not {@link #close()}, which
+   * closes the connection the gate opened.
+   */
   public void close(String event) {
     send(TicketCommand.CLOSE, event, List.of());
   }
@@ -81,12 +84,62 @@ public final class TicketGate implements AutoCloseable {
     return Replies.tickets(send(TicketCommand.CLAIM, event, args));
   }
 
+  /**
+   * Claims {@code options.count} tickets, all or nothing; returns all the user's (a repeat claim
+   * returns those the user holds already). On a seated event: the best seats together within the
+   * options' section and category ({@link NotTogetherException} if none are), or single seats with
+   * {@link ClaimOptions#split}.
+   */
+  public List<Long> claim(String event, String user, ClaimOptions options) {
+    List<String> args = new ArrayList<>();
+    args.add(user);
+    args.addAll(options.words());
+    return Replies.tickets(send(TicketCommand.CLAIM, event, args));
+  }
+
+  /**
+   * Claims exactly these seats (ids; {@link #layout} names them) of a seated event: {@link
+   * TakenException} if one is held or sold, {@link OrphanException} if they would leave a single
+   * seat alone that another pick of the row would not.
+   */
+  public List<Long> claimSeats(String event, String user, List<Long> seats) {
+    return claimSeats(event, user, seats, null);
+  }
+
+  /** As {@link #claimSeats(String, String, List)}, holding them this long (zero: a final sale). */
+  public List<Long> claimSeats(String event, String user, List<Long> seats, Duration hold) {
+    List<String> args = new ArrayList<>();
+    args.add(user);
+    if (hold != null) {
+      args.addAll(List.of("HOLD", ms(hold)));
+    }
+    args.add("SEATS");
+    seats.forEach(id -> args.add(Long.toString(id)));
+    return Replies.tickets(send(TicketCommand.CLAIM, event, args));
+  }
+
+  /** A seated event's layout ({@link Layout#seatName} names a seat id), or empty if not seated. */
+  public Optional<Layout> layout(String event) {
+    return Replies.layout(send(TicketCommand.LAYOUT, event, List.of()));
+  }
+
+  /**
+   * A seated event's seats, one character per seat id (index id - 1): {@code .} free, {@code h}
+   * held, {@code s} sold; empty if the event is not seated.
+   */
+  public Optional<String> seatmap(String event) {
+    return Replies.seatmap(send(TicketCommand.SEATMAP, event, List.of()));
+  }
+
   /** Makes the user's held order sold; returns how many tickets the user now holds. */
   public long confirm(String event, String user) {
     return Replies.integer(send(TicketCommand.CONFIRM, event, List.of(user)));
   }
 
-  /** Releases all the user's tickets; returns the lowest, or empty if the user held none. */
+  /**
+   * Releases all the user's tickets (every one of a multi-ticket order); returns the lowest, or
+   * empty if the user held none.
+   */
   public Optional<Long> cancel(String event, String user) {
     return Replies.optionalInteger(send(TicketCommand.CANCEL, event, List.of(user)));
   }

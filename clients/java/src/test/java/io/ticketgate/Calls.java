@@ -39,6 +39,9 @@ final class Calls {
       }
       case "claim" -> claim(gate, event, args.get(1).getAsString(), options);
       case "status" -> kind("status", status(gate.status(event)));
+      case "layout" -> gate.layout(event).map(l -> kind("layout", layout(l))).orElse(nil());
+      case "seatmap" ->
+          gate.seatmap(event).map(m -> kind("seatmap", new JsonPrimitive(m))).orElse(nil());
       case "drop" ->
           integer(
               options.has("force") && options.get("force").getAsBoolean()
@@ -68,6 +71,17 @@ final class Calls {
 
   private static JsonObject claim(TicketGate gate, String event, String user, JsonObject options) {
     Duration hold = options.has("hold") ? Duration.ofMillis(options.get("hold").getAsLong()) : null;
+    if (options.has("seats")) {
+      List<Long> seats = new java.util.ArrayList<>();
+      options.getAsJsonArray("seats").forEach(id -> seats.add(id.getAsLong()));
+      return kind("tickets", numbers(gate.claimSeats(event, user, seats, hold)));
+    }
+    if (options.has("section")
+        || options.has("category")
+        || options.has("accessible")
+        || options.has("split")) {
+      return kind("tickets", numbers(gate.claim(event, user, claimOptions(options, hold))));
+    }
     if (options.has("count")) {
       int count = options.get("count").getAsInt();
       List<Long> tickets =
@@ -76,6 +90,56 @@ final class Calls {
     }
     long ticket = hold == null ? gate.claim(event, user) : gate.claim(event, user, hold);
     return kind("ticket", new JsonPrimitive(ticket));
+  }
+
+  /** The seat options given in reverse, to show they are sent in the documented order. */
+  private static ClaimOptions claimOptions(JsonObject options, Duration hold) {
+    ClaimOptions o = ClaimOptions.count(options.get("count").getAsInt());
+    if (options.has("split") && options.get("split").getAsBoolean()) {
+      o = o.split();
+    }
+    if (options.has("accessible")) {
+      o = o.accessible(options.get("accessible").getAsInt());
+    }
+    if (options.has("category")) {
+      o = o.category(options.get("category").getAsString());
+    }
+    if (options.has("section")) {
+      o = o.section(options.get("section").getAsString());
+    }
+    return hold == null ? o : o.hold(hold);
+  }
+
+  static JsonObject layout(Layout layout) {
+    JsonArray sections = new JsonArray();
+    for (Layout.Section s : layout.sections()) {
+      JsonObject section = new JsonObject();
+      section.addProperty("name", s.name());
+      section.addProperty("category", s.category());
+      JsonArray rows = new JsonArray();
+      for (Layout.Row r : s.rows()) {
+        JsonObject row = new JsonObject();
+        row.addProperty("name", r.name());
+        row.addProperty("seats", r.seats());
+        row.addProperty("first", r.first());
+        JsonArray blocked = new JsonArray();
+        r.blocked().forEach(blocked::add);
+        row.add("blocked", blocked);
+        JsonArray accessible = new JsonArray();
+        r.accessible().forEach(accessible::add);
+        row.add("accessible", accessible);
+        row.addProperty("rank", r.rank());
+        row.addProperty("center", r.center());
+        row.addProperty("category", r.category());
+        row.addProperty("first_id", r.firstId());
+        rows.add(row);
+      }
+      section.add("rows", rows);
+      sections.add(section);
+    }
+    JsonObject v = new JsonObject();
+    v.add("sections", sections);
+    return v;
   }
 
   private static InitOptions initOptions(JsonObject options) {
@@ -101,6 +165,9 @@ final class Calls {
     if (options.has("admit")) {
       o = o.admit(options.get("admit").getAsInt());
     }
+    if (options.has("seats")) {
+      o = o.seats(options.get("seats").getAsString());
+    }
     return o;
   }
 
@@ -122,6 +189,14 @@ final class Calls {
     s.draw().ifPresent(d -> v.addProperty("draw", d));
     s.seed().ifPresent(d -> v.addProperty("seed", d));
     s.admit().ifPresent(a -> v.addProperty("admit", a));
+    s.categories()
+        .ifPresent(
+            c -> {
+              JsonObject categories = new JsonObject();
+              c.forEach(categories::addProperty);
+              v.add("categories", categories);
+            });
+    s.accessible().ifPresent(a -> v.addProperty("accessible", a));
     return v;
   }
 
@@ -130,6 +205,11 @@ final class Calls {
     v.add("tickets", numbers(o.tickets()));
     v.addProperty("state", o.state().name().toLowerCase(Locale.ROOT));
     v.addProperty("expires_at", o.expiresAt());
+    if (!o.seats().isEmpty()) {
+      JsonArray seats = new JsonArray();
+      o.seats().forEach(seats::add);
+      v.add("seats", seats);
+    }
     return v;
   }
 

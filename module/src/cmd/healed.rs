@@ -1,0 +1,33 @@
+//! `TICKET.HEALED event` — the sidecar's heal of the event is done, or the
+//! sidecar found nothing to heal (operator/sidecar only: the sidecar's
+//! verifier sends it after each check of the event).
+//!
+//! A primary promoted by a role change notes the users (and their tickets)
+//! it answered about without logging anything, so that `TICKET.REAPPLY`
+//! never takes such an answer back (`pool::note`). This ends that: the note
+//! is replaced by one field closing it for this primary's term (answers of
+//! the same term note nothing more), or deleted on a node never promoted.
+//! One replicated effect, or nothing when there is nothing to change.
+//!
+//! Reply: integer, 1 if the note changed, 0 if not.
+//! Errors (nothing changed): `ERR` (invalid event id), `WRONGTYPE` (the
+//! note key holds another type).
+
+use redis_module::{Context, RedisResult, RedisValue};
+
+use super::{arguments, guarded, write};
+use crate::host::argv::Argv;
+use crate::host::note;
+use crate::{args, pool};
+
+pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
+    guarded(|| {
+        let given = arguments(argv, 1, 1)?;
+        let event = args::event_id(given[0])?;
+        let term = note::term().unwrap_or(0);
+        let changed = write(ctx, event, None, |store, out, _| {
+            pool::note::healed(store, out, term)
+        })?;
+        Ok(RedisValue::Integer(i64::from(changed)))
+    })
+}
