@@ -36,6 +36,8 @@ GRANT CREATE, ALTER, DROP, INDEX, REFERENCES, CREATE VIEW, SELECT, INSERT, UPDAT
 --   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_journal` TO 'tg-sidecar'@'%';
 --   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_heal` TO 'tg-sidecar'@'%';
 --   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_draw_step` TO 'tg-sidecar'@'%';
+--   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_seat` TO 'tg-sidecar'@'%';
+--   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_seat_stock` TO 'tg-sidecar'@'%';
 CREATE USER IF NOT EXISTS 'tg-sidecar'@'%' IDENTIFIED BY 'change-me-tg-sidecar';
 GRANT SELECT, INSERT, UPDATE ON `ticketgate`.* TO 'tg-sidecar'@'%';
 

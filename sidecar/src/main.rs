@@ -1,6 +1,6 @@
 //! `ticketgate-sidecar`: drains ticketgate's Redis event logs into MySQL
 //! exactly once, and the admin commands around it (`migrate`, `reconcile`,
-//! `rebuild`, `audit-draw`).
+//! `rebuild`, `audit-draw`, `audit-seats`).
 //!
 //! Configuration comes from flags or the environment
 //! (`TICKETGATE_REDIS_URL`, `TICKETGATE_MYSQL_URL`, ...), so secrets never
@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
 
-use crate::admin::{audit, rebuild, reconcile};
+use crate::admin::{audit, rebuild, reconcile, seat_audit};
 use crate::io::backoff::{sleep_unless, Backoff};
 use crate::io::mysql as db;
 use crate::io::redis as redisio;
@@ -155,6 +155,15 @@ enum Command {
         #[arg(long)]
         event: String,
     },
+    /// Check a seated event's seats from MySQL alone: replayed in log
+    /// order, no seat held twice, every best-available and split order got
+    /// exactly the seats the rule gives, every pick obeyed the orphan rule;
+    /// exit 0, 1 (the first violation), 2 on error
+    AuditSeats {
+        /// The seated event
+        #[arg(long)]
+        event: String,
+    },
 }
 
 /// A URL with its password replaced by `***`, safe to log.
@@ -242,7 +251,7 @@ fn main() -> ExitCode {
 fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
     let timeout = Duration::from_secs(cli.startup_timeout);
     let redis_url = match cli.command {
-        Command::Migrate | Command::AuditDraw { .. } => None,
+        Command::Migrate | Command::AuditDraw { .. } | Command::AuditSeats { .. } => None,
         _ => cli.redis_url.as_deref(),
     };
     install_settings(&cli, redis_url)?;
@@ -258,7 +267,8 @@ fn real_main(cli: Cli, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
 fn run_command(command: Command, urls: Urls, stop: Arc<AtomicBool>) -> Result<ExitCode, String> {
     match command {
         Command::Migrate => migrate(urls, &stop),
-        Command::AuditDraw { event } => audit_draw(urls, &stop, &event),
+        Command::AuditDraw { event } => audit_with(urls, &stop, |my| audit::run(my, &event)),
+        Command::AuditSeats { event } => audit_with(urls, &stop, |my| seat_audit::run(my, &event)),
         Command::Run {
             batch_size,
             writers,
@@ -350,11 +360,16 @@ fn migrate(urls: Urls, stop: &AtomicBool) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `audit-draw`: checks a draw event from MySQL alone (no Redis).
-fn audit_draw(urls: Urls, stop: &AtomicBool, event: &str) -> Result<ExitCode, String> {
+/// `audit-draw` and `audit-seats`: `audit` checks an event from MySQL
+/// alone (no Redis).
+fn audit_with(
+    urls: Urls,
+    stop: &AtomicBool,
+    audit: impl FnOnce(&mut mysql::Conn) -> Result<ExitCode, String>,
+) -> Result<ExitCode, String> {
     let url = urls.mysql()?;
     let mut my = urls.connect_mysql(&url, stop)?;
-    audit::run(&mut my, event)
+    audit(&mut my)
 }
 
 /// The options of `run` besides the URLs.

@@ -1,7 +1,9 @@
 //! The operator's commands, above [`crate::loss`]: `reconcile` (compare
 //! Redis with MySQL), `rebuild` (restore an event in Redis from MySQL) and
-//! `audit-draw` (check a draw event's order from MySQL alone).
+//! `audit-draw` (check a draw event's order from MySQL alone) and
+//! `audit-seats` (check a seated event's seats from MySQL alone).
 
 pub mod audit;
 pub mod rebuild;
 pub mod reconcile;
+pub mod seat_audit;

@@ -60,11 +60,18 @@ pub struct EventRow {
     pub quarantine: Option<String>,
     /// A draw event (`draw_commitment` set).
     pub draw: bool,
+    /// A seated event (`seat_layout` set).
+    pub seated: bool,
 }
 
 /// Why a draw event is not rebuilt: TICKET.RESTORE puts back orders and
 /// free tickets, not the draw's seed, entrants and waiting list.
 pub const DRAW_REFUSED: &str = "a draw event (TICKET.INIT ... DRAW): rebuild restores orders and free tickets only, not the draw's seed, its entrants and the waiting list, so it refuses; MySQL keeps the entrants, the seed and the offers (ticketgate-sidecar audit-draw still checks them)";
+
+/// Why a seated event is not rebuilt: TICKET.RESTORE puts back orders and
+/// free ticket numbers, and has no way yet to install the layout and the
+/// seat state a seated event needs.
+pub const SEATED_REFUSED: &str = "a seated event (TICKET.INIT ... SEATS): TICKET.RESTORE puts back orders and free ticket numbers only, not the layout and the seat state, so rebuild refuses; MySQL keeps the layout (ticket_event.seat_layout), every seat (ticket_seat) and every order (ticketgate-sidecar audit-seats still checks them)";
 
 /// What Redis will hold after the restore: BEGIN's values, the orders
 /// (by user id) and the free numbers up to `minted`.
@@ -106,6 +113,9 @@ pub fn snapshot(
     }
     if row.draw {
         return Err(DRAW_REFUSED.into());
+    }
+    if row.seated {
+        return Err(SEATED_REFUSED.into());
     }
     let status = match row.status.as_str() {
         "open" => Status::Open,
@@ -267,8 +277,11 @@ pub fn run(my: &mut mysql::Conn, rc: &mut redisio::Conn, args: &Args) -> Result<
         println!("{event}: dropped (TICKET.DROP); rebuild refuses a dropped event. If Redis has the id again (a new TICKET.INIT), that sale is quarantined: TICKET.DROP {event} FORCE it and give the sale a new id (its entries become reused_after_drop conflicts)");
         return Ok(ExitCode::from(1));
     }
-    if row.draw {
-        println!("{event}: {DRAW_REFUSED}");
+    if let Some(why) = [(row.draw, DRAW_REFUSED), (row.seated, SEATED_REFUSED)]
+        .into_iter()
+        .find_map(|(no, why)| no.then_some(why))
+    {
+        println!("{event}: {why}");
         return Ok(ExitCode::from(1));
     }
     let before = RedisNow {
@@ -447,11 +460,12 @@ fn read_row(my: &mut impl Queryable, event: &str) -> Result<Option<EventRow>, my
         bool,
         Option<String>,
         bool,
+        bool,
     );
     let row: Option<Row> = my.exec_first(
         "SELECT total, status, CAST(ROUND(UNIX_TIMESTAMP(opens_at) * 1000) AS SIGNED), \
          CAST(ROUND(UNIX_TIMESTAMP(closes_at) * 1000) AS SIGNED), incarnation, hold_ms, ticket_limit, \
-         offer_ms, dropped_at IS NOT NULL, quarantine_reason, draw_commitment IS NOT NULL FROM ticket_event WHERE event_id = ?",
+         offer_ms, dropped_at IS NOT NULL, quarantine_reason, draw_commitment IS NOT NULL, seat_layout IS NOT NULL FROM ticket_event WHERE event_id = ?",
         (event,),
     )?;
     Ok(row.map(|r| EventRow {
@@ -466,6 +480,7 @@ fn read_row(my: &mut impl Queryable, event: &str) -> Result<Option<EventRow>, my
         dropped: r.8,
         quarantine: r.9,
         draw: r.10,
+        seated: r.11,
     }))
 }
 
@@ -561,6 +576,12 @@ mod tests {
         };
         let why = snapshot(&draw, HashMap::new(), StreamId::ZERO, never).unwrap_err();
         assert!(why.contains("draw event"), "{why}");
+        let seated = EventRow {
+            seated: true,
+            ..row()
+        };
+        let why = snapshot(&seated, HashMap::new(), StreamId::ZERO, never).unwrap_err();
+        assert!(why.starts_with("a seated event"), "{why}");
         let both = HashMap::from([(
             "a".to_string(),
             Live {

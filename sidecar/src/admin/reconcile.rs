@@ -147,7 +147,16 @@ fn event_lines(
     let my_err = |err: mysql::Error| format!("MySQL, event {e}: {err}");
     let users = db::live_users(my, e).map_err(my_err)?;
     let remaining = db::remaining_stock(my, e).map_err(my_err)?;
-    let m = (remaining.is_some() || !users.is_empty()).then_some(MysqlEvent { users, remaining });
+    // a seated event's (read only then: the table is V6's)
+    let categories = match r.as_ref().is_some_and(|r| r.categories.is_some()) {
+        true => db::category_stocks(my, e).map_err(my_err)?,
+        false => Vec::new(),
+    };
+    let m = (remaining.is_some() || !users.is_empty()).then_some(MysqlEvent {
+        users,
+        remaining,
+        categories,
+    });
     let lines = diff(e, r.as_ref(), m.as_ref());
     if let (true, Some(r)) = (lines.is_empty(), &r) {
         let (sold, held) = totals(&r.users);
@@ -186,6 +195,8 @@ pub struct MysqlEvent {
     pub users: HashMap<String, Live>,
     /// `remaining_stock`, if the stock row exists.
     pub remaining: Option<i64>,
+    /// A seated event's category stocks (sorted by name).
+    pub categories: Vec<(String, i64)>,
 }
 
 /// Tickets (sold, held) over all users.
@@ -225,6 +236,17 @@ pub fn diff(event: &str, redis: Option<&RedisEvent>, mysql: Option<&MysqlEvent>)
             r.remaining
         )),
         Some(_) => {}
+    }
+    if let Some(c) = r.categories.as_ref().filter(|c| **c != m.categories) {
+        let show = |v: &[(String, i64)]| {
+            let v: Vec<String> = v.iter().map(|(n, k)| format!("{n}={k}")).collect();
+            format!("[{}]", v.join(" "))
+        };
+        out.push(format!(
+            "{event}: free seats by category differ: Redis {} MySQL {}",
+            show(c),
+            show(&m.categories)
+        ));
     }
     let held = totals(&m.users).1 as i64;
     if let Some(h) = r.held.filter(|h| *h != held) {
@@ -293,6 +315,7 @@ mod tests {
             remaining,
             unsynced,
             held: None,
+            categories: None,
         }
     }
 
@@ -300,7 +323,23 @@ mod tests {
         MysqlEvent {
             users: users(v),
             remaining,
+            categories: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_seated_event_compares_free_seats_by_category() {
+        let mut a = r(&[("u1", sold(&[1]))], 3, 0);
+        let mut b = m(&[("u1", sold(&[1]))], Some(3));
+        let cats = |f: i64| vec![("box".to_string(), 1), ("front".to_string(), f)];
+        a.categories = Some(cats(2));
+        b.categories = cats(2);
+        assert!(diff("e", Some(&a), Some(&b)).is_empty());
+        b.categories = cats(1);
+        assert_eq!(
+            diff("e", Some(&a), Some(&b)),
+            ["e: free seats by category differ: Redis [box=1 front=2] MySQL [box=1 front=1]"]
+        );
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! per kind (confirm, expire, cancel), one UPDATE of the rows of the older
 //! orders it changes; the live-row check of orders that begin and end in the
 //! batch; one INSERT of the rows of the batch's new orders (in their final
-//! status); the conditional stock UPDATE; the last open/close/drop. A draw
+//! status); the conditional stock UPDATE (and a seated event's per
+//! category); the last open/close/drop. A seated event's init also
+//! INSERTs its seats and category stocks. A draw
 //! event's batch also stores its draw (an UPDATE that matches only the
 //! committed seed of an event not drawn yet) and INSERTs its queue steps,
 //! checked first against the event's draw state (see `batch::queue`).
@@ -19,11 +21,15 @@ use mysql::{Transaction, Value};
 
 use crate::batch::plan::FastPlan;
 use crate::batch::queue::{admitted, DrawState, QueueStep};
-use crate::batch::sql::{draw_state, insert_event, insert_steps, set_status, store_draw};
+use crate::batch::seating::{insert_seats, take_category};
+use crate::batch::sql::{
+    draw_state, insert_event, insert_steps, pick_value, set_status, store_draw,
+};
 use crate::io::mysql::is_record_level;
 use crate::model::event::Init;
 use crate::model::order::{Change, ChangeKind, NewOrder};
 use crate::model::time::datetime;
+use protocol::seats::Layout;
 
 /// Rows per multi-row statement (keeps placeholders far below 65,535).
 const CHUNK: usize = 1000;
@@ -43,6 +49,13 @@ impl Sql {
         Sql {
             text: text.to_owned(),
             params: Vec::new(),
+        }
+    }
+
+    fn with(text: &str, params: Vec<Value>) -> Sql {
+        Sql {
+            text: text.to_owned(),
+            params,
         }
     }
 
@@ -111,13 +124,22 @@ fn when(ms: Option<i64>) -> Value {
     ms.map_or(Value::NULL, |ms| datetime(ms).into())
 }
 
-/// Applies `fp` to `event`. `Ok(Err(why))` = anomaly: roll back, go slow.
-pub fn apply(tx: &mut Transaction<'_>, event: &str, fp: &FastPlan) -> Result<Step, mysql::Error> {
+/// Applies `fp` to `event` (`layout`: the event's, when seated).
+/// `Ok(Err(why))` = anomaly: roll back, go slow.
+pub fn apply(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    fp: &FastPlan,
+    layout: Option<&Layout>,
+) -> Result<Step, mysql::Error> {
     let steps = match queue_steps(tx, event, fp)? {
         Ok(steps) => steps,
         Err(why) => return Ok(Err(why)),
     };
-    for (n, (sql, want)) in statements(event, fp, &steps).into_iter().enumerate() {
+    for (n, (sql, want)) in statements(event, fp, &steps, layout)
+        .into_iter()
+        .enumerate()
+    {
         if let Err(why) = sql.run(tx, want)? {
             return Ok(Err(format!("statement {n}: {why}")));
         }
@@ -151,10 +173,19 @@ fn queue_steps(
 
 /// The statements of `fp` (with its admitted queue `queue`), in order,
 /// each with what it must report.
-fn statements(event: &str, fp: &FastPlan, queue: &[QueueStep]) -> Vec<(Sql, Want)> {
+fn statements(
+    event: &str,
+    fp: &FastPlan,
+    queue: &[QueueStep],
+    layout: Option<&Layout>,
+) -> Vec<(Sql, Want)> {
     let mut steps: Vec<(Sql, Want)> = Vec::new();
     if let Some(i) = &fp.init {
         steps.extend(init(event, i).map(|sql| (sql, Want::Done)));
+        if let (Some(_), Some(layout)) = (&i.layout, layout) {
+            let seats = insert_seats(event, layout).into_iter();
+            steps.extend(seats.map(|(text, params)| (Sql { text, params }, Want::Done)));
+        }
     }
     if let Some(d) = &fp.draw {
         let (sql, params) = store_draw(event, d);
@@ -190,6 +221,10 @@ fn statements(event: &str, fp: &FastPlan, queue: &[QueueStep]) -> Vec<(Sql, Want
         let mut sql = Sql::new("UPDATE ticket_stock SET remaining_stock = remaining_stock - ? WHERE event_id = ? AND remaining_stock >= ?");
         sql.params = vec![fp.stock_delta.into(), event.into(), fp.stock_need.into()];
         steps.push((sql, Want::Matched(1)));
+    }
+    for (category, need, delta) in &fp.categories {
+        let (text, params) = take_category(event, category, *need, *delta);
+        steps.push((Sql::with(text, params), Want::Matched(1)));
     }
     if let Some((status, at)) = fp.status {
         let (sql, params) = set_status(event, status, at);
@@ -345,6 +380,22 @@ fn row(event: &str, o: &NewOrder, t: i64, lead: bool) -> Vec<(&'static str, Valu
         ("canceled_at", when(o.canceled_at)),
         ("expired_at", when(o.expired_at)),
         ("stream_id", o.last.to_string().into()),
+        (
+            "seat_pick",
+            pick_value(o, lead, |p| Some(p.how.as_str().into())),
+        ),
+        (
+            "seat_section",
+            pick_value(o, lead, |p| p.section.clone().map(Value::from)),
+        ),
+        (
+            "seat_category",
+            pick_value(o, lead, |p| p.category.clone().map(Value::from)),
+        ),
+        (
+            "seat_accessible",
+            pick_value(o, lead, |p| p.accessible.map(Value::from)),
+        ),
     ]
 }
 
@@ -378,7 +429,7 @@ mod tests {
                 rec: Ok(Record { op, at: 1000 }),
             })
             .collect();
-        match plan(StreamId::ZERO, &entries).1 {
+        match plan(StreamId::ZERO, &entries, None).1 {
             Plan::Fast(fp) => *fp,
             other => panic!("{other:?}"),
         }
@@ -396,7 +447,7 @@ mod tests {
             tickets: Tickets::from_sorted(t.to_vec()),
         };
         let fp = fast_plan(vec![claim("a", &[1]), claim("b", &[2])]);
-        let steps = statements("e", &fp, &[]);
+        let steps = statements("e", &fp, &[], None);
         assert_eq!(steps.len(), 2, "insert + stock");
         let (insert, want) = &steps[0];
         assert_eq!(*want, Want::Done);
@@ -406,7 +457,7 @@ mod tests {
         assert_eq!(steps[1].1, Want::Matched(1));
         // two tickets: order size and the lead flag are sent too
         let fp = fast_plan(vec![claim("a", &[1, 2])]);
-        let text = &statements("e", &fp, &[])[0].0.text;
+        let text = &statements("e", &fp, &[], None)[0].0.text;
         assert!(text.contains("order_tickets, order_lead"), "{text}");
     }
 
@@ -429,7 +480,7 @@ mod tests {
                 tickets: Tickets::from_sorted(vec![3, 4]),
             },
         ]);
-        let steps = statements("e", &fp, &[]);
+        let steps = statements("e", &fp, &[], None);
         let (change, want) = &steps[0];
         assert_eq!(*want, Want::Matched(2));
         assert!(

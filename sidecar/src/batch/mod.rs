@@ -25,7 +25,7 @@
 //! else (connection lost, deadlock, lock wait timeout, missing table,
 //! read-only server) is returned to the caller, which rolls back and
 //! retries with backoff — never skipping an entry. [`queue`] holds a draw
-//! event's steps; the heal (`loss::heal`) re-applies entries through
+//! event's steps, [`seating`] a seated event's seats and category stocks; the heal (`loss::heal`) re-applies entries through
 //! [`apply_rest`].
 
 pub mod fast;
@@ -33,6 +33,7 @@ pub mod gate;
 pub mod journal;
 pub mod plan;
 pub mod queue;
+pub mod seating;
 pub mod slow;
 pub mod sql;
 
@@ -234,7 +235,8 @@ pub(crate) fn apply_rest(
     force_slow: bool,
     out: &mut Outcome,
 ) -> Result<bool, mysql::Error> {
-    let (todo, p) = plan(base, rest);
+    let layout = seating::batch_layout(tx, event, rest)?;
+    let (todo, p) = plan(base, rest, layout.as_deref());
     let p = match (p, force_slow) {
         (Plan::Nothing, _) => Plan::Nothing,
         (_, true) => Plan::Slow("retry after anomaly".into()),
@@ -242,7 +244,7 @@ pub(crate) fn apply_rest(
     };
     match p {
         Plan::Nothing => out.path = "fast",
-        Plan::Fast(fp) => match fast::apply(tx, event, &fp)? {
+        Plan::Fast(fp) => match fast::apply(tx, event, &fp, layout.as_deref())? {
             Ok(()) => {
                 out.path = "fast";
                 for (op, n) in count_ops(&todo) {
@@ -259,7 +261,7 @@ pub(crate) fn apply_rest(
         Plan::Slow(why) => {
             log::debug!("event {event}: slow path: {why}");
             out.path = "slow";
-            slow::apply(tx, event, &todo, out)?;
+            slow::apply(tx, event, &todo, layout.as_deref(), out)?;
         }
     }
     Ok(true)

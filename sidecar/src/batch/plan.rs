@@ -27,16 +27,22 @@
 //! Whatever the planner cannot see (the rows already in MySQL) is checked by
 //! the statements themselves: matched-row counts, the unique indexes, and the
 //! conditional stock UPDATE with the *peak* need over the batch's prefixes, so
-//! one UPDATE refuses exactly what per-record application would refuse. The
-//! tests check all of this against a model of the SQL.
+//! one UPDATE refuses exactly what per-record application would refuse. A
+//! seated event (planned with its layout) does the same per category: one
+//! conditional UPDATE of each category's stock the batch touches, with the
+//! category's peak need; a ticket that is no seat of the layout, or an init
+//! whose layout is not valid, goes slow. The tests check all of this
+//! against a model of the SQL.
 
 use std::collections::{HashMap, HashSet};
 
 use crate::batch::queue::{Drawn, QueueStep, StepKind};
 use crate::model::event::{status_of, Init};
 use crate::model::order::{Change, NewOrder};
+use crate::model::seating::{tally, CategoryNeed};
 use crate::model::Entry;
 use protocol::record::{Op, Record};
+use protocol::seats::Layout;
 use protocol::StreamId;
 
 /// The statements of a fast-path batch.
@@ -60,6 +66,9 @@ pub struct FastPlan {
     pub queue: Vec<QueueStep>,
     /// The batch's draw (at most one).
     pub draw: Option<Drawn>,
+    /// A seated event's category stocks the batch changes: (category,
+    /// need, delta), as `stock_need` and `stock_delta` per category.
+    pub categories: Vec<(String, i64, i64)>,
 }
 
 /// What a batch needs.
@@ -73,13 +82,18 @@ pub enum Plan {
     Slow(String),
 }
 
-/// Drops entries at or below `offset` and returns the rest with their plan.
-pub fn plan(offset: StreamId, entries: &[Entry]) -> (Vec<Entry>, Plan) {
+/// Drops entries at or below `offset` and returns the rest with their
+/// plan; `layout`: the event's, when it is seated.
+pub fn plan(offset: StreamId, entries: &[Entry], layout: Option<&Layout>) -> (Vec<Entry>, Plan) {
     let todo: Vec<Entry> = entries.iter().filter(|e| e.id > offset).cloned().collect();
     if todo.is_empty() {
         return (todo, Plan::Nothing);
     }
-    let p = match Planner::default().run(&todo) {
+    let planner = Planner {
+        layout,
+        ..Planner::default()
+    };
+    let p = match planner.run(&todo) {
         Ok(fp) => Plan::Fast(Box::new(fp)),
         Err(why) => Plan::Slow(why),
     };
@@ -107,6 +121,10 @@ struct Planner<'a> {
     taken: HashSet<i64>,
     /// Stock taken so far (running prefix sum).
     running: i64,
+    /// A seated event's layout.
+    layout: Option<&'a Layout>,
+    /// Its category stocks taken so far.
+    categories: CategoryNeed,
 }
 
 impl<'a> Planner<'a> {
@@ -119,6 +137,13 @@ impl<'a> Planner<'a> {
             self.entry(i, e.id, rec)?;
         }
         self.fp.stock_delta = self.running;
+        if let Some(layout) = self.layout {
+            let updates = self.categories.updates();
+            self.fp.categories = updates
+                .into_iter()
+                .map(|(c, need, delta)| (layout.categories[c].clone(), need, delta))
+                .collect();
+        }
         Ok(self.fp)
     }
 
@@ -128,6 +153,11 @@ impl<'a> Planner<'a> {
             return Ok(());
         }
         match &rec.op {
+            Op::Init {
+                layout: Some(_), ..
+            } if i == 0 && self.layout.is_none() => {
+                Err(format!("init {id}: its layout is not valid"))
+            }
             Op::Init { .. } if i == 0 => {
                 self.fp.init = Init::of(id, rec);
                 Ok(())
@@ -186,6 +216,7 @@ impl<'a> Planner<'a> {
             }
             self.taken.insert(*t);
         }
+        self.seats(&order.tickets, 1)?;
         self.running += order.tickets.len() as i64;
         self.fp.stock_need = self.fp.stock_need.max(self.running);
         self.users.insert(user, Seen::New(self.fp.orders.len()));
@@ -206,7 +237,7 @@ impl<'a> Planner<'a> {
                     ));
                 }
                 if c.kind.releases() {
-                    self.release(&c.tickets);
+                    self.release(&c.tickets)?;
                 }
                 Ok(())
             }
@@ -220,18 +251,30 @@ impl<'a> Planner<'a> {
             if let Some(t) = c.tickets.iter().find(|t| self.taken.contains(t)) {
                 return Err(format!("ticket {t} released after the batch took it"));
             }
-            self.release(&c.tickets);
+            self.release(&c.tickets)?;
         }
         self.users.insert(user, Seen::Older { freed });
         self.fp.changes.push(c);
         Ok(())
     }
 
-    fn release(&mut self, tickets: &[i64]) {
+    fn release(&mut self, tickets: &[i64]) -> Result<(), String> {
         for t in tickets {
             self.live.remove(t);
         }
         self.running -= tickets.len() as i64;
+        self.seats(tickets, -1)
+    }
+
+    /// A seated event's seats taken (`sign` 1) or given back (-1), by
+    /// category; a ticket that is no seat goes slow.
+    fn seats(&mut self, tickets: &[i64], sign: i64) -> Result<(), String> {
+        let Some(layout) = self.layout else {
+            return Ok(());
+        };
+        let counts = tally(layout, tickets).map_err(|t| format!("ticket {t} is no seat"))?;
+        self.categories.add(&counts, sign);
+        Ok(())
     }
 }
 
@@ -252,9 +295,29 @@ pub fn count_ops(entries: &[Entry]) -> HashMap<&'static str, u64> {
 mod tests {
     use super::*;
     use crate::batch::queue::{admitted, DrawState};
+    use crate::batch::seating::{choose_layout, init_layout};
     use crate::model::order::OrderStatus;
+    use crate::model::seating::category_sizes;
     use proptest::prelude::*;
     use protocol::record::{Checkout, Incarnation, Malformed, Tickets};
+
+    /// The seated events' venue: seats 1-3 in category front, 4-8 general
+    /// (ticket 9 is no seat).
+    const SEATED: &str = r#"{"sections":[{"name":"A","category":"front","rows":[{"name":"1","seats":3}]},{"name":"B","rows":[{"name":"1","seats":5}]}]}"#;
+
+    fn seated() -> Layout {
+        Layout::parse(SEATED).unwrap()
+    }
+
+    /// The venue's stored form, as an init record carries it.
+    fn stored() -> String {
+        seated().to_json()
+    }
+
+    /// Seats of `tickets` by category of the venue; None if one is no seat.
+    fn counts(tickets: &[i64]) -> Option<Vec<i64>> {
+        tally(&seated(), tickets).ok()
+    }
 
     /// The seed the model's draw events commit to (another one is a
     /// mismatch).
@@ -284,6 +347,9 @@ mod tests {
         draw: DrawState,
         /// ticket_draw_step.
         steps: Vec<QueueStep>,
+        /// A seated event's category stocks (front, general); None when
+        /// the event is not seated.
+        categories: Option<Vec<i64>>,
     }
 
     impl Db {
@@ -315,6 +381,11 @@ mod tests {
                 if self.event {
                     return Err("duplicate_init");
                 }
+                if let Some(json) = &i.layout {
+                    let layout = init_layout(json, i.total).map_err(|_| "bad_layout")?;
+                    let sizes = category_sizes(&layout).into_iter().map(|c| c.1);
+                    self.categories = Some(sizes.collect());
+                }
                 self.event = true;
                 self.stock = i.total;
                 self.draw = i
@@ -337,6 +408,10 @@ mod tests {
                 }
                 if c.kind.releases() {
                     self.stock += c.tickets.len() as i64;
+                    let back = counts(&c.tickets);
+                    if let (Some(cats), Some(back)) = (&mut self.categories, back) {
+                        cats.iter_mut().zip(back).for_each(|(c, n)| *c += n);
+                    }
                 }
             } else if !self.event {
                 return Err("unknown_event"); // open / close / drop
@@ -364,6 +439,10 @@ mod tests {
             if !self.event {
                 return Err("unknown_event");
             }
+            let seats = match self.categories {
+                Some(_) => Some(counts(&order.tickets).ok_or("unknown_seat")?),
+                None => None,
+            };
             if self.live_order(&order.user).is_some() {
                 return Err("duplicate_order");
             }
@@ -373,6 +452,12 @@ mod tests {
             let k = order.tickets.len() as i64;
             if self.stock < k {
                 return Err("oversell");
+            }
+            if let (Some(cats), Some(seats)) = (&mut self.categories, seats) {
+                if cats.iter().zip(&seats).any(|(c, n)| c < n) {
+                    return Err("category_oversell");
+                }
+                cats.iter_mut().zip(seats).for_each(|(c, n)| *c -= n);
             }
             self.stock -= k;
             self.orders.push(order);
@@ -388,6 +473,11 @@ mod tests {
                 }
                 db.event = true;
                 db.stock = i.total;
+                if i.layout.is_some() {
+                    let venue = seated();
+                    let sizes = category_sizes(&venue).into_iter().map(|c| c.1);
+                    db.categories = Some(sizes.collect());
+                }
                 db.draw = i
                     .draw
                     .map(|d| DrawState::fresh(&d.commitment))
@@ -430,6 +520,15 @@ mod tests {
                 return Err(()); // conditional UPDATE matched no row
             }
             db.stock -= fp.stock_delta;
+            for (name, need, delta) in &fp.categories {
+                // one conditional UPDATE per category
+                let cats = db.categories.as_mut().ok_or(())?;
+                let c = seated().category_index(name).ok_or(())? as usize;
+                if cats[c] < *need {
+                    return Err(());
+                }
+                cats[c] -= delta;
+            }
             if fp.status.is_some() {
                 db.status = fp.status;
             }
@@ -438,7 +537,7 @@ mod tests {
     }
 
     fn tickets() -> impl Strategy<Value = Tickets> {
-        proptest::collection::btree_set(1..9i64, 1..3)
+        proptest::collection::btree_set(1..10i64, 1..3)
             .prop_map(|s| Tickets::from_sorted(s.into_iter().collect()))
     }
 
@@ -458,6 +557,16 @@ mod tests {
                 checkout: Checkout { hold: h * 1000, limit: 1 + h, offer: 5000 + h },
                 incarnation: inc.map(Incarnation),
                 draw: (h > 0).then(|| protocol::model::DrawTerms { commitment: committed(), admit: None, seed: None }),
+            })),
+            // a seated init: valid, its total not the layout's, or not JSON
+            1 => (0..3u8, 1..4u64).prop_map(|(kind, inc)| Ok(Op::Init {
+                layout: Some(if kind == 2 { "{".into() } else { stored() }),
+                total: if kind == 1 { 7 } else { 8 },
+                opens_at: 0,
+                closes_at: 0,
+                checkout: Checkout::default(),
+                incarnation: Some(Incarnation(inc)),
+                draw: None,
             })),
             2 => (u(), 1..3i64).prop_map(|(user, count)| Ok(Op::Enter { user, count, rank: None })),
             1 => u().prop_map(|user| Ok(Op::Leave { user })),
@@ -506,16 +615,20 @@ mod tests {
         let order = (0..5usize, tickets(), status);
         // none, a draw event not drawn yet, one drawn
         let draw = prop_oneof![Just(0u8), Just(1), Just(2)];
+        // a seated event's category stocks (front, general)
+        let seated = proptest::option::weighted(0.3, (0..4i64, 0..6i64));
         (
             proptest::bool::weighted(0.8),
             0..12i64,
             proptest::collection::vec(order, 0..6),
             draw,
+            seated,
         )
-            .prop_map(|(event, stock, orders, draw)| {
+            .prop_map(|(event, stock, orders, draw, seated)| {
                 let mut db = Db {
                     event,
                     stock,
+                    categories: seated.filter(|_| event).map(|(f, g)| vec![f, g]),
                     ..Db::default()
                 };
                 if event && draw > 0 {
@@ -686,7 +799,9 @@ mod tests {
         /// fast path anomaly <=> record-by-record would log a conflict.
         #[test]
         fn fast_path_equals_sequential((db, entries) in prop_oneof![arb_case(), arb_module_case()]) {
-            let (todo, p) = plan(StreamId::ZERO, &entries);
+            // the layout `batch_layout` gives: the stored one, or the init's
+            let layout = choose_layout(db.categories.as_ref().map(|_| stored()), &entries);
+            let (todo, p) = plan(StreamId::ZERO, &entries, layout.as_ref());
             let mut seq = db.clone();
             for e in &todo {
                 seq.apply_one(e);
@@ -708,7 +823,7 @@ mod tests {
         #[test]
         fn skips_at_or_below_offset(entries in arb_entries(), cut in 0..12usize) {
             let offset = entries.get(cut).map(|e| e.id).unwrap_or(StreamId::ZERO);
-            let (todo, _) = plan(offset, &entries);
+            let (todo, _) = plan(offset, &entries, None);
             prop_assert!(todo.iter().all(|e| e.id > offset));
             prop_assert_eq!(todo.len(), entries.iter().filter(|e| e.id > offset).count());
         }
@@ -741,7 +856,7 @@ mod tests {
             mk(3, cancel.clone()),
             mk(4, claim("d", 3)),
         ];
-        match plan(StreamId::ZERO, &entries).1 {
+        match plan(StreamId::ZERO, &entries, None).1 {
             Plan::Fast(fp) => {
                 assert_eq!((fp.stock_need, fp.stock_delta), (2, 2));
                 assert_eq!((fp.orders.len(), fp.changes.len()), (3, 1));
@@ -750,8 +865,11 @@ mod tests {
         }
         // claim of 3 before an older order gives it back: slow
         let entries = vec![mk(1, claim("d", 3)), mk(2, cancel)];
-        assert!(matches!(plan(StreamId::ZERO, &entries).1, Plan::Slow(_)));
-        assert_eq!(plan(StreamId::new(1, 9), &entries).1, Plan::Nothing);
+        assert!(matches!(
+            plan(StreamId::ZERO, &entries, None).1,
+            Plan::Slow(_)
+        ));
+        assert_eq!(plan(StreamId::new(1, 9), &entries, None).1, Plan::Nothing);
     }
 
     /// A checkout in one batch: hold, confirm; hold, expire, the freed
@@ -784,7 +902,7 @@ mod tests {
             ),
             mk(5, hold("c", &[3])),
         ];
-        let Plan::Fast(fp) = plan(StreamId::ZERO, &entries).1 else {
+        let Plan::Fast(fp) = plan(StreamId::ZERO, &entries, None).1 else {
             panic!("slow");
         };
         let st: Vec<_> = fp
@@ -814,7 +932,7 @@ mod tests {
                 },
             ),
         ];
-        assert!(matches!(plan(StreamId::ZERO, &bad).1, Plan::Slow(_)));
+        assert!(matches!(plan(StreamId::ZERO, &bad, None).1, Plan::Slow(_)));
     }
 
     /// A draw event's queue: enters, the draw and offers are fast, in log
@@ -840,7 +958,7 @@ mod tests {
             mk(4, offer),
             mk(5, claim("z", 2)),
         ];
-        let Plan::Fast(fp) = plan(StreamId::ZERO, &entries).1 else {
+        let Plan::Fast(fp) = plan(StreamId::ZERO, &entries, None).1 else {
             panic!("slow");
         };
         let kinds: Vec<&str> = fp.queue.iter().map(|s| s.kind.as_str()).collect();
@@ -848,8 +966,11 @@ mod tests {
         assert_eq!(fp.draw.as_ref().map(|d| d.id), Some(StreamId::new(1, 3)));
         assert_eq!(fp.orders.len(), 2);
         let late = vec![mk(1, draw.clone()), mk(2, enter("c"))];
-        assert!(matches!(plan(StreamId::ZERO, &late).1, Plan::Slow(_)));
+        assert!(matches!(plan(StreamId::ZERO, &late, None).1, Plan::Slow(_)));
         let twice = vec![mk(1, draw.clone()), mk(2, draw)];
-        assert!(matches!(plan(StreamId::ZERO, &twice).1, Plan::Slow(_)));
+        assert!(matches!(
+            plan(StreamId::ZERO, &twice, None).1,
+            Plan::Slow(_)
+        ));
     }
 }

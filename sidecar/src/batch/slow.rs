@@ -5,11 +5,15 @@
 //!
 //! * claim / hold / offer: `unknown_event`, `duplicate_order` (the user
 //!   already has a live order), `collision` (a ticket is live for someone
-//!   else), `oversell` (the conditional stock UPDATE refused);
+//!   else), `oversell` (the conditional stock UPDATE refused); in a seated
+//!   event first `unknown_seat` (a ticket that is no seat of the layout),
+//!   last `category_oversell` (a category's conditional UPDATE refused);
 //! * confirm / expire / cancel: `confirm_mismatch`, `expire_mismatch`,
 //!   `cancel_mismatch` when the user has no live order in the right status
 //!   (held; held or active for a cancel) with exactly these tickets;
-//! * init: `duplicate_init`; open / close / drop: `unknown_event`;
+//! * init: `duplicate_init`, `bad_layout` (a seated init whose layout does
+//!   not parse or whose total is not its number of seats); open / close /
+//!   drop: `unknown_event`;
 //! * enter / leave / draw (a draw event's queue): `unknown_event`,
 //!   `not_a_draw`, `enter_after_draw`, `draw_mismatch` (SHA-256 of the
 //!   revealed seed is not the commitment), `draw_repeated` (drawn before);
@@ -21,22 +25,29 @@ use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
 
 use crate::batch::queue::{Drawn, QueueStep, StepKind};
-use crate::batch::sql::{draw_state, insert_event, insert_steps, set_status, store_draw};
+use crate::batch::seating::{init_layout, insert_seats, take_category};
+use crate::batch::sql::{
+    draw_state, insert_event, insert_steps, pick_value, set_status, store_draw,
+};
 use crate::io::mysql::is_record_level;
 use crate::model::event::{status_of, Init};
 use crate::model::order::{Change, NewOrder, OrderStatus};
+use crate::model::seating::tally;
 use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, Outcome};
 use protocol::record::Record;
+use protocol::seats::Layout;
 use protocol::StreamId;
 
 type Verdict = Result<(), (&'static str, String)>;
 
-/// Applies `todo` record by record; bad records become conflicts.
+/// Applies `todo` record by record (`layout`: the event's, when seated);
+/// bad records become conflicts.
 pub fn apply(
     tx: &mut Transaction<'_>,
     event: &str,
     todo: &[Entry],
+    layout: Option<&Layout>,
     out: &mut Outcome,
 ) -> Result<(), mysql::Error> {
     for e in todo {
@@ -47,7 +58,7 @@ pub fn apply(
                 "malformed",
                 format!("{}: {}", m.reason, m.raw),
             )),
-            Ok(rec) => match one(tx, event, e.id, rec) {
+            Ok(rec) => match one(tx, (event, layout), e.id, rec) {
                 Ok(Ok(())) => Ok(rec.op.name()),
                 Ok(Err((reason, detail))) => Err(Conflict::about(e, reason, detail)),
                 Err(err) if is_record_level(&err) => {
@@ -93,12 +104,12 @@ fn record_conflict(
 /// Applies one record with explicit checks.
 fn one(
     tx: &mut Transaction<'_>,
-    event: &str,
+    (event, layout): (&str, Option<&Layout>),
     id: StreamId,
     rec: &Record,
 ) -> Result<Verdict, mysql::Error> {
     if let Some(order) = NewOrder::created_by(id, rec) {
-        let verdict = create(tx, event, &order)?;
+        let verdict = create(tx, (event, layout), &order)?;
         if let (Ok(()), Some(offer)) = (&verdict, QueueStep::of(id, rec)) {
             return queue(tx, event, &offer, None);
         }
@@ -108,7 +119,7 @@ fn one(
         return queue(tx, event, &step, Drawn::of(id, rec).as_ref());
     }
     if let Some(c) = Change::of(id, rec) {
-        return change(tx, event, &c);
+        return change(tx, (event, layout), &c);
     }
     if let Some(i) = Init::of(id, rec) {
         return init(tx, event, &i);
@@ -173,6 +184,11 @@ fn init(tx: &mut Transaction<'_>, event: &str, i: &Init) -> Result<Verdict, mysq
         let detail = format!("event already exists with total {t}");
         return Ok(Err(("duplicate_init", detail)));
     }
+    let seats = match i.layout.as_deref().map(|json| init_layout(json, total)) {
+        Some(Err(why)) => return Ok(Err(("bad_layout", format!("the layout: {why}")))),
+        Some(Ok(layout)) => insert_seats(event, &layout),
+        None => Vec::new(),
+    };
     let (sql, params) = insert_event(event, i);
     tx.exec_drop(sql, params)?;
     tx.exec_drop(
@@ -180,6 +196,39 @@ fn init(tx: &mut Transaction<'_>, event: &str, i: &Init) -> Result<Verdict, mysq
         "INSERT INTO ticket_stock (event_id, remaining_stock) VALUES (?, ?) ON DUPLICATE KEY UPDATE remaining_stock = ?",
         (event, total, total),
     )?;
+    for (sql, params) in seats {
+        tx.exec_drop(sql, params)?;
+    }
+    Ok(Ok(()))
+}
+
+/// A seated event's seats `tickets` taken (`sign` 1) or given back (-1)
+/// from their categories' stocks; a refused take names the category.
+fn category_stocks(
+    tx: &mut Transaction<'_>,
+    (event, layout): (&str, &Layout),
+    tickets: &[i64],
+    sign: i64,
+) -> Result<Verdict, mysql::Error> {
+    let Ok(counts) = tally(layout, tickets) else {
+        return Ok(Ok(())); // checked before: only seats get here
+    };
+    for (c, n) in counts.into_iter().enumerate().filter(|(_, n)| *n > 0) {
+        let category = &layout.categories[c];
+        let need = if sign > 0 { n } else { 0 };
+        let (sql, params) = take_category(event, category, need, sign * n);
+        tx.exec_drop(sql, params)?;
+        if tx.affected_rows() != 1 {
+            let left: Option<i64> = tx.exec_first(
+                "SELECT remaining FROM ticket_seat_stock WHERE event_id = ? AND category = ?",
+                (event, category),
+            )?;
+            let left = left.map_or("no stock row".into(), |l| format!("{l} remaining"));
+            let detail =
+                format!("category '{category}': {left}, {n} needed — conditional UPDATE refused");
+            return Ok(Err(("category_oversell", detail)));
+        }
+    }
     Ok(Ok(()))
 }
 
@@ -189,7 +238,11 @@ fn marks(n: usize) -> String {
 }
 
 /// A claim, hold or offer: a new order and one row per ticket.
-fn create(tx: &mut Transaction<'_>, event: &str, o: &NewOrder) -> Result<Verdict, mysql::Error> {
+fn create(
+    tx: &mut Transaction<'_>,
+    (event, layout): (&str, Option<&Layout>),
+    o: &NewOrder,
+) -> Result<Verdict, mysql::Error> {
     let stock: Option<i64> = tx.exec_first(
         "SELECT remaining_stock FROM ticket_stock WHERE event_id = ?",
         (event,),
@@ -198,6 +251,10 @@ fn create(tx: &mut Transaction<'_>, event: &str, o: &NewOrder) -> Result<Verdict
         let detail = "order for an event without a ticket_stock row".into();
         return Ok(Err(("unknown_event", detail)));
     };
+    if let Some(Err(t)) = layout.map(|l| tally(l, &o.tickets)) {
+        let detail = format!("ticket {t} is no seat of the event's layout");
+        return Ok(Err(("unknown_seat", detail)));
+    }
     let live: Option<(Option<String>, String)> = tx.exec_first(
         "SELECT order_id, CAST(status AS CHAR) FROM ticket_participation WHERE event_id = ? AND live_lead = ?",
         (event, o.user.as_str()),
@@ -226,6 +283,12 @@ fn create(tx: &mut Transaction<'_>, event: &str, o: &NewOrder) -> Result<Verdict
         let detail = format!("remaining_stock is {stock}, {k} needed — conditional UPDATE refused");
         return Ok(Err(("oversell", detail)));
     }
+    if let Some(layout) = layout {
+        let verdict = category_stocks(tx, (event, layout), &o.tickets, 1)?;
+        if verdict.is_err() {
+            return Ok(verdict);
+        }
+    }
     insert(tx, event, o)?;
     Ok(Ok(()))
 }
@@ -236,15 +299,34 @@ fn insert(tx: &mut Transaction<'_>, event: &str, o: &NewOrder) -> Result<(), mys
     let held = o.held_until.map(datetime);
     for (i, t) in o.tickets.iter().enumerate() {
         tx.exec_drop(
-            "INSERT INTO ticket_participation (event_id, order_id, order_tickets, order_lead, user_id, ticket_number, status, held_until, claimed_at, stream_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (event, &id, o.tickets.len(), i == 0, o.user.as_str(), t, o.status.as_str(), held.clone(), datetime(o.created_at), &id),
+            "INSERT INTO ticket_participation (event_id, order_id, order_tickets, order_lead, user_id, ticket_number, status, held_until, claimed_at, stream_id, seat_pick, seat_section, seat_category, seat_accessible) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            vec![
+                event.into(),
+                id.clone().into(),
+                o.tickets.len().into(),
+                (i == 0).into(),
+                o.user.as_str().into(),
+                (*t).into(),
+                o.status.as_str().into(),
+                held.clone().into(),
+                datetime(o.created_at).into(),
+                id.clone().into(),
+                pick_value(o, i == 0, |p| Some(p.how.as_str().into())),
+                pick_value(o, i == 0, |p| p.section.clone().map(Value::from)),
+                pick_value(o, i == 0, |p| p.category.clone().map(Value::from)),
+                pick_value(o, i == 0, |p| p.accessible.map(Value::from)),
+            ],
         )?;
     }
     Ok(())
 }
 
 /// A confirm, expire or cancel of the user's live order.
-fn change(tx: &mut Transaction<'_>, event: &str, c: &Change) -> Result<Verdict, mysql::Error> {
+fn change(
+    tx: &mut Transaction<'_>,
+    (event, layout): (&str, Option<&Layout>),
+    c: &Change,
+) -> Result<Verdict, mysql::Error> {
     let (kind, user, tickets) = (c.kind, c.user.as_str(), c.tickets.as_slice());
     let live: Option<(Option<String>, String, i64)> = tx.exec_first(
         "SELECT order_id, CAST(status AS CHAR), order_tickets FROM ticket_participation WHERE event_id = ? AND live_lead = ?",
@@ -288,6 +370,9 @@ fn change(tx: &mut Transaction<'_>, event: &str, c: &Change) -> Result<Verdict, 
             "UPDATE ticket_stock SET remaining_stock = remaining_stock + ? WHERE event_id = ?",
             (tickets.len(), event),
         )?;
+        if let Some(layout) = layout {
+            return category_stocks(tx, (event, layout), tickets, -1);
+        }
     }
     Ok(Ok(()))
 }

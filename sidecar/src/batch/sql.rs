@@ -1,19 +1,21 @@
 //! SQL shared by the fast and the slow path (below both): the statements
 //! of an init, of a status change, of a draw and of a draw event's queue
-//! steps, and the draw state of an event's row.
+//! steps, the draw state of an event's row, and a seated order's pick
+//! columns.
 
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
 
 use crate::batch::queue::{DrawState, Drawn, QueueStep};
 use crate::model::event::Init;
+use crate::model::order::NewOrder;
 use crate::model::time::datetime;
 use protocol::draw::hex;
 
 /// The INSERT of an init's event row, with its parameters.
 pub(crate) fn insert_event(event: &str, i: &Init) -> (&'static str, Vec<Value>) {
     let at = datetime(i.at);
-    let sql = "INSERT INTO ticket_event (event_id, total, status, opens_at, closes_at, incarnation, hold_ms, ticket_limit, offer_ms, draw_commitment, draw_admit, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    let sql = "INSERT INTO ticket_event (event_id, total, status, opens_at, closes_at, incarnation, hold_ms, ticket_limit, offer_ms, draw_commitment, draw_admit, seat_layout, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     let params = vec![
         event.into(),
         i.total.into(),
@@ -26,6 +28,7 @@ pub(crate) fn insert_event(event: &str, i: &Init) -> (&'static str, Vec<Value>) 
         i.offer_ms().into(),
         i.draw.map(|d| hex(&d.commitment)).into(),
         i.draw.and_then(|d| d.admit).into(),
+        i.layout.clone().into(),
         at.clone().into(),
         at.into(),
     ];
@@ -108,4 +111,18 @@ pub(crate) fn opt_time(ms: i64) -> Value {
     } else {
         Value::from(datetime(ms))
     }
+}
+
+/// A pick column of order `o`'s row: set on the lead row of a seated
+/// event's order, NULL elsewhere.
+pub(crate) fn pick_value(
+    o: &NewOrder,
+    lead: bool,
+    f: impl Fn(&protocol::record::Pick) -> Option<Value>,
+) -> Value {
+    o.pick
+        .as_ref()
+        .filter(|_| lead)
+        .and_then(f)
+        .unwrap_or(Value::NULL)
 }

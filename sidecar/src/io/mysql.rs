@@ -131,3 +131,12 @@ pub fn events(conn: &mut Conn) -> Result<HashSet<String>, mysql::Error> {
     let rows: Vec<String> = conn.query("SELECT event_id FROM ticket_event")?;
     Ok(rows.into_iter().collect())
 }
+
+/// A seated event's category stocks (name, remaining), sorted by name;
+/// empty for an unseated event.
+pub fn category_stocks(conn: &mut Conn, event: &str) -> Result<Vec<(String, i64)>, mysql::Error> {
+    conn.exec(
+        "SELECT category, remaining FROM ticket_seat_stock WHERE event_id = ? ORDER BY category",
+        (event,),
+    )
+}

@@ -472,17 +472,38 @@ fn status_fields(
     conn: &mut dyn ConnectionLike,
     event: &str,
 ) -> RedisResult<Option<HashMap<String, String>>> {
-    let status: Value = match redis::cmd("TICKET.STATUS").arg(event).query(conn) {
-        Ok(v) => v,
-        Err(e) if e.code() == Some("NOEVENT") => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    Ok(Some(
-        pairs(&status)
-            .iter()
-            .filter_map(|(k, v)| Some((text(k)?, text(v)?)))
-            .collect(),
-    ))
+    Ok(status_value(conn, event)?.map(|status| fields_of(&status)))
+}
+
+/// The raw `TICKET.STATUS` reply of `event`; `None` on `-NOEVENT`.
+fn status_value(conn: &mut dyn ConnectionLike, event: &str) -> RedisResult<Option<Value>> {
+    match redis::cmd("TICKET.STATUS").arg(event).query(conn) {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.code() == Some("NOEVENT") => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The text fields of a `TICKET.STATUS` reply.
+fn fields_of(status: &Value) -> HashMap<String, String> {
+    pairs(status)
+        .iter()
+        .filter_map(|(k, v)| Some((text(k)?, text(v)?)))
+        .collect()
+}
+
+/// A seated event's `categories` (name, free seats) from its
+/// `TICKET.STATUS` reply, sorted by name; `None` for an unseated event.
+fn categories_of(status: &Value) -> Option<Vec<(String, i64)>> {
+    let (_, v) = pairs(status)
+        .into_iter()
+        .find(|(k, _)| text(k).as_deref() == Some("categories"))?;
+    let mut out: Vec<(String, i64)> = pairs(&v)
+        .iter()
+        .filter_map(|(k, n)| Some((text(k)?, text(n)?.parse().ok()?)))
+        .collect();
+    out.sort();
+    Some(out)
 }
 
 /// `TICKET.STATUS` of `event`; `None` when it has no meta (`-NOEVENT`).
@@ -586,6 +607,8 @@ pub struct RedisEvent {
     pub held: Option<i64>,
     /// Entries in the log (not yet applied and trimmed).
     pub unsynced: i64,
+    /// A seated event's free seats by category (sorted by name).
+    pub categories: Option<Vec<(String, i64)>>,
 }
 
 /// The zset of `event`'s live holds (member user, score deadline ms), as
@@ -597,9 +620,10 @@ fn holds_key(event: &str) -> String {
 /// Reads `TICKET.STATUS`, the holders hash and the holds zset of `event`;
 /// `None` if it does not exist (`-NOEVENT`).
 pub fn read_event(conn: &mut dyn ConnectionLike, event: &str) -> RedisResult<Option<RedisEvent>> {
-    let Some(fields) = status_fields(conn, event)? else {
+    let Some(status) = status_value(conn, event)? else {
         return Ok(None);
     };
+    let fields = fields_of(&status);
     let num = |name: &str| fields.get(name).and_then(|v| v.parse::<i64>().ok());
     let (Some(remaining), Some(unsynced)) = (num("remaining"), num("unsynced")) else {
         return Ok(None);
@@ -619,6 +643,7 @@ pub fn read_event(conn: &mut dyn ConnectionLike, event: &str) -> RedisResult<Opt
         remaining,
         held: num("held"),
         unsynced,
+        categories: categories_of(&status),
     }))
 }
 
@@ -628,6 +653,28 @@ mod tests {
 
     fn bs(s: &str) -> Value {
         Value::BulkString(s.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn status_categories_of_a_seated_event() {
+        let status = Value::Array(vec![
+            bs("remaining"),
+            Value::Int(5),
+            bs("categories"),
+            Value::Array(vec![bs("front"), Value::Int(2), bs("box"), Value::Int(3)]),
+        ]);
+        assert_eq!(
+            categories_of(&status),
+            Some(vec![("box".into(), 3), ("front".into(), 2)])
+        );
+        assert_eq!(
+            fields_of(&status).get("remaining").map(String::as_str),
+            Some("5")
+        );
+        assert_eq!(
+            categories_of(&Value::Array(vec![bs("remaining"), Value::Int(5)])),
+            None
+        );
     }
 
     #[test]

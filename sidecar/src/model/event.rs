@@ -101,6 +101,8 @@ pub struct Init {
     pub incarnation: Option<Incarnation>,
     /// A draw event's terms (commitment, admit; never the seed).
     pub draw: Option<DrawTerms>,
+    /// A seated event's layout (the stored JSON).
+    pub layout: Option<String>,
     /// Unix ms of the entry.
     pub at: i64,
 }
@@ -116,7 +118,7 @@ impl Init {
                 checkout,
                 incarnation,
                 draw,
-                ..
+                layout,
             } => Some(Init {
                 id,
                 total: *total,
@@ -125,6 +127,7 @@ impl Init {
                 checkout: *checkout,
                 incarnation: *incarnation,
                 draw: draw.map(|d| DrawTerms { seed: None, ..d }),
+                layout: layout.clone(),
                 at: rec.at,
             }),
             _ => None,

@@ -3,7 +3,8 @@
 //! holds it ([`event`]: its init, its state, the quarantine [`Reason`] and
 //! [`Evidence`]), an order's rows ([`order`]: status, changes, new orders),
 //! a user's live tickets ([`Live`]), an entry's canonical content as the
-//! heal compares it ([`content`]), and time formatting. Nothing here does
+//! heal compares it ([`content`]), a seated event's seat rows and category
+//! stocks ([`seating`]), and time formatting. Nothing here does
 //! I/O or imports another layer.
 
 pub mod content;
@@ -12,6 +13,7 @@ pub mod event;
 pub mod live;
 pub mod order;
 pub mod outcome;
+pub mod seating;
 pub mod time;
 
 pub use entry::Entry;

@@ -4,7 +4,7 @@
 //! order older than a batch and a [`NewOrder`] a batch creates. Pure: the
 //! batch's planner and paths write these, the heal undoes them.
 
-use protocol::record::{Op, Record};
+use protocol::record::{Op, Pick, Record};
 use protocol::StreamId;
 
 /// The status of an order and of each of its participation rows.
@@ -162,6 +162,8 @@ pub struct NewOrder {
     pub expired_at: Option<i64>,
     /// The last entry that changed the order (`stream_id`).
     pub last: StreamId,
+    /// How a seated event's seats were chosen (stored on the lead row).
+    pub pick: Option<Pick>,
 }
 
 impl NewOrder {
@@ -184,6 +186,7 @@ impl NewOrder {
             canceled_at: None,
             expired_at: None,
             last: id,
+            pick: rec.op.pick().cloned(),
         })
     }
 

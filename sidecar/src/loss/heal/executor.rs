@@ -228,6 +228,7 @@ fn heal(
     };
     report_fates(tx, event, lost, &fates, &after, &mut report)?;
     catch_up(tx, event, (&rows, meet.journal), &after, &mut report)?;
+    mark_reapplied(tx, event, &fates)?;
     move_offset(
         tx,
         rc,
@@ -258,6 +259,21 @@ fn catch_up(
     journal::record(tx, event, after)?;
     report.after = after.last().map_or(from, |e| e.id);
     report.applied = after.len();
+    Ok(())
+}
+
+/// Marks the orders the re-applied writes created (`reapplied`): their
+/// seats were chosen on the lost history, so `audit-seats` checks them for
+/// "no seat twice" only.
+fn mark_reapplied(tx: &mut Transaction<'_>, event: &str, fates: &[Fate]) -> mysql::Result<()> {
+    for fate in fates {
+        if let Fate::Reapplied { by } = fate {
+            tx.exec_drop(
+                "UPDATE ticket_participation SET reapplied = 1 WHERE event_id = ? AND order_id = ? AND status <> 'lost_in_failover'",
+                (event, by.to_string()),
+            )?;
+        }
+    }
     Ok(())
 }
 

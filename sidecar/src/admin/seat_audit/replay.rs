@@ -1,0 +1,323 @@
+//! The replay behind `audit-seats`, pure: a seated event's orders (as
+//! MySQL holds them) put back in log order and checked against the rules
+//! of `protocol::seats` — the very code the module decided with.
+//!
+//! Each order is taken at the entry that created it and given back at the
+//! cancel or expiry that ended it (a confirm changes nothing a rule reads).
+//! At each take, on the state the earlier entries left: no seat may be
+//! held already; a `best` order must have exactly the seats
+//! [`protocol::seats::best`] gives for its count and filters, a `split`
+//! one exactly what the rule's SPLIT step gives (and only when no
+//! candidate together existed); a `seats` pick must pass
+//! [`protocol::seats::check_pick`] (the orphan rule). An order the heal
+//! re-applied was chosen on a history that was lost: it is checked for
+//! "no seat twice" only, and counted. After a rebuild's `restore` the
+//! replay simply goes on: the restored state is the orders MySQL kept.
+
+use protocol::record::{Pick, PickHow as How};
+use protocol::seats::{best, check_pick, Layout, NoFit, PickError, Request, Seat, SeatState};
+use protocol::StreamId;
+
+/// One order of the event, as the replay needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Order {
+    /// The claim, hold or offer that created it.
+    pub id: StreamId,
+    pub user: String,
+    /// Its seat ids, ascending.
+    pub seats: Vec<u32>,
+    /// How its seats were chosen; None: MySQL holds no `seat_pick`.
+    pub pick: Option<Pick>,
+    /// Created by an entry the heal re-applied.
+    pub reapplied: bool,
+    /// The cancel or expiry that gave its seats back.
+    pub released: Option<StreamId>,
+}
+
+/// What a clean replay saw.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub orders: usize,
+    pub seats: usize,
+    pub best: usize,
+    pub split: usize,
+    pub picked: usize,
+    /// Orders the heal re-applied (checked for "no seat twice" only).
+    pub reapplied: usize,
+    /// Orders given back (cancel or expiry).
+    pub released: usize,
+}
+
+/// The first thing wrong; `order` indexes the replayed orders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Violation {
+    /// `seat` was taken while `holder` (maybe the same order) held it.
+    SeatTwice {
+        order: usize,
+        seat: u32,
+        holder: usize,
+    },
+    /// `seat` is no seat of the layout.
+    UnknownSeat { order: usize, seat: u32 },
+    /// The order carries no `seat_pick`.
+    NoPick { order: usize },
+    /// A filter names no section or category of the layout.
+    UnknownFilter {
+        order: usize,
+        what: &'static str,
+        name: String,
+    },
+    /// A best or split order has other seats than the rule gives.
+    NotTheRule {
+        order: usize,
+        rule: Result<Vec<u32>, NoFit>,
+    },
+    /// A pick the orphan rule refuses.
+    Orphan {
+        order: usize,
+        lone: u32,
+        from: u32,
+        to: u32,
+    },
+}
+
+impl Violation {
+    /// The order the violation is about.
+    pub fn order(&self) -> usize {
+        match self {
+            Violation::SeatTwice { order, .. }
+            | Violation::UnknownSeat { order, .. }
+            | Violation::NoPick { order }
+            | Violation::UnknownFilter { order, .. }
+            | Violation::NotTheRule { order, .. }
+            | Violation::Orphan { order, .. } => *order,
+        }
+    }
+}
+
+/// Replays `orders` (any order) on `layout`: a summary, or the first
+/// violation in log order.
+pub fn replay(layout: &Layout, orders: &[Order]) -> Result<Summary, Violation> {
+    // (entry, 0 = release / 1 = take, order): releases never share an
+    // entry with a take, the tie-break only keeps the sort total.
+    let mut steps: Vec<(StreamId, u8, usize)> = Vec::with_capacity(orders.len() * 2);
+    for (i, o) in orders.iter().enumerate() {
+        steps.push((o.id, 1, i));
+        if let Some(at) = o.released {
+            steps.push((at, 0, i));
+        }
+    }
+    steps.sort_unstable();
+    let mut state = SeatState::new(layout);
+    // holder[seat] = 1 + the order holding it, 0 = free
+    let mut holder = vec![0usize; layout.total as usize + 1];
+    let mut summary = Summary::default();
+    for (_, kind, i) in steps {
+        let o = &orders[i];
+        if kind == 0 {
+            release(layout, &mut state, &mut holder, i, o);
+            summary.released += 1;
+            continue;
+        }
+        take(layout, &state, &holder, i, o)?;
+        if !o.reapplied {
+            check_rule(layout, &state, i, o)?;
+        }
+        for &s in &o.seats {
+            holder[s as usize] = i + 1;
+        }
+        state.set(layout, &o.seats, Seat::Held);
+        count(&mut summary, o);
+    }
+    Ok(summary)
+}
+
+fn count(summary: &mut Summary, o: &Order) {
+    summary.orders += 1;
+    summary.seats += o.seats.len();
+    match (o.reapplied, o.pick.as_ref().map(|p| p.how)) {
+        (true, _) => summary.reapplied += 1,
+        (false, Some(How::Best)) => summary.best += 1,
+        (false, Some(How::Split)) => summary.split += 1,
+        (false, Some(How::Seats)) => summary.picked += 1,
+        (false, None) => {}
+    }
+}
+
+/// "No seat twice": every seat of order `i` exists and is free.
+fn take(
+    layout: &Layout,
+    state: &SeatState,
+    holder: &[usize],
+    i: usize,
+    o: &Order,
+) -> Result<(), Violation> {
+    for (k, &seat) in o.seats.iter().enumerate() {
+        if layout.place(seat).is_none() {
+            return Err(Violation::UnknownSeat { order: i, seat });
+        }
+        let twice_here = o.seats[..k].contains(&seat);
+        if twice_here || !state.is_free(seat) {
+            let holder = match twice_here {
+                true => i,
+                false => holder[seat as usize].saturating_sub(1),
+            };
+            return Err(Violation::SeatTwice {
+                order: i,
+                seat,
+                holder,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Frees the seats order `i` still holds.
+fn release(layout: &Layout, state: &mut SeatState, holder: &mut [usize], i: usize, o: &Order) {
+    let mine: Vec<u32> = o
+        .seats
+        .iter()
+        .copied()
+        .filter(|s| holder.get(*s as usize) == Some(&(i + 1)))
+        .collect();
+    for &s in &mine {
+        holder[s as usize] = 0;
+    }
+    state.set(layout, &mine, Seat::Free);
+}
+
+/// The rule order `i` was chosen by, on `state` (the seats before it).
+fn check_rule(layout: &Layout, state: &SeatState, i: usize, o: &Order) -> Result<(), Violation> {
+    let pick = o.pick.as_ref().ok_or(Violation::NoPick { order: i })?;
+    if pick.how == How::Seats {
+        return match check_pick(layout, state, &o.seats) {
+            Ok(()) => Ok(()),
+            Err(PickError::Orphan { lone, from, to }) => Err(Violation::Orphan {
+                order: i,
+                lone,
+                from,
+                to,
+            }),
+            // Unknown, given twice or taken: `take` refused those already.
+            Err(PickError::Unknown(_) | PickError::Twice(_) | PickError::Taken(_)) => Ok(()),
+        };
+    }
+    let split = pick.how == How::Split;
+    let request = request(layout, i, o.seats.len(), pick, split)?;
+    match best(layout, state, &request) {
+        Ok(c) if c.ids == o.seats && c.split == split => Ok(()),
+        other => Err(Violation::NotTheRule {
+            order: i,
+            rule: other.map(|c| c.ids),
+        }),
+    }
+}
+
+/// The best-available request of `count` seats order `i` made.
+fn request(
+    layout: &Layout,
+    i: usize,
+    count: usize,
+    pick: &Pick,
+    split: bool,
+) -> Result<Request, Violation> {
+    let unknown = |what, name: &String| Violation::UnknownFilter {
+        order: i,
+        what,
+        name: name.clone(),
+    };
+    let section = match &pick.section {
+        Some(s) => Some(
+            layout
+                .section_index(s)
+                .ok_or_else(|| unknown("section", s))?,
+        ),
+        None => None,
+    };
+    let category = match &pick.category {
+        Some(c) => Some(
+            layout
+                .category_index(c)
+                .ok_or_else(|| unknown("category", c))?,
+        ),
+        None => None,
+    };
+    Ok(Request {
+        count: count as u32,
+        section,
+        category,
+        accessible: pick
+            .accessible
+            .map(|a| a.clamp(0, i64::from(u32::MAX)) as u32),
+        split,
+    })
+}
+
+/// At most 12 seat names of `ids`, comma-separated.
+pub fn names(layout: &Layout, ids: &[u32]) -> String {
+    let mut shown: Vec<String> = ids
+        .iter()
+        .take(12)
+        .map(|id| layout.seat_name(*id))
+        .collect();
+    if ids.len() > 12 {
+        shown.push(format!("... ({} seats)", ids.len()));
+    }
+    shown.join(", ")
+}
+
+/// A violation in words: the entry, the user, the seats taken and what
+/// the rule gives.
+pub fn describe(layout: &Layout, orders: &[Order], v: &Violation) -> String {
+    let o = &orders[v.order()];
+    let head = format!(
+        "entry {}: user {:?} took {}",
+        o.id,
+        o.user,
+        names(layout, &o.seats)
+    );
+    match v {
+        Violation::SeatTwice { seat, holder, .. } if *holder == v.order() => {
+            format!(
+                "{head}: seat {} twice in one order",
+                layout.seat_name(*seat)
+            )
+        }
+        Violation::SeatTwice { seat, holder, .. } => {
+            let h = &orders[*holder];
+            format!(
+                "{head}: seat {} was held twice (user {:?} held it since entry {})",
+                layout.seat_name(*seat),
+                h.user,
+                h.id
+            )
+        }
+        Violation::UnknownSeat { seat, .. } => {
+            format!("{head}: seat id {seat} is no seat of the layout")
+        }
+        Violation::NoPick { .. } => format!("{head}: MySQL holds no seat_pick for it"),
+        Violation::UnknownFilter { what, name, .. } => {
+            format!("{head}: its {what} {name:?} is not in the layout")
+        }
+        Violation::NotTheRule { rule, .. } => {
+            let rule = match rule {
+                Ok(ids) => names(layout, ids),
+                Err(NoFit::NotTogether { free }) => {
+                    format!("no seats together ({free} free): NOTOGETHER")
+                }
+                Err(NoFit::SoldOut) => "none: SOLDOUT".into(),
+            };
+            format!("{head}; the rule gives {rule}")
+        }
+        Violation::Orphan { lone, from, to, .. } => format!(
+            "{head}: the pick leaves {} alone, and {}..{} would leave none (the orphan rule)",
+            layout.seat_name(*lone),
+            layout.seat_name(*from),
+            layout.seat_name(*to)
+        ),
+    }
+}
+
+#[cfg(test)]
+#[path = "replay_tests.rs"]
+mod tests;
