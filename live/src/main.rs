@@ -11,6 +11,7 @@ mod feed;
 mod http;
 mod hub;
 mod metrics;
+mod seatmap;
 mod source;
 mod stock;
 
@@ -21,8 +22,9 @@ use std::time::Duration;
 use clap::Parser;
 
 use crate::http::App;
-use crate::hub::Hub;
+use crate::hub::{Hub, StockReader};
 use crate::metrics::Metrics;
+use crate::seatmap::read::SeatReader;
 use crate::source::Source;
 
 #[derive(Parser, Debug)]
@@ -86,7 +88,8 @@ async fn run(cli: Cli) -> Result<(), String> {
     let source = Arc::new(Source::new(cli.redis_url, tls, metrics.clone()));
     let tick = Duration::from_secs(1) / cli.max_rate;
     let app = Arc::new(App {
-        hub: Hub::new(source.clone(), metrics.clone(), tick),
+        hub: Hub::new(StockReader(source.clone()), metrics.clone(), tick),
+        seats: Hub::new(SeatReader(source.clone()), metrics.clone(), tick),
         source,
         metrics,
         heartbeat: Duration::from_secs(cli.heartbeat),
