@@ -1,6 +1,7 @@
-//! `ticketgate-live`: pushes the remaining tickets of ticketgate events to
-//! browsers over Server-Sent Events, reading only Redis (a replica, or any
-//! node of a cluster) — one `TICKET.STATUS` per watched event per tick,
+//! `ticketgate-live`: pushes the remaining tickets of ticketgate events,
+//! and the seat map of seated ones, to browsers over Server-Sent Events,
+//! reading only Redis (a replica, or any node of a cluster) — one
+//! `TICKET.STATUS` (or `TICKET.SEATMAP`) per watched event per tick,
 //! however many people watch.
 //!
 //! Configuration comes from flags or the environment
