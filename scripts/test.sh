@@ -38,7 +38,7 @@ if [ -n "$redis8" ]; then
   echo "== the module's smoke tests on $("$redis8" --version | grep -oE 'v=[0-9.]+')"
   TICKETGATE_REDIS_SERVER=$redis8 cargo test --release --workspace \
     --test module_commands --test module_effects --test module_replication \
-    --test module_errors --test module_info --test module_waitlist --test module_draw 2>&1 | tee -a "$log"
+    --test module_errors --test module_info --test module_waitlist --test module_draw --test module_seats 2>&1 | tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 else
   echo "redis8: no Redis 8 server could be installed" >&2

@@ -712,6 +712,7 @@ mod tests {
     fn hold(u: &str, n: i64, until: i64, at: i64) -> Record {
         rec(
             Op::Hold {
+                pick: None,
                 user: u.into(),
                 tickets: Tickets::One(n),
                 until,

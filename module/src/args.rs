@@ -5,6 +5,7 @@
 //! here is about the *content* of an argument.
 
 use crate::error::{quote, TicketError};
+use crate::pool::SeatAsk;
 
 pub use protocol::keys::{MAX_ID_LEN, MAX_TOTAL};
 
@@ -140,6 +141,9 @@ pub struct InitArgs<'a> {
     pub draw: bool,
     /// `ADMIT n`: a draw event's offers per second.
     pub admit: Option<i64>,
+    /// `SEATS layout`: a seated event's layout JSON (validated by the
+    /// command: `protocol::seats::Layout::parse`).
+    pub layout: Option<&'a [u8]>,
 }
 
 /// Most offers per second of a draw event (`ADMIT`).
@@ -174,8 +178,10 @@ pub fn init_args<'a>(args: &[&'a [u8]]) -> Result<InitArgs<'a>, TicketError> {
         ));
     };
     let (draw, given) = take_flag(given, "DRAW")?;
-    let names = ["OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER", "ADMIT"];
-    let [opens, closes, hold, limit, offer_given, admit] = match options(&given, names) {
+    let names = [
+        "OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER", "ADMIT", "SEATS",
+    ];
+    let [opens, closes, hold, limit, offer_given, admit, layout] = match options(&given, names) {
         Err(TicketError::Invalid(why)) if why.starts_with("unknown option") => {
             return Err(TicketError::Invalid(format!(
                 "{}, DRAW)",
@@ -200,6 +206,7 @@ pub fn init_args<'a>(args: &[&'a [u8]]) -> Result<InitArgs<'a>, TicketError> {
         admit: admit
             .map(|v| ranged(v, "ADMIT", 1..=MAX_ADMIT))
             .transpose()?,
+        layout,
     };
     check_draw(&parsed, offer_given.is_some())?;
     if parsed.opens_at > 0 && parsed.closes_at > 0 && parsed.closes_at <= parsed.opens_at {
@@ -225,17 +232,100 @@ fn check_draw(init: &InitArgs<'_>, offer_given: bool) -> Result<(), TicketError>
     Ok(())
 }
 
-/// The options of `TICKET.CLAIM E user [COUNT n] [HOLD ms]`.
+/// The options of `TICKET.CLAIM E user [COUNT n] [HOLD ms] [SECTION s]
+/// [CATEGORY c] [ACCESSIBLE a] [SPLIT]` or `TICKET.CLAIM E user [HOLD ms]
+/// SEATS id [id ...]` (SEATS takes every argument after it).
 pub fn claim_options(given: &[&[u8]]) -> Result<crate::pool::ClaimOptions, TicketError> {
-    let [count, hold] = options(given, ["COUNT", "HOLD"])?;
-    Ok(crate::pool::ClaimOptions {
-        count: count
-            .map(|v| ranged(v, "COUNT", 1..=crate::pool::MAX_LIMIT))
+    let (given, ids) = seat_ids(given)?;
+    let (split, given) = take_flag(&given, "SPLIT")?;
+    let names = ["COUNT", "HOLD", "SECTION", "CATEGORY", "ACCESSIBLE"];
+    let [count, hold, section, category, accessible] = match options(&given, names) {
+        Err(TicketError::Invalid(why)) if why.starts_with("unknown option") => {
+            return Err(TicketError::Invalid(format!(
+                "{}, SPLIT, SEATS)",
+                why.trim_end_matches(')')
+            )))
+        }
+        other => other?,
+    };
+    let count = count
+        .map(|v| ranged(v, "COUNT", 1..=crate::pool::MAX_LIMIT))
+        .transpose()?;
+    let ask = SeatAsk {
+        section: section.map(|v| seat_name(v, "SECTION", 16)).transpose()?,
+        category: category.map(|v| seat_name(v, "CATEGORY", 32)).transpose()?,
+        accessible: accessible
+            .map(|v| ranged(v, "ACCESSIBLE", 1..=count.unwrap_or(1)))
             .transpose()?,
+        split,
+        ids,
+    };
+    check_seat_ask(&ask, count.is_some())?;
+    Ok(crate::pool::ClaimOptions {
+        count,
         hold: hold
             .map(|v| ranged(v, "HOLD", 0..=MAX_HOLD_MS))
             .transpose()?,
+        seats: (ask != SeatAsk::default()).then(|| Box::new(ask)),
     })
+}
+
+/// The arguments before `SEATS`, and the seat ids after it.
+type SplitAtSeats<'a> = (Vec<&'a [u8]>, Option<Vec<i64>>);
+
+/// The arguments before `SEATS` and the seat ids after it.
+fn seat_ids<'a>(given: &[&'a [u8]]) -> Result<SplitAtSeats<'a>, TicketError> {
+    let mut i = 0;
+    while i < given.len() {
+        if given[i].eq_ignore_ascii_case(b"SEATS") {
+            let ids = given[i + 1..]
+                .iter()
+                .map(|v| ranged(v, "a seat id", 1..=MAX_TOTAL))
+                .collect::<Result<Vec<i64>, _>>()?;
+            if ids.is_empty() {
+                return Err(TicketError::Invalid(
+                    "SEATS needs at least one seat id".into(),
+                ));
+            }
+            return Ok((given[..i].to_vec(), Some(ids)));
+        }
+        // A flag stands alone; an option takes its value with it.
+        i += if given[i].eq_ignore_ascii_case(b"SPLIT") {
+            1
+        } else {
+            2
+        };
+    }
+    Ok((given.to_vec(), None))
+}
+
+/// A section or category name: 1-`max` bytes of `[A-Za-z0-9_.-]`.
+fn seat_name(raw: &[u8], what: &str, max: usize) -> Result<String, TicketError> {
+    let ok = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+    if raw.is_empty() || raw.len() > max || !raw.iter().all(ok) {
+        return Err(TicketError::Invalid(format!(
+            "{what} must be 1-{max} bytes of [A-Za-z0-9_.-], got {}",
+            quote(raw)
+        )));
+    }
+    Ok(String::from_utf8_lossy(raw).into_owned())
+}
+
+/// `SEATS` goes with `HOLD` only; `SPLIT` not with `ACCESSIBLE`.
+fn check_seat_ask(ask: &SeatAsk, count: bool) -> Result<(), TicketError> {
+    let filters = ask.section.is_some() || ask.category.is_some() || ask.accessible.is_some();
+    if ask.ids.is_some() && (count || filters || ask.split) {
+        return Err(TicketError::Invalid(
+            "SEATS takes exactly the seats given: no COUNT, SECTION, CATEGORY, ACCESSIBLE or SPLIT"
+                .into(),
+        ));
+    }
+    if ask.split && ask.accessible.is_some() {
+        return Err(TicketError::Invalid(
+            "SPLIT cannot go with ACCESSIBLE (wheelchair spaces are never split)".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The optional `COUNT n` of `TICKET.WAIT E user [COUNT n]`.
@@ -365,7 +455,7 @@ mod tests {
             (&[b"HOLD"], "needs a value"),
             (
                 &[b"LATER", b"1"],
-                "unknown option 'LATER' (expected COUNT, HOLD)",
+                "unknown option 'LATER' (expected COUNT, HOLD, SECTION, CATEGORY, ACCESSIBLE, SPLIT, SEATS)",
             ),
         ] {
             let err = claim_options(bad).unwrap_err().to_string();
@@ -408,7 +498,7 @@ mod tests {
             ),
             (
                 &[b"e", b"10", b"LATER", b"1"],
-                "unknown option 'LATER' (expected OPENS, CLOSES, HOLD, LIMIT, OFFER, ADMIT, DRAW)",
+                "unknown option 'LATER' (expected OPENS, CLOSES, HOLD, LIMIT, OFFER, ADMIT, SEATS, DRAW)",
             ),
         ] {
             let err = init_args(bad).unwrap_err().to_string();

@@ -58,6 +58,22 @@ pub enum TicketError {
     Internal(String),
     /// `NOPERM`: a command only the replication link or the AOF may send.
     NoPerm(String),
+    /// `NOTOGETHER`: a seated claim of `count` found no seats together,
+    /// though `free` seats it could take are free.
+    NotTogether {
+        event: String,
+        count: i64,
+        free: i64,
+    },
+    /// `TAKEN`: a picked seat (named) is held or sold.
+    Taken(String),
+    /// `ORPHAN`: a pick would leave seat `lone` alone while `from..to`
+    /// would leave none (names).
+    Orphan {
+        lone: String,
+        from: String,
+        to: String,
+    },
     /// `CHANGED`: `TICKET.REAPPLY` of a lost write the event's state no
     /// longer allows (`why`); nothing was changed.
     Changed { event: String, why: String },
@@ -86,6 +102,9 @@ impl TicketError {
             TicketError::Internal(_) => "INTERNAL",
             TicketError::NoPerm(_) => "NOPERM",
             TicketError::Changed { .. } => "CHANGED",
+            TicketError::NotTogether { .. } => "NOTOGETHER",
+            TicketError::Taken(_) => "TAKEN",
+            TicketError::Orphan { .. } => "ORPHAN",
         }
     }
 }
@@ -175,12 +194,43 @@ impl TicketError {
                 "key {} holds the wrong kind of value (expected {expected})",
                 quote(key.as_bytes())
             ),
+            TicketError::NotTogether { .. } | TicketError::Taken(_) | TicketError::Orphan { .. } => {
+                self.fmt_seats(f)
+            }
             TicketError::Changed { event, why } => write!(
                 f,
                 "event {} changed since the lost write: {why}; nothing re-applied",
                 quote(event.as_bytes())
             ),
             // Written by `fmt` itself.
+            _ => Ok(()),
+        }
+    }
+}
+
+impl TicketError {
+    /// The message of a seated claim's errors.
+    fn fmt_seats(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TicketError::NotTogether { event, count, free } => write!(
+                f,
+                "event {} has no {count} seats together ({free} free)",
+                quote(event.as_bytes())
+            ),
+            TicketError::Taken(seat) => write!(f, "seat {} is taken", quote(seat.as_bytes())),
+            TicketError::Orphan { lone, from, to } if from == to => write!(
+                f,
+                "seat {} would be left alone; {} leaves none",
+                quote(lone.as_bytes()),
+                quote(from.as_bytes())
+            ),
+            TicketError::Orphan { lone, from, to } => write!(
+                f,
+                "seat {} would be left alone; {}..{} leave none",
+                quote(lone.as_bytes()),
+                quote(from.as_bytes()),
+                quote(to.as_bytes())
+            ),
             _ => Ok(()),
         }
     }

@@ -11,9 +11,10 @@
 //!   application of an effect that a primary and its replicas share. Pure:
 //!   no Redis in it, unit- and property-tested over an in-memory store.
 //! - [`args`]: argument rules (pure; the bounds are the pool's).
-//! - [`meta_cache`], [`stats`], [`expiry`]: what the process keeps in
-//!   memory: the per-event copy of the meta hash, the `INFO ticket`
-//!   counters, the index of hold deadlines.
+//! - [`meta_cache`], [`seat_cache`], [`stats`], [`expiry`]: what the
+//!   process keeps in memory: the per-event copies of the meta hash and of
+//!   a seated event's layout and seat state, the `INFO ticket` counters,
+//!   the index of hold deadlines.
 //! - [`host`]: the Redis side, the only `unsafe`: command registration
 //!   from the table it is handed, server events, the Redis `Store` (native
 //!   key API) and replication.
@@ -45,6 +46,7 @@ mod layering;
 mod load;
 pub mod meta_cache;
 pub mod pool;
+pub mod seat_cache;
 pub mod stats;
 #[cfg(not(test))]
 pub mod sweep;

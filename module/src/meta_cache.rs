@@ -91,6 +91,7 @@ mod tests {
             waitseq: 0,
             incarnation: None,
             draw: None,
+            seated: false,
         }
     }
 

@@ -8,10 +8,10 @@
 //! nothing left to decide:
 //!
 //! ```text
-//! TICKET._APPLY <version> <E> init    <id> <at> <total> <opens_at> <closes_at> <hold> <limit> <offer> <incarnation> [<draw> <admit> <secret>]
-//! TICKET._APPLY <version> <E> claim   <id> <at> <user> <tickets> <minted>
-//! TICKET._APPLY <version> <E> hold    <id> <at> <user> <tickets> <minted> <until>
-//! TICKET._APPLY <version> <E> offer   <id> <at> <user> <tickets> <minted> <until>
+//! TICKET._APPLY <version> <E> init    <id> <at> <total> <opens_at> <closes_at> <hold> <limit> <offer> <incarnation> [<draw> <admit> <secret> [<layout>]]
+//! TICKET._APPLY <version> <E> claim   <id> <at> <user> <tickets> <minted> [<pick> <section> <category> <accessible>]
+//! TICKET._APPLY <version> <E> hold    <id> <at> <user> <tickets> <minted> <until> [<pick> <section> <category> <accessible>]
+//! TICKET._APPLY <version> <E> offer   <id> <at> <user> <tickets> <minted> <until> [<pick> <section> <category> <accessible>]
 //! TICKET._APPLY <version> <E> confirm <id> <at> <user> <tickets>
 //! TICKET._APPLY <version> <E> expire  <id> <at> <user> <tickets>
 //! TICKET._APPLY <version> <E> cancel  <id> <at> <user> <tickets>
@@ -33,7 +33,11 @@
 //! only: they carry no stream id and append nothing to the log (a draw
 //! entrant's `leave` is logged, and so carries an id and a time). A draw
 //! event's init effect carries its commitment, its `admit` (0 = none) and
-//! its secret seed, which its record never shows; an `enter` carries the
+//! its secret seed, which its record never shows; a seated event's init
+//! carries its layout (the stored JSON) last, after empty draw terms (`""
+//! 0 ""`) when it has none; a seated event's claim, hold or offer carries
+//! how its seats were chosen, the filters not given as `""` and 0; an
+//! `enter` carries the
 //! entrant's rank, which its record leaves out. A `place` is the
 //! user's score in the list (`seq * 1024 + count`, see
 //! [`WAIT_COUNT_SPAN`]). The `restore-*` effects are the steps of a
@@ -369,6 +373,7 @@ mod tests {
             id: StreamId::new(1700, 3),
             record: Record {
                 op: Op::Claim {
+                    pick: None,
                     user: "u1",
                     tickets: crate::record::Tickets::One(7),
                 },
@@ -405,6 +410,7 @@ mod tests {
             id: StreamId::new(5, 0),
             record: Record {
                 op: Op::Init {
+                    layout: None,
                     total: 10,
                     opens_at: 0,
                     closes_at: 0,
@@ -598,7 +604,7 @@ mod tests {
             let raw = wire(&effect.borrowed(), &event);
             let restoring = matches!(effect, Effect::RestoreBegin(_) | Effect::RestoreOrders(_) | Effect::RestoreFree(_));
             // A draw event's init (rare) spills into a Vec; the rest never do.
-            let draw_init = matches!(&effect, Effect::Append { record: Record { op: Op::Init { draw: Some(_), .. }, .. }, .. });
+            let draw_init = matches!(&effect, Effect::Append { record: Record { op: Op::Init { draw: Some(_), .. } | Op::Init { layout: Some(_), .. }, .. }, .. });
             prop_assert!(restoring || draw_init || raw.len() <= MAX_ARGS);
             prop_assert_eq!(decoded(&raw), Ok((event, effect)));
         }

@@ -6,7 +6,9 @@
 //! order is held, `ticket:{E}:holds` (zset: user -> deadline), and while
 //! anyone waits, `ticket:{E}:waiting` (zset: user -> place), and while an
 //! entrant of a draw who wants more than one ticket waits, `ticket:{E}:wants`
-//! (hash: user -> count). Event ids have no
+//! (hash: user -> count), and for a seated event `ticket:{E}:seats` (string:
+//! the seat state, 2 bits per seat; its layout is the meta hash's field
+//! `layout`). Event ids have no
 //! braces, so the hash tag of the event argument equals the keys' tag and
 //! cluster clients route `TICKET.* E ...` by its first argument.
 
@@ -40,10 +42,13 @@ pub enum Part {
     /// A draw event's entrants who want more than one ticket: user ->
     /// count (absent = 1); their waiting score is their rank.
     Wants = 6,
+    /// A seated event's seat state: a string of 2 bits per seat id
+    /// (`seats::state`, packed), free 0, held 1, sold 2.
+    Seats = 7,
 }
 
 /// Every key of an event, in the order of [`Part`]'s discriminants.
-pub const PARTS: [Part; 7] = [
+pub const PARTS: [Part; 8] = [
     Part::Meta,
     Part::Pool,
     Part::Holders,
@@ -51,6 +56,7 @@ pub const PARTS: [Part; 7] = [
     Part::Holds,
     Part::Waiting,
     Part::Wants,
+    Part::Seats,
 ];
 
 impl Part {
@@ -64,6 +70,7 @@ impl Part {
             Part::Holds => "holds",
             Part::Waiting => "waiting",
             Part::Wants => "wants",
+            Part::Seats => "seats",
         }
     }
 }
@@ -122,7 +129,7 @@ mod tests {
         assert_eq!(key("e1", Part::Meta), "ticket:{e1}:meta");
         assert_eq!(
             PARTS.map(Part::suffix),
-            ["meta", "pool", "holders", "log", "holds", "waiting", "wants"]
+            ["meta", "pool", "holders", "log", "holds", "waiting", "wants", "seats"]
         );
     }
 

@@ -26,6 +26,7 @@ pub mod model;
 pub mod ops;
 pub mod record;
 pub mod restore;
+pub mod seats;
 pub mod streamid;
 
 pub use streamid::StreamId;

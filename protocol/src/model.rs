@@ -174,14 +174,23 @@ pub enum Op<U = String> {
         incarnation: Option<Incarnation>,
         /// `Some` for a draw event (`TICKET.INIT ... DRAW`).
         draw: Option<DrawTerms>,
+        /// A seated event's layout, in its stored form (`TICKET.INIT ...
+        /// SEATS`): JSON, parsed by `seats::Layout::parse`.
+        layout: Option<String>,
     },
     /// `user` won `tickets`, sold at once.
-    Claim { user: U, tickets: Tickets },
+    Claim {
+        user: U,
+        tickets: Tickets,
+        /// How a seated event's seats were chosen (`None`: not seated).
+        pick: Option<Box<Pick>>,
+    },
     /// `user` holds `tickets` until `until` (unix ms) while paying.
     Hold {
         user: U,
         tickets: Tickets,
         until: i64,
+        pick: Option<Box<Pick>>,
     },
     /// Returned `tickets` were offered to `user`, the head of the waiting
     /// list, held until `until`.
@@ -189,6 +198,7 @@ pub enum Op<U = String> {
         user: U,
         tickets: Tickets,
         until: i64,
+        pick: Option<Box<Pick>>,
     },
     /// `user`'s held `tickets` are sold.
     Confirm { user: U, tickets: Tickets },
@@ -226,12 +236,63 @@ pub enum Op<U = String> {
     Draw { seed: [u8; 32] },
 }
 
+/// How a seated event's claim, hold or offer chose its seats: the
+/// record's `pick` and the request's `section`, `category` and
+/// `accessible` when it gave them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pick {
+    pub how: PickHow,
+    pub section: Option<String>,
+    pub category: Option<String>,
+    pub accessible: Option<i64>,
+}
+
+/// `pick best|split|seats`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PickHow {
+    /// Best available, together.
+    Best,
+    /// Best available, split (no candidate together; `SPLIT`).
+    Split,
+    /// Picked by id (`SEATS`).
+    Seats,
+}
+
+impl PickHow {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PickHow::Best => "best",
+            PickHow::Split => "split",
+            PickHow::Seats => "seats",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<PickHow> {
+        match text {
+            "best" => Some(PickHow::Best),
+            "split" => Some(PickHow::Split),
+            "seats" => Some(PickHow::Seats),
+            _ => None,
+        }
+    }
+}
+
 impl<U> Op<U> {
+    /// How a claim's, hold's or offer's seats were chosen (seated events).
+    pub fn pick(&self) -> Option<&Pick> {
+        match self {
+            Op::Claim { pick, .. } | Op::Hold { pick, .. } | Op::Offer { pick, .. } => {
+                pick.as_deref()
+            }
+            _ => None,
+        }
+    }
+
     /// The user, tickets and deadline (0 = none) of an op about a user's
     /// tickets.
     pub fn order(&self) -> Option<(&U, &Tickets, i64)> {
         match self {
-            Op::Claim { user, tickets }
+            Op::Claim { user, tickets, .. }
             | Op::Confirm { user, tickets }
             | Op::Expire { user, tickets }
             | Op::Cancel { user, tickets } => Some((user, tickets, 0)),
@@ -239,11 +300,13 @@ impl<U> Op<U> {
                 user,
                 tickets,
                 until,
+                ..
             }
             | Op::Offer {
                 user,
                 tickets,
                 until,
+                ..
             } => Some((user, tickets, *until)),
             _ => None,
         }
@@ -309,27 +372,36 @@ impl<U> Op<U> {
     /// The same op with its user id mapped by `f`.
     pub fn map_user<'a, V>(&'a self, f: impl FnOnce(&'a U) -> V) -> Op<V> {
         match self {
-            Op::Claim { user, tickets } => Op::Claim {
+            Op::Claim {
+                user,
+                tickets,
+                pick,
+            } => Op::Claim {
                 user: f(user),
                 tickets: tickets.clone(),
+                pick: pick.clone(),
             },
             Op::Hold {
                 user,
                 tickets,
                 until,
+                pick,
             } => Op::Hold {
                 user: f(user),
                 tickets: tickets.clone(),
                 until: *until,
+                pick: pick.clone(),
             },
             Op::Offer {
                 user,
                 tickets,
                 until,
+                pick,
             } => Op::Offer {
                 user: f(user),
                 tickets: tickets.clone(),
                 until: *until,
+                pick: pick.clone(),
             },
             Op::Confirm { user, tickets } => Op::Confirm {
                 user: f(user),
@@ -368,6 +440,7 @@ impl<U> Op<U> {
                 checkout,
                 incarnation,
                 draw,
+                layout,
             } => Op::Init {
                 total: *total,
                 opens_at: *opens_at,
@@ -375,6 +448,7 @@ impl<U> Op<U> {
                 checkout: *checkout,
                 incarnation: *incarnation,
                 draw: *draw,
+                layout: layout.clone(),
             },
             Op::Restore {
                 incarnation,
@@ -470,7 +544,7 @@ pub fn parse_tickets(text: &str) -> Option<Tickets> {
 /// Most arguments an effect has after the command name, but for the
 /// `restore-*` steps and a draw event's init, whose arguments spill into a
 /// `Vec`.
-pub const MAX_ARGS: usize = 12;
+pub const MAX_ARGS: usize = 13;
 
 /// The arguments of one `TICKET._APPLY` (or `TICKET.RESTORE`), without a
 /// heap allocation up to [`MAX_ARGS`] of them.

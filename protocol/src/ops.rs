@@ -10,7 +10,7 @@ use crate::draw::{parse_seed, AFTER_DRAW};
 use crate::keys::valid_user;
 use crate::model::{
     default_offer, parse_number, parse_tickets, parse_time, Checkout, DrawTerms, Incarnation, Op,
-    Status, Tickets, Value, MAX_ADMIT, MAX_HOLD_MS, MAX_TICKETS,
+    Pick, PickHow, Status, Tickets, Value, MAX_ADMIT, MAX_HOLD_MS, MAX_TICKETS,
 };
 use crate::StreamId;
 
@@ -67,6 +67,16 @@ pub enum Field {
     Rank,
     /// The revealed seed (`op=draw`).
     Seed,
+    /// A seated event's layout (stored JSON), an init's `layout`.
+    Layout,
+    /// How a seated claim's seats were chosen: `best`, `split`, `seats`.
+    Pick,
+    /// The `SECTION`, `CATEGORY` and `ACCESSIBLE` a seated claim gave (in
+    /// the effect `""`, `""` and 0 when not given, so they keep their
+    /// positions).
+    Section,
+    Category,
+    Accessible,
 }
 
 impl Field {
@@ -92,6 +102,11 @@ impl Field {
             Field::Count => "count",
             Field::Rank => "rank",
             Field::Seed => "seed",
+            Field::Layout => "layout",
+            Field::Pick => "pick",
+            Field::Section => "section",
+            Field::Category => "category",
+            Field::Accessible => "accessible",
         }
     }
 
@@ -148,6 +163,39 @@ impl OpSpec {
         }
     }
 
+    /// An op that takes tickets: `needs` always, then how a seated event
+    /// chose them (absent for an unseated event).
+    const fn seated(kind: Kind, name: &'static str, needs: &'static [Field]) -> OpSpec {
+        let fields: &'static [Field] = match needs.len() {
+            3 => &[
+                F::User,
+                F::Tickets,
+                F::Minted,
+                F::Pick,
+                F::Section,
+                F::Category,
+                F::Accessible,
+            ],
+            _ => &[
+                F::User,
+                F::Tickets,
+                F::Minted,
+                F::Until,
+                F::Pick,
+                F::Section,
+                F::Category,
+                F::Accessible,
+            ],
+        };
+        OpSpec {
+            kind,
+            name,
+            fields,
+            record_needs: needs.len(),
+            effect_needs: needs.len(),
+        }
+    }
+
     /// Whether an effect of this op may carry `n` values: at least the
     /// required ones, and never a `hold` without its `limit`.
     pub fn effect_takes(&self, n: usize) -> bool {
@@ -174,17 +222,18 @@ pub const OPS: [OpSpec; 14] = [
             F::Commitment,
             F::Admit,
             F::Secret,
+            F::Layout,
         ],
         record_needs: 1,
         effect_needs: 3,
     },
-    OpSpec::fixed(Kind::Claim, "claim", &[F::User, F::Tickets, F::Minted]),
-    OpSpec::fixed(
+    OpSpec::seated(Kind::Claim, "claim", &[F::User, F::Tickets, F::Minted]),
+    OpSpec::seated(
         Kind::Hold,
         "hold",
         &[F::User, F::Tickets, F::Minted, F::Until],
     ),
-    OpSpec::fixed(
+    OpSpec::seated(
         Kind::Offer,
         "offer",
         &[F::User, F::Tickets, F::Minted, F::Until],
@@ -250,32 +299,7 @@ impl<U: AsRef<str>> Op<U> {
     pub fn value(&self, field: Field, form: Form, minted: Option<i64>) -> Option<Value<'_>> {
         let number = |n: i64| Some(Value::Number(n));
         match (self, field) {
-            (Op::Init { total, .. }, F::Total) => number(*total),
-            (Op::Init { opens_at, .. }, F::OpensAt) => number(*opens_at),
-            (Op::Init { closes_at, .. }, F::ClosesAt) => number(*closes_at),
-            (Op::Init { incarnation, .. }, F::Incarnation) => incarnation.map(Value::Hex),
-            (Op::Init { draw, .. }, F::Commitment | F::Admit | F::Secret) => {
-                draw.as_ref().and_then(|terms| terms.value(field, form))
-            }
-            (
-                Op::Init {
-                    checkout,
-                    incarnation,
-                    ..
-                },
-                setting,
-            ) => {
-                let (settings, offer) = match (form, incarnation) {
-                    (Form::Effect, Some(_)) => (true, true),
-                    _ => checkout.written(),
-                };
-                match setting {
-                    F::Hold => settings.then_some(Value::Number(checkout.hold)),
-                    F::Limit => settings.then_some(Value::Number(checkout.limit)),
-                    F::Offer => offer.then_some(Value::Number(checkout.offer)),
-                    _ => None,
-                }
-            }
+            (Op::Init { .. }, _) => self.init_value(field, form),
             (Op::Restore { incarnation, .. }, F::Incarnation) => Some(Value::Hex(*incarnation)),
             (Op::Restore { status, .. }, F::Status) => Some(Value::Text(status.as_str())),
             (Op::Restore { from, .. }, F::From) => Some(Value::Id(*from)),
@@ -283,6 +307,9 @@ impl<U: AsRef<str>> Op<U> {
             (Op::Enter { count, .. }, F::Count) => number(*count),
             (Op::Enter { rank, .. }, F::Rank) => rank.map(|r| Value::Number(r as i64)),
             (Op::Draw { seed }, F::Seed) => Some(Value::Bytes(seed)),
+            (op, F::Pick | F::Section | F::Category | F::Accessible) => {
+                pick_value(op.pick()?, field, form)
+            }
             (Op::Enter { user, .. } | Op::Leave { user }, F::User) => {
                 Some(Value::Text(user.as_ref()))
             }
@@ -295,6 +322,84 @@ impl<U: AsRef<str>> Op<U> {
                 }
             }
             _ => None,
+        }
+    }
+}
+
+/// How a pick's `field` is written: the record leaves out what the request
+/// did not give; the effect writes `""` or 0 so every value keeps its
+/// position.
+fn pick_value(pick: &Pick, field: Field, form: Form) -> Option<Value<'_>> {
+    let effect = form == Form::Effect;
+    match field {
+        F::Pick => Some(Value::Text(pick.how.as_str())),
+        F::Section => match &pick.section {
+            Some(s) => Some(Value::Text(s)),
+            None => effect.then_some(Value::Text("")),
+        },
+        F::Category => match &pick.category {
+            Some(c) => Some(Value::Text(c)),
+            None => effect.then_some(Value::Text("")),
+        },
+        F::Accessible => match pick.accessible {
+            Some(a) => Some(Value::Number(a)),
+            None => effect.then_some(Value::Number(0)),
+        },
+        _ => None,
+    }
+}
+
+/// A section or category name as records carry it (`""`: not given).
+fn seat_name_field(text: &str, max: usize) -> Option<Option<&str>> {
+    let ok = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+    match text {
+        "" => Some(None),
+        t if t.len() <= max && t.bytes().all(ok) => Some(Some(t)),
+        _ => None,
+    }
+}
+
+impl<U> Op<U> {
+    /// How an init's `field` is written in `form` (see [`Op::value`]).
+    fn init_value(&self, field: Field, form: Form) -> Option<Value<'_>> {
+        let Op::Init {
+            total,
+            opens_at,
+            closes_at,
+            checkout,
+            incarnation,
+            draw,
+            layout,
+        } = self
+        else {
+            return None;
+        };
+        let effect = form == Form::Effect;
+        match (field, draw) {
+            (F::Total, _) => Some(Value::Number(*total)),
+            (F::OpensAt, _) => Some(Value::Number(*opens_at)),
+            (F::ClosesAt, _) => Some(Value::Number(*closes_at)),
+            (F::Incarnation, _) => incarnation.map(Value::Hex),
+            (F::Commitment | F::Admit | F::Secret, Some(terms)) => terms.value(field, form),
+            // A seated event's init effect keeps the layout's position with
+            // empty draw terms.
+            (F::Commitment | F::Secret, None) => {
+                (effect && layout.is_some()).then_some(Value::Text(""))
+            }
+            (F::Admit, None) => (effect && layout.is_some()).then_some(Value::Number(0)),
+            (F::Layout, _) => layout.as_deref().map(Value::Text),
+            (setting, _) => {
+                let (settings, offer) = match (form, incarnation) {
+                    (Form::Effect, Some(_)) => (true, true),
+                    _ => checkout.written(),
+                };
+                match setting {
+                    F::Hold => settings.then_some(Value::Number(checkout.hold)),
+                    F::Limit => settings.then_some(Value::Number(checkout.limit)),
+                    F::Offer => offer.then_some(Value::Number(checkout.offer)),
+                    _ => None,
+                }
+            }
         }
     }
 }
@@ -336,6 +441,11 @@ pub struct Parts<'a> {
     pub count: Option<i64>,
     pub rank: Option<u64>,
     pub seed: Option<[u8; 32]>,
+    pub layout: Option<&'a str>,
+    pub pick: Option<PickHow>,
+    pub section: Option<&'a str>,
+    pub category: Option<&'a str>,
+    pub accessible: Option<i64>,
 }
 
 /// Stores `value` in `slot`; whether there was one.
@@ -370,6 +480,8 @@ impl<'a> Parts<'a> {
             F::Incarnation => keep(&mut self.incarnation, Incarnation::parse(text)),
             F::Status => keep(&mut self.status, Status::parse(text)),
             F::From => keep(&mut self.from, StreamId::parse(text)),
+            // A seated event's init effect: no draw terms.
+            F::Commitment | F::Secret if text.is_empty() => true,
             F::Commitment => keep(&mut self.commitment, parse_seed(text)),
             F::Admit => keep(
                 &mut self.admit,
@@ -387,6 +499,18 @@ impl<'a> Parts<'a> {
                     .filter(|r| *r < AFTER_DRAW),
             ),
             F::Seed => keep(&mut self.seed, parse_seed(text)),
+            F::Layout => keep(&mut self.layout, Some(text).filter(|t| !t.is_empty())),
+            F::Pick => keep(&mut self.pick, PickHow::parse(text)),
+            F::Section => seat_name_field(text, 16)
+                .map(|s| self.section = s)
+                .is_some(),
+            F::Category => seat_name_field(text, 32)
+                .map(|c| self.category = c)
+                .is_some(),
+            F::Accessible => match parse_time(text) {
+                Some(0) => true,
+                a => keep(&mut self.accessible, a.filter(|a| *a <= MAX_TICKETS as i64)),
+            },
         }
     }
 
@@ -410,22 +534,36 @@ impl<'a> Parts<'a> {
                 admit: self.admit.filter(|a| *a > 0),
                 seed: self.secret,
             }),
+            layout: self.layout.map(str::to_owned),
         })
+    }
+
+    /// The pick these values describe, if any.
+    fn pick(&self) -> Option<Box<Pick>> {
+        Some(Box::new(Pick {
+            how: self.pick?,
+            section: self.section.map(str::to_owned),
+            category: self.category.map(str::to_owned),
+            accessible: self.accessible,
+        }))
     }
 
     pub fn op(self, kind: Kind) -> Option<Op<&'a str>> {
         Some(match kind {
             Kind::Init => return self.init(),
             Kind::Claim => Op::Claim {
+                pick: self.pick(),
                 user: self.user?,
                 tickets: self.tickets?,
             },
             Kind::Hold => Op::Hold {
+                pick: self.pick(),
                 user: self.user?,
                 tickets: self.tickets?,
                 until: self.until?,
             },
             Kind::Offer => Op::Offer {
+                pick: self.pick(),
                 user: self.user?,
                 tickets: self.tickets?,
                 until: self.until?,

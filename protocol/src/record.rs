@@ -13,6 +13,10 @@
 //! `tickets` with the numbers ascending and comma-separated. A draw event's
 //! init adds `draw <hex commitment> [admit <n>]`; its queue logs `enter`
 //! (`user <u> count <n>`), `leave` (`user <u>`) and `draw` (`seed <hex>`).
+//! A seated event's init adds `layout <stored JSON>`; its `claim`, `hold`
+//! and `offer` add, after the tickets (and a deadline), `pick
+//! best|split|seats` and the request's `section <s>`, `category <c>`,
+//! `accessible <a>` when it gave them (docs/design.md "Reserved seating").
 //!
 //! The field order is part of the contract. Decoding never panics: anything
 //! that does not decode becomes a [`Malformed`] value carrying a reason and a
@@ -27,8 +31,8 @@ use crate::keys::valid_user;
 use crate::ops::{self, Field, Form, OpSpec, Parts};
 
 pub use crate::model::{
-    default_offer, parse_number, parse_tickets, parse_time, Checkout, Incarnation, Op, Record,
-    Status, Tickets, Value, MAX_HOLD_MS, MAX_TICKETS,
+    default_offer, parse_number, parse_tickets, parse_time, Checkout, Incarnation, Op, Pick,
+    PickHow, Record, Status, Tickets, Value, MAX_HOLD_MS, MAX_TICKETS,
 };
 
 impl<U: AsRef<str>> Record<U> {
@@ -258,6 +262,7 @@ pub(crate) mod tests {
     fn fields_in_contract_order() {
         let claim = Record {
             op: Op::Claim {
+                pick: None,
                 user: "u1",
                 tickets: Tickets::One(7),
             },
@@ -269,6 +274,7 @@ pub(crate) mod tests {
         );
         let init = Record {
             op: Op::<&str>::Init {
+                layout: None,
                 total: 100,
                 opens_at: 5,
                 closes_at: 9,
@@ -313,6 +319,7 @@ pub(crate) mod tests {
         };
         let init = Record {
             op: Op::<&str>::Init {
+                layout: None,
                 total: 10,
                 opens_at: 0,
                 closes_at: 0,
@@ -353,6 +360,105 @@ pub(crate) mod tests {
         }
     }
 
+    /// A seated event's records: the init carries its layout; a hold
+    /// carries after its tickets how the seats were chosen, and the
+    /// request's filters when given. Its effect keeps every position.
+    #[test]
+    fn the_seated_records() {
+        let init = Record {
+            op: Op::<&str>::Init {
+                total: 2,
+                opens_at: 0,
+                closes_at: 0,
+                checkout: Checkout::default(),
+                incarnation: Some(Incarnation(1)),
+                draw: None,
+                layout: Some("{\"sections\":[]}".into()),
+            },
+            at: 2,
+        };
+        assert_eq!(
+            flat(&init)[10..],
+            [
+                "incarnation",
+                "0000000000000001",
+                "layout",
+                "{\"sections\":[]}",
+                "at",
+                "2"
+            ]
+        );
+        let hold = Record {
+            op: Op::Hold {
+                user: "u1",
+                tickets: Tickets::Many(vec![5, 6]),
+                until: 9,
+                pick: Some(Box::new(Pick {
+                    how: PickHow::Best,
+                    section: Some("A".into()),
+                    category: None,
+                    accessible: Some(1),
+                })),
+            },
+            at: 3,
+        };
+        assert_eq!(
+            flat(&hold)[4..],
+            [
+                "user",
+                "u1",
+                "tickets",
+                "5,6",
+                "until",
+                "9",
+                "pick",
+                "best",
+                "section",
+                "A",
+                "accessible",
+                "1",
+                "at",
+                "3"
+            ]
+        );
+        for r in [&init, &hold] {
+            assert_eq!(decode("e1", &encoded(r, "e1")), Ok(r.owned()));
+        }
+        let effect = crate::effect::Effect::Append {
+            id: StreamId::new(4, 0),
+            record: hold.clone(),
+            minted: None,
+        };
+        let args: Vec<String> = effect
+            .args("e1")
+            .as_slice()
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        assert_eq!(args[5..], ["u1", "5,6", "0", "9", "best", "A", "", "1"]);
+        let init_effect = crate::effect::Effect::Append {
+            id: StreamId::new(4, 0),
+            record: init,
+            minted: None,
+        };
+        let args: Vec<String> = init_effect
+            .args("e1")
+            .as_slice()
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        assert_eq!(args[12..], ["", "0", "", "{\"sections\":[]}"]);
+        // A claim of an unseated event is what it always was.
+        let plain = f(&[
+            ("op", "claim"),
+            ("event", "e1"),
+            ("user", "u"),
+            ("ticket", "3"),
+            ("at", "1"),
+        ]);
+        assert_eq!(decode("e1", &plain).unwrap().op.pick(), None);
+    }
+
     /// Entries exactly as release 0.1 of the module wrote them keep decoding.
     #[test]
     fn decodes_the_0_1_format() {
@@ -364,6 +470,7 @@ pub(crate) mod tests {
             ("at", "17"),
         ]);
         let want = Op::Claim {
+            pick: None,
             user: "u1".into(),
             tickets: Tickets::One(3),
         };
@@ -377,6 +484,7 @@ pub(crate) mod tests {
             ("at", "1"),
         ]);
         let want = Op::Init {
+            layout: None,
             total: 100,
             opens_at: 5,
             closes_at: 0,
@@ -397,6 +505,7 @@ pub(crate) mod tests {
     fn the_0_3_init_drop_and_restore_records() {
         let init = |checkout| Record {
             op: Op::<&str>::Init {
+                layout: None,
                 total: 10,
                 opens_at: 0,
                 closes_at: 0,
@@ -588,6 +697,7 @@ pub(crate) mod tests {
             ("at", "17"),
         ]);
         let want = Op::Hold {
+            pick: None,
             user: "u1".to_string(),
             tickets: Tickets::Many(vec![3, 4, 9]),
             until: 5000,
@@ -675,9 +785,35 @@ pub(crate) mod tests {
             })
     }
 
+    /// How a seated claim chose its seats, or nothing (unseated).
+    fn any_pick() -> impl Strategy<Value = Option<Box<Pick>>> {
+        let how = prop_oneof![
+            Just(PickHow::Best),
+            Just(PickHow::Split),
+            Just(PickHow::Seats)
+        ];
+        let name = "[A-Za-z0-9_.-]{1,16}";
+        proptest::option::of(
+            (
+                how,
+                proptest::option::of(name),
+                proptest::option::of(name),
+                proptest::option::of(1..=MAX_TICKETS as i64),
+            )
+                .prop_map(|(how, section, category, accessible)| {
+                    Box::new(Pick {
+                        how,
+                        section,
+                        category,
+                        accessible,
+                    })
+                }),
+        )
+    }
+
     /// Any op of `kind` the module can write.
     pub(crate) fn any_op(kind: Kind) -> BoxedStrategy<Op> {
-        let order = (user_id(), any_tickets(), 1..i64::MAX);
+        let order = (user_id(), any_tickets(), 1..i64::MAX, any_pick());
         match kind {
             Kind::Init => (
                 1..=MAX_TOTAL,
@@ -686,9 +822,12 @@ pub(crate) mod tests {
                 any_checkout(),
                 proptest::option::of(any_incarnation()),
                 proptest::option::of(any_draw_terms()),
+                proptest::option::of("[a-z0-9{}\\[\\]:,\"]{1,40}"),
             )
                 .prop_map(
-                    |(total, opens_at, closes_at, checkout, incarnation, draw)| Op::Init {
+                    |(total, opens_at, closes_at, checkout, incarnation, draw, layout)| Op::Init {
+                        // The module writes a layout only with an incarnation.
+                        layout: layout.filter(|_| incarnation.is_some()),
                         total,
                         opens_at,
                         closes_at,
@@ -721,14 +860,20 @@ pub(crate) mod tests {
             | Kind::Confirm
             | Kind::Expire
             | Kind::Cancel => order
-                .prop_map(move |(user, tickets, until)| match kind {
-                    Kind::Claim => Op::Claim { user, tickets },
+                .prop_map(move |(user, tickets, until, pick)| match kind {
+                    Kind::Claim => Op::Claim {
+                        pick,
+                        user,
+                        tickets,
+                    },
                     Kind::Hold => Op::Hold {
+                        pick,
                         user,
                         tickets,
                         until,
                     },
                     Kind::Offer => Op::Offer {
+                        pick,
                         user,
                         tickets,
                         until,

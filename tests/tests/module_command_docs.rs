@@ -67,6 +67,8 @@ fn render_arg(arg: &Value) -> String {
     let optional = flags.contains("optional");
     match (get("token"), kind.as_str()) {
         (Some(token), "pure-token") => format!("[{token}]"),
+        // A keyword taking every word after it (`SEATS id [id ...]`).
+        (Some(token), _) if flags.contains("multiple") => format!("[{token} {name} [{name} ...]]"),
         (Some(token), _) => format!("[{token} {name}]"),
         (None, _) if flags.contains("multiple") => format!("[{name} ...]"),
         (None, _) if optional => format!("[{name}]"),

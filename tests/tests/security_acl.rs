@@ -133,6 +133,29 @@ fn the_application_claims_cancels_and_reads_and_is_refused_the_rest() {
             &["PING"],
         ],
     );
+    // A seated event: the application claims best-available and picked
+    // seats, and reads the layout and the seat map.
+    let hall = r#"{"sections":[{"name":"A","rows":[{"name":"1","seats":4}]}]}"#;
+    assert_all_allowed(
+        &mut redis.conn(),
+        "tg-operator",
+        &[&["TICKET.INIT", "hall", "4", "SEATS", hall]],
+    );
+    assert_all_allowed(
+        &mut app,
+        "tg-app",
+        &[
+            &["TICKET.CLAIM", "hall", "ann", "SEATS", "1"],
+            &["TICKET.CLAIM", "hall", "bob", "SECTION", "A"],
+            &["TICKET.LAYOUT", "hall"],
+            &["TICKET.SEATMAP", "hall"],
+        ],
+    );
+    let map: String = redis::cmd("TICKET.SEATMAP")
+        .arg("hall")
+        .query(&mut app)
+        .unwrap();
+    assert_eq!(map.matches('s').count(), 2, "{map}");
     assert_all_refused(&mut app, "tg-app", FORGERIES);
     assert_all_refused(
         &mut app,
@@ -173,7 +196,12 @@ fn live_reads_status_and_is_refused_every_write() {
     assert_all_allowed(
         &mut live,
         "tg-live",
-        &[&["TICKET.HOLDER", "ev", "u"], &["INFO", "ticket"]],
+        &[
+            &["TICKET.HOLDER", "ev", "u"],
+            &["INFO", "ticket"],
+            &["TICKET.LAYOUT", "ev"],
+            &["TICKET.SEATMAP", "ev"],
+        ],
     );
     assert_all_refused(&mut live, "tg-live", FORGERIES);
     assert_all_refused(

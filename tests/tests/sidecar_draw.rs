@@ -45,6 +45,7 @@ fn terms(seed: &[u8; 32], admit: Option<i64>) -> DrawTerms {
 
 fn init(total: i64, draw: DrawTerms) -> Op<&'static str> {
     Op::Init {
+        layout: None,
         total,
         opens_at: 0,
         closes_at: 0,
@@ -139,6 +140,7 @@ fn drawn_order(seed: &[u8; 32], waiting: &[&String]) -> Vec<String> {
 
 fn offer(user: &str, ticket: i64) -> Op<&str> {
     Op::Offer {
+        pick: None,
         user,
         tickets: Tickets::One(ticket),
         until: now_ms() + 60_000,

@@ -42,6 +42,7 @@ const UNTIL: i64 = 1_900_000_000_000;
 /// offer, and a user ordering again after its hold expired.
 fn story(r: &mut redis::Connection, event: &str) {
     let hold = |user, t: &[i64]| Op::Hold {
+        pick: None,
         user,
         tickets: tickets(t),
         until: UNTIL,
@@ -63,10 +64,12 @@ fn story(r: &mut redis::Connection, event: &str) {
             tickets: tickets(&[3]),
         },
         Op::Claim {
+            pick: None,
             user: "u4",
             tickets: tickets(&[4, 5]),
         },
         Op::Offer {
+            pick: None,
             user: "u5",
             tickets: tickets(&[6]),
             until: UNTIL,
@@ -180,16 +183,19 @@ fn anomalies(r: &mut redis::Connection, db: &str, sc: &Sidecar) {
             tickets: tickets(&[9]),
         },
         Op::Hold {
+            pick: None,
             user: "u1",
             tickets: tickets(&[8]),
             until: UNTIL,
         }, // u1 has a live order
         Op::Hold {
+            pick: None,
             user: "u6",
             tickets: tickets(&[6]),
             until: UNTIL,
         }, // u5 holds 6
         Op::Claim {
+            pick: None,
             user: "u7",
             tickets: tickets(&[9]),
         }, // stock is 0

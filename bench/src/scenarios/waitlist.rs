@@ -219,6 +219,7 @@ fn offers(log: &[Record]) -> Vec<(String, i64, i64, i64)> {
             user,
             tickets,
             until,
+            ..
         } = &rec.op
         {
             out.extend(

@@ -40,7 +40,7 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
                 let [event, user] = exactly(argv)?;
                 (event, user, ClaimOptions::default())
             }
-            n if n > 3 && n % 2 == 1 => {
+            n if n > 3 => {
                 let given: Vec<&[u8]> = argv.from(3).collect();
                 let [event, user] = [1, 2].map(|i| argv.bytes(i).unwrap_or_default());
                 (event, user, args::claim_options(&given)?)
@@ -49,14 +49,17 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
         };
         let (event, user) = (args::event_id(event)?, args::user_id(user)?);
         let chunk = POOL_CHUNK.load(Ordering::Relaxed);
+        // A claim of several seats (COUNT, or SEATS) answers an array.
+        let array =
+            options.count.is_some() || options.seats.as_ref().is_some_and(|s| s.ids.is_some());
         let outcome = write(ctx, event, argv.user(2, user), |store, out, clock| {
             pool::claim(store, out, event, user, options, clock, chunk)
         });
         stats::count_claim(&outcome);
         let claim = outcome?;
-        Ok(match options.count {
-            None => RedisValue::Integer(claim.ticket()),
-            Some(_) => super::ticket_array(claim.tickets()),
+        Ok(match array {
+            false => RedisValue::Integer(claim.ticket()),
+            true => super::ticket_array(claim.tickets()),
         })
     })
 }

@@ -32,6 +32,9 @@ use std::borrow::Cow;
 use protocol::draw::commitment_bytes;
 use protocol::model::DrawTerms;
 use protocol::record::{Checkout, Incarnation, Op};
+use protocol::seats::Layout;
+
+use crate::error::TicketError;
 
 use super::{arguments, guarded, write};
 use crate::host::argv::Argv;
@@ -40,9 +43,13 @@ use crate::{args, pool, stats};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let init = args::init_args(&arguments(argv, 2, 15)?)?;
+        let init = args::init_args(&arguments(argv, 2, 17)?)?;
+        let layout = init
+            .layout
+            .map(|raw| stored_layout(raw, init.total))
+            .transpose()?;
         write(ctx, init.event, None, |store, out, clock| {
-            pool::create(store, out, init.event, new_event(&init), clock.now)
+            pool::create(store, out, init.event, new_event(&init, layout), clock.now)
         })?;
         stats::INITS.bump();
         announce(ctx, init.event);
@@ -57,9 +64,19 @@ pub fn announce(ctx: &Context, event: &str) {
     publish(ctx, channel, event.as_bytes());
 }
 
+/// The stored form of a layout given to `SEATS`, after every check of
+/// `protocol::seats::layout` and that its seats are `total`.
+fn stored_layout(raw: &[u8], total: i64) -> Result<String, TicketError> {
+    let invalid = |why: String| TicketError::Invalid(format!("invalid layout: {why}"));
+    let json = std::str::from_utf8(raw).map_err(|_| invalid("not UTF-8".into()))?;
+    let layout = Layout::parse(json).map_err(|e| invalid(e.0))?;
+    layout.check_total(total).map_err(|e| invalid(e.0))?;
+    Ok(layout.to_json())
+}
+
 /// The `op=init` of the event `init` describes, with a new incarnation and,
 /// for a draw event, a new secret seed and its commitment.
-fn new_event<'a>(init: &args::InitArgs<'_>) -> Op<Cow<'a, str>> {
+fn new_event<'a>(init: &args::InitArgs<'_>, layout: Option<String>) -> Op<Cow<'a, str>> {
     let draw = match init.draw {
         false => None,
         true => {
@@ -72,6 +89,7 @@ fn new_event<'a>(init: &args::InitArgs<'_>) -> Op<Cow<'a, str>> {
         }
     };
     Op::Init {
+        layout,
         total: init.total,
         opens_at: init.opens_at,
         closes_at: init.closes_at,

@@ -2,7 +2,9 @@
 //!
 //! Reply: a map in RESP3, a flat array of name/value pairs in RESP2, in this
 //! order: `tickets` (array, ascending), `state` (`held` or `sold`),
-//! `expires_at` (the held order's deadline in unix ms; 0 when sold); nil
+//! `expires_at` (the held order's deadline in unix ms; 0 when sold), and
+//! for a seated event `seats` (the seat names, `A-2-103`, in ticket
+//! order); nil
 //! when the user holds nothing. On a primary a hold past its deadline is
 //! nothing (it is free, swept or not); a replica shows it until its
 //! primary's expiry arrives.
@@ -28,17 +30,19 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
             Some(_) => "held",
             None => "sold",
         };
-        super::status::reply_ordered_map(
-            ctx,
-            vec![
-                ("tickets", ticket_array(&order.tickets)),
-                ("state", RedisValue::BulkString(state.into())),
-                (
-                    "expires_at",
-                    RedisValue::Integer(order.expires_at.unwrap_or(0)),
-                ),
-            ],
-        );
+        let mut fields = vec![
+            ("tickets", ticket_array(&order.tickets)),
+            ("state", RedisValue::BulkString(state.into())),
+            (
+                "expires_at",
+                RedisValue::Integer(order.expires_at.unwrap_or(0)),
+            ),
+        ];
+        if let Some(seats) = order.seats {
+            let names = seats.into_iter().map(RedisValue::BulkString).collect();
+            fields.push(("seats", RedisValue::Array(names)));
+        }
+        super::status::reply_ordered_map(ctx, fields);
         Ok(RedisValue::NoReply)
     })
 }

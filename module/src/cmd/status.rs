@@ -7,7 +7,10 @@
 //! (tickets in live holds), `waiting` (the waiting list's length),
 //! `incarnation` (16 hex digits; nil for an event made before 0.3); a draw
 //! event adds `draw` (the commitment: 64 hex digits of SHA-256 of its
-//! seed), `seed` once drawn (64 hex digits) and `admit` when set. On a
+//! seed), `seed` once drawn (64 hex digits) and `admit` when set; a seated
+//! event adds `categories` (category, free seats, ... in layout order,
+//! accessible seats included, every category listed) and `accessible`
+//! (free wheelchair spaces). On a
 //! primary, holds past their deadline count as free even before the sweep
 //! expires them; a replica counts them held until its primary's expiry.
 //! Errors: `NOEVENT`, `ERR` (invalid event id), `WRONGTYPE`/`CORRUPT`.
@@ -49,6 +52,9 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
         if let Some(draw) = &r.draw {
             fields.extend(draw_fields(draw));
         }
+        if let Some((categories, accessible)) = r.seats {
+            fields.extend(seat_fields(categories, accessible));
+        }
         reply_ordered_map(ctx, fields);
         Ok(RedisValue::NoReply)
     })
@@ -64,6 +70,19 @@ fn draw_fields(draw: &DrawReport) -> Vec<(&'static str, RedisValue)> {
         fields.push(("admit", RedisValue::Integer(admit)));
     }
     fields
+}
+
+/// A seated event's fields: free seats by category (a map, in layout
+/// order) and free accessible seats.
+fn seat_fields(categories: Vec<(String, i64)>, accessible: i64) -> Vec<(&'static str, RedisValue)> {
+    let by_category = categories
+        .into_iter()
+        .flat_map(|(name, free)| [RedisValue::BulkString(name), RedisValue::Integer(free)])
+        .collect();
+    vec![
+        ("categories", RedisValue::Array(by_category)),
+        ("accessible", RedisValue::Integer(accessible)),
+    ]
 }
 
 /// Replies with a map in the given order (`RedisValue::OrderedMap` would sort

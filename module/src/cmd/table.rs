@@ -11,7 +11,7 @@
 //! Adding a command is one entry here and one file in `cmd/`.
 
 use super::{apply, cancel, claim, confirm, drop, holder, init, open_close, order, reapply};
-use super::{restore, status, waitlist};
+use super::{layout, restore, seatmap, status, waitlist};
 pub use crate::host::command::{Access, Arg, Command, Flags, Kind};
 
 const fn arg(name: &'static str, kind: Kind) -> Arg {
@@ -27,7 +27,7 @@ pub const COMMANDS: &[Command] = &[
         name: "ticket.init",
         flags: Flags::Write,
         handler: init::command,
-        summary: "Creates an event with `total` tickets, optionally open only between OPENS and CLOSES (unix ms), with claims held HOLD ms by default, at most LIMIT tickets per user and waiting-list offers held OFFER ms; DRAW sells through a fair draw at open, ADMIT offers per second.",
+        summary: "Creates an event with `total` tickets, optionally open only between OPENS and CLOSES (unix ms), with claims held HOLD ms by default, at most LIMIT tickets per user and waiting-list offers held OFFER ms; DRAW sells through a fair draw at open, ADMIT offers per second; SEATS makes a seated event of a layout (JSON) whose seat ids are the tickets.",
         complexity: "O(1)",
         since: "0.1.0",
         arity: -3,
@@ -43,14 +43,15 @@ pub const COMMANDS: &[Command] = &[
             arg("offer", Kind::Option("OFFER")),
             arg("draw", Kind::Flag("DRAW")),
             arg("admit", Kind::Option("ADMIT")),
+            arg("layout", Kind::TextOption("SEATS")),
         ],
     },
     Command {
         name: "ticket.claim",
         flags: Flags::Write,
         handler: claim::command,
-        summary: "Hands the user the COUNT lowest free tickets (sold, or held HOLD ms), or the tickets the user already holds.",
-        complexity: "O(log N) per ticket, plus O(log N) per hold that expired",
+        summary: "Hands the user the COUNT lowest free tickets (sold, or held HOLD ms), or the tickets the user already holds; on a seated event the best COUNT seats together (SECTION, CATEGORY, ACCESSIBLE, SPLIT), or exactly the SEATS picked.",
+        complexity: "O(log N) per ticket, plus O(log N) per hold that expired; a seated event: O(R) in its rows, plus O(S) in the seats of the rows that can hold the party",
         since: "0.1.0",
         arity: -3,
         key: 1,
@@ -60,7 +61,36 @@ pub const COMMANDS: &[Command] = &[
             USER,
             arg("count", Kind::Option("COUNT")),
             arg("hold", Kind::Option("HOLD")),
+            arg("section", Kind::TextOption("SECTION")),
+            arg("category", Kind::TextOption("CATEGORY")),
+            arg("accessible", Kind::Option("ACCESSIBLE")),
+            arg("split", Kind::Flag("SPLIT")),
+            arg("id", Kind::Words("SEATS")),
         ],
+    },
+    Command {
+        name: "ticket.layout",
+        flags: Flags::Read,
+        handler: layout::command,
+        summary: "A seated event's layout as stored (JSON, every default filled in, each row's first_id); nil if the event is not seated.",
+        complexity: "O(N) in the layout's size",
+        since: "0.4.0",
+        arity: 2,
+        key: 1,
+        access: Access::Read,
+        args: &[EVENT],
+    },
+    Command {
+        name: "ticket.seatmap",
+        flags: Flags::Read,
+        handler: seatmap::command,
+        summary: "A seated event's seats, one byte per seat id: . free, h held, s sold; nil if the event is not seated.",
+        complexity: "O(N) in the seats",
+        since: "0.4.0",
+        arity: 2,
+        key: 1,
+        access: Access::Read,
+        args: &[EVENT],
     },
     Command {
         name: "ticket.confirm",
@@ -255,7 +285,10 @@ pub fn syntax(command: &Command) -> String {
         line.push(' ');
         match arg.kind {
             Kind::Event | Kind::Text | Kind::Integer => line.push_str(arg.name),
-            Kind::Option(keyword) => line.push_str(&format!("[{keyword} {}]", arg.name)),
+            Kind::Option(keyword) | Kind::TextOption(keyword) => {
+                line.push_str(&format!("[{keyword} {}]", arg.name))
+            }
+            Kind::Words(keyword) => line.push_str(&format!("[{keyword} {0} [{0} ...]]", arg.name)),
             Kind::Flag(keyword) => line.push_str(&format!("[{keyword}]")),
             Kind::Rest => line.push_str(&format!("[{} ...]", arg.name)),
         }
@@ -301,7 +334,7 @@ mod tests {
         let claim = COMMANDS.iter().find(|c| c.name == "ticket.claim");
         assert_eq!(
             claim.map(syntax).as_deref(),
-            Some("TICKET.CLAIM event user [COUNT count] [HOLD hold]")
+            Some("TICKET.CLAIM event user [COUNT count] [HOLD hold] [SECTION section] [CATEGORY category] [ACCESSIBLE accessible] [SPLIT] [SEATS id [id ...]]")
         );
         let drop = COMMANDS.iter().find(|c| c.name == "ticket.drop");
         assert_eq!(
@@ -320,6 +353,8 @@ mod tests {
         assert_eq!(
             read,
             [
+                "ticket.layout",
+                "ticket.seatmap",
                 "ticket.order",
                 "ticket.holder",
                 "ticket.status",

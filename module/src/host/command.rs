@@ -36,6 +36,10 @@ pub enum Kind {
     Flag(&'static str),
     /// Any number of trailing words.
     Rest,
+    /// `KEYWORD name [name ...]`: a keyword taking every word after it.
+    Words(&'static str),
+    /// `NAME value`: a keyword followed by a text value.
+    TextOption(&'static str),
 }
 
 /// One argument of a command.

@@ -106,6 +106,8 @@ fn one_arg(arg: &Arg) -> raw::RedisModuleCommandArg {
         Kind::Option(token) => (INTEGER, -1, Some(token), optional),
         Kind::Flag(token) => (TOKEN, -1, Some(token), optional),
         Kind::Rest => (STRING, -1, None, optional | multiple),
+        Kind::TextOption(token) => (STRING, -1, Some(token), optional),
+        Kind::Words(token) => (INTEGER, -1, Some(token), optional | multiple),
     };
     // SAFETY: every field not set below is a null pointer or zero.
     let mut out: raw::RedisModuleCommandArg = unsafe { std::mem::zeroed() };

@@ -55,6 +55,11 @@ unsafe extern "C" fn on_key_event(
         // SAFETY: a plain getter on the live context of the change.
         let db = unsafe { raw::RedisModule_GetSelectedDb.unwrap()(ctx) };
         meta_cache::forget(db, event);
+        crate::seat_cache::forget(db, event);
+    } else if let Some(event) = crate::seat_cache::event_of_seats_key(bytes_of(key)) {
+        // SAFETY: a plain getter on the live context of the change.
+        let db = unsafe { raw::RedisModule_GetSelectedDb.unwrap()(ctx) };
+        crate::seat_cache::forget(db, event);
     }
     raw::REDISMODULE_OK as c_int
 }
@@ -66,6 +71,7 @@ unsafe extern "C" fn on_server_event(
     _data: *mut c_void,
 ) {
     meta_cache::clear();
+    crate::seat_cache::clear();
     // The same events can bring holds the expiry index does not know.
     expiry::invalidate();
 }

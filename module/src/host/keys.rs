@@ -253,6 +253,8 @@ impl RedisStore<'_> {
         let _ = self.lazy(Part::Holds);
         let _ = self.lazy(Part::Waiting);
         let _ = self.lazy(Part::Wants);
+        let _ = self.lazy(Part::Seats);
+        crate::seat_cache::forget(self.db, self.event);
         PARTS
             .into_iter()
             .filter(|part| *part != Part::Log)

@@ -83,6 +83,7 @@ impl RedisStore<'_> {
                 }
             },
             draw: self.read_draw()?,
+            seated: self.has_layout()?,
         }))
     }
 

@@ -9,7 +9,8 @@
 //! - `events`: keyspace and server events, and the cron loop's entry into
 //!   the module's cron work.
 //! - `store` (with `keys`, `meta`, `draw_meta`, `replicate`): [`crate::pool::Store`] over
-//!   an event's keys through the native key API, and the replication of a
+//!   an event's keys through the native key API (`seats`: a seated event's
+//!   layout and seat key), and the replication of a
 //!   decided effect; `strings`: the Redis strings it reuses.
 //! - `argv`: a command's arguments read in place; `ffi`: small safe
 //!   wrappers (clock, pub/sub, context flags, databases, scans).
@@ -27,5 +28,6 @@ mod meta;
 #[cfg(not(test))]
 pub mod register;
 mod replicate;
+mod seats;
 pub mod store;
 pub mod strings;

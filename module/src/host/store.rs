@@ -49,7 +49,7 @@ const _: () = assert!(
         && Part::Pool as usize == 1
         && Part::Holders as usize == 2
         && Part::Log as usize == 3
-        && PARTS.len() == 7
+        && PARTS.len() == 8
 );
 
 /// The open keys of one event for the duration of one command.
@@ -110,6 +110,7 @@ impl<'a> RedisStore<'a> {
             lazy,
             lazy,
             lazy,
+            lazy,
         ];
         RedisStore {
             ctx: ctx.ctx,
@@ -119,7 +120,7 @@ impl<'a> RedisStore<'a> {
             names,
             keys,
             mode,
-            opened: [true, true, true, true, false, false, false],
+            opened: [true, true, true, true, false, false, false, false],
             user,
             numbers: [None, None],
             next_number: 0,
@@ -445,7 +446,29 @@ impl Store for RedisStore<'_> {
     }
 
     fn is_free(&mut self, ticket: i64) -> Result<bool, TicketError> {
-        self.in_pool(ticket)
+        match self.cached_meta()? {
+            Some(meta) if meta.seated => self.seat_free(ticket),
+            _ => self.in_pool(ticket),
+        }
+    }
+
+    fn seating<T>(
+        &mut self,
+        f: impl FnOnce(&protocol::seats::Layout, &protocol::seats::SeatState) -> T,
+    ) -> Result<Option<T>, TicketError> {
+        self.with_seating(f)
+    }
+
+    fn layout_json(&mut self) -> Result<Option<String>, TicketError> {
+        self.read_layout()
+    }
+
+    fn create_seating(&mut self, layout: &str) {
+        self.write_seating(layout)
+    }
+
+    fn set_seats(&mut self, ids: &[i64], seat: protocol::seats::Seat) {
+        self.write_seats(ids, seat)
     }
 
     #[inline]

@@ -22,6 +22,7 @@ pub fn expected_type(part: Part) -> (raw::KeyType, &'static str) {
         Part::Meta | Part::Holders | Part::Wants => (raw::KeyType::Hash, "hash"),
         Part::Pool | Part::Holds | Part::Waiting => (raw::KeyType::ZSet, "zset"),
         Part::Log => (raw::KeyType::Stream, "stream"),
+        Part::Seats => (raw::KeyType::String, "string"),
     }
 }
 
@@ -160,6 +161,8 @@ pub struct Constants {
     pub drawn_at: *mut RedisModuleString,
     pub admit_second: *mut RedisModuleString,
     pub admit_used: *mut RedisModuleString,
+    /// A seated event's layout (stored JSON).
+    pub layout: *mut RedisModuleString,
     /// The effect version this build writes, as an argument of `TICKET._APPLY`.
     pub version: *mut RedisModuleString,
     named: [(&'static str, *mut RedisModuleString); NAMED.len()],
@@ -198,6 +201,7 @@ impl Constants {
             drawn_at: forever(b"drawn_at"),
             admit_second: forever(b"admit_second"),
             admit_used: forever(b"admit_used"),
+            layout: forever(b"layout"),
             version: forever(protocol::effect::VERSION.to_string().as_bytes()),
             named,
         }

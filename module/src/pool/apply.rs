@@ -14,8 +14,9 @@ use std::ops::RangeInclusive;
 
 use protocol::draw::AFTER_DRAW;
 use protocol::effect::{Effect, WAIT_COUNT_SPAN};
-use protocol::record::{Op, Record, Tickets};
+use protocol::record::{Op, Pick, Record, Tickets};
 use protocol::restore::{Begin, Order};
+use protocol::seats::Seat;
 use protocol::StreamId;
 
 use super::model::{Draw, Meta, Staging, Status};
@@ -68,26 +69,15 @@ pub fn append<U: AsRef<str>>(
 ) -> StreamId {
     match &record.op {
         Op::Init { .. } => init(store, &record.op, record.at),
-        Op::Claim { user, tickets } => take(store, user.as_ref(), tickets, minted),
-        Op::Hold {
-            user,
-            tickets,
-            until,
-        } => hold(store, user.as_ref(), tickets, minted, *until),
-        // An offer is a hold the waiting list decided for its head, who
-        // leaves the list with it.
-        Op::Offer {
-            user,
-            tickets,
-            until,
-        } => {
-            store.set_score(Set::Waiting, user.as_ref(), None);
-            admitted(store, user.as_ref(), record.at);
-            hold(store, user.as_ref(), tickets, minted, *until);
+        Op::Claim { .. } | Op::Hold { .. } | Op::Offer { .. } => {
+            order(store, &record.op, minted, record.at)
         }
         Op::Confirm { user, tickets } => {
             store.set_score(Set::Holds, user.as_ref(), None);
             add_counts(store, -count(tickets), 0);
+            if seated(store) {
+                store.set_seats(tickets.as_slice(), Seat::Sold);
+            }
         }
         Op::Expire { user, tickets } | Op::Cancel { user, tickets } => {
             let held = store.set_score(Set::Holds, user.as_ref(), None);
@@ -113,6 +103,28 @@ pub fn append<U: AsRef<str>>(
         Op::Draw { .. } => store.write_meta(MetaWrite::Drawn(record.at)),
     }
     store.append(record, id)
+}
+
+/// A claim (sold), hold or offer (held): its tickets go to its user. An
+/// offer is a hold the waiting list decided for its head, who leaves the
+/// list with it.
+fn order<U: AsRef<str>>(store: &mut impl Store, op: &Op<U>, minted: Option<i64>, at: i64) {
+    let Some((user, tickets, until)) = op.order() else {
+        return;
+    };
+    let (user, pick) = (user.as_ref(), op.pick());
+    match op {
+        Op::Claim { .. } => {
+            take(store, user, tickets, minted, pick);
+            seats(store, pick, tickets, Seat::Sold);
+        }
+        Op::Offer { .. } => {
+            store.set_score(Set::Waiting, user, None);
+            admitted(store, user, at);
+            hold(store, user, tickets, minted, until, pick);
+        }
+        _ => hold(store, user, tickets, minted, until, pick),
+    }
 }
 
 /// An entrant of a draw joins at their rank (always in an effect: a record
@@ -159,6 +171,7 @@ fn init<U>(store: &mut impl Store, op: &Op<U>, at: i64) {
         checkout,
         incarnation,
         draw,
+        layout,
     } = op
     else {
         return;
@@ -169,7 +182,8 @@ fn init<U>(store: &mut impl Store, op: &Op<U>, at: i64) {
     };
     let meta = Meta {
         total: *total,
-        minted: 0,
+        // A seated event's seats all exist from the start.
+        minted: if layout.is_some() { *total } else { 0 },
         status,
         opens_at: *opens_at,
         closes_at: *closes_at,
@@ -181,17 +195,43 @@ fn init<U>(store: &mut impl Store, op: &Op<U>, at: i64) {
         waitseq: 0,
         incarnation: *incarnation,
         draw: draw.map(|d| Box::new(Draw::new(d.commitment, d.seed, d.admit))),
+        seated: layout.is_some(),
     };
     store.write_meta(MetaWrite::Create {
         meta: &meta,
         created_at: at,
     });
+    if let Some(layout) = layout {
+        store.create_seating(layout);
+    }
 }
 
-fn hold(store: &mut impl Store, user: &str, tickets: &Tickets, minted: Option<i64>, until: i64) {
-    take(store, user, tickets, minted);
+fn hold(
+    store: &mut impl Store,
+    user: &str,
+    tickets: &Tickets,
+    minted: Option<i64>,
+    until: i64,
+    pick: Option<&Pick>,
+) {
+    take(store, user, tickets, minted, pick);
+    seats(store, pick, tickets, Seat::Held);
     store.set_score(Set::Holds, user, Some(until));
     add_counts(store, count(tickets), 0);
+}
+
+/// A seated event's claim, hold or offer (it carries its pick): the seat
+/// state of its tickets.
+fn seats(store: &mut impl Store, pick: Option<&Pick>, tickets: &Tickets, seat: Seat) {
+    if pick.is_some() {
+        store.set_seats(tickets.as_slice(), seat);
+    }
+}
+
+/// Whether the event is seated (read on the paths that give seats back or
+/// sell them; a claim knows from its pick).
+fn seated(store: &mut impl Store) -> bool {
+    matches!(store.meta(), Ok(Some(meta)) if meta.seated)
 }
 
 fn count(tickets: &Tickets) -> i64 {
@@ -203,9 +243,16 @@ fn add_counts(store: &mut impl Store, held: i64, extra: i64) {
 }
 
 /// Gives `tickets` to `user`, taking them from the pool or from the
-/// numbers just minted.
-fn take(store: &mut impl Store, user: &str, tickets: &Tickets, minted: Option<i64>) {
+/// numbers just minted (a seated event's seats: from the seat state).
+fn take(
+    store: &mut impl Store,
+    user: &str,
+    tickets: &Tickets,
+    minted: Option<i64>,
+    pick: Option<&Pick>,
+) {
     match (tickets, minted) {
+        _ if pick.is_some() => {}
         // The hot path: a single freshly minted ticket was never pooled.
         (Tickets::One(_), Some(_)) => {}
         // Removing a number the pool does not have (a minted one) is a no-op.
@@ -230,8 +277,12 @@ fn take(store: &mut impl Store, user: &str, tickets: &Tickets, minted: Option<i6
 /// Returns `user`'s `tickets` to the pool (`held`: they were a held order).
 fn give_back(store: &mut impl Store, user: &str, tickets: &Tickets, held: bool) {
     store.set_holder(user, None);
-    for ticket in tickets.as_slice() {
-        store.set_free(*ticket..=*ticket, true);
+    if seated(store) {
+        store.set_seats(tickets.as_slice(), Seat::Free);
+    } else {
+        for ticket in tickets.as_slice() {
+            store.set_free(*ticket..=*ticket, true);
+        }
     }
     let held = if held { count(tickets) } else { 0 };
     let extra = count(tickets) - 1;
@@ -258,6 +309,7 @@ pub fn restore_begin(store: &mut impl Store, begin: &Begin) {
         waitseq: 0,
         incarnation: Some(begin.incarnation),
         draw: None,
+        seated: false,
     };
     // No creation time: a replica could not know the primary's.
     store.write_meta(MetaWrite::Create {

@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 
 use protocol::effect::Checkout;
-use protocol::record::{Incarnation, Op, Record};
+use protocol::record::{Incarnation, Op, Pick, Record, Tickets};
 
 use super::draw::entrants_wait;
 use super::effects::Effects;
@@ -24,7 +24,7 @@ use super::settle::{
     any_state, check_consistent, existing_meta, live_meta, prepare, settle_now, type_check_all,
 };
 use super::store::{Part, Set, Store};
-use super::tickets::lowest_free;
+use super::tickets::{free_count, lowest_free};
 use crate::error::TicketError;
 
 /// `TICKET.INIT`: creates the meta hash (the pool stays empty until the first
@@ -41,6 +41,7 @@ pub fn init(
 ) -> Result<(), TicketError> {
     let (total, opens_at, closes_at) = window;
     let op = Op::Init {
+        layout: None,
         total,
         opens_at,
         closes_at,
@@ -111,15 +112,17 @@ pub fn claim<'a>(
         });
     }
     // check_consistent has type-checked every key, so no write fails.
-    let (tickets, minted) = lowest_free(store, event, &meta, count, chunk)?;
+    let (tickets, minted, pick) = tickets_for(store, event, &meta, count, &options, chunk)?;
     let hold = options.hold.unwrap_or(meta.hold);
     let user = Cow::Borrowed(user);
     let op = match hold {
         0 => Op::Claim {
+            pick,
             user,
             tickets: tickets.clone(),
         },
         _ => Op::Hold {
+            pick,
             user,
             tickets: tickets.clone(),
             until: now.saturating_add(hold),
@@ -130,6 +133,34 @@ pub fn claim<'a>(
         0 => Claim::New(tickets),
         _ => Claim::Held(tickets),
     })
+}
+
+/// A claim's tickets, the new `minted` when it minted, how seats were chosen.
+type Taken = (Tickets, Option<i64>, Option<Box<Pick>>);
+
+/// The tickets a claim of `count` gets: the lowest free numbers (and the
+/// new `minted`), or a seated event's seats and how they were chosen.
+fn tickets_for(
+    store: &mut impl Store,
+    event: &str,
+    meta: &Meta,
+    count: i64,
+    options: &ClaimOptions,
+    chunk: i64,
+) -> Result<Taken, TicketError> {
+    if meta.seated {
+        let ask = options.seats.as_deref().cloned().unwrap_or_default();
+        let (tickets, pick) = super::seated::choose(store, event, meta, count, &ask)?;
+        return Ok((tickets, None, Some(Box::new(pick))));
+    }
+    if options.seats.is_some() {
+        return Err(TicketError::Invalid(format!(
+            "event {} is not seated: SECTION, CATEGORY, ACCESSIBLE, SPLIT and SEATS need TICKET.INIT ... SEATS",
+            crate::error::quote(event.as_bytes())
+        )));
+    }
+    let (tickets, minted) = lowest_free(store, event, meta, count, chunk)?;
+    Ok((tickets, minted, None))
 }
 
 /// `count` (default 1), or `LIMIT` when it is above the event's limit.
@@ -207,18 +238,25 @@ pub fn order(
     user: &str,
     expired_from: ExpiredFrom,
 ) -> Result<Option<OrderReport>, TicketError> {
-    live_meta(store, event)?;
+    let meta = live_meta(store, event)?;
     let Some(tickets) = store.holder(user)? else {
         return Ok(None);
     };
     let expires_at = store.score(Set::Holds, user)?;
-    match (expires_at, expired_from) {
-        (Some(until), Some(clock)) if until <= clock.now => Ok(None),
-        _ => Ok(Some(OrderReport {
-            tickets,
-            expires_at,
-        })),
+    if let (Some(until), Some(clock)) = (expires_at, expired_from) {
+        if until <= clock.now {
+            return Ok(None);
+        }
     }
+    let seats = match meta.seated {
+        true => super::seated::names(store, &tickets)?,
+        false => None,
+    };
+    Ok(Some(OrderReport {
+        tickets,
+        expires_at,
+        seats,
+    }))
 }
 
 /// `TICKET.HOLDER`: the user's lowest ticket, if any.
@@ -268,19 +306,20 @@ pub fn report(
     expired_from: ExpiredFrom,
 ) -> Result<Report, TicketError> {
     let meta = existing_meta(store, event)?;
-    let mut lapsed = 0;
+    let mut lapsed_seats = Vec::new();
     // A restore in progress expires nothing, not even in what it reports.
     let expired_from = expired_from.filter(|_| meta.status != Status::Restoring);
     if let Some(clock) = expired_from.filter(|clock| clock.maybe_due) {
         for (user, _) in store.lowest(Set::Holds, clock.now, usize::MAX)? {
-            lapsed += store
-                .holder(&user)?
-                .map_or(0, |t| t.as_slice().len() as i64);
+            if let Some(t) = store.holder(&user)? {
+                lapsed_seats.extend_from_slice(t.as_slice());
+            }
         }
     }
+    let lapsed = lapsed_seats.len() as i64;
     Ok(Report {
         total: meta.total,
-        remaining: store.len(Part::Pool)? + meta.total - meta.minted + lapsed,
+        remaining: free_count(store, &meta)? + lapsed,
         claimed: store.len(Part::Holders)? + meta.extra - lapsed,
         held: meta.held - lapsed,
         status: meta.status,
@@ -294,6 +333,10 @@ pub fn report(
             seed: d.seed.filter(|_| d.drawn_at.is_some()),
             admit: d.admit,
         }),
+        seats: match meta.seated {
+            true => super::seated::free_by_category(store, &lapsed_seats)?,
+            false => None,
+        },
     })
 }
 

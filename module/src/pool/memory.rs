@@ -6,6 +6,7 @@ use std::ops::RangeInclusive;
 
 use protocol::effect::Effect;
 use protocol::record::{Op, Record, Tickets};
+use protocol::seats::{Layout, Seat, SeatState};
 use protocol::StreamId;
 
 use super::effects::Effects;
@@ -35,6 +36,8 @@ pub struct MemoryStore {
     pub last_id: Option<StreamId>,
     /// The staging fields of a restore in progress.
     pub staging: Option<Staging>,
+    /// A seated event's stored layout, parsed layout and seat state.
+    pub seating: Option<(String, Layout, SeatState)>,
 }
 
 impl MemoryStore {
@@ -112,7 +115,31 @@ impl Store for MemoryStore {
         Ok(self.pool.iter().take(n).copied().collect())
     }
     fn is_free(&mut self, ticket: i64) -> Result<bool, TicketError> {
-        Ok(self.pool.contains(&ticket))
+        match &self.seating {
+            Some((_, _, state)) => Ok(state.is_free(u32::try_from(ticket).unwrap_or(0))),
+            None => Ok(self.pool.contains(&ticket)),
+        }
+    }
+    fn seating<T>(
+        &mut self,
+        f: impl FnOnce(&Layout, &SeatState) -> T,
+    ) -> Result<Option<T>, TicketError> {
+        Ok(self.seating.as_ref().map(|(_, l, s)| f(l, s)))
+    }
+    fn layout_json(&mut self) -> Result<Option<String>, TicketError> {
+        Ok(self.seating.as_ref().map(|(json, _, _)| json.clone()))
+    }
+    fn create_seating(&mut self, layout: &str) {
+        if let Ok(parsed) = Layout::parse(layout) {
+            let state = SeatState::new(&parsed);
+            self.seating = Some((layout.to_owned(), parsed, state));
+        }
+    }
+    fn set_seats(&mut self, ids: &[i64], seat: Seat) {
+        if let Some((_, layout, state)) = &mut self.seating {
+            let ids: Vec<u32> = ids.iter().map(|id| *id as u32).collect();
+            state.set(layout, &ids, seat);
+        }
     }
     fn len(&mut self, part: Part) -> Result<i64, TicketError> {
         Ok(match part {
@@ -123,6 +150,10 @@ impl Store for MemoryStore {
             Part::Holds => self.holds.len() as i64,
             Part::Waiting => self.waiting.len() as i64,
             Part::Wants => self.wants.len() as i64,
+            Part::Seats => self
+                .seating
+                .as_ref()
+                .map_or(0, |s| s.2.packed().len() as i64),
         })
     }
     fn exists(&mut self, part: Part) -> Result<bool, TicketError> {
@@ -240,6 +271,7 @@ impl MemoryStore {
             !std::mem::take(&mut self.holds).is_empty(),
             !std::mem::take(&mut self.waiting).is_empty(),
             !std::mem::take(&mut self.wants).is_empty(),
+            self.seating.take().is_some(),
         ];
         self.staging = None;
         existed.iter().filter(|&&e| e).count() as i64

@@ -22,7 +22,8 @@
 //! `model` (types), `store` (the trait), `apply` (effect application),
 //! `effects` (the collected effects), `tickets` (the lazy pool's numbers),
 //! `draw` (a draw event's entry, draw, ranks and admission pace), `settle` (checks, expiry and the offer step every write runs first),
-//! `claim` (claims and checkout), `waitlist`, `restore`, `reapply` (the
+//! `claim` (claims and checkout), `waitlist`, `seated` (a seated event's seats: which a claim or offer gets),
+//! `restore`, `reapply` (the
 //! heal's re-application of a write an unplanned failover lost).
 
 pub mod apply;
@@ -34,6 +35,7 @@ pub mod memory;
 pub mod model;
 pub mod reapply;
 pub mod restore;
+pub mod seated;
 pub mod settle;
 pub mod store;
 mod tickets;
@@ -47,11 +49,12 @@ pub use claim::{
 };
 pub use effects::{Decided, Effects};
 pub use model::{
-    Claim, ClaimOptions, Clock, Draw, DrawReport, ExpiredFrom, Meta, OrderReport, Report, Staging,
-    Status, MAX_HOLD_MS, MAX_LIMIT,
+    Claim, ClaimOptions, Clock, Draw, DrawReport, ExpiredFrom, Meta, OrderReport, Report, SeatAsk,
+    Staging, Status, MAX_HOLD_MS, MAX_LIMIT,
 };
 pub use reapply::reapply;
 pub use restore::{restore_begin, restore_commit, restore_free, restore_orders};
+pub use seated::{layout, seat_map};
 pub use settle::{expire_holds, offer_waiting, sweep};
 pub use store::{MetaWrite, Part, Scope, Set, Store};
 pub use waitlist::{leave, position, wait};

@@ -87,6 +87,10 @@ pub struct Meta {
     /// A draw event's terms and state (`None`: a plain event). Boxed: the
     /// claim path copies the meta, and a plain event pays one pointer.
     pub draw: Option<Box<Draw>>,
+    /// A seated event (`TICKET.INIT ... SEATS`): its tickets are seat ids,
+    /// its free seats are in the seat state, not the pool, and `minted` is
+    /// `total` from the start.
+    pub seated: bool,
 }
 
 /// A draw event's part of the meta hash (docs/design.md "The draw"): the
@@ -179,12 +183,27 @@ impl Claim {
 }
 
 /// The options of one claim.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ClaimOptions {
     /// How many tickets (`COUNT`, default 1).
     pub count: Option<i64>,
     /// How long to hold them, overriding the event's default (`HOLD`).
     pub hold: Option<i64>,
+    /// A seated event's options (`None`: none given).
+    pub seats: Option<Box<SeatAsk>>,
+}
+
+/// What a claim of a seated event asks for beyond `COUNT`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SeatAsk {
+    pub section: Option<String>,
+    pub category: Option<String>,
+    /// `ACCESSIBLE a`: at least `a` wheelchair spaces.
+    pub accessible: Option<i64>,
+    /// `SPLIT`: scattered seats when none sit together.
+    pub split: bool,
+    /// `SEATS id ...`: exactly these seats.
+    pub ids: Option<Vec<i64>>,
 }
 
 /// What `TICKET.STATUS` reports.
@@ -205,7 +224,14 @@ pub struct Report {
     pub incarnation: Option<Incarnation>,
     /// A draw event's commitment, its seed once drawn, and `ADMIT`.
     pub draw: Option<DrawReport>,
+    /// A seated event's free seats by category (every category, in layout
+    /// order) and its free accessible seats.
+    pub seats: Option<SeatReport>,
 }
+
+/// A seated event's free seats by category (every category, in layout
+/// order) and its free accessible seats.
+pub type SeatReport = (Vec<(String, i64)>, i64);
 
 /// What `TICKET.STATUS` adds for a draw event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -222,6 +248,8 @@ pub struct OrderReport {
     pub tickets: Tickets,
     /// The held order's deadline; `None` when sold.
     pub expires_at: Option<i64>,
+    /// A seated event's seat names (`A-2-103`), in ticket order.
+    pub seats: Option<Vec<String>>,
 }
 
 /// When reads on this server count holds past their deadline as free: on the

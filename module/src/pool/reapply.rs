@@ -55,7 +55,7 @@ pub fn reapply<'a>(
         why,
     };
     let minted = match &record.op {
-        Op::Claim { user, tickets }
+        Op::Claim { user, tickets, .. }
         | Op::Hold { user, tickets, .. }
         | Op::Offer { user, tickets, .. } => {
             if let Some(held) = store.holder(user)? {
@@ -260,6 +260,7 @@ mod tests {
         claim(&mut s, "a"); // 1; minted 4 (chunk 4)
         let lost = rec(
             Op::Claim {
+                pick: None,
                 user: "u",
                 tickets: Tickets::One(3),
             },
@@ -285,6 +286,7 @@ mod tests {
         let log = s.log.len();
         let taken = rec(
             Op::Claim {
+                pick: None,
                 user: "u",
                 tickets: t.clone(),
             },
@@ -296,6 +298,7 @@ mod tests {
             .contains("not free"));
         let holder = rec(
             Op::Claim {
+                pick: None,
                 user: "a",
                 tickets: Tickets::One(2),
             },
@@ -314,6 +317,7 @@ mod tests {
         claim(&mut s, "a"); // minted 4
         let gap = rec(
             Op::Claim {
+                pick: None,
                 user: "u",
                 tickets: Tickets::One(6),
             },
@@ -322,6 +326,7 @@ mod tests {
         assert_eq!(reapply(&mut s, "e", &gap, 9).unwrap_err().code(), "CHANGED");
         let next = rec(
             Op::Claim {
+                pick: None,
                 user: "u",
                 tickets: Tickets::Many(vec![4, 5, 6]),
             },

@@ -19,13 +19,13 @@
 
 use std::borrow::Cow;
 
-use protocol::record::{Op, Record};
+use protocol::record::{Op, Pick, PickHow, Record};
 
 use super::draw::{draw_if_due, head_wants, paced_until, take_off_list};
 use super::effects::Effects;
 use super::model::{Clock, Meta, Status};
 use super::store::{Part, Set, Store};
-use super::tickets::lowest_free;
+use super::tickets::{free_count, lowest_free};
 use crate::error::TicketError;
 
 pub(super) fn existing_meta(store: &mut impl Store, event: &str) -> Result<Meta, TicketError> {
@@ -55,7 +55,9 @@ pub(super) fn check_consistent(
     event: &str,
     meta: &Meta,
 ) -> Result<(), TicketError> {
-    let accounted = store.len(Part::Holders)? + meta.extra + store.len(Part::Pool)?;
+    // Free tickets at or below `minted` (a seated event: its free seats).
+    let free = free_count(store, meta)? - (meta.total - meta.minted);
+    let accounted = store.len(Part::Holders)? + meta.extra + free;
     if accounted != meta.minted || !store.exists(Part::Log)? {
         return Err(TicketError::TryAgain(event.to_owned()));
     }
@@ -230,7 +232,14 @@ pub fn offer_waiting(
             take_off_list(store, out, &meta, Cow::Owned(user), place, now)?;
             continue;
         }
-        let free = store.len(Part::Pool)? + meta.total - meta.minted;
+        if meta.seated {
+            if !offer_seats(store, out, &meta, now)? {
+                break;
+            }
+            meta = existing_meta(store, event)?;
+            continue;
+        }
+        let free = free_count(store, &meta)?;
         let (seq, wanted) = head_wants(store, &meta, &user, place)?;
         let Some(count) = offer_size(&meta, seq, wanted, free, now) else {
             break;
@@ -239,6 +248,7 @@ pub fn offer_waiting(
         let (tickets, minted) = lowest_free(store, event, &meta, count, 1)?;
         let until = now.saturating_add(meta.offer);
         let op = Op::Offer {
+            pick: None,
             user: Cow::Owned(user),
             tickets,
             until,
@@ -248,6 +258,55 @@ pub fn offer_waiting(
         meta = existing_meta(store, event)?;
     }
     Ok(meta)
+}
+
+/// Most waiting parties a seated event's offer step looks at for one
+/// offer (those further back wait for the next change).
+pub const SEATED_LOOKAHEAD: usize = 100;
+
+/// A seated event's offer: the first waiting party (of the first
+/// [`SEATED_LOOKAHEAD`]) for whom a candidate of their count exists by the
+/// rule (no filters) is offered those seats; a party that cannot sit
+/// together keeps its place. Whether an offer was made (or a stray place
+/// dropped).
+fn offer_seats(
+    store: &mut impl Store,
+    out: &mut Effects<'_>,
+    meta: &Meta,
+    now: i64,
+) -> Result<bool, TicketError> {
+    let waiting = store.lowest(Set::Waiting, i64::MAX, SEATED_LOOKAHEAD)?;
+    let mut no_fit = Vec::new();
+    for (user, place) in waiting {
+        if store.holder(&user)?.is_some() {
+            // Only hand edits get here (WAIT refuses holders): drop the place.
+            take_off_list(store, out, meta, Cow::Owned(user), place, now)?;
+            return Ok(true);
+        }
+        let (_, wanted) = head_wants(store, meta, &user, place)?;
+        if no_fit.contains(&wanted) {
+            continue;
+        }
+        let Some(tickets) = super::seated::for_party(store, wanted)? else {
+            no_fit.push(wanted);
+            continue;
+        };
+        let op = Op::Offer {
+            pick: Some(Box::new(Pick {
+                how: PickHow::Best,
+                section: None,
+                category: None,
+                accessible: None,
+            })),
+            user: Cow::Owned(user),
+            tickets,
+            until: now.saturating_add(meta.offer),
+        };
+        out.append(store, Record { op, at: now }, None, None);
+        out.count_offer();
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 /// When the command may make no more offers now: the time to come back

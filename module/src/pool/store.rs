@@ -11,6 +11,7 @@
 use std::ops::RangeInclusive;
 
 use protocol::record::{Record, Tickets};
+use protocol::seats::{Layout, Seat, SeatState};
 use protocol::StreamId;
 
 pub use protocol::keys::Part;
@@ -96,8 +97,18 @@ pub trait Store {
     fn lowest_free(&mut self) -> Result<Option<i64>, TicketError>;
     /// Up to `n` of the smallest numbers in the pool, ascending.
     fn lowest_free_n(&mut self, n: usize) -> Result<Vec<i64>, TicketError>;
-    /// Whether `ticket` is in the pool.
+    /// Whether `ticket` is in the pool (a seated event: whether the seat
+    /// is free).
     fn is_free(&mut self, ticket: i64) -> Result<bool, TicketError>;
+    /// Runs `f` on a seated event's layout and seat state (`None`: the
+    /// event is not seated). Neither is parsed or read per call: both are
+    /// kept in memory, rebuilt from the keys when needed.
+    fn seating<T>(
+        &mut self,
+        f: impl FnOnce(&Layout, &SeatState) -> T,
+    ) -> Result<Option<T>, TicketError>;
+    /// A seated event's layout as stored (`None`: not seated).
+    fn layout_json(&mut self) -> Result<Option<String>, TicketError>;
     /// The length of one of the event's keys (0 when absent).
     fn len(&mut self, part: Part) -> Result<i64, TicketError>;
     /// Whether one of the event's keys exists (the log does from
@@ -117,6 +128,11 @@ pub trait Store {
     fn set_wants(&mut self, user: &str, count: Option<i64>);
     /// Puts `numbers` into the pool (`free`) or takes them out.
     fn set_free(&mut self, numbers: RangeInclusive<i64>, free: bool);
+    /// Makes the new event seated: its layout (the stored JSON, already
+    /// valid) and every seat free.
+    fn create_seating(&mut self, layout: &str);
+    /// Sets the state of seats (a seated event's tickets).
+    fn set_seats(&mut self, ids: &[i64], seat: Seat);
     /// Appends `record` to the log at `id`, or at an id the store picks
     /// (the primary's auto id) when `None`; returns the id used.
     fn append<U: AsRef<str>>(&mut self, record: &Record<U>, id: Option<StreamId>) -> StreamId;

@@ -44,6 +44,15 @@ pub(super) fn lowest_free(
     Ok((Tickets::from_sorted(numbers), minted))
 }
 
+/// How many tickets are free: the pool's and the unminted ones, or a
+/// seated event's free seats.
+pub(super) fn free_count(store: &mut impl Store, meta: &Meta) -> Result<i64, TicketError> {
+    if meta.seated {
+        return Ok(store.seating(|_, s| i64::from(s.free()))?.unwrap_or(0));
+    }
+    Ok(store.len(super::store::Part::Pool)? + meta.total - meta.minted)
+}
+
 /// Mints the next chunk of numbers, at least `count`: the first `count`
 /// go to the claimant directly (they would be popped right away, so they
 /// never enter the pool). Returns the first new ticket and the new `minted`.

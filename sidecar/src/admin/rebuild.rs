@@ -625,6 +625,7 @@ mod tests {
             id: StreamId::new(7, 1),
             rec: Ok(protocol::record::Record {
                 op: protocol::record::Op::Claim {
+                    pick: None,
                     user: "u1".into(),
                     tickets: Tickets::One(3),
                 },

@@ -391,6 +391,7 @@ mod tests {
     #[test]
     fn claims_bind_only_what_differs() {
         let claim = |u: &str, t: &[i64]| Op::Claim {
+            pick: None,
             user: u.into(),
             tickets: Tickets::from_sorted(t.to_vec()),
         };
@@ -418,6 +419,7 @@ mod tests {
                 tickets: t.clone(),
             },
             Op::Hold {
+                pick: None,
                 user: "b".into(),
                 tickets: t,
                 until: 9,

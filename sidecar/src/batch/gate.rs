@@ -203,6 +203,7 @@ mod tests {
 
     fn init(inc: Option<u64>) -> Op {
         Op::Init {
+            layout: None,
             total: 5,
             opens_at: 0,
             closes_at: 0,
@@ -222,6 +223,7 @@ mod tests {
 
     fn claim(u: &str) -> Op {
         Op::Claim {
+            pick: None,
             user: u.into(),
             tickets: Tickets::One(1),
         }

@@ -445,13 +445,13 @@ mod tests {
     fn arb_op() -> impl Strategy<Value = Result<Op, ()>> {
         let u = || (0..5usize).prop_map(|u| format!("u{u}"));
         prop_oneof![
-            4 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Claim { user, tickets })),
-            4 => (u(), tickets(), 1..9i64).prop_map(|(user, tickets, until)| Ok(Op::Hold { user, tickets, until })),
-            1 => (u(), tickets(), 1..9i64).prop_map(|(user, tickets, until)| Ok(Op::Offer { user, tickets, until })),
+            4 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Claim { pick: None, user, tickets })),
+            4 => (u(), tickets(), 1..9i64).prop_map(|(user, tickets, until)| Ok(Op::Hold { pick: None, user, tickets, until })),
+            1 => (u(), tickets(), 1..9i64).prop_map(|(user, tickets, until)| Ok(Op::Offer { pick: None, user, tickets, until })),
             3 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Confirm { user, tickets })),
             2 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Expire { user, tickets })),
             3 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Cancel { user, tickets })),
-            1 => (1..12i64, 0..3i64, proptest::option::of(1..4u64)).prop_map(|(t, h, inc)| Ok(Op::Init {
+            1 => (1..12i64, 0..3i64, proptest::option::of(1..4u64)).prop_map(|(t, h, inc)| Ok(Op::Init { layout: None,
                 total: t,
                 opens_at: 0,
                 closes_at: 0,
@@ -526,6 +526,7 @@ mod tests {
                 for (n, (u, tickets, status)) in orders.into_iter().enumerate().filter(|_| event) {
                     let rec = Record {
                         op: Op::Claim {
+                            pick: None,
                             user: format!("u{u}"),
                             tickets,
                         },
@@ -620,13 +621,19 @@ mod tests {
                 .collect();
             let tickets = (!free.is_empty()).then(|| Tickets::from_sorted(free))?;
             return Some(match choice % 3 {
-                0 => Op::Claim { user, tickets },
+                0 => Op::Claim {
+                    pick: None,
+                    user,
+                    tickets,
+                },
                 1 => Op::Hold {
+                    pick: None,
                     user,
                     tickets,
                     until: 5,
                 },
                 _ => Op::Offer {
+                    pick: None,
                     user,
                     tickets,
                     until: 5,
@@ -716,6 +723,7 @@ mod tests {
 
     fn claim(user: &str, t: i64) -> Op {
         Op::Claim {
+            pick: None,
             user: user.into(),
             tickets: Tickets::One(t),
         }
@@ -752,6 +760,7 @@ mod tests {
     fn hold_confirm_expire_in_one_batch_is_fast() {
         let t = |v: &[i64]| Tickets::from_sorted(v.to_vec());
         let hold = |user: &str, v: &[i64]| Op::Hold {
+            pick: None,
             user: user.into(),
             tickets: t(v),
             until: 99,
@@ -819,6 +828,7 @@ mod tests {
         };
         let draw = Op::Draw { seed: [1u8; 32] };
         let offer = Op::Offer {
+            pick: None,
             user: "a".into(),
             tickets: Tickets::One(1),
             until: 9,

@@ -281,6 +281,7 @@ mod tests {
             step(
                 i,
                 Op::Offer {
+                    pick: None,
                     user: u.into(),
                     tickets: Tickets::One(1),
                     until: 9,

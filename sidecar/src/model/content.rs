@@ -90,10 +90,12 @@ mod tests {
     fn records_round_trip_through_their_text() {
         let ops = [
             Op::Claim {
+                pick: None,
                 user: "a=b c".into(),
                 tickets: Tickets::One(43),
             },
             Op::Hold {
+                pick: None,
                 user: "ü".into(),
                 tickets: Tickets::Many(vec![1, 2]),
                 until: 99,
@@ -112,6 +114,7 @@ mod tests {
         let a = text(
             "e",
             &entry(Op::Claim {
+                pick: None,
                 user: "u1".into(),
                 tickets: Tickets::One(43),
             }),
@@ -119,6 +122,7 @@ mod tests {
         let b = text(
             "e",
             &entry(Op::Claim {
+                pick: None,
                 user: "u2".into(),
                 tickets: Tickets::One(43),
             }),

@@ -116,6 +116,7 @@ impl Init {
                 checkout,
                 incarnation,
                 draw,
+                ..
             } => Some(Init {
                 id,
                 total: *total,

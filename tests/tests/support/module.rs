@@ -283,7 +283,8 @@ pub fn holders(conn: &mut Connection, event: &str) -> HashMap<String, i64> {
 }
 
 /// `TICKET.STATUS` (RESP2 flat array) as name -> value, checking the order:
-/// [`STATUS_FIELDS`], then for a draw event some of [`DRAW_STATUS_FIELDS`].
+/// [`STATUS_FIELDS`], then for a draw or seated event some of
+/// [`DRAW_STATUS_FIELDS`] (in that order).
 pub fn status(conn: &mut Connection, event: &str) -> BTreeMap<String, Value> {
     let flat = match value(conn, &["TICKET.STATUS", event]) {
         Value::Array(items) => items,
@@ -331,7 +332,7 @@ pub fn status_text(conn: &mut Connection, event: &str, name: &str) -> Option<Str
 
 /// What a draw event's STATUS adds, in order: the commitment, the seed
 /// once drawn, `admit` when set.
-pub const DRAW_STATUS_FIELDS: [&str; 3] = ["draw", "seed", "admit"];
+pub const DRAW_STATUS_FIELDS: [&str; 5] = ["draw", "seed", "admit", "categories", "accessible"];
 
 /// The numeric field of a STATUS reply.
 pub fn status_int(conn: &mut Connection, event: &str, name: &str) -> i64 {

@@ -401,6 +401,7 @@ impl Checkout {
                 self.free.remove(t);
             }
             let op = Op::Hold {
+                pick: None,
                 user: user.as_str(),
                 tickets: tickets(&held),
                 until: now_ms() + 60_000,

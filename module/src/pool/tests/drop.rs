@@ -141,6 +141,21 @@ impl Store for Clobbered {
     fn is_free(&mut self, ticket: i64) -> Result<bool, TicketError> {
         self.inner.is_free(ticket)
     }
+    fn seating<T>(
+        &mut self,
+        f: impl FnOnce(&protocol::seats::Layout, &protocol::seats::SeatState) -> T,
+    ) -> Result<Option<T>, TicketError> {
+        self.inner.seating(f)
+    }
+    fn layout_json(&mut self) -> Result<Option<String>, TicketError> {
+        self.inner.layout_json()
+    }
+    fn create_seating(&mut self, layout: &str) {
+        self.inner.create_seating(layout)
+    }
+    fn set_seats(&mut self, ids: &[i64], seat: protocol::seats::Seat) {
+        self.inner.set_seats(ids, seat)
+    }
     fn len(&mut self, part: Part) -> Result<i64, TicketError> {
         match self.clobbered(part) {
             true => Err(self.wrong()),

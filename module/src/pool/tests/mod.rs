@@ -9,6 +9,7 @@ mod draw;
 mod drop;
 mod model;
 mod restore;
+mod seats;
 mod waitlist;
 
 use std::ops::RangeInclusive;
@@ -221,5 +222,9 @@ fn checkout_event(total: i64, hold: i64, limit: i64) -> MemoryStore {
 }
 
 fn with(count: Option<i64>, hold: Option<i64>) -> ClaimOptions {
-    ClaimOptions { count, hold }
+    ClaimOptions {
+        seats: None,
+        count,
+        hold,
+    }
 }

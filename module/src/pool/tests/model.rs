@@ -382,7 +382,7 @@ fn check_log_replays_to_the_holders(s: &MemoryStore) -> Result<(), TestCaseError
     let mut replay: HashMap<String, Tickets> = HashMap::new();
     for (_, r) in &s.log {
         match &r.op {
-            Op::Claim { user, tickets }
+            Op::Claim { user, tickets, .. }
             | Op::Hold { user, tickets, .. }
             | Op::Offer { user, tickets, .. } => {
                 prop_assert!(replay.insert(user.clone(), tickets.clone()).is_none());

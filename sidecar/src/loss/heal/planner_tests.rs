@@ -41,7 +41,7 @@ impl Redis {
 
     fn apply(&mut self, r: &Record) {
         match &r.op {
-            Op::Claim { user, tickets } => {
+            Op::Claim { user, tickets, .. } => {
                 self.holders
                     .insert(user.clone(), (tickets.as_slice().to_vec(), false));
             }
@@ -79,8 +79,13 @@ impl Redis {
                 let t = *self.free().first()?;
                 let tickets = Tickets::One(t);
                 match choice % 2 {
-                    0 => Op::Claim { user, tickets },
+                    0 => Op::Claim {
+                        pick: None,
+                        user,
+                        tickets,
+                    },
                     _ => Op::Hold {
+                        pick: None,
                         user,
                         tickets,
                         until: at + 10,
@@ -121,7 +126,7 @@ impl Redis {
             self.holders.get(u).map(|h| (h.0.as_slice(), h.1)) == Some((t.as_slice(), true))
         };
         match &r.op {
-            Op::Claim { user, tickets }
+            Op::Claim { user, tickets, .. }
             | Op::Hold { user, tickets, .. }
             | Op::Offer { user, tickets, .. } => {
                 !self.holders.contains_key(user)
@@ -202,7 +207,7 @@ impl Mysql {
             return;
         };
         match &r.op {
-            Op::Claim { user, tickets }
+            Op::Claim { user, tickets, .. }
             | Op::Hold { user, tickets, .. }
             | Op::Offer { user, tickets, .. } => {
                 let taken = self.rows.iter().any(|w| {
@@ -608,6 +613,7 @@ fn a_lost_claim_retaken_and_returned_on_the_new_primary_comes_back_in_order() {
     );
     let claim = |u: &str, at| Record {
         op: Op::Claim {
+            pick: None,
             user: u.into(),
             tickets: Tickets::One(1),
         },
