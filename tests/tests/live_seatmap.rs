@@ -83,7 +83,7 @@ fn a_viewer_joining_mid_sale_gets_the_map_then_changes_that_add_up() {
     assert_eq!(view.seats.len(), 2000);
     assert!(view.seats.contains(&b's') && view.seats.contains(&b'h'));
 
-    let burst = Instant::now();
+    let (burst, bytes_before) = (Instant::now(), view.bytes);
     for i in 100..300 {
         party(&mut c, "hall", i);
         if i % 20 == 0 {
@@ -93,6 +93,12 @@ fn a_viewer_joining_mid_sale_gets_the_map_then_changes_that_add_up() {
     let want = seatmap(&mut c, "hall");
     view.until_equal(&s, &want, SOON);
     let took = burst.elapsed().as_secs_f64();
+    println!(
+        "{} changes messages, {} bytes of data in {took:.2} s ({:.0} B/s) for 200 parties",
+        view.changes,
+        view.bytes - bytes_before,
+        (view.bytes - bytes_before) as f64 / took
+    );
     assert_eq!(view.wholes, 1, "a reader that keeps up gets only changes");
     assert!(view.changes >= 2, "{} changes", view.changes);
     // At most 5 versions a second (one tick of slack at each end).

@@ -330,12 +330,15 @@ pub struct SeatView {
     pub id: Option<u64>,
     pub wholes: usize,
     pub changes: usize,
+    /// Bytes of `data:` received.
+    pub bytes: usize,
 }
 
 impl SeatView {
     /// Takes one message: a layout, a whole map, or changes (whose `base`
     /// must be the last id, their runs inside the map).
     pub fn take(&mut self, m: &Message) {
+        self.bytes += m.data.len();
         match m.event.as_str() {
             "layout" => self.layout = Some(m.data.clone()),
             "seats" => {
