@@ -1,6 +1,7 @@
-//! `ticketgate-live`: pushes the remaining tickets of ticketgate events to
-//! browsers over Server-Sent Events, reading only Redis (a replica, or any
-//! node of a cluster) — one `TICKET.STATUS` per watched event per tick,
+//! `ticketgate-live`: pushes the remaining tickets of ticketgate events,
+//! and the seat map of seated ones, to browsers over Server-Sent Events,
+//! reading only Redis (a replica, or any node of a cluster) — one
+//! `TICKET.STATUS` (or `TICKET.SEATMAP`) per watched event per tick,
 //! however many people watch.
 //!
 //! Configuration comes from flags or the environment
@@ -11,6 +12,7 @@ mod feed;
 mod http;
 mod hub;
 mod metrics;
+mod seatmap;
 mod source;
 mod stock;
 
@@ -21,8 +23,9 @@ use std::time::Duration;
 use clap::Parser;
 
 use crate::http::App;
-use crate::hub::Hub;
+use crate::hub::{Hub, StockReader};
 use crate::metrics::Metrics;
+use crate::seatmap::read::SeatReader;
 use crate::source::Source;
 
 #[derive(Parser, Debug)]
@@ -94,7 +97,8 @@ async fn run(cli: Cli) -> Result<(), String> {
     let source = Arc::new(Source::new(cli.redis_url, tls, auth, metrics.clone())?);
     let tick = Duration::from_secs(1) / cli.max_rate;
     let app = Arc::new(App {
-        hub: Hub::new(source.clone(), metrics.clone(), tick),
+        hub: Hub::new(StockReader(source.clone()), metrics.clone(), tick),
+        seats: Hub::new(SeatReader(source.clone()), metrics.clone(), tick),
         source,
         metrics,
         heartbeat: Duration::from_secs(cli.heartbeat),

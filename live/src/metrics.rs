@@ -1,10 +1,12 @@
 //! Prometheus metrics of ticketgate-live (the `prometheus` crate's registry
 //! and text encoder), served on `/metrics`:
 //!
-//! - `ticketgate_live_subscribers` — open SSE streams;
-//! - `ticketgate_live_events_watched` — events with a poller;
+//! - `ticketgate_live_subscribers` — open SSE streams (stock and seat map);
+//! - `ticketgate_live_events_watched` — pollers (an event's stock and its
+//!   seat map count one each);
 //! - `ticketgate_live_messages_sent_total` — SSE messages written (not heartbeats);
-//! - `ticketgate_live_redis_reads_total` — `TICKET.STATUS` calls;
+//! - `ticketgate_live_redis_reads_total` — `TICKET.STATUS`, `TICKET.SEATMAP`
+//!   and `TICKET.LAYOUT` calls;
 //! - `ticketgate_live_redis_errors_total` — failed reads and connection attempts.
 
 use prometheus::{Encoder, IntCounter, IntGauge, Registry, TextEncoder};
@@ -37,8 +39,8 @@ impl Metrics {
         Ok(Metrics {
             subscribers: gauge("subscribers", "Open SSE streams.")?,
             events_watched: gauge("events_watched", "Events with a poller.")?,
-            messages_sent: counter("messages_sent_total", "SSE stock messages sent.")?,
-            redis_reads: counter("redis_reads_total", "TICKET.STATUS calls made.")?,
+            messages_sent: counter("messages_sent_total", "SSE messages sent.")?,
+            redis_reads: counter("redis_reads_total", "TICKET.* reads made.")?,
             redis_errors: counter("redis_errors_total", "Failed Redis reads and connects.")?,
             registry,
         })

@@ -107,7 +107,14 @@ impl Source {
 
     /// `TICKET.STATUS event`: the raw reply, routed by the event in a cluster.
     pub async fn status(&self, event: &str) -> Result<Value, ReadError> {
-        let mut cmd = redis::cmd("TICKET.STATUS");
+        self.read("TICKET.STATUS", event).await
+    }
+
+    /// `command event` (a read-only module command: `TICKET.STATUS`,
+    /// `TICKET.SEATMAP`, `TICKET.LAYOUT`): the raw reply, routed by the
+    /// event in a cluster.
+    pub async fn read(&self, command: &str, event: &str) -> Result<Value, ReadError> {
+        let mut cmd = redis::cmd(command);
         cmd.arg(event);
         self.metrics.redis_reads.inc();
         let result = self.run(&cmd, Some(event)).await;

@@ -1,8 +1,12 @@
 //! A real browser: Debian's headless Chromium, driven through chromedriver
 //! (WebDriver, via `fantoccini`), opens the live page of an event served by
 //! the real `ticketgate-live`; claims happen in Redis and the number on the
-//! page follows. Leaves a screenshot in `target/live-page.png` (the README's
-//! `docs/live-page.png` is a copy of it). Fails — never skips — when
+//! page follows. The seat map page: exactly the taken seats marked within
+//! 2 s of a sale's last claim (counted by state, and named seats checked by
+//! hovering them), expired holds turning free, and an 80,000-seat venue
+//! drawn in under 2 s. Leaves screenshots in `target/live-page.png` and
+//! `target/seatmap.png` (the docs' `live-page.png` and `seatmap.png` are
+//! copies). Fails — never skips — when
 //! chromium or chromedriver is missing (`scripts/install-deps.sh` installs them).
 
 #[path = "support/live.rs"]
@@ -13,6 +17,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use fantoccini::actions::{InputSource, MouseActions, PointerAction};
 use fantoccini::{Client, ClientBuilder, Locator};
 use support::*;
 use ticketgate_tests::{free_port, wait_until, workspace_root, RedisServer};
@@ -58,6 +63,10 @@ impl Drop for Driver {
 }
 
 async fn browser(driver: &Driver, profile: &Path) -> Client {
+    sized_browser(driver, profile, "420,720").await
+}
+
+async fn sized_browser(driver: &Driver, profile: &Path, size: &str) -> Client {
     let args = [
         "--headless=new",
         "--no-sandbox",
@@ -68,9 +77,9 @@ async fn browser(driver: &Driver, profile: &Path) -> Client {
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
-        "--window-size=420,720",
     ];
     let mut args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    args.push(format!("--window-size={size}"));
     args.push(format!("--user-data-dir={}", profile.display()));
     let caps = serde_json::json!({
         "browserName": "chrome",
@@ -205,4 +214,305 @@ async fn a_draw_event_shows_its_commitment_then_its_seed() {
     let png = b.screenshot().await.unwrap();
     std::fs::write(workspace_root().join("target/live-draw-page.png"), &png).unwrap();
     b.close().await.unwrap();
+}
+
+/// Runs `script` in the page and returns its result.
+async fn js(c: &Client, script: &str) -> serde_json::Value {
+    c.execute(script, vec![]).await.expect(script)
+}
+
+/// Page script: `drawn(id)`, the state seat `id` is drawn in — `f`, `h`,
+/// `s`, or `a` for a free wheelchair space, `?` for none of them — read
+/// from the canvas pixel at the seat's centre (or from the SVG mark's class
+/// when the page draws SVG).
+const DRAWN: &str = "
+    var v = window.seatmap, c = v.canvas(), d = null, col = {};
+    if (c) {
+      d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      var cs = v.colors();
+      for (var k in cs) col[parseInt(cs[k].slice(1), 16)] = k;
+    }
+    var name = { free: 'f', held: 'h', sold: 's', acc: 'a' };
+    function drawn(id) {
+      if (!c) {
+        var cls = document.querySelector('#seats > rect:nth-child(' + id + ')').getAttribute('class');
+        return cls === 'f a' ? 'a' : cls.charAt(0);
+      }
+      var p = v.pixel(id), i = (p[1] * c.width + p[0]) * 4;
+      return name[col[(d[i] << 16) | (d[i + 1] << 8) | d[i + 2]]] || '?';
+    }";
+
+/// The seat marks on the page by state: (free, held, sold), free
+/// wheelchair spaces counted as free.
+async fn marks(c: &Client) -> (u64, u64, u64) {
+    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let script = format!(
+        "{DRAWN}
+        var out = {{ f: 0, a: 0, h: 0, s: 0, '?': 0 }};
+        for (var id = 1; id <= v.total(); id++) out[drawn(id)]++;
+        return [out.f + out.a, out.h, out.s];"
+    );
+    let v = js(c, &script).await;
+    (n(&v[0]), n(&v[1]), n(&v[2]))
+}
+
+/// (free, held, sold) in a `TICKET.SEATMAP` string.
+fn states(map: &[u8]) -> (u64, u64, u64) {
+    let n = |b: u8| map.iter().filter(|x| **x == b).count() as u64;
+    (n(b'.'), n(b'h'), n(b's'))
+}
+
+fn seatmap(c: &mut redis::Connection, event: &str) -> Vec<u8> {
+    redis::cmd("TICKET.SEATMAP").arg(event).query(c).unwrap()
+}
+
+/// Waits (up to `within`) until the page's marks count `want`; returns how long it took.
+async fn until_marks(c: &Client, want: (u64, u64, u64), within: Duration) -> Duration {
+    let start = Instant::now();
+    loop {
+        let got = marks(c).await;
+        if got == want {
+            return start.elapsed();
+        }
+        assert!(
+            start.elapsed() < within,
+            "the page shows (free, held, sold) {got:?}, want {want:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+fn init_seated(c: &mut redis::Connection, event: &str, layout: &str, total: usize) {
+    let _: () = redis::cmd("TICKET.INIT")
+        .arg(&[event, &total.to_string(), "LIMIT", "8", "SEATS", layout][..])
+        .query(c)
+        .unwrap();
+}
+
+/// Party `i`: 1 to 8 seats, every third one held for `hold_ms`.
+fn party(c: &mut redis::Connection, event: &str, i: usize, hold_ms: u64) {
+    let mut cmd = redis::cmd("TICKET.CLAIM");
+    cmd.arg(event)
+        .arg(format!("party{i}"))
+        .arg("COUNT")
+        .arg(1 + i * 5 % 8);
+    if i.is_multiple_of(3) {
+        cmd.arg("HOLD").arg(hold_ms);
+    }
+    if let Err(e) = cmd.query::<redis::Value>(c) {
+        let code = e.code().unwrap_or_default();
+        assert!(matches!(code, "NOTOGETHER" | "SOLDOUT"), "party {i}: {e}");
+    }
+}
+
+/// The name of seat `id` in [`venue`]`(_, rows, seats)` (no blocked seats).
+fn seat_name(id: usize, rows: usize, seats: usize) -> String {
+    let i = id - 1;
+    let (section, row, label) = (i / (rows * seats), i / seats % rows + 1, i % seats + 1);
+    format!("S{section}-{row}-{label}")
+}
+
+/// Hovers seat `id` with the mouse: (the state it is drawn in, the
+/// highlight's <title>).
+async fn hover(c: &Client, id: usize) -> (String, String) {
+    let scroll = format!(
+        "var p = window.seatmap.client({id}); window.scrollBy(0, p[1] - innerHeight / 2);\
+         return window.seatmap.client({id});"
+    );
+    let at = js(c, &scroll).await;
+    let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+    let mouse = MouseActions::new("mouse".into()).then(PointerAction::MoveTo {
+        duration: None,
+        x: x.round(),
+        y: y.round(),
+    });
+    c.perform_actions(mouse).await.unwrap();
+    let got = js(
+        c,
+        &format!(
+            "{DRAWN}\n return [drawn({id}), document.querySelector('#hover > title').textContent];"
+        ),
+    )
+    .await;
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+    (text(&got[0]), text(&got[1]))
+}
+
+/// A browser showing a seat-map page; the browser ends with it.
+struct SeatPage {
+    b: Client,
+    _driver: Driver,
+    _profile: tempfile::TempDir,
+}
+
+impl SeatPage {
+    /// Opens `/events/{path}` in a window of `size` ("W,H") and waits until
+    /// the map is drawn.
+    async fn open(live: &Live, path: &str, size: &str) -> SeatPage {
+        let driver = Driver::start();
+        let profile = tempfile::tempdir().unwrap();
+        let b = sized_browser(&driver, profile.path(), size).await;
+        open_seats(&b, live, path).await;
+        SeatPage {
+            b,
+            _driver: driver,
+            _profile: profile,
+        }
+    }
+}
+
+async fn open_seats(b: &Client, live: &Live, path: &str) {
+    b.goto(&format!("{}/events/{path}", live.base()))
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while js(b, "return document.body.dataset.drawnMs || null;")
+        .await
+        .is_null()
+    {
+        assert!(Instant::now() < deadline, "the seat map was never drawn");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_seat_map_shows_exactly_the_taken_seats() {
+    let (rows, seats) = (12, 30);
+    let redis = RedisServer::start();
+    let mut c = redis.conn();
+    init_seated(&mut c, "opera", &venue(6, rows, seats), 6 * rows * seats);
+    let live = Live::start(&redis.url(), &[]);
+    let page = SeatPage::open(&live, "opera/seats", "1280,900").await;
+    let b = &page.b;
+    assert_eq!(marks(b).await, (2160, 0, 0));
+    assert!(text_of(b, "#free")
+        .await
+        .starts_with("2160 of 2160 seats free"));
+
+    for i in 0..150 {
+        party(&mut c, "opera", i, 600_000);
+    }
+    until_marks(
+        b,
+        states(&seatmap(&mut c, "opera")),
+        Duration::from_secs(10),
+    )
+    .await;
+    let png = b.screenshot().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 5000);
+    std::fs::write(workspace_root().join("target/seatmap.png"), &png).unwrap();
+
+    for i in 150..300 {
+        party(&mut c, "opera", i, 600_000);
+    }
+    let map = seatmap(&mut c, "opera");
+    let took = until_marks(b, states(&map), Duration::from_secs(2)).await;
+    println!(
+        "the page showed the last claim after {took:?}; {:?}",
+        states(&map)
+    );
+    assert!(
+        states(&map).1 > 0 && states(&map).2 > 0,
+        "{:?}",
+        states(&map)
+    );
+
+    // Named seats: the first of each state, and a wheelchair space.
+    let first = |b: u8| {
+        map.iter()
+            .position(|x| *x == b)
+            .expect("a seat in that state")
+            + 1
+    };
+    let want_state = |id: usize| {
+        let wheelchair = (id % seats == 1 || id.is_multiple_of(seats))
+            && ((id - 1) / seats).is_multiple_of(rows);
+        match map[id - 1] {
+            b'.' if wheelchair => "a",
+            b'.' => "f",
+            b'h' => "h",
+            _ => "s",
+        }
+    };
+    for id in [first(b'.'), first(b'h'), first(b's'), 1, map.len()] {
+        let (state, title) = hover(b, id).await;
+        assert_eq!(state, want_state(id), "seat {id}");
+        assert!(
+            title.starts_with(&seat_name(id, rows, seats)),
+            "seat {id}: title {title:?}, want {}",
+            seat_name(id, rows, seats)
+        );
+    }
+    let (_, title) = hover(b, 1).await;
+    assert!(title.contains("wheelchair"), "{title}");
+    let front: u64 = text_of(b, "td[data-category=front]").await.parse().unwrap();
+    let free_front = map[..3 * rows * seats]
+        .iter()
+        .filter(|x| **x == b'.')
+        .count() as u64;
+    assert_eq!(front, free_front, "free front seats");
+    page.b.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn held_seats_turn_free_when_the_hold_expires() {
+    let redis = RedisServer::start();
+    let mut c = redis.conn();
+    init_seated(&mut c, "matinee", &venue(2, 5, 20), 200);
+    let live = Live::start(&redis.url(), &[]);
+    // The SVG marks (the page's fallback where there is no canvas).
+    let page = SeatPage::open(&live, "matinee/seats?render=svg", "800,600").await;
+    let b = &page.b;
+    assert_eq!(marks(b).await, (200, 0, 0));
+    let svg_marks = js(
+        b,
+        "return document.querySelectorAll('#seats > rect').length;",
+    )
+    .await;
+    assert_eq!(svg_marks.as_u64(), Some(200));
+    // Parties 0, 3, 6, 9 hold for 1.5 s; the others buy.
+    for i in 0..12 {
+        party(&mut c, "matinee", i, 1500);
+    }
+    let during = states(&seatmap(&mut c, "matinee"));
+    assert!(during.1 > 0, "{during:?}");
+    until_marks(b, during, Duration::from_secs(5)).await;
+    let after = (during.0 + during.1, 0, during.2);
+    until_marks(b, after, Duration::from_secs(20)).await;
+    assert_eq!(states(&seatmap(&mut c, "matinee")), after);
+    page.b.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_80000_seat_venue_is_drawn_in_under_2_s() {
+    let redis = RedisServer::start();
+    let mut c = redis.conn();
+    init_seated(&mut c, "stadium", &venue(40, 40, 50), 80_000);
+    for i in 0..200 {
+        party(&mut c, "stadium", i, 600_000);
+    }
+    let live = Live::start(&redis.url(), &[]);
+    let page = SeatPage::open(&live, "stadium/seats", "1280,900").await;
+    let b = &page.b;
+    let ms = js(b, "return Number(document.body.dataset.drawnMs);").await;
+    let ms = ms.as_f64().expect("drawn time");
+    let map_ms = js(b, "return Number(document.body.dataset.mapMs);").await;
+    println!(
+        "80,000 seats drawn {ms} ms after navigation started (the map arrived at {map_ms} ms)"
+    );
+    assert_eq!(
+        marks(b).await,
+        states(&seatmap(&mut c, "stadium")),
+        "every seat drawn in its state"
+    );
+    assert!(ms < 2000.0, "{ms} ms");
+    // Still live: the next claim shows.
+    party(&mut c, "stadium", 1000, 0);
+    until_marks(
+        b,
+        states(&seatmap(&mut c, "stadium")),
+        Duration::from_secs(5),
+    )
+    .await;
+    page.b.close().await.unwrap();
 }

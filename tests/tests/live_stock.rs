@@ -16,17 +16,6 @@ use std::time::Duration;
 use support::*;
 use ticketgate_tests::{wait_until, RedisServer};
 
-/// Generous upper bound for anything the live server should push "at once".
-const SOON: Duration = Duration::from_secs(10);
-
-fn run(c: &mut redis::Connection, parts: &[&str]) -> redis::Value {
-    let mut cmd = redis::cmd(parts[0]);
-    for p in &parts[1..] {
-        cmd.arg(*p);
-    }
-    cmd.query(c).unwrap_or_else(|e| panic!("{parts:?}: {e}"))
-}
-
 fn claim(c: &mut redis::Connection, event: &str, user: &str) {
     run(c, &["TICKET.CLAIM", event, user]);
 }

@@ -1,18 +1,32 @@
 //! Shared helpers of the `live_*` end-to-end tests (included with `#[path]`
 //! from tests/tests/live_*.rs): [`Live`] runs the real
-//! `target/release/ticketgate-live` binary as a child process, and
+//! `target/release/ticketgate-live` binary as a child process,
 //! [`SseStream`] is a small Server-Sent Events client (reqwest's blocking
-//! body read line by line on a thread, messages handed over on a channel).
+//! body read line by line on a thread, messages handed over on a channel),
+//! [`venue`] writes a seated layout and [`SeatView`] follows a seat-map
+//! stream as the page does.
 #![allow(dead_code)]
 
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use ticketgate_tests::{release_bin, wait_until};
+
+/// Generous upper bound for anything the live server should push "at once".
+pub const SOON: Duration = Duration::from_secs(10);
+
+/// Runs a Redis command given as words; panics on an error reply.
+pub fn run(c: &mut redis::Connection, parts: &[&str]) -> redis::Value {
+    let mut cmd = redis::cmd(parts[0]);
+    for p in &parts[1..] {
+        cmd.arg(*p);
+    }
+    cmd.query(c).unwrap_or_else(|e| panic!("{parts:?}: {e}"))
+}
 
 /// Path of the release `ticketgate-live` (see [`release_bin`]).
 pub fn live_bin() -> PathBuf {
@@ -109,6 +123,31 @@ impl Live {
     }
 }
 
+impl Live {
+    /// Opens `/events/{event}/seatmap`.
+    pub fn seatmap(&self, event: &str) -> SseStream {
+        let url = format!("{}/events/{event}/seatmap", self.base());
+        SseStream::open(&url, None)
+            .unwrap_or_else(|(status, body)| panic!("seatmap of {event}: HTTP {status}: {body}"))
+    }
+
+    /// The live process's resident memory in kB.
+    pub fn rss_kb(&self) -> u64 {
+        let status = fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("/proc/<pid>/status");
+        status
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("VmRSS:")?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()
+            })
+            .expect("VmRSS")
+    }
+}
+
 impl Drop for Live {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -149,6 +188,23 @@ pub struct SseStream {
 impl SseStream {
     /// GET `url` as an event stream; `Err((status, body))` unless 200.
     pub fn open(url: &str, last_id: Option<u64>) -> Result<SseStream, (u16, String)> {
+        Self::open_gated(url, last_id, None)
+    }
+
+    /// Like [`SseStream::open`], but nothing is read from the connection
+    /// (so the server's socket fills up) until `go` is signalled.
+    pub fn open_paused(url: &str) -> (SseStream, Sender<()>) {
+        let (go, wait) = channel();
+        let s = Self::open_gated(url, None, Some(wait))
+            .unwrap_or_else(|(status, body)| panic!("GET {url}: HTTP {status}: {body}"));
+        (s, go)
+    }
+
+    fn open_gated(
+        url: &str,
+        last_id: Option<u64>,
+        gate: Option<Receiver<()>>,
+    ) -> Result<SseStream, (u16, String)> {
         let client = reqwest::blocking::Client::builder()
             .timeout(None)
             .build()
@@ -170,6 +226,9 @@ impl SseStream {
             .to_owned();
         let (tx, rx) = channel();
         std::thread::spawn(move || {
+            if let Some(gate) = gate {
+                let _ = gate.recv();
+            }
             let mut msg = Message::default();
             for line in BufReader::new(resp).lines() {
                 let Ok(line) = line else { return };
@@ -237,4 +296,102 @@ fn parse_line(line: &str, msg: &mut Message) -> bool {
         _ => {}
     }
     false
+}
+
+/// A seated layout of `sections` x `rows` x `seats`: sections `S0`, `S1`,
+/// ..., rows `1`.., categories `front` (the first half of the sections) and
+/// `back`; in each section, row 1's first and last positions are
+/// wheelchair spaces.
+pub fn venue(sections: usize, rows: usize, seats: usize) -> String {
+    let section = |s: usize| {
+        let rows: Vec<serde_json::Value> = (1..=rows)
+            .map(|r| {
+                let accessible = if r == 1 { vec![1, seats] } else { vec![] };
+                serde_json::json!({"name": r.to_string(), "seats": seats, "accessible": accessible})
+            })
+            .collect();
+        let category = if s < sections.div_ceil(2) {
+            "front"
+        } else {
+            "back"
+        };
+        serde_json::json!({"name": format!("S{s}"), "category": category, "rows": rows})
+    };
+    let sections: Vec<serde_json::Value> = (0..sections).map(section).collect();
+    serde_json::json!({ "sections": sections }).to_string()
+}
+
+/// A seat map as a viewer of `/events/{E}/seatmap` knows it.
+#[derive(Debug, Default)]
+pub struct SeatView {
+    pub layout: Option<String>,
+    pub seats: Vec<u8>,
+    /// The id of the last map or changes message.
+    pub id: Option<u64>,
+    pub wholes: usize,
+    pub changes: usize,
+    /// Bytes of `data:` received.
+    pub bytes: usize,
+}
+
+impl SeatView {
+    /// Takes one message: a layout, a whole map, or changes (whose `base`
+    /// must be the last id, their runs inside the map).
+    pub fn take(&mut self, m: &Message) {
+        self.bytes += m.data.len();
+        match m.event.as_str() {
+            "layout" => self.layout = Some(m.data.clone()),
+            "seats" => {
+                assert!(self.layout.is_some(), "a map before any layout");
+                self.seats = m.json()["seats"]
+                    .as_str()
+                    .expect("seats")
+                    .as_bytes()
+                    .to_vec();
+                self.wholes += 1;
+                self.next_id(m);
+            }
+            "changes" => {
+                let j = m.json();
+                assert_eq!(
+                    j["base"].as_u64(),
+                    self.id,
+                    "changes not based on the last map: {j}"
+                );
+                for run in j["runs"].as_array().expect("runs") {
+                    let first = run[0].as_u64().expect("run id") as usize;
+                    let states = run[1].as_str().expect("run states").as_bytes();
+                    assert!(
+                        first >= 1 && first - 1 + states.len() <= self.seats.len(),
+                        "{run}"
+                    );
+                    self.seats[first - 1..first - 1 + states.len()].copy_from_slice(states);
+                }
+                self.changes += 1;
+                self.next_id(m);
+            }
+            _ => {}
+        }
+    }
+
+    fn next_id(&mut self, m: &Message) {
+        let id = m.id.expect("a map message has an id");
+        assert!(self.id.is_none_or(|last| id > last), "ids must grow");
+        self.id = Some(id);
+    }
+
+    /// Reads `s` until the map equals `want`; panics after `timeout`.
+    pub fn until_equal(&mut self, s: &SseStream, want: &[u8], timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while self.seats != want {
+            let left = deadline
+                .checked_duration_since(Instant::now())
+                .unwrap_or_else(|| {
+                    panic!("the map never became TICKET.SEATMAP within {timeout:?}")
+                });
+            if let Some(m) = s.next(left) {
+                self.take(&m);
+            }
+        }
+    }
 }
