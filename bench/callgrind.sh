@@ -8,6 +8,10 @@
 #
 #   bash bench/callgrind.sh [claims]        (default 20000; ~1 min)
 #   ONLY_REPLICA=1 bash bench/callgrind.sh  (just the replica's figure)
+#   SEATS=1 bash bench/callgrind.sh [claims] (a best-available claim of 4 in
+#     an 80,000-seat arena, 40 sections x 40 rows x 50 seats, empty and 95%
+#     sold with free singles scattered, against a general-admission
+#     CLAIM COUNT 4 on an event of 80,000; default 2000 claims; ~4 min)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-20000}
@@ -15,8 +19,10 @@ SO="$PWD/target/release/libticketgate.so"
 [ -f "$SO" ] || { echo "build first: cargo build --release -p ticketgate" >&2; exit 2; }
 LUA=$(sed -n "/^LUA='/,/'$/p" bench/redis-benchmark.sh | sed "1s/^LUA='//; \$s/'$//")
 
+# count LABEL SETUP COMMAND...: instructions per COMMAND (redis-benchmark
+# syntax) on a server SETUP prepared (SETUP gets the redis-cli command).
 count() {
-  local label=$1; shift
+  local label=$1 setup=$2; shift 2
   local dir; dir=$(mktemp -d)
   valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --instr-atstart=no \
     redis-server --port 0 --unixsocket "$dir/s" --unixsocketperm 700 --dir "$dir" --save "" \
@@ -24,11 +30,10 @@ count() {
   local vg=$!
   local cli="redis-cli -s $dir/s"
   for _ in $(seq 100); do $cli PING >/dev/null 2>&1 && break; sleep 0.2; done
-  $cli TICKET.INIT M 2000000000 >/dev/null
   local sha; sha=$($cli SCRIPT LOAD "$LUA")
-  $cli EVAL "for i=1,$((N + 3000)),1000 do local a={} for j=i,i+999 do a[#a+1]=j a[#a+1]=j end redis.call('ZADD', KEYS[1], unpack(a)) end return 1" 1 'ticket:{L}:pool' >/dev/null
+  "$setup" "$cli"
   local bench=(redis-benchmark -s "$dir/s" -P 16 -c 10 -r 1000000000 -q)
-  "${bench[@]}" -n 2000 "${@//@SHA@/$sha}" >/dev/null 2>&1   # warm-up
+  "${bench[@]}" -n "$WARM" "${@//@SHA@/$sha}" >/dev/null 2>&1   # warm-up
   callgrind_control -i on "$vg" >/dev/null 2>&1
   "${bench[@]}" -n "$N" "${@//@SHA@/$sha}" >/dev/null 2>&1
   callgrind_control -i off "$vg" >/dev/null 2>&1
@@ -86,9 +91,53 @@ synced() { printf 'SET tg:callgrind-sync 1\nWAIT 1 300000\n' | $1 >/dev/null; }
 
 applied() { $1 INFO ticket | tr -d '\r' | sed -n 's/^ticket_applied_effects://p'; }
 
+# The setups: the general-admission event and the Lua script's pool.
+plain() {
+  $1 TICKET.INIT M 2000000000 >/dev/null
+  $1 EVAL "for i=1,$((N + 3000)),1000 do local a={} for j=i,i+999 do a[#a+1]=j a[#a+1]=j end redis.call('ZADD', KEYS[1], unpack(a)) end return 1" 1 'ticket:{L}:pool' >/dev/null
+}
+ga80k() { $1 TICKET.INIT G 80000 LIMIT 4 >/dev/null; }
+arena_layout() {
+  python3 -c 'import json; print(json.dumps({"sections": [{"name": f"S{s}", "rows": [{"name": str(r), "seats": 50} for r in range(1, 41)]} for s in range(1, 41)]}))'
+}
+arena() { arena_layout | $1 -x TICKET.INIT A 80000 LIMIT 4 SEATS >/dev/null; }
+# 95% sold: every seat picked in id order (each pick leaves no single), then
+# about two singles a row given back, scattered, and the last eight rows
+# given back whole, where the claims of 4 land after searching every row.
+arena95() {
+  arena "$1"
+  python3 - "$N" "$WARM" >"$SEATS_DIR/fill" <<'PY'
+import random, sys
+need = (int(sys.argv[1]) + int(sys.argv[2])) * 4
+for seat in range(1, 80001):
+    print(f"TICKET.CLAIM A f{seat} SEATS {seat}")
+rnd = random.Random(7)
+back = need * 3 // 2 + 100  # parties of 4 leave short runs behind
+for seat in range(80001 - back, 80001):
+    print(f"TICKET.CANCEL A f{seat}")
+for row in range(1600 - (back + 49) // 50):
+    for pos in rnd.sample(range(1, 51, 2), 2):
+        print(f"TICKET.CANCEL A f{row * 50 + pos}")
+PY
+  $1 --pipe <"$SEATS_DIR/fill" >/dev/null
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-[ -n "${ONLY_REPLICA:-}" ] || count module TICKET.CLAIM M u__rand_int__
-[ -n "${ONLY_REPLICA:-}" ] || count lua EVALSHA @SHA@ 3 'ticket:{L}:pool' 'ticket:{L}:holders' 'ticket:{L}:log' u__rand_int__ L 1796050527425
+if [ -n "${SEATS:-}" ]; then
+  N=${1:-2000} WARM=200
+  SEATS_DIR=$(mktemp -d)
+  trap 'rm -rf "$SEATS_DIR"' EXIT
+  count ga4 ga80k TICKET.CLAIM G u__rand_int__ COUNT 4
+  count empty4 arena TICKET.CLAIM A u__rand_int__ COUNT 4
+  N=$((N / 10)) WARM=20
+  count sold4 arena95 TICKET.CLAIM A u__rand_int__ COUNT 4
+  awk -v g="$ga4_ir" -v e="$empty4_ir" -v s="$sold4_ir" 'BEGIN {
+    printf "best available of 4 / general admission COUNT 4: empty %.2fx, 95%% sold %.2fx\n", e / g, s / g }'
+  exit 0
+fi
+WARM=2000
+[ -n "${ONLY_REPLICA:-}" ] || count module plain TICKET.CLAIM M u__rand_int__
+[ -n "${ONLY_REPLICA:-}" ] || count lua plain EVALSHA @SHA@ 3 'ticket:{L}:pool' 'ticket:{L}:holders' 'ticket:{L}:log' u__rand_int__ L 1796050527425
 [ -n "${ONLY_REPLICA:-}" ] || awk -v m="$module_ir" -v l="$lua_ir" 'BEGIN { printf "lua/module = %.2fx fewer instructions per claim\n", l / m }'
 replica
