@@ -27,7 +27,7 @@ log=$(mktemp)
 clients_log=$(mktemp)
 trap 'rm -f "$log" "$clients_log"' EXIT
 set +e
-cargo test --release --workspace --all-targets 2>&1 | tee "$log"
+cargo test --release --workspace --all-targets --no-fail-fast 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 
 # The module's smoke tests again on Redis 8 (scripts/redis8.sh: the pinned
