@@ -200,7 +200,7 @@ fn plain_clients_of_tls_only_servers_are_refused() {
         &plain,
         &db,
         &["run", "--mysql-ca", &ca, "--redis-ca", &ca],
-        &["need a rediss:// URL"],
+        &["need a rediss:// or rediss+sentinel:// URL"],
     );
 }
 
