@@ -12,6 +12,7 @@
 //! offered tickets).
 
 use super::history::{Kind, Op, Reply};
+use super::writers::events;
 
 /// What an acknowledged answer left the user with, as far as the next
 /// answer can show it.
@@ -74,11 +75,23 @@ fn contradiction(was: &Left, next: &Op) -> Option<String> {
     bad.then(|| format!("{} answered {:?}", next.kind.name(), next.reply))
 }
 
+/// From when an offer the module made to the user after `wait` may have
+/// expired: the module offers only to a waiting user, so the offer came
+/// after the user's WAIT and lasts the event's `OFFER` ms (none on an
+/// event without offers).
+fn offer_may_end(wait: &Op) -> Option<i64> {
+    let spec = events().into_iter().find(|e| e.name == wait.event)?;
+    (matches!(wait.kind, Kind::Wait) && spec.offer_ms > 0).then_some(wait.sent_ms + spec.offer_ms)
+}
+
 /// From when the hold the last of `ops` (a claim answered with tickets)
 /// shows may have expired: a repeat claim answers with the order an
-/// earlier claim made, so the earliest deadline of the claims since the
-/// user's order surely ended (an acknowledged cancel or confirm; one not
-/// acknowledged may have been lost, the order with it kept).
+/// earlier claim made, or with the tickets the module offered the user
+/// after a WAIT (a leave that was not acknowledged may have been lost in
+/// a failover, the user still waiting: seed 3004), so the earliest
+/// deadline of the claims and offers since the user's order surely ended
+/// (an acknowledged cancel, confirm or leave; one not acknowledged may
+/// have been lost, the order with it kept).
 fn hold_may_end(ops: &[&Op]) -> i64 {
     let ended = |o: &Op| {
         o.acked
@@ -92,8 +105,10 @@ fn hold_may_end(ops: &[&Op]) -> i64 {
     ops.iter()
         .rev()
         .take_while(|o| !ended(o))
-        .filter(|o| matches!(o.kind, Kind::Claim { .. }))
-        .filter_map(|o| o.expires_from_ms)
+        .filter_map(|o| match o.kind {
+            Kind::Claim { .. } => o.expires_from_ms,
+            _ => offer_may_end(o),
+        })
         .min()
         .unwrap_or(i64::MAX)
 }
@@ -254,6 +269,36 @@ mod tests {
             checked, 1,
             "the first claim's answer, before the lost cancel"
         );
+    }
+
+    #[test]
+    fn a_claim_may_show_an_offer_that_ends_before_its_own_hold() {
+        // seed 3004: w5-u76 waits, its leave is lost in a failover, the
+        // new primary offers it ticket 27 (OFFER 1500), its claim answers
+        // 27 (acknowledged) and the offer expires before its confirm
+        let waiting = |o: Op| Op {
+            event: "soak-wait".into(),
+            ..o
+        };
+        let wait = waiting(op(Kind::Wait, Reply::Position(4), true, 642_000));
+        let leave = waiting(op(Kind::Leave, Reply::Left(true), false, 644_528));
+        let mut repeat = waiting(claim(Reply::Tickets(vec![27]), true, 647_194));
+        repeat.expires_from_ms = Some(647_194 + 600_000);
+        let nohold = waiting(op(
+            Kind::Confirm,
+            Reply::Refused("NOHOLD".into()),
+            false,
+            647_481,
+        ));
+        let after = waiting(op(Kind::Wait, Reply::Position(2), false, 647_600));
+        let h = [wait, leave, repeat.clone(), nohold.clone(), after.clone()];
+        let (v, checked) = run(&h);
+        assert!(v.is_empty(), "{v:?}");
+        assert_eq!(checked, 0, "the offer may have expired");
+        // Without a WAIT since the order ended, the claim's own hold
+        // counts and the NOHOLD takes its answer back.
+        let (v, checked) = run(&[repeat, nohold, after]);
+        assert_eq!((v.len(), checked), (1, 1), "{v:?}");
     }
 
     #[test]
