@@ -318,6 +318,17 @@ pub fn xadd_cmd(event: &str, op: Op<&str>) -> redis::Cmd {
     cmd
 }
 
+/// `XADD` of `rec` to `event`'s log at `id` (`*` for a new one), fields
+/// as [`xadd_cmd`] writes them; returns the entry id.
+pub fn xadd_at(conn: &mut redis::Connection, event: &str, id: &str, rec: &Record<&str>) -> String {
+    let mut cmd = redis::cmd("XADD");
+    cmd.arg(keys::key(event, keys::Part::Log)).arg(id);
+    for (name, value) in rec.fields(event) {
+        cmd.arg(name).arg(value.to_string());
+    }
+    cmd.query(conn).expect("XADD")
+}
+
 /// [`xadd_cmd`], run; returns the entry id.
 pub fn xadd(conn: &mut redis::Connection, event: &str, op: Op<&str>) -> String {
     xadd_cmd(event, op).query(conn).expect("XADD")

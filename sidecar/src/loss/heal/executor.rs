@@ -1,9 +1,11 @@
 //! The heal itself (I/O), run by the verifier in its transaction, under
 //! the event's offset row lock, so no writer commits meanwhile.
 //!
-//! [`check`]: Redis holds what MySQL applied when the entry at MySQL's
-//! offset is in the log with the anchor's content, or Redis's anchor key
-//! names that very entry. Otherwise the new primary's anchor places its
+//! [`check`]: Redis holds what MySQL applied when Redis's anchor key names
+//! the entry at MySQL's offset, or when its log from that anchor through
+//! the offset is, entry by entry, the journal's after the anchor (the entry
+//! at the offset alone is not enough: two primaries can log the same record
+//! at the same id). Otherwise the new primary's anchor places its
 //! log against the journal ([`planner::place`]), the lost applied writes
 //! are re-applied through `TICKET.REAPPLY` (in order; one refused, or one
 //! following a refused one, is undone) or undone, MySQL reverts every
@@ -126,20 +128,45 @@ pub fn check(
     let Some(anchor) = journal::stored_anchor(tx, event)? else {
         return Ok(Verdict::Intact);
     };
-    let at_offset = range(rc, event, &offset.to_string(), &offset.to_string())?;
-    if at_offset
-        .first()
-        .is_some_and(|e| e.id == offset && content::digest(&e.text) == anchor)
-    {
-        return Ok(Verdict::Intact);
-    }
+    // No anchor in Redis: nothing was ever trimmed (or only before V4),
+    // no evidence either way; the older checks decide.
     let Some(key) = journal::redis_anchor(rc, event)? else {
         return Ok(Verdict::Intact);
     };
-    if key == (offset, anchor) {
+    if key == (offset, anchor.clone()) || holds_applied(tx, rc, event, (offset, &anchor), &key)? {
         return Ok(Verdict::Intact);
     }
     heal(tx, rc, event, offset, key)
+}
+
+/// Whether Redis's log from its anchor `key` through MySQL's offset is
+/// what MySQL's journal holds after that anchor, entry by entry. The entry
+/// at the offset alone proves nothing: two primaries can log the same
+/// record at the same id after different histories (during a partition,
+/// the old primary and the promoted replica both expire a hold in the same
+/// millisecond), and MySQL then holds writes the new primary never had.
+fn holds_applied(
+    tx: &mut Transaction<'_>,
+    rc: &mut dyn ConnectionLike,
+    event: &str,
+    (offset, anchor): (StreamId, &str),
+    (from, digest): &(StreamId, String),
+) -> Result<bool, Error> {
+    if *from >= offset {
+        return Ok(false);
+    }
+    let log = range(rc, event, &format!("({from}"), &offset.to_string())?;
+    let at_offset = log.last().filter(|e| e.id == offset);
+    if at_offset.is_none_or(|e| content::digest(&e.text) != anchor) {
+        return Ok(false);
+    }
+    Ok(match journal::after_anchor(tx, event, (*from, digest))? {
+        journal::Tail::After(applied) => applied == log,
+        journal::Tail::Other => false,
+        // Older than the ring: a heal could not place the log either; the
+        // entry at the offset is all the evidence left.
+        journal::Tail::Older => true,
+    })
 }
 
 /// Entries of the log from `start` to `end` (XRANGE syntax).
