@@ -23,6 +23,8 @@ pub struct Report {
     /// `reconcile` exited 0; its output.
     pub reconcile: (bool, String),
     pub conflicts: BTreeMap<String, usize>,
+    /// Events the sidecar healed (its `HEALED` lines).
+    pub heals: usize,
     pub sidecar_log: String,
     pub redis_logs: String,
     /// Where the full logs of the servers and the sidecar were copied.
@@ -65,7 +67,12 @@ impl Report {
             f.lost_unacked_reported,
             f.acked_answers_checked
         );
-        let _ = writeln!(s, "soak: faults: {}", self.fault_counts());
+        let _ = writeln!(
+            s,
+            "soak: faults: {}; events healed: {}",
+            self.fault_counts(),
+            self.heals
+        );
         let _ = writeln!(
             s,
             "soak: checker violations by kind: {:?}",

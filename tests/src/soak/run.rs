@@ -191,6 +191,7 @@ fn finish(
         drained,
         reconcile: (status.success(), format!("{status}\n{out}")),
         conflicts: state::conflicts_by_reason(&conflict_rows),
+        heals: sidecar.count_lines("HEALED after an unplanned failover"),
         sidecar_log: sidecar.log_tail(40),
         redis_logs: topology.logs(),
         saved_logs,

@@ -102,6 +102,12 @@ impl SidecarProcess {
         fs::copy(&self.log, to)
     }
 
+    /// How many lines of the daemon's log (all its runs) contain `needle`.
+    pub fn count_lines(&self, needle: &str) -> usize {
+        let text = fs::read_to_string(&self.log).unwrap_or_default();
+        text.lines().filter(|l| l.contains(needle)).count()
+    }
+
     /// The last `lines` lines of the daemon's log (all its runs).
     pub fn log_tail(&self, lines: usize) -> String {
         let text = fs::read_to_string(&self.log).unwrap_or_default();

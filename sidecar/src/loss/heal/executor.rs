@@ -130,32 +130,53 @@ pub fn check(
     };
     // No anchor in Redis: nothing was ever trimmed (or only before V4),
     // no evidence either way; the older checks decide.
-    let Some(key) = journal::redis_anchor(rc, event)? else {
+    let Some((key, log)) = anchored_log(rc, event, &offset.to_string())? else {
         return Ok(Verdict::Intact);
     };
-    if key == (offset, anchor.clone()) || holds_applied(tx, rc, event, (offset, &anchor), &key)? {
+    if key == (offset, anchor.clone()) || holds_applied(tx, event, (offset, &anchor), &key, &log)? {
         return Ok(Verdict::Intact);
     }
-    heal(tx, rc, event, offset, key)
+    heal(tx, rc, event, offset)
 }
 
-/// Whether Redis's log from its anchor `key` through MySQL's offset is
-/// what MySQL's journal holds after that anchor, entry by entry. The entry
-/// at the offset alone proves nothing: two primaries can log the same
-/// record at the same id after different histories (during a partition,
-/// the old primary and the promoted replica both expire a hold in the same
-/// millisecond), and MySQL then holds writes the new primary never had.
+/// An anchor Redis names: the entry's id and content digest.
+type Anchor = (StreamId, String);
+
+/// The anchor Redis names and its log after that anchor up to `upto`
+/// (XRANGE syntax); None without an anchor. The log is read first: the
+/// trimmer names an anchor before it trims up to it, so a trim in between
+/// moves the anchor read second past every entry it deleted, and the log
+/// still holds every entry after that anchor.
+fn anchored_log(
+    rc: &mut dyn ConnectionLike,
+    event: &str,
+    upto: &str,
+) -> Result<Option<(Anchor, Vec<Logged>)>, Error> {
+    let all = range(rc, event, "-", upto)?;
+    let Some(key) = journal::redis_anchor(rc, event)? else {
+        return Ok(None);
+    };
+    let log = all.into_iter().filter(|e| e.id > key.0).collect();
+    Ok(Some((key, log)))
+}
+
+/// Whether `log`, Redis's entries after its anchor `key` through MySQL's
+/// offset, is what MySQL's journal holds after that anchor, entry by
+/// entry. The entry at the offset alone proves nothing: two primaries can
+/// log the same record at the same id after different histories (during a
+/// partition, the old primary and the promoted replica both expire a hold
+/// in the same millisecond), and MySQL then holds writes the new primary
+/// never had.
 fn holds_applied(
     tx: &mut Transaction<'_>,
-    rc: &mut dyn ConnectionLike,
     event: &str,
     (offset, anchor): (StreamId, &str),
     (from, digest): &(StreamId, String),
+    log: &[Logged],
 ) -> Result<bool, Error> {
     if *from >= offset {
         return Ok(false);
     }
-    let log = range(rc, event, &format!("({from}"), &offset.to_string())?;
     let at_offset = log.last().filter(|e| e.id == offset);
     if at_offset.is_none_or(|e| content::digest(&e.text) != anchor) {
         return Ok(false);
@@ -207,66 +228,89 @@ fn entry_of(l: &Logged) -> Entry {
     }
 }
 
+/// The heal: the plan, the re-applications in Redis, then MySQL.
 fn heal(
     tx: &mut Transaction<'_>,
     rc: &mut dyn ConnectionLike,
     event: &str,
     offset: StreamId,
-    (anchor, digest): (StreamId, String),
 ) -> Result<Verdict, Error> {
     let started = Instant::now();
-    let log = range(rc, event, &format!("({anchor}"), "+")?;
+    let Some(((anchor, digest), log)) = anchored_log(rc, event, "+")? else {
+        return Ok(Verdict::Intact);
+    };
     let rows = journal::load(tx, event)?;
     let journal: Vec<Logged> = rows.iter().map(|(_, l)| l.clone()).collect();
-    let quarantine = |text: String| {
-        Ok(Verdict::Quarantine(Evidence {
-            reason: Reason::EntriesLost,
-            text: format!("event {event}: {text}"),
-        }))
-    };
-    let meet = match planner::place(&journal, (anchor, &digest), &log) {
-        Ok(m) => m,
-        Err(why) => return quarantine(why),
+    let (meet, fates) = match plan(event, &journal, (anchor, &digest), &log) {
+        Ok(Some(plan)) => plan,
+        Ok(None) => return Ok(Verdict::Intact),
+        Err(evidence) => return Ok(Verdict::Quarantine(evidence)),
     };
     let lost = &journal[meet.journal + 1..];
-    if lost.is_empty() {
-        return Ok(Verdict::Intact);
-    }
-    let fates = planner::decide(lost, &log[meet.log..]);
-    if let Some(Fate::Unhealable(why)) = fates.iter().find(|f| matches!(f, Fate::Unhealable(_))) {
-        return quarantine(format!(
-            "an unplanned failover lost writes MySQL applied, and one cannot be healed: {why}"
-        ));
-    }
     let fates = reapply(rc, event, lost, fates, log.last().map_or(anchor, |e| e.id))?;
-    let d = journal[meet.journal].id;
-    let after: Vec<Entry> = range(rc, event, &format!("({d}"), "+")?
-        .iter()
-        .map(entry_of)
-        .collect();
-    for step in planner::undo_steps(lost, &fates, &journal[..=meet.journal]) {
-        undo(tx, event, &step)?;
-    }
     let mut report = Report {
-        diverged_at: d,
+        diverged_at: journal[meet.journal].id,
         before: offset,
         lost: lost.len(),
         ..Report::default()
     };
-    report_fates(tx, event, lost, &fates, &after, &mut report)?;
-    catch_up(tx, event, (&rows, meet.journal), &after, &mut report)?;
-    mark_reapplied(tx, event, &fates)?;
-    move_offset(
-        tx,
-        rc,
-        event,
-        report.after,
-        &journal[meet.journal],
-        after.is_empty(),
-    )?;
+    let d = (&rows[..], &journal[..], meet.journal);
+    follow(tx, rc, event, d, &fates, &mut report)?;
     report.millis = started.elapsed().as_millis();
     store_report(tx, event, &report)?;
     Ok(Verdict::Healed(report))
+}
+
+/// Where the log meets the journal and the fate of each lost write; None
+/// when nothing was lost, Err when the log cannot be placed or a lost
+/// write cannot be healed (evidence for the quarantine).
+fn plan(
+    event: &str,
+    journal: &[Logged],
+    anchor: (StreamId, &str),
+    log: &[Logged],
+) -> Result<Option<(planner::Meet, Vec<Fate>)>, Evidence> {
+    let evidence = |text: String| Evidence {
+        reason: Reason::EntriesLost,
+        text: format!("event {event}: {text}"),
+    };
+    let meet = planner::place(journal, anchor, log).map_err(evidence)?;
+    let lost = &journal[meet.journal + 1..];
+    if lost.is_empty() {
+        return Ok(None);
+    }
+    let fates = planner::decide(lost, &log[meet.log..]);
+    if let Some(Fate::Unhealable(why)) = fates.iter().find(|f| matches!(f, Fate::Unhealable(_))) {
+        return Err(evidence(format!(
+            "an unplanned failover lost writes MySQL applied, and one cannot be healed: {why}"
+        )));
+    }
+    Ok(Some((meet, fates)))
+}
+
+/// MySQL follows the new primary: every lost write reverted, the undone
+/// ones reported, the log after D (`journal[d]`, the entries of `rows`)
+/// applied, the offset moved.
+fn follow(
+    tx: &mut Transaction<'_>,
+    rc: &mut dyn ConnectionLike,
+    event: &str,
+    (rows, journal, d): (&[(journal::Pos, Logged)], &[Logged], usize),
+    fates: &[Fate],
+    report: &mut Report,
+) -> Result<(), Error> {
+    let lost = &journal[d + 1..];
+    let after: Vec<Entry> = range(rc, event, &format!("({}", journal[d].id), "+")?
+        .iter()
+        .map(entry_of)
+        .collect();
+    for step in planner::undo_steps(lost, fates, &journal[..=d]) {
+        undo(tx, event, &step)?;
+    }
+    report_fates(tx, event, lost, fates, &after, report)?;
+    catch_up(tx, event, (rows, d), &after, report)?;
+    mark_reapplied(tx, event, fates)?;
+    move_offset(tx, rc, event, report.after, &journal[d], after.is_empty())
 }
 
 /// MySQL applies the new primary's log after D (`rows[d]`), and its
@@ -559,9 +603,12 @@ fn move_offset(
     d: &Logged,
     anchor_is_d: bool,
 ) -> Result<(), Error> {
-    let kept = redisio::count_upto(rc, event, to, 10_000_000)?;
+    // XINFO before the count: a trim in between then counts its entries
+    // in neither (an alarm missed) rather than in both (a false
+    // `entries_lost` later).
     let deleted = redisio::stream_info(rc, event)?
         .map_or(0, |(_, added, length)| added.saturating_sub(length));
+    let kept = redisio::count_upto(rc, event, to, 10_000_000)?;
     tx.exec_drop(
         "UPDATE ticket_sync_offset SET last_stream_id = ?, entries = ?, updated_at = NOW(3) WHERE event_id = ?",
         (to.to_string(), (deleted + kept) as i64, event),
