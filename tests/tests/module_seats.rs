@@ -4,7 +4,8 @@
 //! every error leaves `DEBUG DIGEST` unchanged; a strict replica and an AOF
 //! reload reach the primary's digest; the 80,000-seat arena inits and sells
 //! well under 50 ms a command; `TICKET.RESTORE ... SEATS` puts a seated
-//! event back from its orders (every bad step named, nothing changed).
+//! event back from its orders (every bad step named, nothing changed); a
+//! kill -9 failover keeps every seat a `WAIT 1` acknowledged.
 
 #[path = "support/module.rs"]
 mod support;
@@ -429,4 +430,137 @@ fn a_seated_event_is_restored_from_its_orders_and_sells_on_as_before() {
     let _: Value = redis::cmd("DEBUG").arg("LOADAOF").query(&mut c).unwrap();
     assert_eq!(digest(&mut c), restored, "the AOF reload");
     sells_on_by_the_rule(&mut c);
+}
+
+/// 20 rows of 100 seats (ids 1-2000), one section.
+fn hall_of_2000() -> String {
+    let rows: Vec<String> = (1..=20)
+        .map(|r| format!(r#"{{"name":"{r}","seats":100}}"#))
+        .collect();
+    format!(
+        r#"{{"sections":[{{"name":"F","rows":[{}]}}]}}"#,
+        rows.join(",")
+    )
+}
+
+/// One client of the failover test: parties of 1-8 (every third a hold),
+/// each followed by `WAIT 1`; returns the parties the replica acknowledged
+/// (user, seats, held) once the primary stops answering.
+fn acknowledged_parties(
+    url: &str,
+    client: usize,
+    acked: &std::sync::atomic::AtomicUsize,
+) -> Vec<(String, Vec<i64>, bool)> {
+    use std::sync::atomic::Ordering;
+    let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let mut out = Vec::new();
+    for i in 0.. {
+        let user = format!("c{client}-{i}");
+        let count = ((client * 7 + i * 3) % 8 + 1).to_string();
+        let held = i % 3 == 0;
+        let mut args = vec!["TICKET.CLAIM", "fo", &user, "COUNT", &count];
+        if held {
+            args.extend(["HOLD", "600000"]);
+        }
+        let seats: Vec<i64> = match cmd(&args).query::<Value>(&mut c) {
+            Ok(Value::Array(ids)) => ids
+                .into_iter()
+                .map(|v| redis::FromRedisValue::from_redis_value(v).unwrap())
+                .collect(),
+            Ok(other) => panic!("{args:?}: {other:?}"),
+            Err(e) if e.code().is_some() => continue, // NOTOGETHER, SOLDOUT
+            Err(_) => return out,                     // the primary is gone
+        };
+        match redis::cmd("WAIT").arg(1).arg(5000).query::<i64>(&mut c) {
+            Ok(n) if n >= 1 => {
+                out.push((user, seats, held));
+                acked.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok(_) => {}
+            Err(_) => return out,
+        }
+    }
+    out
+}
+
+/// The new primary's holders: user -> seat ids.
+fn holders_of(c: &mut Connection, event: &str) -> std::collections::HashMap<String, Vec<i64>> {
+    let raw: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
+        .arg(key(event, "holders"))
+        .query(c)
+        .unwrap();
+    raw.into_iter()
+        .map(|(u, t)| (u, t.split(',').map(|n| n.parse().unwrap()).collect()))
+        .collect()
+}
+
+#[test]
+fn a_failover_keeps_every_wait_acknowledged_seat() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let mut primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
+    let replica = strict_replica_of(&primary.port().to_string());
+    let mut p = primary.conn();
+    let layout = hall_of_2000();
+    ok(
+        &mut p,
+        &["TICKET.INIT", "fo", "2000", "LIMIT", "8", "SEATS", &layout],
+    );
+    wait_replicated(&mut p, 1);
+    let url = primary.url();
+    let acked = AtomicUsize::new(0);
+    let parties: Vec<(String, Vec<i64>, bool)> = std::thread::scope(|s| {
+        let clients: Vec<_> = (0..8)
+            .map(|i| {
+                s.spawn({
+                    let (url, acked) = (&url, &acked);
+                    move || acknowledged_parties(url, i, acked)
+                })
+            })
+            .collect();
+        // kill -9 in the middle of the sale (2,000 seats last ~440 parties).
+        ticketgate_tests::wait_until(Duration::from_secs(60), "150 parties acknowledged", || {
+            acked.load(Ordering::SeqCst) >= 150
+        });
+        primary.kill();
+        clients
+            .into_iter()
+            .flat_map(|c| c.join().unwrap())
+            .collect()
+    });
+    let mut r = replica.conn();
+    promote(&mut r);
+    // Every acknowledged party holds exactly its seats, held or sold.
+    assert!(parties.len() >= 150, "{} parties", parties.len());
+    eprintln!("{} parties acknowledged before the kill", parties.len());
+    for (user, seats, held) in &parties {
+        let order = value(&mut r, &["TICKET.ORDER", "fo", user]);
+        let want_state = if *held { "held" } else { "sold" };
+        let tickets: Vec<i64> =
+            redis::FromRedisValue::from_redis_value(field_of(&order, "tickets")).unwrap();
+        assert_eq!(&tickets, seats, "{user}");
+        let state: String =
+            redis::FromRedisValue::from_redis_value(field_of(&order, "state")).unwrap();
+        assert_eq!(state, want_state, "{user}");
+    }
+    // No seat twice, and the seat map says exactly what the orders say.
+    let holders = holders_of(&mut r, "fo");
+    let mut want = vec![b'.'; 2000];
+    for (user, seats) in &holders {
+        let held = value(&mut r, &["TICKET.ORDER", "fo", user]);
+        let mark = match field_of(&held, "state") {
+            Value::BulkString(s) if s == b"held" => b'h',
+            _ => b's',
+        };
+        for &id in seats {
+            let slot = &mut want[id as usize - 1];
+            assert_eq!(*slot, b'.', "seat {id} held twice (again by {user})");
+            *slot = mark;
+        }
+    }
+    let map = text(&mut r, &["TICKET.SEATMAP", "fo"]).unwrap();
+    assert_eq!(map.as_bytes(), &want[..]);
+    // The new primary sells on by the rule from there.
+    let next = seats(&mut r, &["TICKET.CLAIM", "fo", "after", "COUNT", "2"]);
+    assert_eq!(next.len(), 2);
+    assert!(next.iter().all(|id| want[*id as usize - 1] == b'.'));
 }
