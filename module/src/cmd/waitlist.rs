@@ -31,16 +31,14 @@
 
 use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{arguments, exactly, expired_from, guarded, integer_or_nil, write};
+use super::{expired_from, guarded, integer_or_nil, write};
 use crate::host::argv::Argv;
 use crate::host::store::{Access, RedisStore};
 use crate::{args, pool};
 
 pub fn wait(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let given = arguments(argv, 2, 4)?;
-        let (event, user) = (args::event_id(given[0])?, args::user_id(given[1])?);
-        let count = args::wait_count(&given[2..])?;
+        let (event, user, count) = argv.parse(args::wait)?;
         let position = write(ctx, event, argv.user(2, user), |store, out, clock| {
             pool::wait(store, out, event, user, count, clock)
         })?;
@@ -50,8 +48,7 @@ pub fn wait(ctx: &Context, argv: Argv<'_>) -> RedisResult {
 
 pub fn leave(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(argv)?;
-        let (event, user) = (args::event_id(event)?, args::user_id(user)?);
+        let (event, user) = argv.parse(args::event_user)?;
         let left = write(ctx, event, argv.user(2, user), |store, out, clock| {
             pool::leave(store, out, event, user, clock)
         })?;
@@ -61,8 +58,7 @@ pub fn leave(ctx: &Context, argv: Argv<'_>) -> RedisResult {
 
 pub fn position(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(argv)?;
-        let (event, user) = (args::event_id(event)?, args::user_id(user)?);
+        let (event, user) = argv.parse(args::event_user)?;
         let mut store = RedisStore::open(ctx, event, Access::Read, argv.user(2, user));
         let expired_from = expired_from(ctx, &store);
         Ok(integer_or_nil(pool::position(

@@ -321,7 +321,7 @@ pub fn restore_begin(store: &mut impl Store, begin: &Begin) {
         waitseq: 0,
         incarnation: Some(begin.incarnation),
         draw: None,
-        seated: false,
+        seated: begin.layout.is_some(),
     };
     // No creation time: a replica could not know the primary's.
     store.write_meta(MetaWrite::Create {
@@ -334,16 +334,29 @@ pub fn restore_begin(store: &mut impl Store, begin: &Begin) {
         from: begin.from,
         sum: 0,
     }));
+    // A seated event: its layout, every seat free until its orders come.
+    if let Some(layout) = &begin.layout {
+        store.create_seating(layout);
+    }
 }
 
-/// Restored orders: holders, holds and the meta counters, as the apply of
-/// their claims would have written them.
+/// Restored orders: holders, holds, the meta counters and (a seated event)
+/// the seat state, as the apply of their claims would have written them.
 pub fn restore_orders<U: AsRef<str>>(store: &mut impl Store, orders: &[Order<U>]) {
     let (mut held, mut extra, mut sum) = (0, 0, 0i64);
+    let seated = seated(store);
     for order in orders {
         let user = order.user.as_ref();
         store.set_holder(user, Some(&order.tickets));
         let n = count(&order.tickets);
+        if seated {
+            let seat = if order.until > 0 {
+                Seat::Held
+            } else {
+                Seat::Sold
+            };
+            store.set_seats(order.tickets.as_slice(), seat);
+        }
         if order.until > 0 {
             store.set_score(Set::Holds, user, Some(order.until));
             held += n;

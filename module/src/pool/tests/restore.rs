@@ -45,6 +45,7 @@ fn snapshot_of(s: &MemoryStore, from: StreamId) -> (Begin, Vec<Order>, Vec<Range
         },
         orders: orders.len() as i64,
         from,
+        layout: None,
     };
     (begin, orders, protocol::restore::free_spans(minted, &live))
 }
