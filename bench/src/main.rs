@@ -4,6 +4,7 @@
 
 mod chart;
 mod demo;
+mod demo_seats;
 mod env;
 mod info;
 mod load;
@@ -65,6 +66,8 @@ enum Cmd {
     All,
     /// The README demo: 1,000 users burst 100 tickets, MySQL checked against Redis
     Demo,
+    /// The seated demo: 1,000 parties of 1-6 burst 2,000 seats; Redis, MySQL and audit-seats agree
+    DemoSeats,
 }
 
 /// Options shared by all subcommands.
@@ -268,6 +271,7 @@ fn main() -> ExitCode {
     };
     let result = match cmd {
         Cmd::Demo => demo::run(&cli.opts, ui),
+        Cmd::DemoSeats => demo_seats::run(&cli.opts, ui),
         _ => run_bench(cmd, &cli.opts, ui),
     };
     match result {
@@ -460,6 +464,7 @@ mod tests {
             ("restore", Cmd::Restore),
             ("seats", Cmd::Seats),
             ("demo", Cmd::Demo),
+            ("demo-seats", Cmd::DemoSeats),
         ] {
             assert_eq!(Cli::parse_from(["b", arg]).cmd, Some(cmd));
         }

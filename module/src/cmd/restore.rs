@@ -57,16 +57,13 @@ use redis_module::{Context, RedisResult, RedisValue};
 use protocol::restore::Step;
 
 use super::init::announce;
-use super::{arguments, guarded, write};
-use crate::error::TicketError;
+use super::{guarded, write};
 use crate::host::argv::Argv;
-use crate::pool;
+use crate::{args, pool};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let given = arguments(argv, 2, usize::MAX)?;
-        let (event, step) = protocol::restore::decode(&given)
-            .map_err(|e| TicketError::Invalid(format!("TICKET.RESTORE: {e}")))?;
+        let (event, step) = argv.parse(args::restore)?;
         let reply = write(ctx, event, None, |store, out, clock| {
             Ok(match &step {
                 Step::Begin { begin, force } => {

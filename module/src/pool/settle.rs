@@ -253,8 +253,7 @@ pub fn offer_waiting(
             tickets,
             until,
         };
-        out.append(store, Record { op, at: now }, minted, None);
-        out.count_offer();
+        offer(store, out, Record { op, at: now }, minted)?;
         meta = existing_meta(store, event)?;
     }
     Ok(meta)
@@ -303,11 +302,27 @@ fn offer_seats(
             tickets,
             until: now.saturating_add(meta.offer),
         };
-        out.append(store, Record { op, at: now }, None, None);
-        out.count_offer();
+        offer(store, out, Record { op, at: now }, None)?;
         return Ok(true);
     }
     Ok(false)
+}
+
+/// Makes one offer (`record` is its `op=offer`). Its apply marks the user
+/// offered in the wants hash, read first so that a key of the wrong type
+/// is an error before anything is written.
+fn offer<'a>(
+    store: &mut impl Store,
+    out: &mut Effects<'a>,
+    record: Record<Cow<'a, str>>,
+    minted: Option<i64>,
+) -> Result<(), TicketError> {
+    if let Op::Offer { user, .. } = &record.op {
+        store.wants(user)?;
+    }
+    out.append(store, record, minted, None);
+    out.count_offer();
+    Ok(())
 }
 
 /// When the command may make no more offers now: the time to come back
