@@ -260,8 +260,9 @@ pub fn offer_waiting(
 }
 
 /// Most waiting parties a seated event's offer step looks at for one
-/// offer (those further back wait for the next change).
-pub const SEATED_LOOKAHEAD: usize = 100;
+/// offer (those further back wait for the next change); one definition,
+/// which `audit-draw` replays.
+pub use protocol::draw::SEATED_LOOKAHEAD;
 
 /// A seated event's offer: the first waiting party (of the first
 /// [`SEATED_LOOKAHEAD`]) for whom a candidate of their count exists by the

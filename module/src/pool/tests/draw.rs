@@ -74,7 +74,10 @@ fn steps(s: &MemoryStore) -> Vec<Step> {
     s.log
         .iter()
         .filter_map(|(_, r)| match &r.op {
-            Op::Enter { user, .. } => Some(Step::Enter { user: user.clone() }),
+            Op::Enter { user, count, .. } => Some(Step::Enter {
+                user: user.clone(),
+                count: *count as u32,
+            }),
             Op::Leave { user } => Some(Step::Leave { user: user.clone() }),
             Op::Draw { seed } => Some(Step::Draw {
                 seed: seed.to_vec(),
