@@ -18,7 +18,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// One summary line: label, value, and OK/FAIL when it is a check.
-fn line(label: &str, value: &str, check: Option<bool>) -> String {
+pub(crate) fn line(label: &str, value: &str, check: Option<bool>) -> String {
     let mark = match check {
         Some(true) => "  OK",
         Some(false) => "  FAIL",

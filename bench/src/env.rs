@@ -294,17 +294,20 @@ impl Drop for Sidecar {
     }
 }
 
-/// `TICKET.STATUS E` as a map (RESP2 flat array of field, value).
+/// `TICKET.STATUS E`'s numeric fields as a map (RESP2 flat array of field,
+/// value; a seated event's `categories`, an array, is left out).
 pub fn ticket_status(c: &mut redis::Connection, event: &str) -> Result<HashMap<String, i64>> {
-    let flat: Vec<String> = redis::cmd("TICKET.STATUS")
+    let flat: Vec<redis::Value> = redis::cmd("TICKET.STATUS")
         .arg(event)
         .query(c)
         .with_context(|| format!("TICKET.STATUS {event}"))?;
     let mut m = HashMap::new();
     for kv in flat.chunks(2) {
         if let [k, v] = kv {
-            if let Ok(n) = v.parse::<i64>() {
-                m.insert(k.clone(), n);
+            let k: Option<String> = redis::from_redis_value(k.clone()).ok();
+            let v: Option<String> = redis::from_redis_value(v.clone()).ok();
+            if let (Some(k), Some(Ok(n))) = (k, v.map(|v| v.parse::<i64>())) {
+                m.insert(k, n);
             }
         }
     }

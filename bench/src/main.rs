@@ -4,6 +4,7 @@
 
 mod chart;
 mod demo;
+mod demo_seats;
 mod env;
 mod info;
 mod load;
@@ -59,10 +60,14 @@ enum Cmd {
     Restore,
     /// 1,000,000 users enter a DRAW event; OPEN with 100,000 tickets at ADMIT 20,000/s; audit-draw
     Draw,
+    /// Reserved seating: 2,000 parties of 1-8 from 50 connections on 10,000 seats vs CLAIM COUNT; the 80,000-seat arena's INIT and audit-seats
+    Seats,
     /// Every scenario (the default)
     All,
     /// The README demo: 1,000 users burst 100 tickets, MySQL checked against Redis
     Demo,
+    /// The seated demo: 1,000 parties of 1-6 burst 2,000 seats; Redis, MySQL and audit-seats agree
+    DemoSeats,
 }
 
 /// Options shared by all subcommands.
@@ -196,6 +201,14 @@ sizes! {
     draw_tickets: u64 = 100_000, 1_000, min 1;
     /// draw: the event's ADMIT (offers per second)
     draw_admit: u64 = 20_000, 500, min 1;
+    /// seats: parties of 1-8 in the burst (one claim each)
+    seats_parties: u64 = 2_000, 300, min 1;
+    /// seats: connections of the burst
+    seats_conns: u64 = 50, 10, min 1;
+    /// seats: seats of the burst's venue (sections of 20 rows x 50)
+    seats_venue: u64 = 10_000, 2_000, min 1_000;
+    /// seats: seats of the arena (sections of 40 rows x 50)
+    seats_arena: u64 = 80_000, 8_000, min 2_000;
     /// restore: orders in the snapshot
     restore_orders: u64 = 1_000_000, 20_000, min 1;
     /// restore: most tickets per ORDERS or FREE call
@@ -258,6 +271,7 @@ fn main() -> ExitCode {
     };
     let result = match cmd {
         Cmd::Demo => demo::run(&cli.opts, ui),
+        Cmd::DemoSeats => demo_seats::run(&cli.opts, ui),
         _ => run_bench(cmd, &cli.opts, ui),
     };
     match result {
@@ -315,7 +329,7 @@ fn rerender(path: &std::path::Path, opts: &Opts, ui: Ui) -> Result<ExitCode> {
 type Scenario = fn(&scenarios::Ctx) -> Result<ScenarioReport>;
 
 /// Every scenario `all` runs, in this order.
-const SCENARIOS: [(Cmd, Scenario); 10] = [
+const SCENARIOS: [(Cmd, Scenario); 11] = [
     (Cmd::Burst, scenarios::burst),
     (Cmd::Coupon, scenarios::coupon),
     (Cmd::Throughput, scenarios::throughput),
@@ -326,6 +340,7 @@ const SCENARIOS: [(Cmd, Scenario); 10] = [
     (Cmd::Waitlist, scenarios::waitlist),
     (Cmd::Restore, scenarios::restore),
     (Cmd::Draw, scenarios::draw),
+    (Cmd::Seats, scenarios::seats),
 ];
 
 /// The servers the options name, or private ones.
@@ -447,7 +462,9 @@ mod tests {
             ("checkout", Cmd::Checkout),
             ("waitlist", Cmd::Waitlist),
             ("restore", Cmd::Restore),
+            ("seats", Cmd::Seats),
             ("demo", Cmd::Demo),
+            ("demo-seats", Cmd::DemoSeats),
         ] {
             assert_eq!(Cli::parse_from(["b", arg]).cmd, Some(cmd));
         }

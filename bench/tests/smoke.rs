@@ -54,7 +54,8 @@ fn all_quick_reports_every_scenario_without_violations() {
             "checkout",
             "waitlist",
             "restore",
-            "draw"
+            "draw",
+            "seats"
         ],
         "{stderr}"
     );

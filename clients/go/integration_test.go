@@ -186,6 +186,9 @@ func checkOffer(t *testing.T, g *TicketGate, e string) {
 	if o := check[*Order](t)(g.Order(ctx, e, "bob")); o == nil || o.State != OrderHeld {
 		t.Fatalf("bob's offer: %+v", o)
 	}
+	if pos, ok, err := g.Position(ctx, e, "bob"); err != nil || !ok || pos != 0 {
+		t.Fatalf("bob is offered, position 0: %d %v %v", pos, ok, err)
+	}
 	noErr(t, g.Close(ctx, e))
 	if n := check[int64](t)(g.Confirm(ctx, e, "bob")); n != 1 {
 		t.Fatalf("confirm after close: %d", n)

@@ -238,6 +238,21 @@ impl TicketError {
 
 impl std::error::Error for TicketError {}
 
+/// Why a command failed before or while running: what its callback's
+/// guard turns into the error reply.
+#[derive(Debug, PartialEq, Eq)]
+pub enum CommandError {
+    /// Wrong number of arguments: Redis's standard message.
+    Arity,
+    Ticket(TicketError),
+}
+
+impl From<TicketError> for CommandError {
+    fn from(e: TicketError) -> Self {
+        CommandError::Ticket(e)
+    }
+}
+
 /// Quotes user input for an error message: printable ASCII as is, everything
 /// else (controls, quotes, non-ASCII bytes) escaped, and long input cut short.
 pub fn quote(raw: &[u8]) -> String {

@@ -152,12 +152,17 @@ impl Admission {
     }
 }
 
+/// Most waiting parties a seated event's offer step looks at for one offer
+/// (those further back wait for the next change): the offer goes to the
+/// first of them, in queue order, whose party fits together.
+pub const SEATED_LOOKAHEAD: usize = 100;
+
 /// One logged step of a draw event's queue, in log order, as MySQL keeps
 /// it: what the audit replays.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
-    /// A user entered the draw (before it happened).
-    Enter { user: String },
+    /// A user entered the draw (before it happened) for `count` tickets.
+    Enter { user: String, count: u32 },
     /// A user left the queue (before or after the draw).
     Leave { user: String },
     /// The draw: the seed revealed.
@@ -195,12 +200,35 @@ pub enum Violation {
     EnterAfterDraw { step: usize, user: String },
     /// An offer was made before the draw.
     OfferBeforeDraw { step: usize, user: String },
+    /// A seated draw's offer went to drawn entrant `user` although no
+    /// party among the first [`SEATED_LOOKAHEAD`] waiting fitted together
+    /// (`user` included: further back, or its party of `count` did not fit).
+    Unfit {
+        step: usize,
+        user: String,
+        count: u32,
+    },
 }
 
 /// Replays a draw event's steps and checks that SHA-256(seed) is the
 /// commitment and that every offer made while drawn entrants waited went to
 /// the lowest-ranked of them (those who left or were served skipped).
 pub fn audit(commitment_hex: &str, steps: &[Step]) -> Result<Summary, Violation> {
+    audit_with(commitment_hex, steps, &mut |_, _| true)
+}
+
+/// [`audit`] with the party-aware offer rule of a seated event: `fits(i,
+/// n)` says whether a party of `n` fits together on the seats as they were
+/// just before step `i` (always true for a general-admission draw, whose
+/// head is always the one offered). Each offer made while drawn entrants
+/// waited must go to the first of the first [`SEATED_LOOKAHEAD`] of them,
+/// in rank order, whose party fits; when none fits it went to someone who
+/// joined after the draw.
+pub fn audit_with(
+    commitment_hex: &str,
+    steps: &[Step],
+    fits: &mut dyn FnMut(usize, u32) -> bool,
+) -> Result<Summary, Violation> {
     let draws: Vec<&[u8]> = steps
         .iter()
         .filter_map(|s| match s {
@@ -220,7 +248,7 @@ pub fn audit(commitment_hex: &str, steps: &[Step]) -> Result<Summary, Violation>
     }
     let mut queue = Queue::default();
     for (i, step) in steps.iter().enumerate() {
-        queue.replay(i, step, seed)?;
+        queue.replay(i, step, seed, fits)?;
     }
     Ok(queue.summary)
 }
@@ -233,18 +261,27 @@ struct Queue {
     waiting: std::collections::BTreeSet<(u64, String)>,
     /// Everyone who entered before the draw, with their rank once drawn.
     entered: std::collections::HashMap<String, Option<u64>>,
+    /// Each entrant's party size.
+    counts: std::collections::HashMap<String, u32>,
     summary: Summary,
 }
 
 impl Queue {
-    fn replay(&mut self, i: usize, step: &Step, seed: &[u8]) -> Result<(), Violation> {
+    fn replay(
+        &mut self,
+        i: usize,
+        step: &Step,
+        seed: &[u8],
+        fits: &mut dyn FnMut(usize, u32) -> bool,
+    ) -> Result<(), Violation> {
         match step {
-            Step::Enter { user } if self.drawn => Err(Violation::EnterAfterDraw {
+            Step::Enter { user, .. } if self.drawn => Err(Violation::EnterAfterDraw {
                 step: i,
                 user: user.clone(),
             }),
-            Step::Enter { user } => {
+            Step::Enter { user, count } => {
                 self.entered.insert(user.clone(), None);
+                self.counts.insert(user.clone(), *count);
                 Ok(())
             }
             Step::Leave { user } => {
@@ -259,7 +296,7 @@ impl Queue {
                 step: i,
                 user: user.clone(),
             }),
-            Step::Offer { user } => self.offer(i, user, seed),
+            Step::Offer { user } => self.offer(i, user, seed, fits),
         }
     }
 
@@ -288,22 +325,51 @@ impl Queue {
         }
     }
 
-    fn offer(&mut self, i: usize, user: &str, seed: &[u8]) -> Result<(), Violation> {
-        let Some(first) = self.waiting.first().cloned() else {
-            self.summary.later_offers += 1;
-            return Ok(());
-        };
-        if first.1 != user {
-            return Err(Violation::OutOfOrder {
+    /// An offer: it must go to the first of the first [`SEATED_LOOKAHEAD`]
+    /// drawn entrants still waiting whose party fits (for a general
+    /// admission draw, the head); with none waiting, or none fitting, to
+    /// someone who joined after the draw.
+    fn offer(
+        &mut self,
+        i: usize,
+        user: &str,
+        seed: &[u8],
+        fits: &mut dyn FnMut(usize, u32) -> bool,
+    ) -> Result<(), Violation> {
+        let count = |u: &str| self.counts.get(u).copied().unwrap_or(1);
+        let first = self
+            .waiting
+            .iter()
+            .take(SEATED_LOOKAHEAD)
+            .find(|(_, u)| fits(i, count(u)))
+            .cloned();
+        match first {
+            Some(first) if first.1 == user => {
+                self.waiting.remove(&first);
+                debug_assert_eq!(first.0, rank(seed, user.as_bytes()));
+                self.summary.offers_checked += 1;
+                Ok(())
+            }
+            Some(first) => Err(Violation::OutOfOrder {
                 step: i,
                 user: user.to_string(),
                 expected: first.1,
-            });
+            }),
+            None if self
+                .waiting
+                .contains(&(rank(seed, user.as_bytes()), user.to_string())) =>
+            {
+                Err(Violation::Unfit {
+                    step: i,
+                    user: user.to_string(),
+                    count: count(user),
+                })
+            }
+            None => {
+                self.summary.later_offers += 1;
+                Ok(())
+            }
         }
-        self.waiting.remove(&first);
-        debug_assert_eq!(first.0, rank(seed, user.as_bytes()));
-        self.summary.offers_checked += 1;
-        Ok(())
     }
 }
 
@@ -361,6 +427,7 @@ mod tests {
             .iter()
             .map(|u| Step::Enter {
                 user: u.to_string(),
+                count: 1,
             })
             .collect();
         steps.extend(leave.iter().map(|u| Step::Leave {
@@ -404,6 +471,60 @@ mod tests {
             audit(&commitment(&[8u8; 32]), &steps),
             Err(Violation::SeedMismatch { .. })
         ));
+    }
+
+    #[test]
+    fn a_seated_draw_offers_the_first_party_that_fits() {
+        let seed = [9u8; 32];
+        let sizes = [("ann", 4), ("bob", 1), ("cy", 2)];
+        let mut ranked: Vec<(u64, &str)> = sizes
+            .iter()
+            .map(|(u, _)| (rank(&seed, u.as_bytes()), *u))
+            .collect();
+        ranked.sort();
+        let order: Vec<&str> = ranked.iter().map(|r| r.1).collect();
+        let mut steps: Vec<Step> = sizes
+            .iter()
+            .map(|(u, n)| Step::Enter {
+                user: u.to_string(),
+                count: *n,
+            })
+            .collect();
+        steps.push(Step::Draw {
+            seed: seed.to_vec(),
+        });
+        let offer = |u: &str| Step::Offer { user: u.into() };
+        let commit = commitment(&seed);
+        // Parties of 4 never fit: ann is skipped and keeps her place, the
+        // other two are offered in rank order; then a later joiner.
+        let mut no_four = |_: usize, n: u32| n < 4;
+        let mut fair = steps.clone();
+        fair.extend(order.iter().filter(|u| **u != "ann").map(|u| offer(u)));
+        fair.push(offer("late"));
+        let s = audit_with(&commit, &fair, &mut no_four).unwrap();
+        assert_eq!((s.offers_checked, s.later_offers), (2, 1));
+        // ann offered while no party fitted, hers included.
+        let mut unfit = steps.clone();
+        unfit.push(offer("ann"));
+        let v = audit_with(&commit, &unfit, &mut |_, _| false).unwrap_err();
+        assert!(
+            matches!(&v, Violation::Unfit { user, count: 4, .. } if user == "ann"),
+            "{v:?}"
+        );
+        // The two who fit, swapped.
+        let mut swapped = steps.clone();
+        let fit: Vec<&str> = order.iter().copied().filter(|u| *u != "ann").collect();
+        swapped.extend([offer(fit[1]), offer(fit[0])]);
+        let v = audit_with(&commit, &swapped, &mut no_four).unwrap_err();
+        assert!(
+            matches!(&v, Violation::OutOfOrder { expected, .. } if expected == fit[0]),
+            "{v:?}"
+        );
+        // A later joiner while a drawn party fitted.
+        let mut jumped = steps;
+        jumped.push(offer("late"));
+        let v = audit_with(&commit, &jumped, &mut no_four).unwrap_err();
+        assert!(matches!(&v, Violation::OutOfOrder { .. }), "{v:?}");
     }
 
     proptest! {

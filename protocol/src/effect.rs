@@ -22,7 +22,7 @@
 //! TICKET._APPLY <version> <E> enter   <id> <at> <user> <count> <rank>
 //! TICKET._APPLY <version> <E> leave   <id> <at> <user>
 //! TICKET._APPLY <version> <E> draw    <id> <at> <seed>
-//! TICKET._APPLY <version> <E> restore-begin  <the values of TICKET.RESTORE BEGIN, without FORCE>
+//! TICKET._APPLY <version> <E> restore-begin  <the values of TICKET.RESTORE BEGIN, SEATS <layout> included, without FORCE>
 //! TICKET._APPLY <version> <E> restore-orders <user> <tickets> <until> [...]
 //! TICKET._APPLY <version> <E> restore-free   <n>|<a>-<b> [...]
 //! TICKET._APPLY <version> <E> wait    <user> <place>
@@ -278,7 +278,9 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Effect<&'a str>), BadEf
         ("restore-begin", _) => {
             return Ok((
                 event,
-                restored(Begin::decode(rest).map(Effect::RestoreBegin))?,
+                restored(
+                    Begin::decode_with_options(rest, false).map(|(b, _)| Effect::RestoreBegin(b)),
+                )?,
             ))
         }
         ("restore-orders", _) => {

@@ -5,8 +5,8 @@
 //! `ticket:{E}:holders` (hash), `ticket:{E}:log` (stream) and, while any
 //! order is held, `ticket:{E}:holds` (zset: user -> deadline), and while
 //! anyone waits, `ticket:{E}:waiting` (zset: user -> place), and while an
-//! entrant of a draw who wants more than one ticket waits, `ticket:{E}:wants`
-//! (hash: user -> count), and for a seated event `ticket:{E}:seats` (string:
+//! entrant of a draw who wants more than one ticket waits or anyone holds an
+//! offer, `ticket:{E}:wants` (hash: user -> count, 0 = offered), and for a seated event `ticket:{E}:seats` (string:
 //! the seat state, 2 bits per seat; its layout is the meta hash's field
 //! `layout`). Event ids have no
 //! braces, so the hash tag of the event argument equals the keys' tag and
@@ -40,12 +40,18 @@ pub enum Part {
     /// (`seq * WAIT_COUNT_SPAN + count`, FIFO by `seq`).
     Waiting = 5,
     /// A draw event's entrants who want more than one ticket: user ->
-    /// count (absent = 1); their waiting score is their rank.
+    /// count (absent = 1); their waiting score is their rank. A user
+    /// holding an offer of the waiting list or draw (any event) is there
+    /// with [`WANTS_OFFERED`] until it is confirmed, cancelled or expires.
     Wants = 6,
     /// A seated event's seat state: a string of 2 bits per seat id
     /// (`seats::state`, packed), free 0, held 1, sold 2.
     Seats = 7,
 }
+
+/// The wants hash's value of a user holding an offer: wanting nothing
+/// more from the queue, its place is "offered" (`TICKET.POSITION` 0).
+pub const WANTS_OFFERED: i64 = 0;
 
 /// Every key of an event, in the order of [`Part`]'s discriminants.
 pub const PARTS: [Part; 8] = [

@@ -5,7 +5,7 @@
 //! loader (`effect`).
 //!
 //! ```text
-//! TICKET.RESTORE E BEGIN <incarnation> <total> <minted> <status open|closed> <opens_at> <closes_at> <hold> <limit> <offer> <orders> <from-id> [FORCE]
+//! TICKET.RESTORE E BEGIN <incarnation> <total> <minted> <status open|closed> <opens_at> <closes_at> <hold> <limit> <offer> <orders> <from-id> [SEATS <layout>] [FORCE]
 //! TICKET.RESTORE E ORDERS <user> <tickets> <until> [<user> <tickets> <until> ...]
 //! TICKET.RESTORE E FREE <n>|<a>-<b> [...]
 //! TICKET.RESTORE E COMMIT
@@ -17,6 +17,11 @@
 //! several, ascending, comma-separated; `until` its hold's deadline (unix
 //! ms), 0 = sold. FREE names the pooled numbers up to `minted`, one by one
 //! or as inclusive ranges. [`steps`] cuts a snapshot into such calls.
+//!
+//! A seated event is restored with `SEATS <layout>` (the layout JSON, as
+//! `TICKET.INIT ... SEATS` takes it, checked the same way, its seats
+//! `total`; `minted` must be `total`): its orders' tickets are seat ids,
+//! and every seat in no order is free, so it has no `FREE` calls.
 //!
 //! Decoding checks everything that needs no state (syntax, ranges, order);
 //! what depends on the event (a ticket above `minted`, a user restored
@@ -30,6 +35,7 @@ use crate::model::{
     parse_number, parse_tickets, parse_time, Args, Checkout, Incarnation, Status, Tickets, Value,
     MAX_HOLD_MS, MAX_TICKETS,
 };
+use crate::seats::Layout;
 use crate::StreamId;
 
 /// The command name.
@@ -57,11 +63,25 @@ pub struct Begin {
     pub orders: i64,
     /// The MySQL offset the snapshot was taken at.
     pub from: StreamId,
+    /// A seated event's layout, in its stored form (`Layout::to_json`).
+    pub layout: Option<String>,
 }
 
 impl Begin {
-    /// The 11 values after `BEGIN` (and after `restore-begin`).
-    pub fn values(&self) -> [Value<'static>; 11] {
+    /// The values after `BEGIN` (and after `restore-begin`): 11, then
+    /// `SEATS <layout>` for a seated event.
+    pub fn values(&self) -> impl Iterator<Item = Value<'_>> + '_ {
+        let seats = self
+            .layout
+            .as_deref()
+            .map(|l| [Value::Text("SEATS"), Value::Text(l)]);
+        self.settings()
+            .into_iter()
+            .chain(seats.into_iter().flatten())
+    }
+
+    /// The 11 settings every restore has.
+    fn settings(&self) -> [Value<'static>; 11] {
         [
             Value::Hex(self.incarnation),
             Value::Number(self.total),
@@ -77,7 +97,32 @@ impl Begin {
         ]
     }
 
-    /// Decodes the 11 values after `BEGIN`.
+    /// Decodes the values after `BEGIN` (or `restore-begin`): the 11
+    /// settings, then `SEATS <layout>` in any order with `FORCE` when
+    /// `force` is allowed (the command); returns whether `FORCE` was given.
+    pub fn decode_with_options(args: &[&[u8]], force: bool) -> Result<(Begin, bool), String> {
+        let (settings, options) = args.split_at(args.len().min(11));
+        let mut begin = Begin::decode(settings)?;
+        let (mut forced, mut rest) = (false, options);
+        while let [word, tail @ ..] = rest {
+            rest = tail;
+            if force && word.eq_ignore_ascii_case(b"FORCE") && !forced {
+                forced = true;
+            } else if word.eq_ignore_ascii_case(b"SEATS") && begin.layout.is_none() {
+                let [json, tail @ ..] = rest else {
+                    return Err("SEATS needs a layout".into());
+                };
+                rest = tail;
+                begin.layout = Some(seated_layout(&begin, json)?);
+            } else {
+                let want = if force { "SEATS or FORCE" } else { "SEATS" };
+                return Err(format!("unknown option {} (expected {want})", shown(word)));
+            }
+        }
+        Ok((begin, forced))
+    }
+
+    /// Decodes the 11 settings after `BEGIN` (no layout).
     pub fn decode(args: &[&[u8]]) -> Result<Begin, String> {
         let [incarnation, total, minted, status, opens, closes, hold, limit, offer, orders, from] =
             args
@@ -129,8 +174,27 @@ impl Begin {
             checkout,
             orders,
             from,
+            layout: None,
         })
     }
+}
+
+/// A seated restore's layout in its stored form, checked as `TICKET.INIT
+/// ... SEATS` checks it: valid, its seats `total`, and `minted` = `total`
+/// (a seated event's seats all exist from the start).
+fn seated_layout(begin: &Begin, json: &[u8]) -> Result<String, String> {
+    let json = std::str::from_utf8(json).map_err(|_| "invalid layout: not UTF-8".to_owned())?;
+    let layout = Layout::parse(json).map_err(|e| format!("invalid layout: {}", e.0))?;
+    layout
+        .check_total(begin.total)
+        .map_err(|e| format!("invalid layout: {}", e.0))?;
+    if begin.minted != begin.total {
+        return Err(format!(
+            "a seated event's minted ({}) must be its total ({})",
+            begin.minted, begin.total
+        ));
+    }
+    Ok(layout.to_json())
 }
 
 /// One restored order: `user` holds `tickets`, held until `until` (unix
@@ -233,21 +297,8 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Step<&'a str>), String>
         .ok_or_else(|| format!("invalid event id {}", shown(event)))?;
     let is = |word: &str| step.eq_ignore_ascii_case(word.as_bytes());
     let step = if is("BEGIN") {
-        let (values, force) = match rest {
-            [values @ .., last] if values.len() == 11 => {
-                match last.eq_ignore_ascii_case(b"FORCE") {
-                    true => (values, true),
-                    false => {
-                        return Err(format!("unknown option {} (expected FORCE)", shown(last)))
-                    }
-                }
-            }
-            _ => (rest, false),
-        };
-        Step::Begin {
-            begin: Begin::decode(values)?,
-            force,
-        }
+        let (begin, force) = Begin::decode_with_options(rest, true)?;
+        Step::Begin { begin, force }
     } else if is("ORDERS") {
         Step::Orders(decode_orders(rest)?)
     } else if is("FREE") {
@@ -446,6 +497,7 @@ pub(crate) mod tests {
                         checkout: Checkout { hold, limit, offer },
                         orders: orders.min(minted),
                         from: StreamId::new(ms, seq),
+                        layout: None,
                     }
                 },
             )
@@ -647,6 +699,38 @@ pub(crate) mod tests {
         let many = vec!["1"; MAX_TICKETS + 1].join(",");
         let err = decoded(&strs(&["e", "ORDERS", "u", &many, "0"])).unwrap_err();
         assert!(err.contains("ascending distinct"), "{err}");
+    }
+
+    #[test]
+    fn a_seated_begin_carries_its_layout_in_stored_form() {
+        let layout = r#"{"sections":[{"name":"A","rows":[{"name":"1","seats":4}]}]}"#;
+        let mut args = begin_args("BEGIN", &["SEATS", layout, "FORCE"]);
+        (args[3], args[4]) = (b"4".to_vec(), b"4".to_vec());
+        let (_, step) = decoded(&args).unwrap();
+        let Step::Begin { begin, force } = &step else {
+            panic!("{step:?}")
+        };
+        let stored = Layout::parse(layout).unwrap().to_json();
+        assert_eq!(
+            (begin.layout.as_deref(), *force),
+            (Some(stored.as_str()), true)
+        );
+        // The wire form decodes to the same step (FORCE before SEATS too).
+        assert_eq!(
+            decoded(&wire(&borrowed(&step), "e")),
+            Ok(("e".into(), step))
+        );
+        let wrong = |total: &str, minted: &str, json: &str| {
+            let mut a = begin_args("BEGIN", &["SEATS", json]);
+            (a[3], a[4]) = (total.as_bytes().to_vec(), minted.as_bytes().to_vec());
+            decoded(&a).unwrap_err()
+        };
+        assert!(wrong("5", "5", layout).contains("invalid layout"));
+        assert!(wrong("4", "3", layout).contains("minted (3) must be its total (4)"));
+        assert!(wrong("4", "4", r#"{"sections":[],"x":1}"#).contains("invalid layout"));
+        let mut a = begin_args("BEGIN", &["SEATS"]);
+        (a[3], a[4]) = (b"4".to_vec(), b"4".to_vec());
+        assert!(decoded(&a).unwrap_err().contains("SEATS needs a layout"));
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! ranks, centers) and a scripted sale whose seats are written out here;
 //! every error leaves `DEBUG DIGEST` unchanged; a strict replica and an AOF
 //! reload reach the primary's digest; the 80,000-seat arena inits and sells
-//! well under 50 ms a command.
+//! well under 50 ms a command; `TICKET.RESTORE ... SEATS` puts a seated
+//! event back from its orders (every bad step named, nothing changed); a
+//! kill -9 failover keeps every seat a `WAIT 1` acknowledged.
 
 #[path = "support/module.rs"]
 mod support;
@@ -148,6 +150,15 @@ fn a_seated_sale_gives_exactly_the_rules_seats() {
     );
 }
 
+/// After [`sale`]: the four seats u7 gives back are the best four again.
+fn sells_on_by_the_rule(c: &mut Connection) {
+    assert_eq!(int_or_nil(c, &["TICKET.CANCEL", "hall", "u7"]), Some(9));
+    assert_eq!(
+        seats(c, &claim_args("u11", &["COUNT", "4"])),
+        [9, 10, 11, 12]
+    );
+}
+
 #[test]
 fn an_aof_reload_reaches_the_same_seats_and_sells_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -158,14 +169,7 @@ fn an_aof_reload_reaches_the_same_seats_and_sells_on() {
     let _: Value = redis::cmd("DEBUG").arg("LOADAOF").query(&mut c).unwrap();
     assert_eq!(digest(&mut c), before);
     // The in-memory seats were rebuilt from the keys: the rule still holds.
-    assert_eq!(
-        int_or_nil(&mut c, &["TICKET.CANCEL", "hall", "u7"]),
-        Some(9)
-    );
-    assert_eq!(
-        seats(&mut c, &claim_args("u11", &["COUNT", "4"])),
-        [9, 10, 11, 12]
-    );
+    sells_on_by_the_rule(&mut c);
 }
 
 #[test]
@@ -300,4 +304,263 @@ fn the_arena_inits_and_sells_well_under_50_ms_a_command() {
         "a claim took {slowest:?}"
     );
     assert!(memory <= 80_000, "{memory} bytes for 80,000 seats");
+}
+
+/// The value after `name` in a flat reply (`ORDER`'s fields).
+fn field_of(reply: &Value, name: &str) -> Value {
+    let Value::Array(items) = reply else {
+        panic!("{reply:?}")
+    };
+    let at = items
+        .iter()
+        .position(|v| *v == Value::BulkString(name.as_bytes().to_vec()))
+        .unwrap_or_else(|| panic!("no {name} in {reply:?}"));
+    items[at + 1].clone()
+}
+
+/// The orders of [`sale`], as `TICKET.RESTORE ORDERS` triples (u3 holds).
+const SOLD: [(&str, &str); 7] = [
+    ("u1", "4,5"),
+    ("u2", "6,7,8"),
+    ("u4", "3"),
+    ("u5", "1,2"),
+    ("u7", "9,10,11,12"),
+    ("u8", "13,14,15"),
+    ("u9", "17,18,21"),
+];
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// `TICKET.RESTORE hall <step...>`.
+fn restore<'a>(step: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["TICKET.RESTORE", "hall"];
+    args.extend_from_slice(step);
+    args
+}
+
+#[test]
+fn a_seated_event_is_restored_from_its_orders_and_sells_on_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let aof = ["--appendonly", "yes", "--save", ""];
+    let server = RedisServer::start_in(dir.path(), &aof);
+    let replica = strict_replica_of(&server.port().to_string());
+    let mut c = server.conn();
+    sale(&mut c);
+    let users = ["u1", "u2", "u3", "u4", "u5", "u7", "u8", "u9"];
+    let orders: Vec<Value> = users
+        .iter()
+        .map(|u| value(&mut c, &["TICKET.ORDER", "hall", u]))
+        .collect();
+    let map = text(&mut c, &["TICKET.SEATMAP", "hall"]);
+    let layout = text(&mut c, &["TICKET.LAYOUT", "hall"]);
+    let Value::Int(until) = field_of(&orders[2], "expires_at") else {
+        panic!("u3 holds: {:?}", orders[2])
+    };
+    let until = until.to_string();
+    let incarnation: String = redis::cmd("HGET")
+        .arg(key("hall", "meta"))
+        .arg("incarnation")
+        .query(&mut c)
+        .unwrap();
+    let begin = |json: &'static str| {
+        let mut args = vec!["TICKET.RESTORE", "hall", "BEGIN", &incarnation];
+        args.extend(["22", "22", "open", "0", "0", "0", "4", "600000", "8", "1-0"]);
+        args.extend(["SEATS", json, "FORCE"]);
+        args.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    // A layout that is not the event's: refused before anything changes.
+    let before = digest(&mut c);
+    let bad = r#"{"sections":[{"name":"A","rows":[{"name":"1","seats":5}]}]}"#;
+    let line = expect_error(&mut c, &strs(&begin(bad)), "ERR");
+    assert!(line.contains("total 22 does not match"), "{line}");
+    assert_eq!(digest(&mut c), before);
+    ok(&mut c, &strs(&begin(HALL)));
+    // Every bad step names the seat and changes nothing.
+    let begun = digest(&mut c);
+    for (step, code, want) in [
+        (
+            &["ORDERS", "u1", "4,23", "0"][..],
+            "ERR",
+            "seat 23 is not a seat of the layout (1..=22)",
+        ),
+        (
+            &["ORDERS", "u1", "4,5", "0", "u2", "5,6", "0"],
+            "ERR",
+            "seat 5 is in two orders",
+        ),
+        (&["FREE", "16"], "ERR", "takes no FREE"),
+        (&["COMMIT"], "INCOMPLETE", "0 of 8 orders"),
+    ] {
+        let line = expect_error(&mut c, &restore(step), code);
+        assert!(line.contains(want), "{step:?}: {line}");
+        assert_eq!(digest(&mut c), begun, "{step:?}");
+    }
+    let held = ["ORDERS", "u3", "19,20", until.as_str()];
+    assert_eq!(int(&mut c, &restore(&held)), 1);
+    let sold: Vec<&str> = SOLD.iter().flat_map(|(u, s)| [*u, *s, "0"]).collect();
+    let (first, rest) = sold.split_at(6);
+    let mut step = vec!["ORDERS"];
+    step.extend_from_slice(first);
+    assert_eq!(int(&mut c, &restore(&step)), 3);
+    let part = digest(&mut c);
+    let line = expect_error(&mut c, &restore(&["ORDERS", "x", "4,16", "0"]), "ERR");
+    assert!(line.contains("seat 4 is in two orders"), "{line}");
+    assert_eq!(digest(&mut c), part);
+    let mut step = vec!["ORDERS"];
+    step.extend_from_slice(rest);
+    assert_eq!(int(&mut c, &restore(&step)), 8);
+    let _ = value(&mut c, &restore(&["COMMIT"]));
+    // The seats, the orders and the layout are what they were.
+    assert_eq!(text(&mut c, &["TICKET.SEATMAP", "hall"]), map);
+    assert_eq!(text(&mut c, &["TICKET.LAYOUT", "hall"]), layout);
+    for (user, order) in users.iter().zip(&orders) {
+        assert_eq!(
+            &value(&mut c, &["TICKET.ORDER", "hall", user]),
+            order,
+            "{user}"
+        );
+    }
+    // The replica and an AOF reload reach the same state, and sell on by
+    // the rule: the seats u7 gives back are the best four again.
+    wait_replicated(&mut c, 1);
+    let restored = digest(&mut c);
+    assert_eq!(digest(&mut replica.conn()), restored, "the replica");
+    let _: Value = redis::cmd("DEBUG").arg("LOADAOF").query(&mut c).unwrap();
+    assert_eq!(digest(&mut c), restored, "the AOF reload");
+    sells_on_by_the_rule(&mut c);
+}
+
+/// 20 rows of 100 seats (ids 1-2000), one section.
+fn hall_of_2000() -> String {
+    let rows: Vec<String> = (1..=20)
+        .map(|r| format!(r#"{{"name":"{r}","seats":100}}"#))
+        .collect();
+    format!(
+        r#"{{"sections":[{{"name":"F","rows":[{}]}}]}}"#,
+        rows.join(",")
+    )
+}
+
+/// One client of the failover test: parties of 1-8 (every third a hold),
+/// each followed by `WAIT 1`; returns the parties the replica acknowledged
+/// (user, seats, held) once the primary stops answering.
+fn acknowledged_parties(
+    url: &str,
+    client: usize,
+    acked: &std::sync::atomic::AtomicUsize,
+) -> Vec<(String, Vec<i64>, bool)> {
+    use std::sync::atomic::Ordering;
+    let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let mut out = Vec::new();
+    for i in 0.. {
+        let user = format!("c{client}-{i}");
+        let count = ((client * 7 + i * 3) % 8 + 1).to_string();
+        let held = i % 3 == 0;
+        let mut args = vec!["TICKET.CLAIM", "fo", &user, "COUNT", &count];
+        if held {
+            args.extend(["HOLD", "600000"]);
+        }
+        let seats: Vec<i64> = match cmd(&args).query::<Value>(&mut c) {
+            Ok(Value::Array(ids)) => ids
+                .into_iter()
+                .map(|v| redis::FromRedisValue::from_redis_value(v).unwrap())
+                .collect(),
+            Ok(other) => panic!("{args:?}: {other:?}"),
+            Err(e) if e.code().is_some() => continue, // NOTOGETHER, SOLDOUT
+            Err(_) => return out,                     // the primary is gone
+        };
+        match redis::cmd("WAIT").arg(1).arg(5000).query::<i64>(&mut c) {
+            Ok(n) if n >= 1 => {
+                out.push((user, seats, held));
+                acked.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok(_) => {}
+            Err(_) => return out,
+        }
+    }
+    out
+}
+
+/// The new primary's holders: user -> seat ids.
+fn holders_of(c: &mut Connection, event: &str) -> std::collections::HashMap<String, Vec<i64>> {
+    let raw: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
+        .arg(key(event, "holders"))
+        .query(c)
+        .unwrap();
+    raw.into_iter()
+        .map(|(u, t)| (u, t.split(',').map(|n| n.parse().unwrap()).collect()))
+        .collect()
+}
+
+#[test]
+fn a_failover_keeps_every_wait_acknowledged_seat() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let mut primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
+    let replica = strict_replica_of(&primary.port().to_string());
+    let mut p = primary.conn();
+    let layout = hall_of_2000();
+    ok(
+        &mut p,
+        &["TICKET.INIT", "fo", "2000", "LIMIT", "8", "SEATS", &layout],
+    );
+    wait_replicated(&mut p, 1);
+    let url = primary.url();
+    let acked = AtomicUsize::new(0);
+    let parties: Vec<(String, Vec<i64>, bool)> = std::thread::scope(|s| {
+        let clients: Vec<_> = (0..8)
+            .map(|i| {
+                s.spawn({
+                    let (url, acked) = (&url, &acked);
+                    move || acknowledged_parties(url, i, acked)
+                })
+            })
+            .collect();
+        // kill -9 in the middle of the sale (2,000 seats last ~440 parties).
+        ticketgate_tests::wait_until(Duration::from_secs(60), "150 parties acknowledged", || {
+            acked.load(Ordering::SeqCst) >= 150
+        });
+        primary.kill();
+        clients
+            .into_iter()
+            .flat_map(|c| c.join().unwrap())
+            .collect()
+    });
+    let mut r = replica.conn();
+    promote(&mut r);
+    // Every acknowledged party holds exactly its seats, held or sold.
+    assert!(parties.len() >= 150, "{} parties", parties.len());
+    eprintln!("{} parties acknowledged before the kill", parties.len());
+    for (user, seats, held) in &parties {
+        let order = value(&mut r, &["TICKET.ORDER", "fo", user]);
+        let want_state = if *held { "held" } else { "sold" };
+        let tickets: Vec<i64> =
+            redis::FromRedisValue::from_redis_value(field_of(&order, "tickets")).unwrap();
+        assert_eq!(&tickets, seats, "{user}");
+        let state: String =
+            redis::FromRedisValue::from_redis_value(field_of(&order, "state")).unwrap();
+        assert_eq!(state, want_state, "{user}");
+    }
+    // No seat twice, and the seat map says exactly what the orders say.
+    let holders = holders_of(&mut r, "fo");
+    let mut want = vec![b'.'; 2000];
+    for (user, seats) in &holders {
+        let held = value(&mut r, &["TICKET.ORDER", "fo", user]);
+        let mark = match field_of(&held, "state") {
+            Value::BulkString(s) if s == b"held" => b'h',
+            _ => b's',
+        };
+        for &id in seats {
+            let slot = &mut want[id as usize - 1];
+            assert_eq!(*slot, b'.', "seat {id} held twice (again by {user})");
+            *slot = mark;
+        }
+    }
+    let map = text(&mut r, &["TICKET.SEATMAP", "fo"]).unwrap();
+    assert_eq!(map.as_bytes(), &want[..]);
+    // The new primary sells on by the rule from there.
+    let next = seats(&mut r, &["TICKET.CLAIM", "fo", "after", "COUNT", "2"]);
+    assert_eq!(next.len(), 2);
+    assert!(next.iter().all(|id| want[*id as usize - 1] == b'.'));
 }

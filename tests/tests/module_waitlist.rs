@@ -29,14 +29,10 @@ fn users(prefix: &str, range: std::ops::Range<usize>) -> Vec<String> {
     range.map(|i| format!("{prefix}{i}")).collect()
 }
 
-/// The users of the event's `op=offer` log entries, in log order.
-fn offered_in_log(c: &mut Connection, event: &str) -> Vec<String> {
-    users_of_op(c, event, "offer")
-}
-
-#[test]
-fn returns_go_to_the_list_in_order_and_replicas_and_aof_agree() {
-    let mut primary = RedisServer::start_with(&[
+/// A primary with an AOF written at every command (so a restart reloads
+/// it) and a strict replica of it, in sync.
+fn aof_primary_with_replica() -> (RedisServer, RedisServer) {
+    let primary = RedisServer::start_with(&[
         "--repl-diskless-sync-delay",
         "0",
         "--appendonly",
@@ -45,6 +41,17 @@ fn returns_go_to_the_list_in_order_and_replicas_and_aof_agree() {
         "always",
     ]);
     let replica = strict_replica_of(&primary.port().to_string());
+    (primary, replica)
+}
+
+/// The users of the event's `op=offer` log entries, in log order.
+fn offered_in_log(c: &mut Connection, event: &str) -> Vec<String> {
+    users_of_op(c, event, "offer")
+}
+
+#[test]
+fn returns_go_to_the_list_in_order_and_replicas_and_aof_agree() {
+    let (mut primary, replica) = aof_primary_with_replica();
     let offers = subscribe_offers(&primary, "e");
     let mut p = primary.conn();
     ok(&mut p, &["TICKET.INIT", "e", "100", "OFFER", "3000"]);
@@ -64,8 +71,10 @@ fn returns_go_to_the_list_in_order_and_replicas_and_aof_agree() {
     pipelined(&mut p, &["TICKET.CANCEL", "e"], &buyers[..50]);
     assert_eq!(offered_in_log(&mut p, "e"), waiters[..50]);
     for w in &waiters[..50] {
-        assert_eq!(int_or_nil(&mut p, &["TICKET.POSITION", "e", w]), None);
+        let position = int_or_nil(&mut p, &["TICKET.POSITION", "e", w]);
+        assert_eq!(position, Some(0), "{w} holds an offer");
     }
+    assert_eq!(int_or_nil(&mut p, &["TICKET.POSITION", "e", "c99"]), None);
     assert_eq!(int(&mut p, &["TICKET.POSITION", "e", "w50"]), 1);
     expect_error(&mut p, &["TICKET.CLAIM", "e", "x"], "SOLDOUT");
     expect_error(&mut p, &["TICKET.CLAIM", "e", "w60"], "SOLDOUT");
@@ -79,6 +88,17 @@ fn returns_go_to_the_list_in_order_and_replicas_and_aof_agree() {
     });
     assert_eq!(offered_in_log(&mut p, "e"), waiters[..75]);
     assert_eq!(status_int(&mut p, "e", "waiting"), 425);
+    let offered = |c: &mut Connection| -> Vec<Option<i64>> {
+        let positions = waiters[..76].iter();
+        positions
+            .map(|w| int_or_nil(c, &["TICKET.POSITION", "e", w]))
+            .collect()
+    };
+    // Bought (25) and expired (25): nothing; offered now (25): 0; then 1.
+    let mut want_positions = vec![None; 50];
+    want_positions.extend([Some(0); 25]);
+    want_positions.push(Some(1));
+    assert_eq!(offered(&mut p), want_positions);
     assert_eq!(int(&mut p, &["TICKET.LEAVE", "e", "w499"]), 1);
     assert_eq!(int(&mut p, &["TICKET.LEAVE", "e", "w499"]), 0);
 
@@ -93,11 +113,73 @@ fn returns_go_to_the_list_in_order_and_replicas_and_aof_agree() {
     let mut r = replica.conn();
     assert_eq!(digest(&mut r), want, "the replica differs");
     assert_eq!(int(&mut r, &["TICKET.POSITION", "e", "w75"]), 1);
+    assert_eq!(offered(&mut r), want_positions, "the replica's positions");
     drop(p);
     primary.stop();
     primary.start_again();
     let mut p = primary.conn();
     assert_eq!(digest(&mut p), want, "the AOF reload differs");
+    assert_eq!(offered(&mut p), want_positions, "positions after reload");
+}
+
+/// One row of six seats (ids 1-6, center 3.5).
+const ROW: &str = r#"{"sections":[{"name":"A","rows":[{"name":"1","seats":6}]}]}"#;
+
+/// A seated event's waiting list: a returned block goes to the first party
+/// that fits together (a party of 4 keeps its place at 1, the party of 2
+/// behind it is offered), and the offered party's `POSITION` is 0 — on the
+/// primary, a strict replica and after an AOF reload (digests equal) —
+/// until it buys, when it is nil and the offer's mark is gone.
+#[test]
+fn a_seated_party_offer_answers_position_0_everywhere() {
+    let (mut primary, replica) = aof_primary_with_replica();
+    let mut p = primary.conn();
+    ok(
+        &mut p,
+        &["TICKET.INIT", "s", "6", "LIMIT", "4", "SEATS", ROW],
+    );
+    let taken = value(&mut p, &["TICKET.CLAIM", "s", "a", "COUNT", "3"]);
+    assert_eq!(taken, int_array(&[1, 2, 3]));
+    value(&mut p, &["TICKET.CLAIM", "s", "b", "COUNT", "3"]);
+    assert_eq!(int(&mut p, &["TICKET.WAIT", "s", "four", "COUNT", "4"]), 1);
+    assert_eq!(int(&mut p, &["TICKET.WAIT", "s", "two", "COUNT", "2"]), 2);
+    assert_eq!(int_or_nil(&mut p, &["TICKET.CANCEL", "s", "a"]), Some(1));
+    assert_eq!(offered_in_log(&mut p, "s"), ["two"]);
+    // The pair together, held: seat 1 stays free (the rule's orphan).
+    let map = value(&mut p, &["TICKET.SEATMAP", "s"]);
+    assert_eq!(map, Value::BulkString(b".hhsss".to_vec()));
+    let positions = |c: &mut Connection| {
+        ["two", "four", "a"].map(|u| int_or_nil(c, &["TICKET.POSITION", "s", u]))
+    };
+    assert_eq!(positions(&mut p), [Some(0), Some(1), None]);
+    expect_error(&mut p, &["TICKET.WAIT", "s", "two"], "HOLDING");
+
+    wait_replicated(&mut p, 1);
+    let offered_digest = digest(&mut p);
+    let mut r = replica.conn();
+    assert_eq!(digest(&mut r), offered_digest, "the replica differs");
+    assert_eq!(positions(&mut r), [Some(0), Some(1), None]);
+    drop(p);
+    primary.stop();
+    primary.start_again();
+    let mut p = primary.conn();
+    assert_eq!(digest(&mut p), offered_digest, "the AOF reload differs");
+    assert_eq!(positions(&mut p), [Some(0), Some(1), None]);
+
+    assert_eq!(int(&mut p, &["TICKET.CONFIRM", "s", "two"]), 2);
+    assert_eq!(positions(&mut p), [None, Some(1), None]);
+    assert!(
+        !exists(&mut p, &key("s", "wants")),
+        "the offer's mark is gone"
+    );
+    wait_for_link(&replica);
+    wait_replicated(&mut p, 1);
+    assert_eq!(digest(&mut r), digest(&mut p), "the replica differs");
+    assert_eq!(positions(&mut r), [None, Some(1), None]);
+}
+
+fn int_array(values: &[i64]) -> Value {
+    Value::Array(values.iter().map(|v| Value::Int(*v)).collect())
 }
 
 #[test]

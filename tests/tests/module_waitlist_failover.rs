@@ -79,7 +79,7 @@ fn a_cut_off_replica_keeps_the_offer_and_the_list_until_promoted() {
     // neither expires the offer nor offers the tickets to the next in line.
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(state(&mut r, "e", "w0").as_deref(), Some("held"));
-    assert_eq!(position(&mut r, "e", "w0"), None);
+    assert_eq!(position(&mut r, "e", "w0"), Some(0), "still offered here");
     assert_eq!(position(&mut r, "e", "w1"), Some(1));
     assert_eq!(position(&mut r, "e", "w2"), Some(2));
     assert_eq!(state(&mut r, "e", "w1"), None);
@@ -108,7 +108,8 @@ fn a_cut_off_replica_keeps_the_offer_and_the_list_until_promoted() {
     let (tickets, st, until) = order(&mut r, "e", "w1").expect("w1 is offered");
     assert_eq!((tickets, st.as_str()), (vec![1], "held"));
     assert!(until > server_ms(&mut r), "a fresh offer period");
-    assert_eq!(position(&mut r, "e", "w1"), None);
+    assert_eq!(position(&mut r, "e", "w1"), Some(0), "offered");
+    assert_eq!(position(&mut r, "e", "w0"), None, "expired");
     assert_eq!(position(&mut r, "e", "w2"), Some(1));
     assert_eq!(status_int(&mut r, "e", "waiting"), 1);
     assert_eq!(int(&mut r, &["TICKET.CONFIRM", "e", "w1"]), 1);

@@ -721,3 +721,104 @@ fn a_draw_event_syncs_with_only_select_insert_update_grants() {
         "{out}"
     );
 }
+
+/// A field of STATUS (a seated STATUS nests `categories`).
+fn status_field(r: &mut redis::Connection, event: &str, name: &str) -> redis::Value {
+    let flat: Vec<redis::Value> = redis::cmd("TICKET.STATUS").arg(event).query(r).unwrap();
+    let at = flat
+        .iter()
+        .position(|v| *v == redis::Value::BulkString(name.as_bytes().to_vec()))
+        .unwrap_or_else(|| panic!("STATUS has no {name}"));
+    flat[at + 1].clone()
+}
+
+#[test]
+fn a_seated_draw_skips_parties_that_cannot_sit_together_and_passes_the_audit() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_draw_seats");
+    migrate(&db);
+    let sc = Sidecar::start(&redis.url(), &db, &[]);
+    let event = "sd";
+    // Two rows of 5: parties of 3 and 4 soon find no seats together.
+    let layout =
+        r#"{"sections":[{"name":"A","rows":[{"name":"1","seats":5},{"name":"2","seats":5}]}]}"#;
+    let () = redis::cmd("TICKET.INIT")
+        .arg(event)
+        .arg(
+            &[
+                "10", "HOLD", "600000", "OFFER", "600000", "LIMIT", "4", "DRAW",
+            ][..],
+        )
+        .arg("SEATS")
+        .arg(layout)
+        .query(&mut r)
+        .expect("INIT ... DRAW SEATS");
+    let entrants = users("fan", 30);
+    let mut pipe = redis::pipe();
+    for (i, u) in entrants.iter().enumerate() {
+        let count = (i % 4 + 1).to_string();
+        pipe.cmd("TICKET.WAIT")
+            .arg(event)
+            .arg(u)
+            .arg("COUNT")
+            .arg(count);
+    }
+    let _: Vec<redis::Value> = pipe.query(&mut r).expect("enter");
+    let () = redis::cmd("TICKET.OPEN").arg(event).query(&mut r).unwrap();
+    wait_until(
+        Duration::from_secs(60),
+        "every seat offered and drained",
+        || {
+            status_field(&mut r, event, "remaining") == redis::Value::Int(0)
+                && status_field(&mut r, event, "unsynced") == redis::Value::Int(0)
+        },
+    );
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+    wait_until(Duration::from_secs(60), "MySQL has every offer", || {
+        let held: Option<i64> = my
+            .exec_first(
+                "SELECT COUNT(*) FROM ticket_participation WHERE event_id = ? AND status = 'held'",
+                (event,),
+            )
+            .unwrap();
+        held == Some(10)
+    });
+    // A party was skipped: the offers are not the drawn order's head.
+    let redis::Value::BulkString(seed) = status_field(&mut r, event, "seed") else {
+        panic!("no seed")
+    };
+    let seed = protocol::draw::parse_seed(std::str::from_utf8(&seed).unwrap()).unwrap();
+    let offers = offers_in_mysql(&mut my, event);
+    let order = drawn_order(&seed, &entrants.iter().collect::<Vec<_>>());
+    assert_ne!(offers[..], order[..offers.len()], "no party was skipped");
+    let (code, out) = audit(&redis, &db, event);
+    assert_eq!(code, Some(0), "{out}\n{}", sc.log());
+    assert!(
+        out.contains(&format!("{} offers checked", offers.len())),
+        "{out}"
+    );
+    let (st, out) = sidecar_cmd(&redis.url(), &db, &["audit-seats", "--event", event]);
+    assert!(st.success(), "{out}");
+
+    // The first offer moved to the last one offered: named.
+    let rows: Vec<(i64, String)> = my
+        .exec(
+            "SELECT id, user_id FROM ticket_draw_step WHERE event_id = ? AND kind = 'offer' ORDER BY stream_ms, stream_seq",
+            (event,),
+        )
+        .unwrap();
+    let (first, last) = (&rows[0], &rows[rows.len() - 1]);
+    my.exec_drop(
+        "UPDATE ticket_draw_step SET user_id = ? WHERE id = ?",
+        (&last.1, first.0),
+    )
+    .unwrap();
+    let (code, out) = audit(&redis, &db, event);
+    assert_eq!(code, Some(1), "{out}");
+    let named = format!("it went to {:?} while {:?}", last.1, first.1);
+    assert!(
+        out.contains("offer out of order") && out.contains(&named),
+        "{out}"
+    );
+}

@@ -10,7 +10,10 @@
 //! old rows, and that after `rebuild --apply` claims resume with no number
 //! handed out twice, MySQL equals Redis and `reconcile` exits 0. An old
 //! RDB of the same incarnation is healed instead since issue 19 (its log
-//! is placed against MySQL's journal and what it lacks is re-applied).
+//! is placed against MySQL's journal and what it lacks is re-applied). A
+//! seated event is rebuilt with its layout and seats: the seat map, STATUS
+//! and every ORDER are what they were, and the next party gets the seats
+//! the rule gave before the loss.
 
 #[path = "support/module.rs"]
 mod msupport;
@@ -374,4 +377,119 @@ fn a_drop_is_no_alarm_and_a_reused_id_is_quarantined_until_dropped_again() {
     assert_eq!(event_column(&db, "re", "quarantined_at"), None);
     let (code, out) = reconcile(&redis, &db, "re");
     assert_eq!(code, Some(0), "{out}");
+}
+
+/// Two sections, an aisle, a wheelchair space and two categories (seats
+/// 1-36).
+const HALL: &str = r#"{"sections":[
+  {"name":"A","category":"front","rows":[{"name":"1","seats":8,"accessible":[1]},
+    {"name":"2","seats":9,"blocked":[5]}]},
+  {"name":"B","rows":[{"name":"1","seats":10,"first":101},{"name":"2","seats":10,"first":101}]}]}"#;
+
+/// What a buyer or the live page sees of a seated event: the seat map,
+/// STATUS's counts by category, and every user's ORDER (seat names too).
+fn seated_view(r: &mut redis::Connection, event: &str, users: &[&str]) -> Vec<redis::Value> {
+    let mut out = vec![msupport::value(r, &["TICKET.SEATMAP", event])];
+    let mut status = msupport::status(r, event);
+    for name in [
+        "total",
+        "remaining",
+        "held",
+        "categories",
+        "accessible",
+        "status",
+    ] {
+        out.push(status.remove(name).unwrap_or(redis::Value::Nil));
+    }
+    out.extend(
+        users
+            .iter()
+            .map(|u| msupport::value(r, &["TICKET.ORDER", event, u])),
+    );
+    out
+}
+
+/// The seats a best-available claim of `count` gets by the rule on the
+/// seat map `map` (the module's own rule code).
+fn rule_gives(layout: &str, map: &redis::Value, count: u32) -> Vec<i64> {
+    use protocol::seats::{best, Layout, Request, Seat, SeatState};
+    let redis::Value::BulkString(map) = map else {
+        panic!("SEATMAP: {map:?}")
+    };
+    let layout = Layout::parse(layout).expect("layout");
+    let mut state = SeatState::new(&layout);
+    for (i, b) in map.iter().enumerate() {
+        let seat = match b {
+            b'h' => Seat::Held,
+            b's' => Seat::Sold,
+            _ => continue,
+        };
+        state.set(&layout, &[i as u32 + 1], seat);
+    }
+    let request = Request {
+        count,
+        ..Request::default()
+    };
+    let chosen = best(&layout, &state, &request).expect("seats together");
+    chosen.ids.iter().map(|id| i64::from(*id)).collect()
+}
+
+#[test]
+fn a_seated_event_is_rebuilt_with_its_layout_and_seats() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("rb_seats");
+    migrate(&db);
+    let (sc, port) = sidecar(&redis, &db);
+    let init = ["TICKET.INIT", "st", "36", "LIMIT", "6", "SEATS", HALL];
+    msupport::ok(&mut r, &init);
+    // Parties by the rule, a pick, a wheelchair space, a long hold, a
+    // cancel: sold, held and freed seats.
+    for (user, args) in [
+        ("p4", &["COUNT", "4"][..]),
+        ("p3", &["COUNT", "3"]),
+        ("p2", &["COUNT", "2", "ACCESSIBLE", "1"]),
+        ("pick", &["SEATS", "30", "31"]),
+        ("held", &["COUNT", "5", "HOLD", "600000"]),
+        ("gone", &["COUNT", "2"]),
+        ("p6", &["COUNT", "2"]),
+    ] {
+        let reply = claim(&mut r, "st", user, args);
+        assert!(matches!(reply, redis::Value::Array(_)), "{user}: {reply:?}");
+    }
+    msupport::int_or_nil(&mut r, &["TICKET.CANCEL", "st", "gone"]);
+    let users = ["p4", "p3", "p2", "pick", "held", "gone", "p6"];
+    let before = seated_view(&mut r, "st", &users);
+    let layout = msupport::value(&mut r, &["TICKET.LAYOUT", "st"]);
+    let next = rule_gives(HALL, &before[0], 3);
+    wait_until(LONG, "MySQL has the sale", || {
+        msupport::status_int(&mut r, "st", "unsynced") == 0
+            && reconcile(&redis, &db, "st").0 == Some(0)
+    });
+
+    // Redis loses everything; rebuild puts the seated event back.
+    let () = redis::cmd("FLUSHALL").query(&mut r).expect("FLUSHALL");
+    wait_quarantined(&sc, port, "st");
+    let (code, out) = rebuild(&redis, &db, "st", &["--apply"]);
+    eprintln!("rebuild --apply:\n{out}");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("seated: every seat in no order is free"),
+        "{out}"
+    );
+    wait_released(&sc, port, "st");
+    assert_eq!(seated_view(&mut r, "st", &users), before);
+    assert_eq!(msupport::value(&mut r, &["TICKET.LAYOUT", "st"]), layout);
+
+    // The next party gets the seats the rule gave before the loss, and the
+    // sale goes on through the sidecar: MySQL equals Redis, the audit passes.
+    let reply = claim(&mut r, "st", "next", &["COUNT", "3"]);
+    let got: Vec<i64> = redis::FromRedisValue::from_redis_value(reply).expect("seat ids");
+    assert_eq!(got, next);
+    wait_until(LONG, "MySQL equals Redis after the rebuild", || {
+        msupport::status_int(&mut r, "st", "unsynced") == 0
+            && reconcile(&redis, &db, "st").0 == Some(0)
+    });
+    let (code, out) = sidecar_cmd(&redis.url(), &db, &["audit-seats", "--event", "st"]);
+    assert_eq!(code.code(), Some(0), "{out}");
 }

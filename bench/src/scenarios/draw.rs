@@ -9,8 +9,6 @@
 //! the sale into MySQL and `ticketgate-sidecar audit-draw` checks it: its
 //! time.
 
-use std::process::Command;
-
 use protocol::draw::{commitment, parse_seed, rank};
 use protocol::keys::{key, Part};
 use protocol::record::{Op, Record};
@@ -302,40 +300,9 @@ fn per_second(offers: &[(&str, i64)], drawn_at: i64) -> Vec<u64> {
     seconds
 }
 
-/// Starts the sidecar, waits until the event's log is drained, and times
-/// `ticketgate-sidecar audit-draw --event E` (which must exit 0).
+/// Lets the sidecar drain the event and times `audit-draw` on it.
 fn audit(ctx: &Ctx, event: &str) -> Result<Duration> {
-    let s = ctx.servers;
-    let mut sidecar = s.start_sidecar("draw")?;
-    let mut r = s.redis()?;
-    let give_up = Instant::now() + Duration::from_secs(600);
-    while env::status_field(&env::ticket_status(&mut r, event)?, "unsynced")? > 0 {
-        if !sidecar.running() || Instant::now() > give_up {
-            bail!(
-                "the sidecar did not drain {event}; log:\n{}",
-                sidecar.log_tail()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let t0 = Instant::now();
-    let out = Command::new(&s.sidecar_bin)
-        .args(["audit-draw", "--event", event])
-        .env("TICKETGATE_REDIS_URL", &s.redis_url)
-        .env("TICKETGATE_MYSQL_URL", &s.tg_db)
-        .output()
-        .context("run ticketgate-sidecar audit-draw")?;
-    let took = t0.elapsed();
-    sidecar.stop();
-    if !out.status.success() {
-        bail!(
-            "exit {}: {}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Ok(took)
+    audited(ctx, event, "audit-draw")
 }
 
 fn report(what: String) -> ScenarioReport {

@@ -29,6 +29,7 @@ mod drain;
 mod draw;
 mod live;
 mod restore;
+mod seats;
 mod stall;
 mod throughput;
 mod waitlist;
@@ -41,6 +42,7 @@ pub use drain::drain;
 pub use draw::draw;
 pub use live::live;
 pub use restore::restore;
+pub use seats::seats;
 pub use throughput::throughput;
 pub use waitlist::waitlist;
 
@@ -66,6 +68,56 @@ pub const PING: &str = "redis PING (floor)";
 const CLOSED_CHECKS: &str = "checked: winners == min(tickets, users), no oversell, no duplicate or out-of-range ticket, \
      replies == Redis holders == MySQL active rows, remaining stock equal, 0 conflicts, INFO ticket counters == replies on a private server (ticketgate); \
      MySQL rows == replies and stock == total - winners (baselines)";
+
+/// STATUS's `unsynced` (a seated STATUS has nested fields, so not
+/// `env::ticket_status`).
+fn unsynced(r: &mut redis::Connection, event: &str) -> Result<i64> {
+    let status: Vec<redis::Value> = redis::cmd("TICKET.STATUS").arg(event).query(r)?;
+    let at = status
+        .iter()
+        .position(|v| *v == redis::Value::BulkString(b"unsynced".to_vec()))
+        .context("STATUS has no unsynced")?;
+    match status.get(at + 1) {
+        Some(redis::Value::Int(n)) => Ok(*n),
+        other => bail!("STATUS unsynced: {other:?}"),
+    }
+}
+
+/// Starts the sidecar, waits until `event`'s log is drained, and times
+/// `ticketgate-sidecar <audit> --event E` (which must exit 0).
+fn audited(ctx: &Ctx, event: &str, audit: &str) -> Result<Duration> {
+    let s = ctx.servers;
+    let mut sidecar = s.start_sidecar(audit)?;
+    let mut r = s.redis()?;
+    let give_up = Instant::now() + Duration::from_secs(600);
+    while unsynced(&mut r, event)? > 0 {
+        if !sidecar.running() || Instant::now() > give_up {
+            bail!(
+                "the sidecar did not drain {event}; log:\n{}",
+                sidecar.log_tail()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let t0 = Instant::now();
+    let out = std::process::Command::new(&s.sidecar_bin)
+        .args([audit, "--event", event])
+        .env("TICKETGATE_REDIS_URL", &s.redis_url)
+        .env("TICKETGATE_MYSQL_URL", &s.tg_db)
+        .output()
+        .with_context(|| format!("run ticketgate-sidecar {audit}"))?;
+    let took = t0.elapsed();
+    sidecar.stop();
+    if !out.status.success() {
+        bail!(
+            "{audit} exit {}: {}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(took)
+}
 
 /// A count with thousands separators.
 fn n0(v: u64) -> String {

@@ -47,6 +47,7 @@ fn snapshot(orders: u64, now: i64) -> (Begin, Vec<Order>, Vec<std::ops::RangeInc
         },
         orders: orders as i64,
         from: StreamId::new(1, 0),
+        layout: None,
     };
     (begin, out, free_spans(minted, &taken))
 }

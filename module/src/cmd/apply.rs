@@ -14,9 +14,9 @@
 
 use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{guarded, CommandError};
+use super::guarded;
 use crate::commit::note_deadlines;
-use crate::error::TicketError;
+use crate::error::{CommandError, TicketError};
 use crate::host::argv::Argv;
 use crate::host::ffi::{from_primary_or_aof, replicate_verbatim};
 use crate::host::store::{Access, RedisStore};

@@ -13,14 +13,13 @@
 
 use redis_module::{Context, RedisResult};
 
-use super::{exactly, guarded, integer_or_nil, write};
+use super::{guarded, integer_or_nil, write};
 use crate::host::argv::Argv;
 use crate::{args, pool, stats};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(argv)?;
-        let (event, user) = (args::event_id(event)?, args::user_id(user)?);
+        let (event, user) = argv.parse(args::event_user)?;
         let returned = write(ctx, event, argv.user(2, user), |store, out, clock| {
             pool::cancel(store, out, event, user, clock)
         })?;

@@ -25,33 +25,20 @@ use std::sync::atomic::Ordering;
 
 use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{exactly, guarded, write, CommandError};
+use super::{guarded, write};
+use crate::args::claim::Claim;
 use crate::host::argv::Argv;
-use crate::pool::ClaimOptions;
 use crate::{args, pool, stats, POOL_CHUNK};
 
-/// Reads Redis's argv in place, like every command, and parses options only
-/// when there are any: the plain claim stays as cheap as it was before
-/// they existed.
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let (event, user, options) = match argv.len() {
-            3 => {
-                let [event, user] = exactly(argv)?;
-                (event, user, ClaimOptions::default())
-            }
-            n if n > 3 => {
-                let given: Vec<&[u8]> = argv.from(3).collect();
-                let [event, user] = [1, 2].map(|i| argv.bytes(i).unwrap_or_default());
-                (event, user, args::claim_options(&given)?)
-            }
-            _ => return Err(CommandError::Arity),
-        };
-        let (event, user) = (args::event_id(event)?, args::user_id(user)?);
+        let Claim {
+            event,
+            user,
+            options,
+        } = argv.parse(args::claim::claim)?;
+        let array = options.answers_array();
         let chunk = POOL_CHUNK.load(Ordering::Relaxed);
-        // A claim of several seats (COUNT, or SEATS) answers an array.
-        let array =
-            options.count.is_some() || options.seats.as_ref().is_some_and(|s| s.ids.is_some());
         let outcome = write(ctx, event, argv.user(2, user), |store, out, clock| {
             pool::claim(store, out, event, user, options, clock, chunk)
         });

@@ -13,14 +13,13 @@
 
 use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{exactly, guarded, write};
+use super::{guarded, write};
 use crate::host::argv::Argv;
 use crate::{args, pool};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(argv)?;
-        let (event, user) = (args::event_id(event)?, args::user_id(user)?);
+        let (event, user) = argv.parse(args::event_user)?;
         let sold = write(ctx, event, argv.user(2, user), |store, out, clock| {
             pool::confirm(store, out, event, user, clock)
         })?;

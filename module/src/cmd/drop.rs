@@ -17,15 +17,13 @@
 
 use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{arguments, guarded, write};
+use super::{guarded, write};
 use crate::host::argv::Argv;
 use crate::{args, pool};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let given = arguments(argv, 1, 2)?;
-        let event = args::event_id(given[0])?;
-        let force = args::force_flag(given.get(1).copied())?;
+        let (event, force) = argv.parse(args::drop)?;
         let deleted = write(ctx, event, None, |store, out, clock| {
             pool::drop_event(store, out, event, force, clock.now)
         })?;

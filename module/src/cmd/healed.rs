@@ -15,15 +15,14 @@
 
 use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{arguments, guarded, write};
+use super::{guarded, write};
 use crate::host::argv::Argv;
 use crate::host::note;
 use crate::{args, pool};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let given = arguments(argv, 1, 1)?;
-        let event = args::event_id(given[0])?;
+        let event = argv.parse(args::event)?;
         let term = note::term().unwrap_or(0);
         let changed = write(ctx, event, None, |store, out, _| {
             pool::note::healed(store, out, term)

@@ -6,15 +6,14 @@
 
 use redis_module::{Context, RedisResult};
 
-use super::{exactly, expired_from, guarded, integer_or_nil};
+use super::{expired_from, guarded, integer_or_nil};
 use crate::host::argv::Argv;
 use crate::host::store::{Access, RedisStore};
 use crate::{args, pool};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(argv)?;
-        let (event, user) = (args::event_id(event)?, args::user_id(user)?);
+        let (event, user) = argv.parse(args::event_user)?;
         let mut store = RedisStore::open(ctx, event, Access::Read, argv.user(2, user));
         let expired_from = expired_from(ctx, &store);
         let lowest = pool::holder(&mut store, event, user, expired_from)?;

@@ -36,14 +36,14 @@ use protocol::seats::Layout;
 
 use crate::error::TicketError;
 
-use super::{arguments, guarded, write};
+use super::{guarded, write};
 use crate::host::argv::Argv;
 use crate::host::ffi::{publish, random_bytes, random_u64};
 use crate::{args, pool, stats};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let init = args::init_args(&arguments(argv, 2, 17)?)?;
+        let init = argv.parse(args::init::init)?;
         let layout = init
             .layout
             .map(|raw| stored_layout(raw, init.total))
@@ -76,7 +76,7 @@ fn stored_layout(raw: &[u8], total: i64) -> Result<String, TicketError> {
 
 /// The `op=init` of the event `init` describes, with a new incarnation and,
 /// for a draw event, a new secret seed and its commitment.
-fn new_event<'a>(init: &args::InitArgs<'_>, layout: Option<String>) -> Op<Cow<'a, str>> {
+fn new_event<'a>(init: &args::init::InitArgs<'_>, layout: Option<String>) -> Op<Cow<'a, str>> {
     let draw = match init.draw {
         false => None,
         true => {

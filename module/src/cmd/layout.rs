@@ -8,15 +8,14 @@
 
 use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{exactly, guarded};
+use super::guarded;
 use crate::host::argv::Argv;
 use crate::host::store::{Access, RedisStore};
 use crate::{args, pool};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event] = exactly(argv)?;
-        let event = args::event_id(event)?;
+        let event = argv.parse(args::event)?;
         let mut store = RedisStore::open(ctx, event, Access::Read, None);
         Ok(match pool::layout(&mut store, event)? {
             Some(json) => RedisValue::BulkString(json),

@@ -2,7 +2,7 @@
 //! errors) and the command table ([`table`]) that registration and
 //! `COMMAND DOCS` both come from (the load step hands it to the host). This
 //! file holds what the commands share: the panic guard at the command
-//! boundary, argument plumbing, and [`write`], which runs a pool call on the
+//! boundary, reply helpers, and [`write`], which runs a pool call on the
 //! event's keys and commits what it decided ([`crate::commit`]).
 
 pub mod apply;
@@ -30,9 +30,9 @@ use redis_module::{Context, RedisError, RedisResult, RedisValue};
 use protocol::record::Tickets;
 
 use crate::commit::commit;
-use crate::error::TicketError;
+use crate::error::{CommandError, TicketError};
 use crate::expiry;
-use crate::host::argv::{Argv, UserArg};
+use crate::host::argv::UserArg;
 use crate::host::ffi::{is_primary, now_ms};
 use crate::host::note;
 use crate::host::store::{Access, RedisStore};
@@ -51,44 +51,6 @@ pub fn guarded(body: impl FnOnce() -> Result<RedisValue, CommandError>) -> Redis
             )
             .to_string(),
         )),
-    }
-}
-
-/// Why a command failed before or while running.
-pub enum CommandError {
-    /// Wrong number of arguments: Redis's standard message.
-    Arity,
-    Ticket(TicketError),
-}
-
-impl From<TicketError> for CommandError {
-    fn from(e: TicketError) -> Self {
-        CommandError::Ticket(e)
-    }
-}
-
-/// The arguments after the command name, as byte slices, if their count is in
-/// `min..=max`.
-pub fn arguments<'a>(
-    argv: Argv<'a>,
-    min: usize,
-    max: usize,
-) -> Result<Vec<&'a [u8]>, CommandError> {
-    let given = argv.len().saturating_sub(1);
-    if given < min || given > max {
-        return Err(CommandError::Arity);
-    }
-    Ok(argv.from(1).collect())
-}
-
-/// Exactly `N` arguments after the command name (no allocation: this is on
-/// the claim path).
-pub fn exactly<const N: usize>(argv: Argv<'_>) -> Result<[&[u8]; N], CommandError> {
-    match argv.len() == N + 1 {
-        true => Ok(std::array::from_fn(|i| {
-            argv.bytes(i + 1).unwrap_or_default()
-        })),
-        false => Err(CommandError::Arity),
     }
 }
 

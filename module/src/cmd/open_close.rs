@@ -11,7 +11,7 @@
 
 use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{exactly, guarded, write};
+use super::{guarded, write};
 use crate::args;
 use crate::host::argv::Argv;
 use crate::pool::{self, Status};
@@ -26,8 +26,7 @@ pub fn close(ctx: &Context, argv: Argv<'_>) -> RedisResult {
 
 fn set(ctx: &Context, argv: Argv<'_>, status: Status) -> RedisResult {
     guarded(|| {
-        let [event] = exactly(argv)?;
-        let event = args::event_id(event)?;
+        let event = argv.parse(args::event)?;
         write(ctx, event, None, |store, out, clock| {
             pool::set_status(store, out, event, status, clock)
         })?;

@@ -12,15 +12,14 @@
 
 use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{exactly, expired_from, guarded, ticket_array};
+use super::{expired_from, guarded, ticket_array};
 use crate::host::argv::Argv;
 use crate::host::store::{Access, RedisStore};
 use crate::{args, pool};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(argv)?;
-        let (event, user) = (args::event_id(event)?, args::user_id(user)?);
+        let (event, user) = argv.parse(args::event_user)?;
         let mut store = RedisStore::open(ctx, event, Access::Read, argv.user(2, user));
         let expired_from = expired_from(ctx, &store);
         let Some(order) = pool::order(&mut store, event, user, expired_from)? else {

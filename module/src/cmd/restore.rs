@@ -3,7 +3,7 @@
 //! steps small enough that Redis keeps answering in between. Operator-only.
 //!
 //! ```text
-//! TICKET.RESTORE E BEGIN <incarnation> <total> <minted> <status open|closed> <opens_at> <closes_at> <hold> <limit> <offer> <orders> <from-id> [FORCE]
+//! TICKET.RESTORE E BEGIN <incarnation> <total> <minted> <status open|closed> <opens_at> <closes_at> <hold> <limit> <offer> <orders> <from-id> [SEATS <layout>] [FORCE]
 //! TICKET.RESTORE E ORDERS <user> <tickets> <until> [<user> <tickets> <until> ...]
 //! TICKET.RESTORE E FREE <n>|<a>-<b> [...]
 //! TICKET.RESTORE E COMMIT
@@ -15,16 +15,25 @@
 //!   many orders follow; `from-id` = the MySQL offset of the snapshot).
 //!   Reply: `OK`. Errors: `EXISTS` (the event exists and is not being
 //!   restored; `FORCE` replaces it), `ERR` (a value out of range, named).
-//!   A `BEGIN` on an event being restored starts it over.
+//!   A `BEGIN` on an event being restored starts it over. `SEATS layout`
+//!   restores a seated event: the layout as `TICKET.INIT ... SEATS` takes
+//!   it (checked the same way, `ERR` naming what is wrong; its seats must
+//!   be `total`, and `minted` must be `total`), every seat free until the
+//!   orders come.
 //! * `ORDERS`: one triple per user: `tickets` one number or several,
 //!   ascending, comma-separated, each `1..=minted`; `until` the hold's
 //!   deadline (unix ms), `0` = sold. Reply: integer, orders restored so far.
 //!   Errors (`ERR`, nothing changed): a user restored already, a ticket above
 //!   `minted`, free already or in two orders, tickets not ascending, more
 //!   than 1000, more orders than `BEGIN` announced, a malformed triple.
+//!   A seated event's tickets are seat ids, held (`until` > 0) or sold as
+//!   they are restored; errors: a seat id outside the layout (`seat N is
+//!   not a seat of the layout`), a seat in two orders (`seat N is in two
+//!   orders`).
 //! * `FREE`: numbers or inclusive ranges into the pool, each `1..=minted`.
 //!   Reply: integer, numbers in the pool so far. Errors (`ERR`, nothing
 //!   changed): a number above `minted`, in the pool already, given twice.
+//!   A seated event takes no `FREE` (`ERR`): its seats in no order are free.
 //! * `COMMIT`: once `orders` orders and every number up to `minted` (held or
 //!   free, each once) are restored, deletes the old log and starts a new one
 //!   whose first entry is `op restore event E incarnation I status S from
@@ -48,16 +57,13 @@ use redis_module::{Context, RedisResult, RedisValue};
 use protocol::restore::Step;
 
 use super::init::announce;
-use super::{arguments, guarded, write};
-use crate::error::TicketError;
+use super::{guarded, write};
 use crate::host::argv::Argv;
-use crate::pool;
+use crate::{args, pool};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let given = arguments(argv, 2, usize::MAX)?;
-        let (event, step) = protocol::restore::decode(&given)
-            .map_err(|e| TicketError::Invalid(format!("TICKET.RESTORE: {e}")))?;
+        let (event, step) = argv.parse(args::restore)?;
         let reply = write(ctx, event, None, |store, out, clock| {
             Ok(match &step {
                 Step::Begin { begin, force } => {

@@ -19,7 +19,7 @@ use std::os::raw::c_long;
 
 use redis_module::{raw, Context, RedisResult, RedisValue};
 
-use super::{exactly, expired_from, guarded};
+use super::{expired_from, guarded};
 use crate::host::argv::Argv;
 use crate::host::store::{Access, RedisStore};
 use crate::pool::DrawReport;
@@ -28,8 +28,7 @@ use protocol::draw::hex;
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event] = exactly(argv)?;
-        let event = args::event_id(event)?;
+        let event = argv.parse(args::event)?;
         let mut store = RedisStore::open(ctx, event, Access::Read, None);
         let expired_from = expired_from(ctx, &store);
         let r = pool::report(&mut store, event, expired_from)?;

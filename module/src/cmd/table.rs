@@ -193,7 +193,7 @@ pub const COMMANDS: &[Command] = &[
         name: "ticket.restore",
         flags: Flags::Write,
         handler: restore::command,
-        summary: "Operator: installs a snapshot of an event in steps: BEGIN <incarnation> <total> <minted> <status> <opens_at> <closes_at> <hold> <limit> <offer> <orders> <from-id> [FORCE], ORDERS <user> <tickets> <until> ..., FREE <n>|<a>-<b> ..., COMMIT (replies with the id of the op=restore entry).",
+        summary: "Operator: installs a snapshot of an event in steps: BEGIN <incarnation> <total> <minted> <status> <opens_at> <closes_at> <hold> <limit> <offer> <orders> <from-id> [SEATS <layout>] [FORCE], ORDERS <user> <tickets> <until> ..., FREE <n>|<a>-<b> ..., COMMIT (replies with the id of the op=restore entry). A seated event's layout comes with BEGIN, its seat state from its orders' seat ids.",
         complexity: "O(N log N) in the orders or numbers of the step",
         since: "0.3.0",
         arity: -3,

@@ -21,7 +21,9 @@
 //! offered tickets at once, or -1 when the user entered a draw not made
 //! yet. `LEAVE`: 1 if the user left the list, else 0 (leaving may serve the
 //! next in line). `POSITION` (read-only): the 1-based position, -1 for an
-//! entrant before the draw, or nil.
+//! entrant before the draw, 0 while the user holds an offer of the list or
+//! the draw (until it is confirmed, cancelled or expires; a primary counts
+//! an offer past its deadline as expired, like `ORDER`), or nil.
 //! Errors: `NOEVENT`, `HOLDING` (`WAIT` by a user who holds tickets),
 //! `LIMIT` (`COUNT` above the event's `LIMIT`), `ERR` (invalid event or user
 //! id, `COUNT` outside `1..=1000`, an unknown or repeated option),
@@ -29,16 +31,14 @@
 
 use redis_module::{Context, RedisResult, RedisValue};
 
-use super::{arguments, exactly, guarded, integer_or_nil, write};
+use super::{expired_from, guarded, integer_or_nil, write};
 use crate::host::argv::Argv;
 use crate::host::store::{Access, RedisStore};
 use crate::{args, pool};
 
 pub fn wait(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let given = arguments(argv, 2, 4)?;
-        let (event, user) = (args::event_id(given[0])?, args::user_id(given[1])?);
-        let count = args::wait_count(&given[2..])?;
+        let (event, user, count) = argv.parse(args::wait)?;
         let position = write(ctx, event, argv.user(2, user), |store, out, clock| {
             pool::wait(store, out, event, user, count, clock)
         })?;
@@ -48,8 +48,7 @@ pub fn wait(ctx: &Context, argv: Argv<'_>) -> RedisResult {
 
 pub fn leave(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(argv)?;
-        let (event, user) = (args::event_id(event)?, args::user_id(user)?);
+        let (event, user) = argv.parse(args::event_user)?;
         let left = write(ctx, event, argv.user(2, user), |store, out, clock| {
             pool::leave(store, out, event, user, clock)
         })?;
@@ -59,9 +58,14 @@ pub fn leave(ctx: &Context, argv: Argv<'_>) -> RedisResult {
 
 pub fn position(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
-        let [event, user] = exactly(argv)?;
-        let (event, user) = (args::event_id(event)?, args::user_id(user)?);
+        let (event, user) = argv.parse(args::event_user)?;
         let mut store = RedisStore::open(ctx, event, Access::Read, argv.user(2, user));
-        Ok(integer_or_nil(pool::position(&mut store, event, user)?))
+        let expired_from = expired_from(ctx, &store);
+        Ok(integer_or_nil(pool::position(
+            &mut store,
+            event,
+            user,
+            expired_from,
+        )?))
     })
 }

@@ -45,6 +45,22 @@ impl<'a> Argv<'a> {
             .map(|s| bytes_of(*s))
     }
 
+    /// Runs `parser` (one of `args`'s, a command's syntax) over the
+    /// arguments after the command name, handed as one slice: on the stack
+    /// for the usual few, so the claim path allocates nothing.
+    pub fn parse<T>(&self, parser: impl FnOnce(&[&'a [u8]]) -> T) -> T {
+        const ON_STACK: usize = 8;
+        let given = self.len().saturating_sub(1);
+        if given > ON_STACK {
+            return parser(&self.from(1).collect::<Vec<_>>());
+        }
+        let mut slots: [&'a [u8]; ON_STACK] = [&[]; ON_STACK];
+        for (slot, arg) in slots.iter_mut().zip(self.from(1)) {
+            *slot = arg;
+        }
+        parser(&slots[..given])
+    }
+
     /// Argument `i` as text with its own string, when it is UTF-8.
     pub fn text(&self, i: usize) -> Option<UserArg<'a>> {
         let s = *self.args.get(i)?;

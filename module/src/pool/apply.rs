@@ -14,6 +14,7 @@ use std::ops::RangeInclusive;
 
 use protocol::draw::AFTER_DRAW;
 use protocol::effect::{Effect, WAIT_COUNT_SPAN};
+use protocol::keys::WANTS_OFFERED;
 use protocol::record::{Op, Pick, Record, Tickets};
 use protocol::restore::{Begin, Order};
 use protocol::seats::Seat;
@@ -79,6 +80,8 @@ pub fn append<U: AsRef<str>>(
         }
         Op::Confirm { user, tickets } => {
             store.set_score(Set::Holds, user.as_ref(), None);
+            // Bought: no longer an offer.
+            store.set_wants(user.as_ref(), None);
             add_counts(store, -count(tickets), 0);
             if seated(store) {
                 store.set_seats(tickets.as_slice(), Seat::Sold);
@@ -86,6 +89,10 @@ pub fn append<U: AsRef<str>>(
         }
         Op::Expire { user, tickets } | Op::Cancel { user, tickets } => {
             let held = store.set_score(Set::Holds, user.as_ref(), None);
+            if held {
+                // Only a held order can have been an offer.
+                store.set_wants(user.as_ref(), None);
+            }
             give_back(store, user.as_ref(), tickets, held);
         }
         Op::Open => store.write_meta(MetaWrite::Status(Status::Open)),
@@ -112,7 +119,8 @@ pub fn append<U: AsRef<str>>(
 
 /// A claim (sold), hold or offer (held): its tickets go to its user. An
 /// offer is a hold the waiting list decided for its head, who leaves the
-/// list with it.
+/// list with it and is marked offered (`WANTS_OFFERED` in the wants hash,
+/// until its confirm, cancel or expiry) so `TICKET.POSITION` answers 0.
 fn order<U: AsRef<str>>(store: &mut impl Store, op: &Op<U>, minted: Option<i64>, at: i64) {
     let Some((user, tickets, until)) = op.order() else {
         return;
@@ -125,7 +133,8 @@ fn order<U: AsRef<str>>(store: &mut impl Store, op: &Op<U>, minted: Option<i64>,
         }
         Op::Offer { .. } => {
             store.set_score(Set::Waiting, user, None);
-            admitted(store, user, at);
+            admitted(store, at);
+            store.set_wants(user, Some(WANTS_OFFERED));
             hold(store, user, tickets, minted, until, pick);
         }
         _ => hold(store, user, tickets, minted, until, pick),
@@ -145,17 +154,15 @@ fn enter(store: &mut impl Store, user: &str, count: i64, rank: Option<u64>, at: 
     store.write_meta(MetaWrite::RaiseWaitSeq(at));
 }
 
-/// An offer of a draw event: the user no longer wants anything from the
-/// queue, and with `ADMIT` the bucket gives one token at the record's time
-/// (so a replica's bucket is its primary's).
-fn admitted(store: &mut impl Store, user: &str, at: i64) {
+/// An offer of a draw event with `ADMIT`: the bucket gives one token at the
+/// record's time (so a replica's bucket is its primary's).
+fn admitted(store: &mut impl Store, at: i64) {
     let Ok(Some(meta)) = store.meta() else {
         return;
     };
     let Some(draw) = meta.draw else {
         return;
     };
-    store.set_wants(user, None);
     if let Some(bucket) = draw.admission() {
         let after = bucket.take(at, 1);
         store.write_meta(MetaWrite::Admitted {
@@ -314,7 +321,7 @@ pub fn restore_begin(store: &mut impl Store, begin: &Begin) {
         waitseq: 0,
         incarnation: Some(begin.incarnation),
         draw: None,
-        seated: false,
+        seated: begin.layout.is_some(),
     };
     // No creation time: a replica could not know the primary's.
     store.write_meta(MetaWrite::Create {
@@ -327,16 +334,29 @@ pub fn restore_begin(store: &mut impl Store, begin: &Begin) {
         from: begin.from,
         sum: 0,
     }));
+    // A seated event: its layout, every seat free until its orders come.
+    if let Some(layout) = &begin.layout {
+        store.create_seating(layout);
+    }
 }
 
-/// Restored orders: holders, holds and the meta counters, as the apply of
-/// their claims would have written them.
+/// Restored orders: holders, holds, the meta counters and (a seated event)
+/// the seat state, as the apply of their claims would have written them.
 pub fn restore_orders<U: AsRef<str>>(store: &mut impl Store, orders: &[Order<U>]) {
     let (mut held, mut extra, mut sum) = (0, 0, 0i64);
+    let seated = seated(store);
     for order in orders {
         let user = order.user.as_ref();
         store.set_holder(user, Some(&order.tickets));
         let n = count(&order.tickets);
+        if seated {
+            let seat = if order.until > 0 {
+                Seat::Held
+            } else {
+                Seat::Sold
+            };
+            store.set_seats(order.tickets.as_slice(), seat);
+        }
         if order.until > 0 {
             store.set_score(Set::Holds, user, Some(order.until));
             held += n;

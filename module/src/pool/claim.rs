@@ -87,30 +87,7 @@ pub fn claim<'a>(
         return Ok(Claim::Repeat(tickets));
     }
     let count = within_limit(event, &meta, options.count)?;
-    // A draw event sells nothing before its draw (made as it first accepts
-    // claims, by the settle step above).
-    if meta.undrawn().is_some() {
-        return Err(TicketError::NotOpen {
-            event: event.to_owned(),
-            opens_at: meta.opens_at,
-        });
-    }
-    if meta.status == Status::Closed || (meta.closes_at > 0 && now >= meta.closes_at) {
-        return Err(TicketError::Closed(event.to_owned()));
-    }
-    if now < meta.opens_at {
-        return Err(TicketError::NotOpen {
-            event: event.to_owned(),
-            opens_at: meta.opens_at,
-        });
-    }
-    // No queue jumping (the offer step has served whoever it could).
-    if meta.waitseq > 0 && store.len(Part::Waiting)? > 0 {
-        return Err(match entrants_wait(store, &meta)? {
-            true => TicketError::Queue(event.to_owned()),
-            false => TicketError::SoldOut(event.to_owned()),
-        });
-    }
+    selling(store, event, &meta, now)?;
     // check_consistent has type-checked every key, so no write fails.
     let (tickets, minted, pick) = tickets_for(store, event, &meta, count, &options, chunk)?;
     let hold = options.hold.unwrap_or(meta.hold);
@@ -133,6 +110,33 @@ pub fn claim<'a>(
         0 => Claim::New(tickets),
         _ => Claim::Held(tickets),
     })
+}
+
+/// Whether the event sells to a new claim now: drawn (a draw event sells
+/// nothing before its draw, made as it first accepts claims by the settle
+/// step), open, inside its window, and nobody waiting ahead (no queue
+/// jumping: the offer step has served whoever it could).
+fn selling(store: &mut impl Store, event: &str, meta: &Meta, now: i64) -> Result<(), TicketError> {
+    let not_open = || TicketError::NotOpen {
+        event: event.to_owned(),
+        opens_at: meta.opens_at,
+    };
+    if meta.undrawn().is_some() {
+        return Err(not_open());
+    }
+    if meta.status == Status::Closed || (meta.closes_at > 0 && now >= meta.closes_at) {
+        return Err(TicketError::Closed(event.to_owned()));
+    }
+    if now < meta.opens_at {
+        return Err(not_open());
+    }
+    if meta.waitseq > 0 && store.len(Part::Waiting)? > 0 {
+        return Err(match entrants_wait(store, meta)? {
+            true => TicketError::Queue(event.to_owned()),
+            false => TicketError::SoldOut(event.to_owned()),
+        });
+    }
+    Ok(())
 }
 
 /// A claim's tickets, the new `minted` when it minted, how seats were chosen.

@@ -193,6 +193,14 @@ pub struct ClaimOptions {
     pub seats: Option<Box<SeatAsk>>,
 }
 
+impl ClaimOptions {
+    /// Whether the claim answers an array (`COUNT`, or a pick of `SEATS`)
+    /// rather than one ticket number.
+    pub fn answers_array(&self) -> bool {
+        self.count.is_some() || self.seats.as_ref().is_some_and(|s| s.ids.is_some())
+    }
+}
+
 /// What a claim of a seated event asks for beyond `COUNT`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SeatAsk {

@@ -2,7 +2,10 @@
 //! "Incarnations and data loss"): `BEGIN` replaces the event's state by an
 //! empty one being restored, `ORDERS` and `FREE` fill it in checked steps,
 //! `COMMIT` checks that every number is accounted for once and starts a new
-//! log with `op=restore`. Every step is validated in full before its first
+//! log with `op=restore`. A seated event (`BEGIN ... SEATS`) gets its layout
+//! at `BEGIN`, every seat free; its orders' seat ids are held or sold as
+//! they are restored, so its seat state derives from them and it takes no
+//! `FREE`. Every step is validated in full before its first
 //! write, so a refused step changes nothing.
 
 use std::borrow::Cow;
@@ -101,17 +104,12 @@ pub fn restore_orders<'a>(
             )));
         }
         for &t in order.tickets.as_slice() {
-            let problem = if t > meta.minted {
-                Some(format!("is above minted ({})", meta.minted))
-            } else if !tickets.insert(t) {
-                Some("is in two orders".to_owned())
-            } else if store.is_free(t)? {
-                Some("is restored as free already".to_owned())
-            } else {
-                None
+            let problem = match meta.seated {
+                true => seat_problem(store, &meta, &mut tickets, t)?,
+                false => number_problem(store, &meta, &mut tickets, t)?,
             };
             if let Some(problem) = problem {
-                return Err(invalid(format!("{}: ticket {t} {problem}", named())));
+                return Err(invalid(format!("{}: {problem}", named())));
             }
         }
     }
@@ -122,6 +120,46 @@ pub fn restore_orders<'a>(
     });
     out.apply(store, Effect::RestoreOrders(orders.collect()));
     store.len(Part::Holders)
+}
+
+/// What is wrong with restoring number `t` in an order (`seen`: the
+/// numbers of the call so far).
+fn number_problem(
+    store: &mut impl Store,
+    meta: &Meta,
+    seen: &mut HashSet<i64>,
+    t: i64,
+) -> Result<Option<String>, TicketError> {
+    Ok(if t > meta.minted {
+        Some(format!("ticket {t} is above minted ({})", meta.minted))
+    } else if !seen.insert(t) {
+        Some(format!("ticket {t} is in two orders"))
+    } else if store.is_free(t)? {
+        Some(format!("ticket {t} is restored as free already"))
+    } else {
+        None
+    })
+}
+
+/// What is wrong with restoring seat `t` in an order: a seat id outside
+/// the layout, or a seat in two orders (of this call, or restored already:
+/// every seat starts free, so a taken one is in an earlier order).
+fn seat_problem(
+    store: &mut impl Store,
+    meta: &Meta,
+    seen: &mut HashSet<i64>,
+    t: i64,
+) -> Result<Option<String>, TicketError> {
+    Ok(if !(1..=meta.total).contains(&t) {
+        Some(format!(
+            "seat {t} is not a seat of the layout (1..={})",
+            meta.total
+        ))
+    } else if !seen.insert(t) || !store.is_free(t)? {
+        Some(format!("seat {t} is in two orders"))
+    } else {
+        None
+    })
 }
 
 /// `TICKET.RESTORE E FREE`: puts numbers into the pool; returns how many
@@ -136,6 +174,11 @@ pub fn restore_free(
     let (meta, _) = restoring(store, event)?;
     store.len(Part::Pool)?;
     let invalid = |why: String| TicketError::Invalid(format!("TICKET.RESTORE FREE: {why}"));
+    if meta.seated {
+        return Err(invalid(
+            "a seated event's free seats are the seats in no order: it takes no FREE".into(),
+        ));
+    }
     let mut sorted = free.to_vec();
     sorted.sort_by_key(|r| *r.start());
     for pair in sorted.windows(2) {
@@ -180,6 +223,9 @@ pub fn restore_commit(
     let sum = meta.minted * (meta.minted + 1) / 2;
     let detail = if holders != staging.orders {
         Some(format!("{holders} of {} orders restored", staging.orders))
+    } else if meta.seated {
+        // Every seat in no order is free: nothing else to account for.
+        None
     } else if accounted != meta.minted {
         Some(format!(
             "{accounted} of the {} numbers up to minted restored (held or free)",

@@ -253,16 +253,16 @@ pub fn offer_waiting(
             tickets,
             until,
         };
-        out.append(store, Record { op, at: now }, minted, None);
-        out.count_offer();
+        offer(store, out, Record { op, at: now }, minted)?;
         meta = existing_meta(store, event)?;
     }
     Ok(meta)
 }
 
 /// Most waiting parties a seated event's offer step looks at for one
-/// offer (those further back wait for the next change).
-pub const SEATED_LOOKAHEAD: usize = 100;
+/// offer (those further back wait for the next change); one definition,
+/// which `audit-draw` replays.
+pub use protocol::draw::SEATED_LOOKAHEAD;
 
 /// A seated event's offer: the first waiting party (of the first
 /// [`SEATED_LOOKAHEAD`]) for whom a candidate of their count exists by the
@@ -302,11 +302,27 @@ fn offer_seats(
             tickets,
             until: now.saturating_add(meta.offer),
         };
-        out.append(store, Record { op, at: now }, None, None);
-        out.count_offer();
+        offer(store, out, Record { op, at: now }, None)?;
         return Ok(true);
     }
     Ok(false)
+}
+
+/// Makes one offer (`record` is its `op=offer`). Its apply marks the user
+/// offered in the wants hash, read first so that a key of the wrong type
+/// is an error before anything is written.
+fn offer<'a>(
+    store: &mut impl Store,
+    out: &mut Effects<'a>,
+    record: Record<Cow<'a, str>>,
+    minted: Option<i64>,
+) -> Result<(), TicketError> {
+    if let Op::Offer { user, .. } = &record.op {
+        store.wants(user)?;
+    }
+    out.append(store, record, minted, None);
+    out.count_offer();
+    Ok(())
 }
 
 /// When the command may make no more offers now: the time to come back

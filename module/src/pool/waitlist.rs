@@ -6,14 +6,19 @@
 use std::borrow::Cow;
 
 use protocol::effect::Effect;
+use protocol::keys::WANTS_OFFERED;
 
 use super::claim::within_limit;
 use super::draw::{enter, join_place, take_off_list, ENTERED};
 use super::effects::Effects;
-use super::model::Clock;
+use super::model::{Clock, ExpiredFrom};
 use super::settle::{live_meta, offer_waiting, prepare, settle_now};
 use super::store::{Set, Store};
 use crate::error::TicketError;
+
+/// `POSITION`'s answer for a user holding an offer (as `WAIT`'s when the
+/// user is offered at once).
+pub const OFFERED: i64 = 0;
 
 /// `TICKET.WAIT`: joins the waiting list for `count` tickets (idempotent:
 /// a user already in it keeps the place and count). Returns the 1-based
@@ -45,7 +50,7 @@ pub fn wait<'a>(
         out.apply(store, Effect::Wait { user, place });
         settle_now(store, out, event, clock)?;
     }
-    Ok(store.waiting_rank(user)?.map_or(0, |rank| rank + 1))
+    Ok(store.waiting_rank(user)?.map_or(OFFERED, |rank| rank + 1))
 }
 
 /// `TICKET.LEAVE`: takes the user off the waiting list; returns whether the
@@ -68,16 +73,27 @@ pub fn leave<'a>(
     Ok(true)
 }
 
-/// `TICKET.POSITION`: the user's 1-based position in the waiting list (-1
-/// for an entrant of a draw not made yet).
+/// `TICKET.POSITION`: the user's 1-based position in the waiting list, -1
+/// for an entrant of a draw not made yet, 0 while the user holds an offer
+/// of the list or the draw (on a primary: one not past its deadline, as
+/// `expired_from` says), else nothing.
 pub fn position(
     store: &mut impl Store,
     event: &str,
     user: &str,
+    expired_from: ExpiredFrom,
 ) -> Result<Option<i64>, TicketError> {
     let meta = live_meta(store, event)?;
     if meta.undrawn().is_some() {
         return Ok(store.score(Set::Waiting, user)?.map(|_| ENTERED));
     }
-    Ok(store.waiting_rank(user)?.map(|rank| rank + 1))
+    if let Some(rank) = store.waiting_rank(user)? {
+        return Ok(Some(rank + 1));
+    }
+    if store.wants(user)? != Some(WANTS_OFFERED) || store.holder(user)?.is_none() {
+        return Ok(None);
+    }
+    let until = store.score(Set::Holds, user)?;
+    let lapsed = matches!((until, expired_from), (Some(u), Some(c)) if u <= c.now);
+    Ok((until.is_some() && !lapsed).then_some(OFFERED))
 }

@@ -3,26 +3,36 @@
 //! and the queue's steps in log order (`ticket_draw_step`, less what a heal
 //! undid), then runs
 //! `protocol::draw::audit`: SHA-256(seed) must be the commitment, and every
-//! offer must have gone to the lowest-ranked entrant still waiting. Prints
-//! the first violation (exit 1) or a summary (exit 0); no Redis needed.
+//! offer must have gone to the lowest-ranked entrant still waiting. A
+//! seated draw replays the party-aware rule instead (`audit_with`): the
+//! offer goes to the first of the first 100 waiting whose party (its
+//! enter's count) fits together on the seats just before the offer, which
+//! the orders of `ticket_participation` give (`seat_audit::replay::
+//! Timeline`). Prints the first violation (exit 1) or a summary (exit 0);
+//! no Redis needed.
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 use mysql::prelude::Queryable;
-use protocol::draw::{audit, parse_seed, Step, Summary, Violation};
+use protocol::draw::{audit, audit_with, parse_seed, Step, Summary, Violation};
+use protocol::seats::Layout;
 use protocol::StreamId;
 
+use super::seat_audit::{self, replay::Order, replay::Timeline};
 use crate::batch::queue::StepKind;
 
-/// One `ticket_draw_step` row: (stream ms, stream seq, kind, user).
-type Row = (u64, u64, String, Option<String>);
+/// One `ticket_draw_step` row: (stream ms, stream seq, kind, user,
+/// tickets: an enter's count).
+type Row = (u64, u64, String, Option<String>, i64);
 
 /// What MySQL holds about a draw event.
 struct Draw {
     commitment: String,
     seed: Option<String>,
     rows: Vec<Row>,
+    /// A seated draw's layout and orders.
+    seating: Option<(Layout, Vec<Order>)>,
 }
 
 /// Runs the audit of `event`; exit 0 (fair), 1 (a violation), or Err.
@@ -48,13 +58,13 @@ pub fn run(my: &mut impl Queryable, event: &str) -> Result<ExitCode, String> {
 
 /// Reads the event's commitment, seed and steps.
 fn load(my: &mut impl Queryable, event: &str) -> Result<Draw, String> {
-    let row: Option<(Option<String>, Option<String>)> = my
+    let row: Option<(Option<String>, Option<String>, bool)> = my
         .exec_first(
-            "SELECT draw_commitment, draw_seed FROM ticket_event WHERE event_id = ?",
+            "SELECT draw_commitment, draw_seed, seat_layout IS NOT NULL FROM ticket_event WHERE event_id = ?",
             (event,),
         )
         .map_err(|e| e.to_string())?;
-    let Some((commitment, seed)) = row else {
+    let Some((commitment, seed, seated)) = row else {
         return Err(format!("no event {event:?} in MySQL"));
     };
     let Some(commitment) = commitment else {
@@ -64,21 +74,44 @@ fn load(my: &mut impl Queryable, event: &str) -> Result<Draw, String> {
     };
     let rows: Vec<Row> = my
         .exec(
-            "SELECT stream_ms, stream_seq, CAST(kind AS CHAR), user_id FROM ticket_draw_step WHERE event_id = ? AND lost_in_failover = 0 ORDER BY stream_ms, stream_seq, id",
+            "SELECT stream_ms, stream_seq, CAST(kind AS CHAR), user_id, tickets FROM ticket_draw_step WHERE event_id = ? AND lost_in_failover = 0 ORDER BY stream_ms, stream_seq, id",
             (event,),
         )
         .map_err(|e| e.to_string())?;
+    let seating = match seated {
+        true => Some(seating(my, event)?),
+        false => None,
+    };
     Ok(Draw {
         commitment,
         seed,
         rows,
+        seating,
     })
+}
+
+/// A seated draw's layout and orders, as `audit-seats` reads them.
+fn seating(my: &mut impl Queryable, event: &str) -> Result<(Layout, Vec<Order>), String> {
+    let layout = seat_audit::layout(my, event)?;
+    let orders = seat_audit::orders(my, event).map_err(|e| e.to_string())??;
+    Ok((layout, orders))
 }
 
 /// The audit of what MySQL holds: a summary, or the first thing wrong.
 fn check(draw: &Draw) -> Result<Summary, String> {
     let steps = steps_of(draw)?;
-    audit(&draw.commitment, &steps).map_err(|v| describe(&v, &draw.rows))
+    let verdict = match &draw.seating {
+        None => audit(&draw.commitment, &steps),
+        Some((layout, orders)) => {
+            let mut seats = Timeline::new(layout, orders);
+            let rows = &draw.rows;
+            audit_with(&draw.commitment, &steps, &mut |i, count| {
+                let (ms, seq, ..) = &rows[i];
+                seats.fits(StreamId::new(*ms, *seq), count)
+            })
+        }
+    };
+    verdict.map_err(|v| describe(&v, &draw.rows))
 }
 
 /// The audit's steps, in log order; the draw's seed is MySQL's.
@@ -92,7 +125,7 @@ fn steps_of(draw: &Draw) -> Result<Vec<Step>, String> {
         None => None,
     };
     let mut steps = Vec::with_capacity(draw.rows.len());
-    for (ms, seq, kind, user) in &draw.rows {
+    for (ms, seq, kind, user, tickets) in &draw.rows {
         let id = StreamId::new(*ms, *seq);
         let kind =
             StepKind::parse(kind).ok_or_else(|| format!("step {id}: unknown kind {kind:?}"))?;
@@ -101,7 +134,10 @@ fn steps_of(draw: &Draw) -> Result<Vec<Step>, String> {
                 .ok_or_else(|| format!("step {id}: {} without a user", kind.as_str()))
         };
         steps.push(match kind {
-            StepKind::Enter => Step::Enter { user: user()? },
+            StepKind::Enter => Step::Enter {
+                user: user()?,
+                count: u32::try_from(*tickets).unwrap_or(1).max(1),
+            },
             StepKind::Leave => Step::Leave { user: user()? },
             StepKind::Offer => Step::Offer { user: user()? },
             StepKind::Draw => Step::Draw {
@@ -118,7 +154,7 @@ fn steps_of(draw: &Draw) -> Result<Vec<Step>, String> {
 fn describe(v: &Violation, rows: &[Row]) -> String {
     let at = |step: &usize| {
         rows.get(*step)
-            .map(|(ms, seq, _, _)| StreamId::new(*ms, *seq).to_string())
+            .map(|(ms, seq, ..)| StreamId::new(*ms, *seq).to_string())
             .unwrap_or_else(|| format!("step {step}"))
     };
     match v {
@@ -142,6 +178,11 @@ fn describe(v: &Violation, rows: &[Row]) -> String {
         Violation::OfferBeforeDraw { step, user } => {
             format!("offer to {user:?} before the draw, at entry {}", at(step))
         }
+        Violation::Unfit { step, user, count } => format!(
+            "offer at entry {} went to {user:?} (a party of {count}) while no party among the first {} waiting fitted together",
+            at(step),
+            protocol::draw::SEATED_LOOKAHEAD
+        ),
     }
 }
 
@@ -151,7 +192,7 @@ mod tests {
     use protocol::draw::{commitment, hex, rank};
 
     fn row(i: u64, kind: &str, user: Option<&str>) -> Row {
-        (1000, i, kind.into(), user.map(String::from))
+        (1000, i, kind.into(), user.map(String::from), 1)
     }
 
     fn fair() -> Draw {
@@ -175,6 +216,7 @@ mod tests {
             commitment: commitment(&seed),
             seed: Some(hex(&seed)),
             rows,
+            seating: None,
         }
     }
 
@@ -198,5 +240,64 @@ mod tests {
         let mut unseeded = fair();
         unseeded.seed = None;
         assert!(check(&unseeded).expect_err("no seed").contains("no seed"));
+    }
+
+    /// A seated draw on one row of 3 seats whose middle seat is sold:
+    /// ann (a party of 2, ranked first) cannot sit together, so the offer
+    /// skips her for bob (a party of 1).
+    fn seated() -> Draw {
+        let seed = (0u8..)
+            .map(|b| [b; 32])
+            .find(|s| rank(s, b"ann") < rank(s, b"bob"))
+            .unwrap();
+        let layout =
+            Layout::parse(r#"{"sections":[{"name":"A","rows":[{"name":"1","seats":3}]}]}"#)
+                .unwrap();
+        let order = |seq: u64, user: &str, seat: u32| Order {
+            id: StreamId::new(1000, seq),
+            user: user.into(),
+            seats: vec![seat],
+            pick: None,
+            reapplied: false,
+            released: None,
+        };
+        let mut rows = vec![
+            (1000, 1, "enter".into(), Some("ann".into()), 2),
+            (1000, 2, "enter".into(), Some("bob".into()), 1),
+        ];
+        rows.push(row(3, "draw", None));
+        rows.push(row(4, "offer", Some("bob")));
+        Draw {
+            commitment: commitment(&seed),
+            seed: Some(hex(&seed)),
+            rows,
+            seating: Some((layout, vec![order(0, "pre", 2), order(4, "bob", 1)])),
+        }
+    }
+
+    #[test]
+    fn a_seated_draw_skips_a_party_that_does_not_fit_and_a_tampered_offer_is_named() {
+        let s = check(&seated()).expect("the party-aware rule");
+        assert_eq!((s.entrants, s.offers_checked), (2, 1));
+        // Without the seats, the rank alone would flag the skip.
+        let mut unseated = seated();
+        unseated.seating = None;
+        let why = check(&unseated).expect_err("rank order only");
+        assert!(why.contains("while \"ann\""), "{why}");
+        // The offer row moved to ann, whose party did not fit.
+        let mut tampered = seated();
+        tampered.rows[3].3 = Some("ann".into());
+        let why = check(&tampered).expect_err("tampered offer");
+        assert!(
+            why.contains("out of order at entry 1000-4: it went to \"ann\" while \"bob\""),
+            "{why}"
+        );
+        // With the middle seat free, ann fits and must be offered first.
+        let mut free = seated();
+        if let Some((_, orders)) = &mut free.seating {
+            orders.remove(0);
+        }
+        let why = check(&free).expect_err("ann fitted");
+        assert!(why.contains("while \"ann\""), "{why}");
     }
 }

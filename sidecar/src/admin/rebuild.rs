@@ -60,18 +60,13 @@ pub struct EventRow {
     pub quarantine: Option<String>,
     /// A draw event (`draw_commitment` set).
     pub draw: bool,
-    /// A seated event (`seat_layout` set).
-    pub seated: bool,
+    /// A seated event's layout (`seat_layout`, as its init record had it).
+    pub layout: Option<String>,
 }
 
 /// Why a draw event is not rebuilt: TICKET.RESTORE puts back orders and
 /// free tickets, not the draw's seed, entrants and waiting list.
 pub const DRAW_REFUSED: &str = "a draw event (TICKET.INIT ... DRAW): rebuild restores orders and free tickets only, not the draw's seed, its entrants and the waiting list, so it refuses; MySQL keeps the entrants, the seed and the offers (ticketgate-sidecar audit-draw still checks them)";
-
-/// Why a seated event is not rebuilt: TICKET.RESTORE puts back orders and
-/// free ticket numbers, and has no way yet to install the layout and the
-/// seat state a seated event needs.
-pub const SEATED_REFUSED: &str = "a seated event (TICKET.INIT ... SEATS): TICKET.RESTORE puts back orders and free ticket numbers only, not the layout and the seat state, so rebuild refuses; MySQL keeps the layout (ticket_event.seat_layout), every seat (ticket_seat) and every order (ticketgate-sidecar audit-seats still checks them)";
 
 /// What Redis will hold after the restore: BEGIN's values, the orders
 /// (by user id) and the free numbers up to `minted`.
@@ -114,9 +109,6 @@ pub fn snapshot(
     if row.draw {
         return Err(DRAW_REFUSED.into());
     }
-    if row.seated {
-        return Err(SEATED_REFUSED.into());
-    }
     let status = match row.status.as_str() {
         "open" => Status::Open,
         "close" | "closed" => Status::Closed,
@@ -134,7 +126,12 @@ pub fn snapshot(
         orders.push(order);
     }
     orders.sort_by(|a, b| a.user.cmp(&b.user));
-    let minted = taken.last().copied().unwrap_or(0);
+    // A seated event's seats all exist from the start (minted = total), and
+    // those in no order are free without being named.
+    let minted = match row.layout {
+        Some(_) => row.total,
+        None => taken.last().copied().unwrap_or(0),
+    };
     let taken: Vec<i64> = taken.into_iter().collect();
     let incarnation = row.incarnation.as_deref().and_then(Incarnation::parse);
     let begin = Begin {
@@ -151,11 +148,16 @@ pub fn snapshot(
         },
         orders: orders.len() as i64,
         from,
+        layout: row.layout.clone(),
+    };
+    let free = match row.layout {
+        Some(_) => Vec::new(),
+        None => free_spans(minted, &taken),
     };
     Ok(Snapshot {
         begin,
         orders,
-        free: free_spans(minted, &taken),
+        free,
     })
 }
 
@@ -224,6 +226,9 @@ pub fn describe(event: &str, s: &Snapshot, now: &RedisNow) -> Vec<String> {
             s.orders.len(), b.minted, s.free_count(), b.from
         ),
     ];
+    if b.layout.is_some() {
+        out.push("  MySQL: seated: every seat in no order is free; the layout is restored as MySQL has it".into());
+    }
     for o in s.orders.iter().filter(|o| o.until > 0).take(10) {
         out.push(format!(
             "    held: {:?} tickets {:?} until {}",
@@ -277,11 +282,8 @@ pub fn run(my: &mut mysql::Conn, rc: &mut redisio::Conn, args: &Args) -> Result<
         println!("{event}: dropped (TICKET.DROP); rebuild refuses a dropped event. If Redis has the id again (a new TICKET.INIT), that sale is quarantined: TICKET.DROP {event} FORCE it and give the sale a new id (its entries become reused_after_drop conflicts)");
         return Ok(ExitCode::from(1));
     }
-    if let Some(why) = [(row.draw, DRAW_REFUSED), (row.seated, SEATED_REFUSED)]
-        .into_iter()
-        .find_map(|(no, why)| no.then_some(why))
-    {
-        println!("{event}: {why}");
+    if row.draw {
+        println!("{event}: {DRAW_REFUSED}");
         return Ok(ExitCode::from(1));
     }
     let before = RedisNow {
@@ -460,12 +462,12 @@ fn read_row(my: &mut impl Queryable, event: &str) -> Result<Option<EventRow>, my
         bool,
         Option<String>,
         bool,
-        bool,
+        Option<String>,
     );
     let row: Option<Row> = my.exec_first(
         "SELECT total, status, CAST(ROUND(UNIX_TIMESTAMP(opens_at) * 1000) AS SIGNED), \
          CAST(ROUND(UNIX_TIMESTAMP(closes_at) * 1000) AS SIGNED), incarnation, hold_ms, ticket_limit, \
-         offer_ms, dropped_at IS NOT NULL, quarantine_reason, draw_commitment IS NOT NULL, seat_layout IS NOT NULL FROM ticket_event WHERE event_id = ?",
+         offer_ms, dropped_at IS NOT NULL, quarantine_reason, draw_commitment IS NOT NULL, seat_layout FROM ticket_event WHERE event_id = ?",
         (event,),
     )?;
     Ok(row.map(|r| EventRow {
@@ -480,7 +482,7 @@ fn read_row(my: &mut impl Queryable, event: &str) -> Result<Option<EventRow>, my
         dropped: r.8,
         quarantine: r.9,
         draw: r.10,
-        seated: r.11,
+        layout: r.11,
     }))
 }
 
@@ -564,6 +566,27 @@ mod tests {
     }
 
     #[test]
+    fn a_seated_snapshot_carries_its_layout_and_no_free_calls() {
+        let layout = r#"{"sections":[{"name":"A","rows":[{"name":"1","seats":10}]}]}"#;
+        let seated = EventRow {
+            layout: Some(layout.into()),
+            ..row()
+        };
+        let l = live(&[("a", &[4, 5], None), ("b", &[7], Some(9000))]);
+        let s = snapshot(&seated, l, StreamId::new(9, 1), never).unwrap();
+        assert_eq!((s.begin.minted, s.free_count()), (10, 0));
+        let steps = steps(&s, false, 10_000);
+        assert_eq!(steps.len(), 3, "BEGIN, ORDERS, COMMIT: {steps:?}");
+        assert_eq!(
+            command("e", &steps[0]).join(" "),
+            format!("TICKET.RESTORE e BEGIN 00000000000000aa 10 10 open 0 0 0 3 600000 2 9-1 SEATS {layout}")
+        );
+        assert!(describe("e", &s, &RedisNow::default())
+            .join("\n")
+            .contains("seated: every seat in no order is free"));
+    }
+
+    #[test]
     fn refuses_what_cannot_be_restored() {
         let dropped = EventRow {
             dropped: true,
@@ -576,12 +599,6 @@ mod tests {
         };
         let why = snapshot(&draw, HashMap::new(), StreamId::ZERO, never).unwrap_err();
         assert!(why.contains("draw event"), "{why}");
-        let seated = EventRow {
-            seated: true,
-            ..row()
-        };
-        let why = snapshot(&seated, HashMap::new(), StreamId::ZERO, never).unwrap_err();
-        assert!(why.starts_with("a seated event"), "{why}");
         let both = HashMap::from([(
             "a".to_string(),
             Live {

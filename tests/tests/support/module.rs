@@ -433,6 +433,15 @@ pub fn wait_for_link(replica: &ticketgate_tests::RedisServer) {
     );
 }
 
+/// `REPLICAOF NO ONE`: promotes the replica `c` is connected to.
+pub fn promote(c: &mut Connection) {
+    let _: () = redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .query(c)
+        .expect("REPLICAOF NO ONE");
+}
+
 /// `WAIT replicas 2000` on the primary, asserting that enough acknowledged.
 pub fn wait_replicated(primary: &mut Connection, replicas: i64) {
     let acked: i64 = redis::cmd("WAIT")

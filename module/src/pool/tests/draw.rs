@@ -74,7 +74,10 @@ fn steps(s: &MemoryStore) -> Vec<Step> {
     s.log
         .iter()
         .filter_map(|(_, r)| match &r.op {
-            Op::Enter { user, .. } => Some(Step::Enter { user: user.clone() }),
+            Op::Enter { user, count, .. } => Some(Step::Enter {
+                user: user.clone(),
+                count: *count as u32,
+            }),
             Op::Leave { user } => Some(Step::Leave { user: user.clone() }),
             Op::Draw { seed } => Some(Step::Draw {
                 seed: seed.to_vec(),
@@ -98,7 +101,7 @@ fn entrants_are_offered_in_rank_order_after_one_draw() {
         Ok(-1),
         "twice: no change"
     );
-    assert_eq!(position(&mut s, "e", "bob"), Ok(Some(-1)));
+    assert_eq!(position(&mut s, "e", "bob", None), Ok(Some(-1)));
     assert!(matches!(
         plain(&mut s, "x", 7, 1),
         Err(TicketError::NotOpen { opens_at: 0, .. })
@@ -118,7 +121,7 @@ fn entrants_are_offered_in_rank_order_after_one_draw() {
         plain(&mut s, "x", 11, 1),
         Err(TicketError::Queue("e".into()))
     );
-    assert_eq!(position(&mut s, "e", order[3]), Ok(Some(1)));
+    assert_eq!(position(&mut s, "e", order[3], None), Ok(Some(1)));
     // A later joiner queues behind every entrant.
     assert_eq!(wait(&mut s, "e", "late", None, 12), Ok(2));
     assert!(s.waiting["late"] >= AFTER_DRAW as i64);
@@ -130,7 +133,11 @@ fn entrants_are_offered_in_rank_order_after_one_draw() {
         (summary.entrants, summary.left, summary.later_offers),
         (4, 1, 1)
     );
-    assert!(s.wants.is_empty());
+    // No entrant's count is left; the two open offers are marked.
+    let marked: Vec<(&str, i64)> = s.wants.iter().map(|(u, w)| (u.as_str(), *w)).collect();
+    let mut open = [(order[3], 0), ("late", 0)];
+    open.sort();
+    assert_eq!(marked, open);
 }
 
 #[test]
@@ -181,7 +188,12 @@ fn opens_at_draws_at_the_first_settle_after_it_and_only_once() {
     assert_eq!(draws, [100]);
     assert_eq!(s.offered, ["a"]);
     assert_eq!(s.holders["a"].as_slice().len(), 2, "wants 2, offered 2");
-    assert!(s.wants.is_empty());
+    assert_eq!(
+        s.wants.get("a"),
+        Some(&0),
+        "the count became the offer's mark"
+    );
+    assert_eq!(position(&mut s, "e", "a", Some(101)), Ok(Some(0)));
 }
 
 #[test]

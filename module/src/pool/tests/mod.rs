@@ -146,8 +146,13 @@ fn leave<S: Committed>(s: &mut S, event: &str, user: &str, now: i64) -> Result<b
     run(s, |s, out| w::leave(s, out, event, user, Clock::at(now)))
 }
 
-fn position(s: &mut impl Store, event: &str, user: &str) -> Result<Option<i64>, TicketError> {
-    w::position(s, event, user)
+fn position(
+    s: &mut impl Store,
+    event: &str,
+    user: &str,
+    expired_from: Option<i64>,
+) -> Result<Option<i64>, TicketError> {
+    w::position(s, event, user, expired_from.map(Clock::at))
 }
 
 fn sweep<S: Committed>(s: &mut S, event: &str, now: i64, max: usize) -> Result<usize, TicketError> {

@@ -4,7 +4,7 @@
 //! their answers, the list and the invariants must agree, and at the end
 //! the log replays to the holders and a replica reaches the same state.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use proptest::prelude::*;
 use protocol::record::{Op, Tickets};
@@ -69,6 +69,8 @@ struct Model {
     waitseq: i64,
     /// Users offered tickets, in order.
     offered: Vec<String>,
+    /// Users whose order is an offer not yet confirmed, cancelled or lapsed.
+    offers: HashSet<String>,
 }
 
 /// Found by the property test: a head that wants more than the event has
@@ -106,6 +108,7 @@ impl Model {
             let until = Some(self.now + self.offer);
             self.orders.insert(user.clone(), (tickets, until));
             self.waiting.remove(0);
+            self.offers.insert(user.clone());
             self.offered.push(user);
         }
     }
@@ -121,9 +124,12 @@ impl Model {
         }
     }
 
+    /// The list's 1-based place, or 0 while the user holds an offer.
     fn position(&self, user: &str) -> Option<i64> {
-        let rank = self.waiting.iter().position(|(u, _, _)| u == user)?;
-        Some(rank as i64 + 1)
+        match self.waiting.iter().position(|(u, _, _)| u == user) {
+            Some(rank) => Some(rank as i64 + 1),
+            None => self.offers.contains(user).then_some(0),
+        }
     }
 
     fn wait(&mut self, user: &str, count: Option<i64>) -> Result<i64, TicketError> {
@@ -176,6 +182,7 @@ impl Model {
             .map(|(u, _)| u.clone())
             .collect();
         for user in due {
+            self.offers.remove(&user);
             if let Some((tickets, _)) = self.orders.remove(&user) {
                 self.free.extend(tickets);
             }
@@ -218,6 +225,7 @@ impl Model {
         match self.orders.get_mut(user) {
             Some((tickets, until)) => {
                 *until = None;
+                self.offers.remove(user);
                 Ok(tickets.len() as i64)
             }
             None => Err(TicketError::NoHold {
@@ -229,6 +237,7 @@ impl Model {
 
     fn cancel(&mut self, user: &str) -> Option<i64> {
         self.offer_step();
+        self.offers.remove(user);
         let (tickets, _) = self.orders.remove(user)?;
         self.free.extend(&tickets);
         self.offer_step();
@@ -344,7 +353,7 @@ fn step(s: &mut MemoryStore, m: &mut Model, a: Action, chunk: i64) -> Result<(),
         Action::Join(u, count) => {
             let user = format!("u{u}");
             prop_assert_eq!(wait(s, "e", &user, count, m.now), m.wait(&user, count));
-            prop_assert_eq!(position(s, "e", &user), Ok(m.position(&user)));
+            prop_assert_eq!(position(s, "e", &user, Some(m.now)), Ok(m.position(&user)));
         }
         Action::Leave(u) => {
             let user = format!("u{u}");

@@ -45,6 +45,7 @@ fn snapshot_of(s: &MemoryStore, from: StreamId) -> (Begin, Vec<Order>, Vec<Range
         },
         orders: orders.len() as i64,
         from,
+        layout: None,
     };
     (begin, orders, protocol::restore::free_spans(minted, &live))
 }
@@ -158,7 +159,7 @@ fn while_restoring_the_event_answers_tryagain_and_expires_nothing() {
     assert_eq!(order(&mut s, "e", "sold1", Some(50)), Err(again.clone()));
     assert_eq!(wait(&mut s, "e", "x", None, 50), Err(again.clone()));
     assert_eq!(leave(&mut s, "e", "x", 50), Err(again.clone()));
-    assert_eq!(position(&mut s, "e", "x"), Err(again.clone()));
+    assert_eq!(position(&mut s, "e", "x", None), Err(again.clone()));
     assert_eq!(
         set_status(&mut s, "e", Status::Closed, 50),
         Err(again.clone())

@@ -138,7 +138,7 @@ fn a_party_that_cannot_sit_together_keeps_its_place() {
     // keeps its place; the party of 1 behind it is offered a seat.
     cancel(&mut s, "e", "x", 13).unwrap();
     assert_eq!(s.offered, ["one"]);
-    assert_eq!(position(&mut s, "e", "three"), Ok(Some(1)));
+    assert_eq!(position(&mut s, "e", "three", None), Ok(Some(1)));
     // Three together come back: the party of 3 gets exactly those.
     cancel(&mut s, "e", "row", 14).unwrap();
     assert_eq!(s.offered, ["one", "three"]);

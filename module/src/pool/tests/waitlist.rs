@@ -22,7 +22,7 @@ fn returned_tickets_go_to_the_head_of_the_list_in_order() {
             user: "a".into()
         })
     );
-    assert_eq!(position(&mut s, "e", "w2"), Ok(Some(2)));
+    assert_eq!(position(&mut s, "e", "w2", None), Ok(Some(2)));
     // One ticket back: w1 wants two, so nobody is served (strict FIFO)
     // and nobody may claim it past the list.
     cancel(&mut s, "e", "a", 5).unwrap();
@@ -33,15 +33,21 @@ fn returned_tickets_go_to_the_head_of_the_list_in_order() {
     );
     cancel(&mut s, "e", "b", 7).unwrap();
     assert_eq!(s.offered, ["w1"]);
-    assert_eq!(position(&mut s, "e", "w1"), Ok(None));
+    assert_eq!(position(&mut s, "e", "w1", Some(7)), Ok(Some(0)), "offered");
+    assert_eq!(s.wants.get("w1"), Some(&0));
     assert_eq!(
         plain(&mut s, "w1", 8, 1),
         Ok(Claim::Repeat(Tickets::Many(vec![1, 2]))),
         "an offer is claimed back"
     );
     // The offer expires (10 min, HOLD is 0): w2 is next.
-    assert_eq!(sweep(&mut s, "e", 7 + 600_000, 10), Ok(1));
+    let lapsed = 7 + 600_000;
+    assert_eq!(position(&mut s, "e", "w1", None), Ok(Some(0)), "a replica");
+    assert_eq!(position(&mut s, "e", "w1", Some(lapsed)), Ok(None), "due");
+    assert_eq!(sweep(&mut s, "e", lapsed, 10), Ok(1));
     assert_eq!(s.offered, ["w1", "w2"]);
+    assert_eq!(position(&mut s, "e", "w1", None), Ok(None), "expired");
+    assert_eq!(position(&mut s, "e", "w2", Some(lapsed)), Ok(Some(0)));
     assert_eq!(
         order(&mut s, "e", "w2", None).unwrap().map(|o| o.tickets),
         Some(Tickets::One(1))
@@ -49,6 +55,21 @@ fn returned_tickets_go_to_the_head_of_the_list_in_order() {
     assert_eq!(leave(&mut s, "e", "w2", 7 + 600_000), Ok(false));
     let ops: Vec<_> = s.log.iter().map(|(_, r)| r.op.name()).collect();
     assert_eq!(ops[5..], ["offer", "expire", "offer"]);
+    confirm(&mut s, "e", "w2", lapsed).unwrap();
+    assert_eq!(position(&mut s, "e", "w2", None), Ok(None), "bought");
+    assert!(s.wants.is_empty());
+}
+
+#[test]
+fn a_cancelled_offer_is_no_longer_offered() {
+    let mut s = checkout_event(1, 0, 1);
+    plain(&mut s, "a", 2, 1).unwrap();
+    assert_eq!(wait(&mut s, "e", "w", None, 3), Ok(1));
+    cancel(&mut s, "e", "a", 4).unwrap();
+    assert_eq!(position(&mut s, "e", "w", Some(4)), Ok(Some(0)));
+    assert_eq!(cancel(&mut s, "e", "w", 5).map(|t| t.is_some()), Ok(true));
+    assert_eq!(position(&mut s, "e", "w", Some(5)), Ok(None));
+    assert!(s.wants.is_empty());
 }
 
 #[test]

@@ -50,7 +50,7 @@ pub fn run(my: &mut impl Queryable, event: &str) -> Result<ExitCode, String> {
 }
 
 /// The event's stored layout.
-fn layout(my: &mut impl Queryable, event: &str) -> Result<Layout, String> {
+pub(crate) fn layout(my: &mut impl Queryable, event: &str) -> Result<Layout, String> {
     let row: Option<Option<String>> = my
         .exec_first(
             "SELECT seat_layout FROM ticket_event WHERE event_id = ?",
@@ -82,7 +82,7 @@ type Row = (
 
 /// The event's orders (rows a heal undid left out); the inner Err names a
 /// row the replay cannot place.
-fn orders(
+pub(crate) fn orders(
     my: &mut impl Queryable,
     event: &str,
 ) -> Result<Result<Vec<Order>, String>, mysql::Error> {

@@ -98,16 +98,7 @@ impl Violation {
 /// Replays `orders` (any order) on `layout`: a summary, or the first
 /// violation in log order.
 pub fn replay(layout: &Layout, orders: &[Order]) -> Result<Summary, Violation> {
-    // (entry, 0 = release / 1 = take, order): releases never share an
-    // entry with a take, the tie-break only keeps the sort total.
-    let mut steps: Vec<(StreamId, u8, usize)> = Vec::with_capacity(orders.len() * 2);
-    for (i, o) in orders.iter().enumerate() {
-        steps.push((o.id, 1, i));
-        if let Some(at) = o.released {
-            steps.push((at, 0, i));
-        }
-    }
-    steps.sort_unstable();
+    let steps = in_log_order(orders);
     let mut state = SeatState::new(layout);
     // holder[seat] = 1 + the order holding it, 0 = free
     let mut holder = vec![0usize; layout.total as usize + 1];
@@ -130,6 +121,63 @@ pub fn replay(layout: &Layout, orders: &[Order]) -> Result<Summary, Violation> {
         count(&mut summary, o);
     }
     Ok(summary)
+}
+
+/// Every take and give-back of `orders` in log order: (entry, 0 = release
+/// / 1 = take, order). Releases never share an entry with a take, the
+/// tie-break only keeps the sort total.
+fn in_log_order(orders: &[Order]) -> Vec<(StreamId, u8, usize)> {
+    let mut steps: Vec<(StreamId, u8, usize)> = Vec::with_capacity(orders.len() * 2);
+    for (i, o) in orders.iter().enumerate() {
+        steps.push((o.id, 1, i));
+        if let Some(at) = o.released {
+            steps.push((at, 0, i));
+        }
+    }
+    steps.sort_unstable();
+    steps
+}
+
+/// The seats as they were just before a log entry, for `audit-draw` on a
+/// seated draw: the orders' takes and give-backs replayed in log order up
+/// to it, without checks (`audit-seats` makes those). Entries must be
+/// asked for in log order.
+pub struct Timeline<'a> {
+    layout: &'a Layout,
+    orders: &'a [Order],
+    steps: Vec<(StreamId, u8, usize)>,
+    next: usize,
+    state: SeatState,
+}
+
+impl<'a> Timeline<'a> {
+    pub fn new(layout: &'a Layout, orders: &'a [Order]) -> Timeline<'a> {
+        Timeline {
+            layout,
+            orders,
+            steps: in_log_order(orders),
+            next: 0,
+            state: SeatState::new(layout),
+        }
+    }
+
+    /// Whether a party of `count` found seats together (the offer rule: no
+    /// filters) just before entry `id`.
+    pub fn fits(&mut self, id: StreamId, count: u32) -> bool {
+        while let Some(&(at, kind, i)) = self.steps.get(self.next) {
+            if at >= id {
+                break;
+            }
+            let seat = if kind == 0 { Seat::Free } else { Seat::Held };
+            self.state.set(self.layout, &self.orders[i].seats, seat);
+            self.next += 1;
+        }
+        let request = Request {
+            count,
+            ..Request::default()
+        };
+        best(self.layout, &self.state, &request).is_ok()
+    }
 }
 
 fn count(summary: &mut Summary, o: &Order) {

@@ -96,6 +96,7 @@ class IntegrationTest {
       assertEquals(Optional.of(1L), gate.cancel(e, "alice"));
       assertEquals(Optional.of(1L), gate.holder(e, "bob"), "the returned ticket is offered");
       assertEquals(Order.State.HELD, gate.order(e, "bob").orElseThrow().state());
+      assertEquals(Optional.of(0L), gate.position(e, "bob"), "offered: position 0");
       gate.close(e);
       assertThrows(ClosedException.class, () -> gate.claim(e, "dave"));
       assertEquals(1L, gate.confirm(e, "bob"), "confirming after close completes a payment");

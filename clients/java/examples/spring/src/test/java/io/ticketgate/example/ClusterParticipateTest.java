@@ -9,7 +9,10 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
-/** The same 1,000-on-100 test with Spring Data Redis configured for the 3-master cluster. */
+/**
+ * The same 1,000-on-100 test and seated contest with Spring Data Redis configured for the 3-master
+ * cluster.
+ */
 @EnabledIfEnvironmentVariable(named = "TICKETGATE_TEST_CLUSTER", matches = ".+")
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class ClusterParticipateTest {
@@ -25,5 +28,10 @@ class ClusterParticipateTest {
   @Test
   void thousandUsersOnHundredTickets() throws Exception {
     ParticipateConcurrencyTest.assertContest(gate, port);
+  }
+
+  @Test
+  void partiesOnAVenue() throws Exception {
+    SeatedContest.assertContest(gate, port);
   }
 }

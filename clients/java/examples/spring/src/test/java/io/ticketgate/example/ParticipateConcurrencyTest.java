@@ -49,6 +49,11 @@ class ParticipateConcurrencyTest {
     assertContest(gate, port);
   }
 
+  @Test
+  void partiesOnAVenue() throws Exception {
+    SeatedContest.assertContest(gate, port);
+  }
+
   static void assertContest(TicketGate gate, int port) throws Exception {
     String event = "spring-" + System.nanoTime();
     gate.init(event, 100);
@@ -101,16 +106,25 @@ class ParticipateConcurrencyTest {
   /** Users POSTing at once (the client's 64 threads handle the replies). */
   private static List<HttpResponse<String>> participate(int port, String event, int users)
       throws Exception {
+    List<String> bodies = new ArrayList<>();
+    for (int u = 0; u < users; u++) {
+      bodies.add("{\"userId\":\"user-" + u + "\"}");
+    }
+    return postAll(port, "/events/" + event + "/participate", bodies);
+  }
+
+  /** One POST of each JSON body to {@code path}, all at once; the replies in the bodies' order. */
+  static List<HttpResponse<String>> postAll(int port, String path, List<String> bodies)
+      throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(64);
     HttpClient http = HttpClient.newBuilder().executor(pool).build();
     try {
       List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
-      for (int u = 0; u < users; u++) {
+      for (String body : bodies) {
         HttpRequest request =
-            HttpRequest.newBuilder(
-                    URI.create("http://127.0.0.1:" + port + "/events/" + event + "/participate"))
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString("{\"userId\":\"user-" + u + "\"}"))
+                .POST(HttpRequest.BodyPublishers.ofString(body))
                 .build();
         calls.add(send(http, request, 3));
       }

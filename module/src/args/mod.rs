@@ -1,11 +1,26 @@
-//! Argument parsing for the `TICKET.*` commands: plain functions over byte
-//! slices, so every rule is unit- and property-tested without a server.
+//! Argument parsing for the `TICKET.*` commands: one parser per command
+//! syntax, each a plain function over the arguments after the command name
+//! (byte slices), so every rule is unit- and property-tested without a
+//! server, and a command's file reads like its doc comment.
 //!
-//! Arity is checked by each command (Redis's standard message); everything
-//! here is about the *content* of an argument.
+//! The syntaxes: [`event`] (`E`: STATUS, LAYOUT, SEATMAP, OPEN, CLOSE,
+//! HEALED), [`event_user`] (`E user`: CONFIRM, CANCEL, HOLDER, ORDER,
+//! LEAVE, POSITION), [`wait`], [`drop`], [`reapply`], [`restore`],
+//! [`claim::claim`], [`init::init`]; `TICKET._APPLY` carries the effect
+//! format `protocol::effect` decodes (a replica's hot path). Each answers [`CommandError::Arity`] (Redis's own
+//! message) for a wrong number of arguments, and an `ERR` naming the
+//! argument for anything else; below them, the rules of each value.
 
-use crate::error::{quote, TicketError};
-use crate::pool::SeatAsk;
+pub mod claim;
+pub mod init;
+
+use std::borrow::Cow;
+
+use protocol::record::Record;
+use protocol::restore::Step;
+use protocol::StreamId;
+
+use crate::error::{quote, CommandError, TicketError};
 
 pub use protocol::keys::{MAX_ID_LEN, MAX_TOTAL};
 
@@ -90,10 +105,12 @@ fn ranged(
 pub const MAX_HOLD_MS: i64 = crate::pool::MAX_HOLD_MS;
 
 /// The values of `NAME value` options, by position in `names`: each at most
-/// once, names case-insensitive, in any order.
+/// once, names case-insensitive, in any order. `flags` are the syntax's
+/// words without a value (taken out before), named when an option is unknown.
 fn options<'a, const N: usize>(
     given: &[&'a [u8]],
     names: [&str; N],
+    flags: &[&str],
 ) -> Result<[Option<&'a [u8]>; N], TicketError> {
     let mut values = [None; N];
     let mut rest = given.iter();
@@ -102,10 +119,11 @@ fn options<'a, const N: usize>(
             .iter()
             .position(|n| name.eq_ignore_ascii_case(n.as_bytes()))
         else {
+            let expected: Vec<&str> = names.iter().chain(flags).copied().collect();
             return Err(TicketError::Invalid(format!(
                 "unknown option {} (expected {})",
                 quote(name),
-                names.join(", ")
+                expected.join(", ")
             )));
         };
         if values[i].is_some() {
@@ -121,33 +139,6 @@ fn options<'a, const N: usize>(
     }
     Ok(values)
 }
-
-/// `TICKET.INIT E total [OPENS ms] [CLOSES ms] [HOLD ms] [LIMIT n]
-/// [OFFER ms] [DRAW] [ADMIT n]`, parsed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InitArgs<'a> {
-    pub event: &'a str,
-    pub total: i64,
-    pub opens_at: i64,
-    pub closes_at: i64,
-    /// The default hold of a claim in ms (0 = a claim is a final sale).
-    pub hold: i64,
-    /// Most tickets one user may hold.
-    pub limit: i64,
-    /// How long an offer of the waiting list is held, in ms (default: `hold`,
-    /// or 10 minutes when `hold` is 0).
-    pub offer: i64,
-    /// `DRAW`: a fair draw at open (docs/design.md "The draw").
-    pub draw: bool,
-    /// `ADMIT n`: a draw event's offers per second.
-    pub admit: Option<i64>,
-    /// `SEATS layout`: a seated event's layout JSON (validated by the
-    /// command: `protocol::seats::Layout::parse`).
-    pub layout: Option<&'a [u8]>,
-}
-
-/// Most offers per second of a draw event (`ADMIT`).
-pub const MAX_ADMIT: i64 = protocol::model::MAX_ADMIT;
 
 /// Takes the flag `flag` (case-insensitive) out of `given` where a keyword
 /// may stand (not as an option's value); whether it was there.
@@ -169,175 +160,54 @@ fn take_flag<'a>(given: &[&'a [u8]], flag: &str) -> Result<(bool, Vec<&'a [u8]>)
     Ok((found, rest))
 }
 
-/// Parses the arguments after `TICKET.INIT`. Options are case-insensitive and
-/// may each appear once; a window must close after it opens.
-pub fn init_args<'a>(args: &[&'a [u8]]) -> Result<InitArgs<'a>, TicketError> {
-    let [event, total_raw, given @ ..] = args else {
-        return Err(TicketError::Invalid(
-            "TICKET.INIT needs an event and a total".into(),
-        ));
+/// `E`: the event alone.
+pub fn event<'a>(given: &[&'a [u8]]) -> Result<&'a str, CommandError> {
+    let [event] = given else {
+        return Err(CommandError::Arity);
     };
-    let (draw, given) = take_flag(given, "DRAW")?;
-    let names = [
-        "OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER", "ADMIT", "SEATS",
-    ];
-    let [opens, closes, hold, limit, offer_given, admit, layout] = match options(&given, names) {
-        Err(TicketError::Invalid(why)) if why.starts_with("unknown option") => {
-            return Err(TicketError::Invalid(format!(
-                "{}, DRAW)",
-                why.trim_end_matches(')')
-            )))
-        }
-        other => other?,
-    };
-    let hold = hold.map_or(Ok(0), |v| ranged(v, "HOLD", 0..=MAX_HOLD_MS))?;
-    let offer = offer_given.map_or(Ok(protocol::effect::default_offer(hold)), |v| {
-        ranged(v, "OFFER", 1..=MAX_HOLD_MS)
-    })?;
-    let parsed = InitArgs {
-        event: event_id(event)?,
-        total: total(total_raw)?,
-        opens_at: opens.map_or(Ok(0), |v| unix_ms(v, "OPENS"))?,
-        closes_at: closes.map_or(Ok(0), |v| unix_ms(v, "CLOSES"))?,
-        hold,
-        limit: limit.map_or(Ok(1), |v| ranged(v, "LIMIT", 1..=crate::pool::MAX_LIMIT))?,
-        offer,
-        draw,
-        admit: admit
-            .map(|v| ranged(v, "ADMIT", 1..=MAX_ADMIT))
-            .transpose()?,
-        layout,
-    };
-    check_draw(&parsed, offer_given.is_some())?;
-    if parsed.opens_at > 0 && parsed.closes_at > 0 && parsed.closes_at <= parsed.opens_at {
-        return Err(TicketError::Invalid(format!(
-            "CLOSES ({}) must be after OPENS ({})",
-            parsed.closes_at, parsed.opens_at
-        )));
-    }
-    Ok(parsed)
+    Ok(event_id(event)?)
 }
 
-/// A draw's offers are held orders: `DRAW` needs `HOLD` > 0 or `OFFER`;
-/// `ADMIT` needs `DRAW`.
-fn check_draw(init: &InitArgs<'_>, offer_given: bool) -> Result<(), TicketError> {
-    if init.draw && init.hold == 0 && !offer_given {
-        return Err(TicketError::Invalid(
-            "DRAW needs HOLD > 0 or OFFER (its offers are held orders)".into(),
-        ));
-    }
-    if init.admit.is_some() && !init.draw {
-        return Err(TicketError::Invalid("ADMIT needs DRAW".into()));
-    }
-    Ok(())
-}
-
-/// The options of `TICKET.CLAIM E user [COUNT n] [HOLD ms] [SECTION s]
-/// [CATEGORY c] [ACCESSIBLE a] [SPLIT]` or `TICKET.CLAIM E user [HOLD ms]
-/// SEATS id [id ...]` (SEATS takes every argument after it).
-pub fn claim_options(given: &[&[u8]]) -> Result<crate::pool::ClaimOptions, TicketError> {
-    let (given, ids) = seat_ids(given)?;
-    let (split, given) = take_flag(&given, "SPLIT")?;
-    let names = ["COUNT", "HOLD", "SECTION", "CATEGORY", "ACCESSIBLE"];
-    let [count, hold, section, category, accessible] = match options(&given, names) {
-        Err(TicketError::Invalid(why)) if why.starts_with("unknown option") => {
-            return Err(TicketError::Invalid(format!(
-                "{}, SPLIT, SEATS)",
-                why.trim_end_matches(')')
-            )))
-        }
-        other => other?,
+/// `E user`.
+pub fn event_user<'a>(given: &[&'a [u8]]) -> Result<(&'a str, &'a str), CommandError> {
+    let [event, user] = given else {
+        return Err(CommandError::Arity);
     };
-    let count = count
-        .map(|v| ranged(v, "COUNT", 1..=crate::pool::MAX_LIMIT))
-        .transpose()?;
-    let ask = SeatAsk {
-        section: section.map(|v| seat_name(v, "SECTION", 16)).transpose()?,
-        category: category.map(|v| seat_name(v, "CATEGORY", 32)).transpose()?,
-        accessible: accessible
-            .map(|v| ranged(v, "ACCESSIBLE", 1..=count.unwrap_or(1)))
-            .transpose()?,
-        split,
-        ids,
+    Ok((event_id(event)?, user_id(user)?))
+}
+
+/// `TICKET.WAIT E user [COUNT n]`: the event, the user and the party size.
+pub fn wait<'a>(given: &[&'a [u8]]) -> Result<(&'a str, &'a str, Option<i64>), CommandError> {
+    let [event, user, rest @ ..] = given else {
+        return Err(CommandError::Arity);
     };
-    check_seat_ask(&ask, count.is_some())?;
-    Ok(crate::pool::ClaimOptions {
-        count,
-        hold: hold
-            .map(|v| ranged(v, "HOLD", 0..=MAX_HOLD_MS))
-            .transpose()?,
-        seats: (ask != SeatAsk::default()).then(|| Box::new(ask)),
-    })
-}
-
-/// The arguments before `SEATS`, and the seat ids after it.
-type SplitAtSeats<'a> = (Vec<&'a [u8]>, Option<Vec<i64>>);
-
-/// The arguments before `SEATS` and the seat ids after it.
-fn seat_ids<'a>(given: &[&'a [u8]]) -> Result<SplitAtSeats<'a>, TicketError> {
-    let mut i = 0;
-    while i < given.len() {
-        if given[i].eq_ignore_ascii_case(b"SEATS") {
-            let ids = given[i + 1..]
-                .iter()
-                .map(|v| ranged(v, "a seat id", 1..=MAX_TOTAL))
-                .collect::<Result<Vec<i64>, _>>()?;
-            if ids.is_empty() {
-                return Err(TicketError::Invalid(
-                    "SEATS needs at least one seat id".into(),
-                ));
-            }
-            return Ok((given[..i].to_vec(), Some(ids)));
-        }
-        // A flag stands alone; an option takes its value with it.
-        i += if given[i].eq_ignore_ascii_case(b"SPLIT") {
-            1
-        } else {
-            2
-        };
+    if rest.len() > 2 {
+        return Err(CommandError::Arity);
     }
-    Ok((given.to_vec(), None))
-}
-
-/// A section or category name: 1-`max` bytes of `[A-Za-z0-9_.-]`.
-fn seat_name(raw: &[u8], what: &str, max: usize) -> Result<String, TicketError> {
-    let ok = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
-    if raw.is_empty() || raw.len() > max || !raw.iter().all(ok) {
-        return Err(TicketError::Invalid(format!(
-            "{what} must be 1-{max} bytes of [A-Za-z0-9_.-], got {}",
-            quote(raw)
-        )));
-    }
-    Ok(String::from_utf8_lossy(raw).into_owned())
-}
-
-/// `SEATS` goes with `HOLD` only; `SPLIT` not with `ACCESSIBLE`.
-fn check_seat_ask(ask: &SeatAsk, count: bool) -> Result<(), TicketError> {
-    let filters = ask.section.is_some() || ask.category.is_some() || ask.accessible.is_some();
-    if ask.ids.is_some() && (count || filters || ask.split) {
-        return Err(TicketError::Invalid(
-            "SEATS takes exactly the seats given: no COUNT, SECTION, CATEGORY, ACCESSIBLE or SPLIT"
-                .into(),
-        ));
-    }
-    if ask.split && ask.accessible.is_some() {
-        return Err(TicketError::Invalid(
-            "SPLIT cannot go with ACCESSIBLE (wheelchair spaces are never split)".into(),
-        ));
-    }
-    Ok(())
+    let (event, user) = (event_id(event)?, user_id(user)?);
+    Ok((event, user, wait_count(rest)?))
 }
 
 /// The optional `COUNT n` of `TICKET.WAIT E user [COUNT n]`.
-pub fn wait_count(given: &[&[u8]]) -> Result<Option<i64>, TicketError> {
-    let [count] = options(given, ["COUNT"])?;
+fn wait_count(given: &[&[u8]]) -> Result<Option<i64>, TicketError> {
+    let [count] = options(given, ["COUNT"], &[])?;
     count
         .map(|v| ranged(v, "COUNT", 1..=crate::pool::MAX_LIMIT))
         .transpose()
 }
 
+/// `TICKET.DROP E [FORCE]`: the event and whether `FORCE` was given.
+pub fn drop<'a>(given: &[&'a [u8]]) -> Result<(&'a str, bool), CommandError> {
+    let (event, force) = match given {
+        [event] => (event, None),
+        [event, force] => (event, Some(*force)),
+        _ => return Err(CommandError::Arity),
+    };
+    Ok((event_id(event)?, force_flag(force)?))
+}
+
 /// The optional `FORCE` of `TICKET.DROP E [FORCE]`.
-pub fn force_flag(arg: Option<&[u8]>) -> Result<bool, TicketError> {
+fn force_flag(arg: Option<&[u8]>) -> Result<bool, TicketError> {
     match arg {
         None => Ok(false),
         Some(word) if word.eq_ignore_ascii_case(b"FORCE") => Ok(true),
@@ -348,8 +218,66 @@ pub fn force_flag(arg: Option<&[u8]>) -> Result<bool, TicketError> {
     }
 }
 
+/// `TICKET.REAPPLY E [SINCE id] field value [field value ...]`: the event,
+/// the log position the sidecar planned on, and the lost entry's record,
+/// decoded as the sidecar decodes a log entry.
+pub type Reapply<'a> = (&'a str, Option<StreamId>, Record<Cow<'a, str>>);
+
+/// Parses `TICKET.REAPPLY`'s arguments.
+pub fn reapply<'a>(given: &[&'a [u8]]) -> Result<Reapply<'a>, CommandError> {
+    let [event, first, _, ..] = given else {
+        return Err(CommandError::Arity);
+    };
+    let event = event_id(event)?;
+    let (since, fields) = match (first.eq_ignore_ascii_case(b"SINCE"), given.get(2)) {
+        (true, Some(id)) => (Some(since_id(id)?), &given[3..]),
+        (true, None) => return Err(CommandError::Arity),
+        (false, _) => (None, &given[1..]),
+    };
+    Ok((event, since, lost_record(event, fields)?))
+}
+
+/// `TICKET.RESTORE E <step> ...`: the event and the restore step, in the
+/// format `protocol::restore` writes and reads.
+pub fn restore<'a>(given: &[&'a [u8]]) -> Result<(&'a str, Step<&'a str>), CommandError> {
+    if given.len() < 2 {
+        return Err(CommandError::Arity);
+    }
+    protocol::restore::decode(given)
+        .map_err(|e| TicketError::Invalid(format!("TICKET.RESTORE: {e}")).into())
+}
+
+/// The `SINCE` stream id.
+fn since_id(raw: &[u8]) -> Result<StreamId, TicketError> {
+    std::str::from_utf8(raw)
+        .ok()
+        .and_then(StreamId::parse)
+        .ok_or_else(|| TicketError::Invalid("TICKET.REAPPLY: SINCE needs a stream id".into()))
+}
+
+/// The lost entry's record from its `<field> <value>` pairs.
+fn lost_record<'a>(event: &str, fields: &[&[u8]]) -> Result<Record<Cow<'a, str>>, TicketError> {
+    if fields.is_empty() || !fields.len().is_multiple_of(2) {
+        return Err(TicketError::Invalid(
+            "TICKET.REAPPLY: fields come in <field> <value> pairs".into(),
+        ));
+    }
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = fields
+        .chunks(2)
+        .map(|p| (p[0].to_vec(), p[1].to_vec()))
+        .collect();
+    let record = protocol::record::decode(event, &pairs)
+        .map_err(|m| TicketError::Invalid(format!("TICKET.REAPPLY: {} ({})", m.reason, m.raw)))?;
+    Ok(Record {
+        op: record.op.map_user(|u| Cow::Owned(u.clone())),
+        at: record.at,
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    use super::claim::claim_options;
+    use super::init::init_args;
     use super::*;
     use proptest::prelude::*;
 
@@ -516,6 +444,49 @@ mod tests {
         assert_eq!(force_flag(None), Ok(false));
         assert_eq!(force_flag(Some(b"force")), Ok(true));
         assert!(force_flag(Some(b"now")).is_err());
+    }
+
+    /// Each syntax answers Redis's arity error for a wrong number of
+    /// arguments, before looking at any of them.
+    #[test]
+    fn syntaxes_check_their_arity() {
+        let (e, u): (&[u8], &[u8]) = (b"e", b"u");
+        assert_eq!(event(&[]).err(), Some(CommandError::Arity));
+        assert_eq!(event(&[e, u]).err(), Some(CommandError::Arity));
+        assert_eq!(event(&[e]), Ok("e"));
+        assert_eq!(event_user(&[e]).err(), Some(CommandError::Arity));
+        assert_eq!(event_user(&[e, u, u]).err(), Some(CommandError::Arity));
+        assert_eq!(event_user(&[e, u]), Ok(("e", "u")));
+        assert_eq!(wait(&[e]).err(), Some(CommandError::Arity));
+        assert_eq!(
+            wait(&[e, u, b"COUNT", b"2", b"x"]).err(),
+            Some(CommandError::Arity)
+        );
+        assert_eq!(wait(&[e, u, b"COUNT", b"2"]), Ok(("e", "u", Some(2))));
+        assert_eq!(drop(&[]).err(), Some(CommandError::Arity));
+        assert_eq!(drop(&[e, b"FORCE", b"x"]).err(), Some(CommandError::Arity));
+        assert_eq!(drop(&[e, b"force"]), Ok(("e", true)));
+        assert!(matches!(reapply(&[e, b"op"]), Err(CommandError::Arity)));
+        assert!(matches!(
+            reapply(&[e, b"SINCE", b"1-0"]),
+            Err(CommandError::Ticket(_))
+        ));
+        assert!(matches!(restore(&[e]), Err(CommandError::Arity)));
+        assert!(matches!(claim::claim(&[e]), Err(CommandError::Arity)));
+        assert!(matches!(init::init(&[e]), Err(CommandError::Arity)));
+        assert!(matches!(init::init(&[e; 18]), Err(CommandError::Arity)));
+    }
+
+    /// A bad event id is named before a bad user id, whatever follows.
+    #[test]
+    fn syntaxes_name_the_first_bad_argument() {
+        let err = claim::claim(&[b"a b", b"", b"COUNT", b"0"]).err();
+        let Some(CommandError::Ticket(e)) = err else {
+            panic!("{err:?}")
+        };
+        assert!(e.to_string().contains("invalid event id 'a b'"), "{e}");
+        let plain = claim::claim(&[b"e", b"u"]).map(|c| c.options);
+        assert_eq!(plain.ok(), Some(crate::pool::ClaimOptions::default()));
     }
 
     proptest! {

@@ -1,0 +1,56 @@
+package io.ticketgate.example;
+
+import io.ticketgate.ClosedException;
+import io.ticketgate.InvalidArgumentException;
+import io.ticketgate.LimitException;
+import io.ticketgate.NoEventException;
+import io.ticketgate.NotOpenException;
+import io.ticketgate.NotTogetherException;
+import io.ticketgate.OrphanException;
+import io.ticketgate.SoldOutException;
+import io.ticketgate.TakenException;
+import io.ticketgate.TicketGateException;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+
+/**
+ * The module's errors as HTTP statuses, for every controller, with a body {@code {"code":
+ * "SOLDOUT", "message": "..."}} to branch on. 409 Conflict when the same request could succeed on
+ * another state of the event (sold out, closed, not open yet; seated: no seats together {@code
+ * NOTOGETHER}, a picked seat taken {@code TAKEN}, a pick leaving a single seat alone {@code
+ * ORPHAN}); 404 for an unknown event; 400 for a request no state makes valid (a bad id or option,
+ * more tickets than the event's {@code LIMIT}).
+ */
+@RestControllerAdvice
+public class Problems {
+  /** An error body: the module's code and message. */
+  public record Problem(String code, String message) {}
+
+  @ExceptionHandler({
+    SoldOutException.class,
+    ClosedException.class,
+    NotOpenException.class,
+    NotTogetherException.class,
+    TakenException.class,
+    OrphanException.class
+  })
+  ResponseEntity<Problem> conflict(TicketGateException e) {
+    return problem(HttpStatus.CONFLICT, e);
+  }
+
+  @ExceptionHandler(NoEventException.class)
+  ResponseEntity<Problem> notFound(TicketGateException e) {
+    return problem(HttpStatus.NOT_FOUND, e);
+  }
+
+  @ExceptionHandler({InvalidArgumentException.class, LimitException.class})
+  ResponseEntity<Problem> badRequest(TicketGateException e) {
+    return problem(HttpStatus.BAD_REQUEST, e);
+  }
+
+  private static ResponseEntity<Problem> problem(HttpStatus status, TicketGateException e) {
+    return ResponseEntity.status(status).body(new Problem(e.code(), e.serverMessage()));
+  }
+}
