@@ -12,10 +12,13 @@
 #     an 80,000-seat arena, 40 sections x 40 rows x 50 seats, empty and 95%
 #     sold with free singles scattered, against a general-admission
 #     CLAIM COUNT 4 on an event of 80,000; default 2000 claims; ~4 min)
+#   SO=path/to/libticketgate.so bash bench/callgrind.sh  (another build, for A/B)
+#   KEEP=DIR bash bench/callgrind.sh        (keeps each run's callgrind output
+#     as DIR/<label>.cg.out*, for callgrind_annotate's per-function breakdown)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-20000}
-SO="$PWD/target/release/libticketgate.so"
+SO=${SO:-$PWD/target/release/libticketgate.so}
 [ -f "$SO" ] || { echo "build first: cargo build --release -p ticketgate" >&2; exit 2; }
 LUA=$(sed -n "/^LUA='/,/'$/p" bench/redis-benchmark.sh | sed "1s/^LUA='//; \$s/'$//")
 
@@ -43,7 +46,17 @@ count() {
   local total; total=$(grep -h '^totals:' "$dir"/cg.out* | awk '{ s += $2 } END { print s }')
   printf '%-8s %8d instructions per claim\n' "$label" "$((total / N))"
   eval "${label}_ir=$((total / N))"
-  rm -rf "$dir"
+  keep "$dir" "$label"
+}
+
+# keep DIR LABEL: with KEEP set, saves DIR's callgrind output as KEEP/LABEL.out.
+keep() {
+  if [ -n "${KEEP:-}" ]; then
+    mkdir -p "$KEEP"
+    local f
+    for f in "$1"/cg.out*; do cp "$f" "$KEEP/$2.${f##*/}"; done
+  fi
+  rm -rf "$1"
 }
 
 # The replica: a plain primary takes the claims, the replica runs under
@@ -82,7 +95,7 @@ replica() {
   local n=$((after - before))
   [ "$n" -gt 0 ] || { echo "replica applied no effects" >&2; exit 1; }
   printf '%-8s %8d instructions per applied claim (%d TICKET._APPLY counted)\n' replica "$((total / n))" "$n"
-  rm -rf "$dir"
+  keep "$dir" replica
 }
 
 # Waits until the replica has everything: WAIT counts only the writes of its

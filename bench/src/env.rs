@@ -468,7 +468,7 @@ pub fn tail_log(
     }
 }
 
-/// The entries of `event`'s log decoded by `protocol::record::decode`, and
+/// The entries of `event`'s log decoded by `protocol::record::decode_entry`, and
 /// the ones that do not decode.
 pub fn decode_log(event: &str, entries: &[redis::streams::StreamId]) -> (Vec<Record>, Vec<String>) {
     let (mut out, mut bad) = (Vec::new(), Vec::new());
@@ -478,7 +478,8 @@ pub fn decode_log(event: &str, entries: &[redis::streams::StreamId]) -> (Vec<Rec
             .iter()
             .map(|(k, v)| Ok((k.clone().into_bytes(), redis::from_redis_value_ref(v)?)))
             .collect::<Result<_, redis::ParsingError>>();
-        match raw.map(|raw| protocol::record::decode(event, &raw)) {
+        let id = protocol::StreamId::parse(&e.id);
+        match raw.map(|raw| protocol::record::decode_entry(event, id, &raw)) {
             Ok(Ok(r)) => out.push(r),
             Ok(Err(m)) => bad.push(format!("log entry {}: {} ({})", e.id, m.reason, m.raw)),
             Err(err) => bad.push(format!("log entry {}: {err}", e.id)),

@@ -1,6 +1,11 @@
 //! The stream record appended to `ticket:{E}:log` for every state change
 //! (docs/design.md "The log record"), encoded by the module and decoded by the
-//! sidecar:
+//! sidecar. The ops about a user's tickets are written compactly
+//! ([`Record::log_fields`]): `<op> <user> (ticket <n> | tickets ...) [until
+//! <ms>] [pick ...] [at <unix-ms>]`, with `at` only when the entry id does
+//! not start with it; every other op, and every record of releases up to
+//! 0.3, in the full form ([`Record::fields`], also the heal's canonical
+//! text):
 //!
 //! `op <op> event <E> [user <u> (ticket <n> | tickets <n>,<n>,...) [until <ms>]] [total <n> opens_at <ms> closes_at <ms> [hold <ms> limit <n>] [offer <ms>] incarnation <hex>] at <unix-ms>`
 //!
@@ -29,6 +34,7 @@ use std::collections::HashMap;
 
 use crate::keys::valid_user;
 use crate::ops::{self, Field, Form, OpSpec, Parts};
+use crate::StreamId;
 
 pub use crate::model::{
     default_offer, parse_number, parse_tickets, parse_time, Checkout, Incarnation, Op, Pick,
@@ -55,6 +61,51 @@ impl<U: AsRef<str>> Record<U> {
             .chain(body)
             .chain([("at", Value::Number(self.at))])
     }
+}
+
+impl<U: AsRef<str>> Record<U> {
+    /// Whether the record is written compactly: an op about a user's
+    /// tickets (`claim`, `hold`, `offer`, `confirm`, `expire`, `cancel`,
+    /// seated or not), the ops a sale writes by the thousand.
+    pub fn is_compact(&self) -> bool {
+        self.op.order().is_some()
+    }
+
+    /// The stream fields the module appends (docs/design.md "The log
+    /// record"). A compact op leaves out what the key and the entry id
+    /// already say: `<op> <user>` opens it (no `op`, `event` or `user`
+    /// field), then its values as in [`Record::fields`], and `at` only when
+    /// `at_in_id` is false (the entry's id does not start with `at`). Every
+    /// other op is written as [`Record::fields`] writes it.
+    pub fn log_fields<'a>(
+        &'a self,
+        event: &'a str,
+        at_in_id: bool,
+    ) -> impl Iterator<Item = (&'static str, Value<'a>)> + 'a {
+        let user = self.op.user().filter(|_| self.is_compact());
+        let head = match user {
+            Some(user) => [Some((self.op.name(), Value::Text(user.as_ref()))), None],
+            None => [
+                Some(("op", Value::Text(self.op.name()))),
+                Some(("event", Value::Text(event))),
+            ],
+        };
+        let compact = user.is_some();
+        let body = self.op.spec().fields.iter();
+        let body = body.filter(move |f| f.in_record() && !(compact && **f == Field::User));
+        let body = body.filter_map(move |field| {
+            let value = self.op.value(*field, Form::Record, None)?;
+            Some((field.record_name(&value), value))
+        });
+        let at = (!compact || !at_in_id).then_some(("at", Value::Number(self.at)));
+        head.into_iter().flatten().chain(body).chain(at)
+    }
+}
+
+/// The compact ops (see [`Record::is_compact`]), by the name that opens
+/// their record.
+fn compact_op(name: &[u8]) -> Option<&'static OpSpec> {
+    ops::find(name).filter(|spec| spec.fields.starts_with(&[Field::User, Field::Tickets]))
 }
 
 /// An entry that could not be decoded.
@@ -97,11 +148,17 @@ struct Fields<'f> {
 }
 
 impl<'f> Fields<'f> {
-    fn new(raw: &'f [(Vec<u8>, Vec<u8>)]) -> Result<Fields<'f>, Malformed> {
+    /// The fields of `raw`; `compact`: the first pair is `<op> <user>`,
+    /// read as the `user` field.
+    fn new(raw: &'f [(Vec<u8>, Vec<u8>)], compact: bool) -> Result<Fields<'f>, Malformed> {
         let mut map = HashMap::new();
         let mut duplicate = None;
-        for (k, v) in raw {
-            if map.insert(k.as_slice(), v.as_slice()).is_some() {
+        for (i, (k, v)) in raw.iter().enumerate() {
+            let k = match i == 0 && compact {
+                true => b"user".as_slice(),
+                false => k.as_slice(),
+            };
+            if map.insert(k, v.as_slice()).is_some() {
                 duplicate = Some(String::from_utf8_lossy(k).into_owned());
             }
         }
@@ -198,9 +255,38 @@ impl<'f> Fields<'f> {
     }
 }
 
-/// Decodes the fields of one entry of `ticket:{event}:log`.
+/// Decodes the fields of one entry of `ticket:{event}:log` without its id:
+/// a compact record must then carry `at` (see [`decode_entry`]).
 pub fn decode(event: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<Record, Malformed> {
-    let fields = Fields::new(raw)?;
+    decode_entry(event, None, raw)
+}
+
+/// Decodes the fields of the entry `id` of `ticket:{event}:log`, in any
+/// format the module ever wrote: a compact record (its first field is the
+/// op, its value the user; `at`, when absent, is the id's ms) or a full one
+/// (`op`, `event`, ..., `at`). A log may hold both during an upgrade.
+pub fn decode_entry(
+    event: &str,
+    id: Option<StreamId>,
+    raw: &[(Vec<u8>, Vec<u8>)],
+) -> Result<Record, Malformed> {
+    let has_op = raw.iter().any(|(k, _)| k == b"op");
+    let compact = raw.first().and_then(|(name, _)| compact_op(name));
+    let Some(spec) = compact.filter(|_| !has_op) else {
+        return decode_full(event, raw);
+    };
+    let fields = Fields::new(raw, true)?;
+    let at = match id {
+        Some(id) if !fields.has("at") => i64::try_from(id.ms)
+            .map_err(|_| fields.fail("the entry id's ms is not a unix-ms time".into()))?,
+        _ => fields.time("at")?,
+    };
+    fields.record(spec, at)
+}
+
+/// Decodes a record in the full format: `op <op> event <E> ... at <ms>`.
+fn decode_full(event: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<Record, Malformed> {
+    let fields = Fields::new(raw, false)?;
     let Some(op) = fields.map.get(b"op".as_slice()).copied() else {
         return Err(fields.fail("missing field 'op'".into()));
     };
@@ -214,18 +300,25 @@ pub fn decode(event: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<Record, Malform
         let shown: String = String::from_utf8_lossy(op).chars().take(32).collect();
         return Err(fields.fail(format!("unknown op '{shown}'")));
     };
-    let mut parts = Parts::default();
-    for (i, field) in spec.fields.iter().enumerate() {
-        if field.in_record() {
-            fields.read(spec, i, &mut parts)?;
+    fields.record(spec, at)
+}
+
+impl Fields<'_> {
+    /// The record of op `spec` at `at` these fields describe.
+    fn record(&self, spec: &OpSpec, at: i64) -> Result<Record, Malformed> {
+        let mut parts = Parts::default();
+        for (i, field) in spec.fields.iter().enumerate() {
+            if field.in_record() {
+                self.read(spec, i, &mut parts)?;
+            }
         }
-    }
-    match parts.op(spec.kind) {
-        Some(op) => Ok(Record {
-            op: op.map_user(|u| u.to_string()),
-            at,
-        }),
-        None => Err(fields.fail(format!("{}: missing a field", spec.name))),
+        match parts.op(spec.kind) {
+            Some(op) => Ok(Record {
+                op: op.map_user(|u| u.to_string()),
+                at,
+            }),
+            None => Err(self.fail(format!("{}: missing a field", spec.name))),
+        }
     }
 }
 
@@ -457,6 +550,156 @@ pub(crate) mod tests {
             ("at", "1"),
         ]);
         assert_eq!(decode("e1", &plain).unwrap().op.pick(), None);
+    }
+
+    fn compact(r: &Record<&str>, at_in_id: bool) -> Vec<String> {
+        r.log_fields("e1", at_in_id)
+            .flat_map(|(k, v)| [k.to_owned(), v.to_string()])
+            .collect()
+    }
+
+    fn pairs_of(flat: &[String]) -> Vec<(Vec<u8>, Vec<u8>)> {
+        flat.chunks(2)
+            .map(|p| (p[0].as_bytes().to_vec(), p[1].as_bytes().to_vec()))
+            .collect()
+    }
+
+    /// The hot ops' compact records: `<op> <user>` first, nothing the key
+    /// or the entry id says; `at` only when the id does not start with it.
+    /// Every other op keeps the full form.
+    #[test]
+    fn compact_records() {
+        let claim = Record {
+            op: Op::Claim {
+                pick: None,
+                user: "alice",
+                tickets: Tickets::One(7),
+            },
+            at: 1000,
+        };
+        assert_eq!(compact(&claim, true), ["claim", "alice", "ticket", "7"]);
+        assert_eq!(
+            compact(&claim, false),
+            ["claim", "alice", "ticket", "7", "at", "1000"]
+        );
+        let hold = Record {
+            op: Op::Hold {
+                pick: Some(Box::new(Pick {
+                    how: PickHow::Best,
+                    section: Some("A".into()),
+                    category: None,
+                    accessible: None,
+                })),
+                user: "bob smith",
+                tickets: Tickets::Many(vec![3, 4]),
+                until: 9000,
+            },
+            at: 1000,
+        };
+        assert_eq!(
+            compact(&hold, true),
+            [
+                "hold",
+                "bob smith",
+                "tickets",
+                "3,4",
+                "until",
+                "9000",
+                "pick",
+                "best",
+                "section",
+                "A"
+            ]
+        );
+        for (op, name) in [
+            (
+                Op::Confirm {
+                    user: "u",
+                    tickets: Tickets::One(2),
+                },
+                "confirm",
+            ),
+            (
+                Op::Expire {
+                    user: "u",
+                    tickets: Tickets::One(2),
+                },
+                "expire",
+            ),
+            (
+                Op::Cancel {
+                    user: "u",
+                    tickets: Tickets::One(2),
+                },
+                "cancel",
+            ),
+        ] {
+            let r = Record { op, at: 5 };
+            assert_eq!(compact(&r, true), [name, "u", "ticket", "2"]);
+        }
+        let close = Record {
+            op: Op::<&str>::Close,
+            at: 3,
+        };
+        assert_eq!(compact(&close, true), flat(&close), "not a compact op");
+        // Decoded with the entry's id: `at` from the id unless written.
+        let id = StreamId::new(1000, 4);
+        for r in [&claim, &hold] {
+            let raw = pairs_of(&compact(r, true));
+            assert_eq!(decode_entry("e1", Some(id), &raw), Ok(r.owned()));
+            let raw = pairs_of(&compact(r, false));
+            let other = StreamId::new(1001, 0);
+            assert_eq!(decode_entry("e1", Some(other), &raw), Ok(r.owned()));
+            assert_eq!(decode("e1", &raw), Ok(r.owned()), "carries its at");
+        }
+        // The full form still decodes with an id, and keeps its own `at`.
+        let full = encoded(&claim, "e1");
+        assert_eq!(
+            decode_entry("e1", Some(StreamId::new(1002, 0)), &full),
+            Ok(claim.owned())
+        );
+    }
+
+    /// A compact entry that does not decode names what is wrong.
+    #[test]
+    fn rejects_bad_compact_entries() {
+        let id = Some(StreamId::new(5, 0));
+        type Case<'a> = (&'a [(&'a str, &'a str)], Option<StreamId>, &'a str);
+        let cases: [Case; 7] = [
+            (
+                &[("claim", "u"), ("ticket", "1")],
+                None,
+                "missing field 'at'",
+            ),
+            (&[("claim", "u")], id, "missing field 'ticket'"),
+            (&[("claim", "a\nb"), ("ticket", "1")], id, "invalid user"),
+            (&[("claim", ""), ("ticket", "1")], id, "invalid user"),
+            (&[("claim", "u"), ("ticket", "0")], id, "invalid ticket"),
+            (
+                &[("claim", "u"), ("user", "v"), ("ticket", "1")],
+                id,
+                "duplicate field 'user'",
+            ),
+            (&[("hold", "u"), ("ticket", "1")], id, "until"),
+        ];
+        for (pairs, id, want) in cases {
+            let raw: Vec<_> = pairs
+                .iter()
+                .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+                .collect();
+            let err = decode_entry("e1", id, &raw).unwrap_err();
+            assert!(err.reason.contains(want), "{pairs:?}: {}", err.reason);
+        }
+        // An op name first that is not a compact op is no compact record.
+        let raw = f(&[("open", "u"), ("at", "1")]);
+        assert!(decode_entry("e1", id, &raw)
+            .unwrap_err()
+            .reason
+            .contains("'op'"));
+        let raw = f(&[("claim", "u"), ("ticket", "9")]);
+        let err = decode_entry("e1", None, &raw).unwrap_err();
+        assert_eq!((err.user.as_deref(), err.ticket), (Some("u"), Some(9)));
+        assert!(err.raw.contains("claim=u"), "{}", err.raw);
     }
 
     /// Entries exactly as release 0.1 of the module wrote them keep decoding.
@@ -902,6 +1145,20 @@ pub(crate) mod tests {
             let raw = encoded(&record.borrowed(), "ev");
             let recorded = Record { op: record.op.as_recorded(), at: record.at };
             prop_assert_eq!(decode("ev", &raw), Ok(recorded));
+        }
+
+        /// Every record round-trips in the form the module appends, with
+        /// `at` in the entry id or written out.
+        #[test]
+        fn every_log_record_round_trips(record in any_record(), at_in_id in any::<bool>(), seq in any::<u64>()) {
+            let raw: Vec<_> = record.borrowed().log_fields("ev", at_in_id)
+                .map(|(k, v)| (k.as_bytes().to_vec(), v.to_string().into_bytes()))
+                .collect();
+            let ms = if at_in_id { record.at } else { record.at ^ 1 };
+            let id = StreamId::new(ms as u64, seq);
+            let recorded = Record { op: record.op.as_recorded(), at: record.at };
+            prop_assert_eq!(decode_entry("ev", Some(id), &raw), Ok(recorded));
+            prop_assert!(raw.len() <= encoded(&record.borrowed(), "ev").len());
         }
 
         #[test]

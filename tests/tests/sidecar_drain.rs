@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use mysql::prelude::Queryable;
+use protocol::record::Op;
 use support::*;
 use ticketgate_tests::{free_port, fresh_database, wait_until, RedisServer};
 
@@ -609,4 +610,113 @@ fn daemon_runs_with_only_select_insert_update_grants() {
     );
     let (st, out) = sidecar_cmd(&redis.url(), &url, &["reconcile"]);
     assert!(st.success(), "{out}");
+}
+
+/// An upgrade leaves a log holding records of both forms: the entries an
+/// older module wrote (`op claim event E user u ticket n at T`) before the
+/// compact ones this module writes (`claim u ticket n`, `at` in the entry
+/// id). The real sidecar drains both into MySQL, each with its own time.
+#[test]
+fn a_log_of_full_and_compact_records_drains_into_mysql() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_formats");
+    migrate(&db);
+    init_event(&mut r, "up", 20);
+    for u in ["a", "b", "c"] {
+        claim(&mut r, "up", u).unwrap();
+    }
+    cancel(&mut r, "up", "b");
+    // What the release before wrote: the same entries at the same ids, in
+    // the full form.
+    let old = xrange_log(&mut r, "up");
+    let _: () = redis::cmd("DEL")
+        .arg("ticket:{up}:log")
+        .query(&mut r)
+        .unwrap();
+    // The rows MySQL must end with: (user, claimed at, cancelled at).
+    let mut want: Vec<(String, i64, Option<i64>)> = Vec::new();
+    let mut note = |rec: &protocol::record::Record| match &rec.op {
+        Op::Claim { user, .. } => want.push((user.clone(), rec.at, None)),
+        Op::Cancel { user, .. } => {
+            let row = want
+                .iter_mut()
+                .rev()
+                .find(|r| &r.0 == user)
+                .expect("claimed");
+            row.2 = Some(rec.at);
+        }
+        _ => {}
+    };
+    for (id, fields) in &old {
+        let rec = decoded("up", id, fields);
+        note(&rec);
+        let mut xadd = redis::cmd("XADD");
+        xadd.arg("ticket:{up}:log").arg(id);
+        for (name, value) in rec.fields("up") {
+            xadd.arg(name).arg(value.to_string());
+        }
+        let _: String = xadd.query(&mut r).unwrap();
+    }
+    // The module goes on with compact records.
+    for u in ["d", "e", "b"] {
+        claim(&mut r, "up", u).unwrap();
+    }
+    cancel(&mut r, "up", "a");
+    let log = xrange_log(&mut r, "up");
+    let full = |e: &(String, Vec<(String, String)>)| e.1.first().is_some_and(|(k, _)| k == "op");
+    assert!(log[..old.len()].iter().all(full), "{log:?}");
+    assert!(log[old.len()..].iter().all(|e| !full(e)), "{log:?}");
+    for (id, fields) in &log[old.len()..] {
+        note(&decoded("up", id, fields));
+    }
+
+    let sc = Sidecar::start(&redis.url(), &db, &[]);
+    wait_synced(&mut r, &db, "up", Duration::from_secs(30), &|| sc.log());
+    let view = mysql_view(&db, "up").unwrap();
+    assert_eq!(view.conflicts, vec![]);
+    assert_eq!(
+        view.active,
+        HashMap::from([
+            ("c".into(), 3),
+            ("d".into(), 2),
+            ("e".into(), 4),
+            ("b".into(), 5)
+        ])
+    );
+    assert_eq!(view.remaining, Some(16));
+    // Every row has its records' times: from `at` in the full form, from
+    // the entry id in the compact one.
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+    let mut rows: Vec<(String, i64, Option<i64>)> = my
+        .exec(
+            "SELECT user_id, TIMESTAMPDIFF(MICROSECOND, '1970-01-01', claimed_at) DIV 1000, \
+             TIMESTAMPDIFF(MICROSECOND, '1970-01-01', canceled_at) DIV 1000 \
+             FROM ticket_participation WHERE event_id = ?",
+            ("up",),
+        )
+        .unwrap();
+    rows.sort();
+    want.sort();
+    assert_eq!(rows, want);
+}
+
+/// The entries of `event`'s log, fields in order.
+fn xrange_log(r: &mut redis::Connection, event: &str) -> Vec<(String, Vec<(String, String)>)> {
+    redis::cmd("XRANGE")
+        .arg(format!("ticket:{{{event}}}:log"))
+        .arg("-")
+        .arg("+")
+        .query(r)
+        .unwrap()
+}
+
+/// The record of the log entry `id` of `event`, decoded as the sidecar does.
+fn decoded(event: &str, id: &str, fields: &[(String, String)]) -> protocol::record::Record {
+    let raw: Vec<(Vec<u8>, Vec<u8>)> = fields
+        .iter()
+        .map(|(k, v)| (k.clone().into_bytes(), v.clone().into_bytes()))
+        .collect();
+    protocol::record::decode_entry(event, protocol::StreamId::parse(id), &raw)
+        .unwrap_or_else(|m| panic!("entry {id}: {}", m.reason))
 }

@@ -250,13 +250,17 @@ fn drain_like_v1(my: &mut mysql::Conn, event: &str, entries: &[(String, Vec<(Str
                 .map(|(_, v)| v.clone())
                 .unwrap()
         };
-        let (op, user) = (
-            f("op"),
-            fields
-                .iter()
-                .find(|(n, _)| n == "user")
-                .map(|(_, v)| v.clone()),
-        );
+        // A compact record opens with `<op> <user>`.
+        let (op, user) = match fields.iter().find(|(n, _)| n == "op") {
+            Some((_, op)) => (
+                op.clone(),
+                fields
+                    .iter()
+                    .find(|(n, _)| n == "user")
+                    .map(|(_, v)| v.clone()),
+            ),
+            None => (fields[0].0.clone(), Some(fields[0].1.clone())),
+        };
         match (op.as_str(), user) {
             ("init", _) => tx.exec_drop(
                 "INSERT INTO ticket_event (event_id, total, status, created_at, updated_at) VALUES (?, ?, 'open', NOW(3), NOW(3))",

@@ -1,6 +1,8 @@
 //! The event's log stream (`ticket:{E}:log`): where an entry is appended
-//! (`XADD` through the native stream API, at the primary's id on a replica)
-//! and the last id it was given, which the next append must exceed.
+//! (`XADD` through the native stream API, at the primary's id on a replica,
+//! at the id Redis would give it on a primary that remembers the log's last
+//! id, so a compact record can leave its `at` to the id) and the last id it
+//! was given, which the next append must exceed.
 
 use std::os::raw::c_int;
 use std::ptr;
@@ -16,27 +18,100 @@ use super::store::RedisStore;
 use super::strings::{self, Part};
 use crate::error::TicketError;
 
+/// The id the next entry of a log whose last id is `last` gets when
+/// written at `at`, as Redis would give it.
+fn next_id(last: StreamId, at: i64) -> Option<StreamId> {
+    match u64::try_from(at) {
+        Ok(ms) if ms > last.ms => Some(StreamId::new(ms, 0)),
+        _ => last.next(),
+    }
+}
+
 impl RedisStore<'_> {
-    /// `XADD` of `record` at `id` (or an auto id); returns the id used.
+    /// `XADD` of `record` at `id` (a replica: the primary's) or, on the
+    /// primary, at the id Redis would pick, worked out from the log's last
+    /// id; returns the id used. The entry is a function of the id and the
+    /// record alone (a compact record writes `at` exactly when the id does
+    /// not start with it), so a replica's and an AOF's are the primary's.
     pub(super) fn append_entry<U: AsRef<str>>(
         &mut self,
         record: &Record<U>,
         id: Option<StreamId>,
     ) -> StreamId {
         self.written[Part::Log as usize] = true;
+        self.use_time_string(record.at);
+        // The remembered last id is a guess: a stale one costs a refused
+        // append and a look at the log, never a wrong entry.
+        let remembered = self.names.last_log_id(self.db());
+        let planned = match id {
+            Some(id) => Some(id),
+            None => self.plan_id(remembered, record.at),
+        };
+        let mut added = self.add_at(record, planned);
+        if added.is_none() && id.is_none() && remembered.is_some() {
+            let fresh = self.plan_id(None, record.at);
+            added = self.add_at(record, fresh);
+        }
+        match added {
+            Some(used) => {
+                self.names.set_last_log_id(self.db(), used);
+                used
+            }
+            None => {
+                // Only an effect whose id is not above the log's last id gets
+                // here: this replica's log differs from its primary's.
+                let id = planned.unwrap_or_default();
+                redis_module::Context::new(self.ctx).log_warning(&format!(
+                    "ticket: {} refused entry {id}: this replica's log differs from its primary's",
+                    self.names.key_string(Part::Log),
+                ));
+                id
+            }
+        }
+    }
+
+    /// The id the next entry written at `at` gets: after `last`, or after
+    /// the log's own last id when `last` is `None` (`XINFO STREAM`, once
+    /// per event after a start, a promotion or a stale guess). `None` when
+    /// the log cannot say (not a stream): Redis then picks.
+    fn plan_id(&mut self, last: Option<StreamId>, at: i64) -> Option<StreamId> {
+        let last = match last {
+            Some(last) => last,
+            None => self.read_last_log_id().ok()?.unwrap_or_default(),
+        };
+        next_id(last, at)
+    }
+
+    /// `XADD` of `record` at `id` (an auto id when `None`: then `at` is
+    /// written); the id used, `None` when Redis refused it.
+    fn add_at<U: AsRef<str>>(
+        &mut self,
+        record: &Record<U>,
+        id: Option<StreamId>,
+    ) -> Option<StreamId> {
         let c = strings::constants();
         // Strings made here live until the end of this function.
         let mut made = Made::default();
         let mut argv = [ptr::null_mut::<RedisModuleString>(); 32];
         let mut n = 0;
-        self.use_time_string(record.at);
-        for (name, value) in record.fields(self.event) {
+        let at_in_id = id.is_some_and(|p| i64::try_from(p.ms) == Ok(record.at));
+        for (name, value) in record.log_fields(self.event, at_in_id) {
             argv[n] = c
                 .named(name)
                 .unwrap_or_else(|| made.keep(rstr(name.as_bytes())));
             argv[n + 1] = self.value_string(value, &mut made);
             n += 2;
         }
+        self.stream_add(&mut argv[..n], id)
+    }
+
+    /// `RedisModule_StreamAdd` of the field/value pairs `argv` at `id` (or
+    /// an auto id); the id used, `None` when Redis refused it.
+    fn stream_add(
+        &mut self,
+        argv: &mut [*mut RedisModuleString],
+        id: Option<StreamId>,
+    ) -> Option<StreamId> {
         let (flags, mut stream_id) = match id {
             Some(id) => (
                 0,
@@ -50,27 +125,17 @@ impl RedisStore<'_> {
                 raw::RedisModuleStreamID { ms: 0, seq: 0 },
             ),
         };
-        // SAFETY: argv holds n/2 field/value pairs; the count is pairs.
+        // SAFETY: argv holds field/value pairs; the count is pairs.
         let added = unsafe {
             raw::RedisModule_StreamAdd.unwrap()(
                 self.key(Part::Log),
                 flags,
                 &mut stream_id,
                 argv.as_mut_ptr(),
-                (n / 2) as i64,
+                (argv.len() / 2) as i64,
             )
         };
-        if added != raw::REDISMODULE_OK as c_int {
-            // Only an effect whose id is not above the log's last id gets
-            // here: this replica's log differs from its primary's.
-            redis_module::Context::new(self.ctx).log_warning(&format!(
-                "ticket: {} refused entry {}-{}: this replica's log differs from its primary's",
-                self.names.key_string(Part::Log),
-                stream_id.ms,
-                stream_id.seq
-            ));
-        }
-        StreamId::new(stream_id.ms, stream_id.seq)
+        (added == raw::REDISMODULE_OK as c_int).then(|| StreamId::new(stream_id.ms, stream_id.seq))
     }
 
     /// The log's `last-generated-id` (`XINFO STREAM`), None without a log.

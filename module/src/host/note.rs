@@ -224,7 +224,9 @@ impl RedisStore<'_> {
                 .chunks_exact(2)
                 .map(|p| (bytes_of(&p[0]), bytes_of(&p[1])))
                 .collect();
-            protocol::record::decode(self.event, &pairs).ok()
+            let id = parts.first().map(bytes_of);
+            let id = id.as_deref().and_then(|id| std::str::from_utf8(id).ok());
+            protocol::record::decode_entry(self.event, id.and_then(StreamId::parse), &pairs).ok()
         });
         Ok(Some(records.collect()))
     }

@@ -43,16 +43,53 @@ impl RedisStore<'_> {
 
     /// Propagates one command to replicas and the AOF.
     fn propagate(&self, command: &std::ffi::CStr, args: &[*mut RedisModuleString]) {
-        // SAFETY: "v" takes (RedisModuleString **, size_t); Redis takes its
-        // own references to what it keeps.
+        let n = args.len();
+        if n > FEW {
+            // SAFETY: "v" takes (RedisModuleString **, size_t); Redis takes
+            // its own references to what it keeps.
+            unsafe {
+                raw::RedisModule_Replicate.unwrap()(
+                    self.ctx,
+                    command.as_ptr(),
+                    c"v".as_ptr(),
+                    args.as_ptr(),
+                    n,
+                );
+            }
+            return;
+        }
+        // One "s" per argument: Redis sizes its argument vector from the
+        // format once, where "v" makes it grow it (one reallocation less
+        // per effect, measured by callgrind).
+        let a = |i: usize| args.get(i).copied().unwrap_or(ptr::null_mut());
+        // SAFETY: the format names n strings, the first n arguments after
+        // it; C ignores the null ones past them.
         unsafe {
             raw::RedisModule_Replicate.unwrap()(
                 self.ctx,
                 command.as_ptr(),
-                c"v".as_ptr(),
-                args.as_ptr(),
-                args.len(),
+                S_FORMAT[FEW - n..].as_ptr().cast(),
+                a(0),
+                a(1),
+                a(2),
+                a(3),
+                a(4),
+                a(5),
+                a(6),
+                a(7),
+                a(8),
+                a(9),
+                a(10),
+                a(11),
+                a(12),
             );
         }
     }
 }
+
+/// Most arguments propagated with one "s" each.
+const FEW: usize = 13;
+
+/// `FEW` times "s", NUL-terminated: the format of `n` strings is its last
+/// `n + 1` bytes.
+const S_FORMAT: &[u8; FEW + 1] = b"sssssssssssss\0";

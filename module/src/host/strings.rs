@@ -5,13 +5,15 @@
 //! without locks. Their strings are never freed except when the key-name
 //! cache is full and starts over (bounded memory with any number of events).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use rustc_hash::FxHashMap;
 use std::ptr;
 
 use redis_module::raw::{self, RedisModuleString};
+
+use protocol::StreamId;
 
 pub use protocol::keys::{Part, PARTS};
 
@@ -34,14 +36,31 @@ fn forever(bytes: &[u8]) -> *mut RedisModuleString {
     }
 }
 
-/// The key names of one event and the event id itself, as Redis strings.
+/// The key names of one event and the event id itself, as Redis strings,
+/// and the last id this process gave the event's log.
 #[derive(Clone, Copy)]
 pub struct EventStrings {
     keys: [*mut RedisModuleString; PARTS.len()],
     event: *mut RedisModuleString,
+    /// (database, the log's last id): made with the strings, freed with them.
+    last_log_id: *const Cell<Option<(i32, StreamId)>>,
 }
 
 impl EventStrings {
+    /// The last id this process gave the event's log in database `db`, if
+    /// it remembers one (a guess: see `log_append`).
+    pub fn last_log_id(&self, db: i32) -> Option<StreamId> {
+        // SAFETY: made by `event_strings`, freed only with the strings.
+        let last = unsafe { (*self.last_log_id).get() };
+        last.filter(|(d, _)| *d == db).map(|(_, id)| id)
+    }
+
+    /// Remembers `id` as the last id of the event's log in database `db`.
+    pub fn set_last_log_id(&self, db: i32, id: StreamId) {
+        // SAFETY: as in `last_log_id`.
+        unsafe { (*self.last_log_id).set(Some((db, id))) }
+    }
+
     pub fn key(&self, part: Part) -> *mut RedisModuleString {
         self.keys[part as usize]
     }
@@ -66,6 +85,8 @@ impl EventStrings {
             // SAFETY: made by `forever`, freed once, when the cache starts over.
             unsafe { raw::RedisModule_FreeString.unwrap()(ptr::null_mut(), s) };
         }
+        // SAFETY: made by `Box::into_raw` in `event_strings`, freed once.
+        drop(unsafe { Box::from_raw(self.last_log_id.cast_mut()) });
     }
 }
 
@@ -98,6 +119,7 @@ pub fn event_strings(event: &str) -> EventStrings {
         let made = EventStrings {
             keys: PARTS.map(|part| forever(protocol::keys::key(event, part).as_bytes())),
             event: forever(event.as_bytes()),
+            last_log_id: Box::into_raw(Box::new(Cell::new(None))),
         };
         cache.insert(event.to_owned(), made);
         made

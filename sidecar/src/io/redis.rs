@@ -15,7 +15,7 @@ use super::sentinel::{self, Guarded};
 use crate::model::live::redis_users;
 use crate::model::{Entry, Live};
 use protocol::keys::{self, Part};
-use protocol::record::decode;
+use protocol::record::decode_entry;
 use protocol::StreamId;
 
 /// The log key of an event.
@@ -289,7 +289,7 @@ pub fn parse_entries(event: &str, v: &Value) -> Vec<Entry> {
         };
         out.push(Entry {
             id,
-            rec: decode(event, &fields),
+            rec: decode_entry(event, Some(id), &fields),
         });
     }
     out

@@ -213,13 +213,28 @@ pub fn log_len(conn: &mut Connection, event: &str) -> i64 {
         .expect("XLEN")
 }
 
-/// The value of a field of an entry.
+/// The ops the module logs as compact records (`<op> <user>` first, `at`
+/// in the entry id unless written; docs/design.md "The log record").
+pub const COMPACT_OPS: [&str; 6] = ["claim", "hold", "offer", "confirm", "expire", "cancel"];
+
+/// The value of a field of an entry, in either record form: of a compact
+/// record, `op` is its first field's name, `user` that field's value, and
+/// `at` the id's ms unless written (`event` is only in the key).
 pub fn field<'a>(entry: &'a Entry, name: &str) -> Option<&'a str> {
-    entry
-        .1
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
+    let found = entry.1.iter().find(|(k, _)| k == name);
+    if let Some((_, v)) = found {
+        return Some(v.as_str());
+    }
+    let (first, user) = entry.1.first()?;
+    if !COMPACT_OPS.contains(&first.as_str()) {
+        return None;
+    }
+    match name {
+        "op" => Some(first.as_str()),
+        "user" => Some(user.as_str()),
+        "at" => entry.0.split('-').next(),
+        _ => None,
+    }
 }
 
 /// The field names of an entry, in order.

@@ -305,14 +305,15 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// `XADD` of `op` to `event`'s log, exactly as the module logs it: the
-/// fields come from `protocol::record::Record::fields`, the one definition
-/// of the record format (until the module half writes holds itself).
+/// `XADD` of `op` to `event`'s log, exactly as the module logs it at an id
+/// Redis picks: the fields come from `protocol::record::Record::log_fields`,
+/// the one definition of the record format (compact for the hot ops, with
+/// `at`, as the id is not known before).
 pub fn xadd_cmd(event: &str, op: Op<&str>) -> redis::Cmd {
     let rec = Record { op, at: now_ms() };
     let mut cmd = redis::cmd("XADD");
     cmd.arg(keys::key(event, keys::Part::Log)).arg("*");
-    for (name, value) in rec.fields(event) {
+    for (name, value) in rec.log_fields(event, false) {
         cmd.arg(name).arg(value.to_string());
     }
     cmd
