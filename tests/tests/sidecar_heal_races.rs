@@ -60,3 +60,38 @@ fn the_same_entry_at_the_same_id_on_both_primaries_proves_nothing() {
     assert!(f.conflicts().is_empty(), "{:?}", f.conflicts());
     f.consistent();
 }
+
+/// The soak's seated event (a lost hold of a seat undone because the new
+/// primary sold that seat again) drifted MySQL's category stock: the undo
+/// gave the seat back to the event's stock but not to its category's, so
+/// the category later refused sales Redis had made (`category_oversell`).
+/// Here u's lost claim of the venue's best seat is undone (v took it on
+/// the new primary); MySQL's category stock must equal Redis's free seats.
+#[test]
+fn an_undone_seat_gives_its_category_back() {
+    let layout =
+        r#"{"sections":[{"name":"A","category":"front","rows":[{"name":"1","seats":4}]}]}"#;
+    let init = ["TICKET.INIT", "e", "4", "LIMIT", "2", "SEATS", layout];
+    let mut f = Failover::start("heal_seat_category", &init);
+    let mut p = f.conn();
+    let a: Vec<i64> = acked(&mut p, &["TICKET.CLAIM", "e", "a", "COUNT", "1"], 1);
+    f.cut_off();
+    let u: Vec<i64> = acked(&mut p, &["TICKET.CLAIM", "e", "u", "COUNT", "1"], 0);
+    f.promote();
+    let mut r = f.conn();
+    let v: Vec<i64> = acked(&mut r, &["TICKET.CLAIM", "e", "v", "COUNT", "1"], 1);
+    assert_eq!(v, u, "the new primary sells u's lost seat to v");
+    f.heal();
+
+    assert_eq!(order(&mut r, "u"), None);
+    assert_eq!(order(&mut r, "a"), Some((a, "sold".into())));
+    let mut db = mysql::Conn::new(mysql::Opts::from_url(&f.db).unwrap()).unwrap();
+    let remaining: Option<i64> = mysql::prelude::Queryable::exec_first(
+        &mut db,
+        "SELECT remaining FROM ticket_seat_stock WHERE event_id = 'e' AND category = 'front'",
+        (),
+    )
+    .unwrap();
+    assert_eq!(remaining, Some(2), "a and v hold one seat each of 4");
+    f.consistent();
+}

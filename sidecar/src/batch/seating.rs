@@ -78,6 +78,18 @@ pub(crate) fn take_category(
     )
 }
 
+/// Sets each category stock of a seated event to its seats minus the
+/// live orders' seats of the category, as MySQL's rows say (a no-op for
+/// an event without seats). The heal calls it after undoing lost writes:
+/// an undone order or change moves the event's stock by its count, but
+/// which categories its seats were in is known only to the rows.
+pub(crate) fn recount_categories(tx: &mut Transaction<'_>, event: &str) -> mysql::Result<()> {
+    tx.exec_drop(
+        "UPDATE ticket_seat_stock st SET remaining = st.seats - (SELECT COUNT(*) FROM ticket_participation p JOIN ticket_seat s ON s.event_id = p.event_id AND s.seat_id = p.live_ticket WHERE p.event_id = st.event_id AND s.category = st.category) WHERE st.event_id = ?",
+        (event,),
+    )
+}
+
 thread_local! {
     /// Stored layouts this writer has parsed, by event. A stored layout
     /// never changes (written once, with the event's row; event ids are

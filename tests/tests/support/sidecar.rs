@@ -182,13 +182,19 @@ pub struct RedisView {
 }
 
 pub fn redis_view(conn: &mut redis::Connection, event: &str) -> RedisView {
-    let status: Vec<String> = redis::cmd("TICKET.STATUS")
+    // A seated event's `categories` is an array: only scalars are kept.
+    let status: Vec<redis::Value> = redis::cmd("TICKET.STATUS")
         .arg(event)
         .query(conn)
         .expect("TICKET.STATUS");
     let mut m = HashMap::new();
     for kv in status.chunks(2) {
-        m.insert(kv[0].clone(), kv[1].clone());
+        if let (Ok(k), Ok(v)) = (
+            redis::from_redis_value::<String>(kv[0].clone()),
+            redis::from_redis_value::<String>(kv[1].clone()),
+        ) {
+            m.insert(k, v);
+        }
     }
     let num = |k: &str| m.get(k).and_then(|v| v.parse::<i64>().ok()).expect(k);
     let holders: HashMap<String, i64> = redis::cmd("HGETALL")

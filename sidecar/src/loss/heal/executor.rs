@@ -26,6 +26,7 @@ use super::content;
 use super::journal;
 use super::planner::{self, Fate, Logged, Touch, Undo};
 use crate::batch::apply_rest;
+use crate::batch::seating::recount_categories;
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
 use crate::io::redis as redisio;
@@ -307,6 +308,7 @@ fn follow(
     for step in planner::undo_steps(lost, fates, &journal[..=d]) {
         undo(tx, event, &step)?;
     }
+    recount_categories(tx, event)?;
     report_fates(tx, event, lost, fates, &after, report)?;
     catch_up(tx, event, (rows, d), &after, report)?;
     mark_reapplied(tx, event, fates)?;
