@@ -272,6 +272,7 @@ mod tests {
         let kind = Kind::Claim {
             count: t.len() as i64,
             hold_ms: None,
+            seats: None,
         };
         op(user, kind, Reply::Tickets(t.to_vec()), acked)
     }

@@ -7,8 +7,13 @@ use std::collections::BTreeMap;
 /// What a writer asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
-    /// `TICKET.CLAIM E user COUNT n [HOLD ms]`.
-    Claim { count: i64, hold_ms: Option<i64> },
+    /// `TICKET.CLAIM E user COUNT n [HOLD ms]`, or on the seated event
+    /// `TICKET.CLAIM E user [HOLD ms] SEATS id ...` when `seats` are picked.
+    Claim {
+        count: i64,
+        hold_ms: Option<i64>,
+        seats: Option<Vec<i64>>,
+    },
     /// `TICKET.CONFIRM E user`.
     Confirm,
     /// `TICKET.CANCEL E user`.

@@ -1,7 +1,8 @@
 //! A seeded, replayable fault soak against real servers (issue 19): a
 //! primary redis-server with the module (`appendonly yes`, `appendfsync
 //! always`) and one replica, a private MariaDB, the release sidecar
-//! draining into it, writer threads on three events with `WAIT 1` after
+//! draining into it, writer threads on four events (plain, holds, a
+//! waiting list, a seated venue: [`seated`]) with `WAIT 1` after
 //! every write, a nemesis striking every few seconds, and a history checker
 //! at the end. Used by `tests/tests/soak_failover.rs`.
 //!
@@ -27,6 +28,7 @@ pub mod nemesis;
 mod report;
 pub mod rng;
 mod run;
+pub mod seated;
 pub mod sidecar;
 pub mod state;
 pub mod taken_back;
@@ -51,7 +53,7 @@ pub struct Config {
     pub seed: u64,
     pub secs: u64,
     pub faults: Vec<Fault>,
-    /// Writer threads per event (three events).
+    /// Writer threads per event (four events).
     pub writers_per_event: usize,
     /// Users each writer owns.
     pub users_per_writer: usize,

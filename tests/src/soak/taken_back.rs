@@ -187,6 +187,7 @@ mod tests {
         let kind = Kind::Claim {
             count: 1,
             hold_ms: None,
+            seats: None,
         };
         op(kind, reply, acked, at)
     }

@@ -13,6 +13,7 @@ use redis::{Connection, RedisError, Value};
 
 use super::history::{Kind, Op, Reply};
 use super::rng::Rng;
+use super::seated;
 use super::topology::{connect, PrimaryAddress};
 
 /// How long `WAIT 1` waits for the replica: short, so that a writer goes
@@ -28,6 +29,9 @@ pub enum Sale {
     Holds,
     /// Few tickets, a waiting list (OFFER), held claims.
     WaitingList,
+    /// A seated venue: parties of 1-4 (LIMIT 4) held, best available
+    /// together or picked ([`seated`]).
+    Seated,
 }
 
 /// One event of the soak.
@@ -44,8 +48,15 @@ pub struct EventSpec {
 impl EventSpec {
     /// `TICKET.INIT` arguments after the event id.
     pub fn init_args(&self) -> Vec<String> {
-        let limit = if self.sale == Sale::Holds { 2 } else { 1 };
+        let limit = match self.sale {
+            Sale::Holds => 2,
+            Sale::Seated => 4,
+            Sale::Plain | Sale::WaitingList => 1,
+        };
         let mut args = vec![self.total.to_string(), "LIMIT".into(), limit.to_string()];
+        if self.sale == Sale::Seated {
+            args.extend(["SEATS".into(), seated::layout()]);
+        }
         if self.hold_ms > 0 {
             args.extend(["HOLD".into(), self.hold_ms.to_string()]);
         }
@@ -56,7 +67,7 @@ impl EventSpec {
     }
 }
 
-/// The soak's events: plain, holds with LIMIT 2, a waiting list.
+/// The soak's events: plain, holds with LIMIT 2, a waiting list, seats.
 pub fn events() -> Vec<EventSpec> {
     vec![
         EventSpec {
@@ -79,6 +90,13 @@ pub fn events() -> Vec<EventSpec> {
             total: 30,
             hold_ms: 600_000,
             offer_ms: 1_500,
+        },
+        EventSpec {
+            name: "soak-seats",
+            sale: Sale::Seated,
+            total: seated::TOTAL,
+            hold_ms: 600_000,
+            offer_ms: 0,
         },
     ]
 }
@@ -190,15 +208,16 @@ impl Writer {
     }
 
     fn claim(&mut self) -> Kind {
-        let count = if self.event.sale == Sale::Holds {
-            self.rng.between(1, 2) as i64
-        } else {
-            1
+        let (count, seats) = match self.event.sale {
+            Sale::Holds => (self.rng.between(1, 2) as i64, None),
+            Sale::Seated => seated::party(&mut self.rng),
+            Sale::Plain | Sale::WaitingList => (1, None),
         };
         let short = self.event.hold_ms > 0 && self.rng.percent(25);
         Kind::Claim {
             count,
             hold_ms: short.then_some(SHORT_HOLD_MS),
+            seats,
         }
     }
 
@@ -295,11 +314,19 @@ fn command(event: &str, user: &str, kind: &Kind) -> redis::Cmd {
     };
     let mut cmd = redis::cmd(name);
     cmd.arg(event).arg(user);
-    if let Kind::Claim { count, hold_ms } = kind {
-        cmd.arg("COUNT").arg(*count);
+    if let Kind::Claim {
+        count,
+        hold_ms,
+        seats,
+    } = kind
+    {
         if let Some(ms) = hold_ms {
             cmd.arg("HOLD").arg(*ms);
         }
+        match seats {
+            Some(ids) => cmd.arg("SEATS").arg(ids),
+            None => cmd.arg("COUNT").arg(*count),
+        };
     }
     cmd
 }
@@ -365,6 +392,7 @@ fn next_belief(event: &EventSpec, before: Belief, reply: &Reply) -> Belief {
         Reply::Left(false) => Belief::Unsure,
         Reply::Refused(code) => match code.as_str() {
             "SOLDOUT" => Belief::Nothing,
+            code if seated::refused_for_seats(code) => Belief::Nothing,
             "NOHOLD" if before == Belief::Waiting => Belief::Waiting,
             "NOHOLD" => Belief::Nothing,
             "READONLY" | "TRYAGAIN" | "LOADING" | "MASTERDOWN" => before,
