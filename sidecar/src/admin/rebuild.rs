@@ -114,18 +114,7 @@ pub fn snapshot(
         "close" | "closed" => Status::Closed,
         other => return Err(format!("MySQL status {other:?} is neither open nor closed")),
     };
-    let mut orders = Vec::with_capacity(live.len());
-    let mut taken = BTreeSet::new();
-    for (user, l) in live {
-        let order = order_of(user, l)?;
-        for t in order.tickets.as_slice() {
-            if !(1..=row.total).contains(t) || !taken.insert(*t) {
-                return Err(format!("ticket {t} is out of range or live twice in MySQL"));
-            }
-        }
-        orders.push(order);
-    }
-    orders.sort_by(|a, b| a.user.cmp(&b.user));
+    let (orders, taken) = live_orders(live, row.total)?;
     // A seated event's seats all exist from the start (minted = total), and
     // those in no order are free without being named.
     let minted = match row.layout {
@@ -159,6 +148,27 @@ pub fn snapshot(
         orders,
         free,
     })
+}
+
+/// MySQL's live orders by user, and every ticket they hold (each in
+/// `1..=total` and in one order only).
+fn live_orders(
+    live: HashMap<String, Live>,
+    total: i64,
+) -> Result<(Vec<Order>, BTreeSet<i64>), String> {
+    let mut orders = Vec::with_capacity(live.len());
+    let mut taken = BTreeSet::new();
+    for (user, l) in live {
+        let order = order_of(user, l)?;
+        for t in order.tickets.as_slice() {
+            if !(1..=total).contains(t) || !taken.insert(*t) {
+                return Err(format!("ticket {t} is out of range or live twice in MySQL"));
+            }
+        }
+        orders.push(order);
+    }
+    orders.sort_by(|a, b| a.user.cmp(&b.user));
+    Ok((orders, taken))
 }
 
 /// A user's live tickets as one order (held or sold, never both).

@@ -179,6 +179,25 @@ fn statements(
     queue: &[QueueStep],
     layout: Option<&Layout>,
 ) -> Vec<(Sql, Want)> {
+    let mut steps = event_steps(event, fp, queue, layout);
+    steps.extend(order_steps(event, fp));
+    if let Some((status, at)) = fp.status {
+        let (sql, params) = set_status(event, status, at);
+        let mut sql = Sql::new(sql);
+        sql.params = params;
+        steps.push((sql, Want::Matched(1)));
+    }
+    steps
+}
+
+/// The event's own statements, first: its init (and a seated event's
+/// seats), its draw, a draw event's queue steps.
+fn event_steps(
+    event: &str,
+    fp: &FastPlan,
+    queue: &[QueueStep],
+    layout: Option<&Layout>,
+) -> Vec<(Sql, Want)> {
     let mut steps: Vec<(Sql, Want)> = Vec::new();
     if let Some(i) = &fp.init {
         steps.extend(init(event, i).map(|sql| (sql, Want::Done)));
@@ -200,6 +219,14 @@ fn statements(
     for (text, params) in insert_steps(event, queue) {
         steps.push((Sql { text, params }, Want::Done));
     }
+    steps
+}
+
+/// The orders' statements: changes of existing orders by kind, the orders
+/// created and ended within the batch, the new orders, then the stocks
+/// under their conditional UPDATEs.
+fn order_steps(event: &str, fp: &FastPlan) -> Vec<(Sql, Want)> {
+    let mut steps: Vec<(Sql, Want)> = Vec::new();
     for kind in [ChangeKind::Confirm, ChangeKind::Expire, ChangeKind::Cancel] {
         let group: Vec<&Change> = fp.changes.iter().filter(|c| c.kind == kind).collect();
         for chunk in group.chunks(CHUNK) {
@@ -225,12 +252,6 @@ fn statements(
     for (category, need, delta) in &fp.categories {
         let (text, params) = take_category(event, category, *need, *delta);
         steps.push((Sql::with(text, params), Want::Matched(1)));
-    }
-    if let Some((status, at)) = fp.status {
-        let (sql, params) = set_status(event, status, at);
-        let mut sql = Sql::new(sql);
-        sql.params = params;
-        steps.push((sql, Want::Matched(1)));
     }
     steps
 }
