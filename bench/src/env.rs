@@ -478,6 +478,12 @@ pub fn decode_log(event: &str, entries: &[redis::streams::StreamId]) -> (Vec<Rec
             .iter()
             .map(|(k, v)| Ok((k.clone().into_bytes(), redis::from_redis_value_ref(v)?)))
             .collect::<Result<_, redis::ParsingError>>();
+        // The reply's map lost the entry's field order, and a compact
+        // record's first field is its op (`hold u3`): put it back first.
+        let raw = raw.map(|mut raw| {
+            raw.sort_by_key(|(k, _)| protocol::ops::find(k).is_none());
+            raw
+        });
         let id = protocol::StreamId::parse(&e.id);
         match raw.map(|raw| protocol::record::decode_entry(event, id, &raw)) {
             Ok(Ok(r)) => out.push(r),
