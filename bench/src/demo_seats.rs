@@ -17,7 +17,6 @@ use mysql::prelude::Queryable;
 
 use crate::demo::line;
 use crate::load::{self, Request};
-use crate::resp::encode;
 use crate::{env, Opts, Sizes, Ui};
 
 const SECTIONS: [&str; 4] = ["A", "B", "C", "D"];
@@ -77,18 +76,11 @@ pub fn run(opts: &Opts, ui: Ui) -> Result<ExitCode> {
     ));
     let per_conn: Vec<Vec<Request>> = (0..parties)
         .map(|k| {
-            let user = format!("party-{k}");
-            let n = party_size(k).to_string();
-            let mut bytes = Vec::new();
-            let args: [&[u8]; 5] = [
-                b"TICKET.CLAIM",
-                event.as_bytes(),
-                user.as_bytes(),
-                b"COUNT",
-                n.as_bytes(),
-            ];
-            encode(&mut bytes, &args);
-            vec![Request { user, bytes }]
+            vec![Request::claim_count(
+                &event,
+                format!("party-{k}"),
+                party_size(k),
+            )]
         })
         .collect();
     let hidden = ProgressBar::hidden();

@@ -35,6 +35,24 @@ pub struct Request {
     pub bytes: Vec<u8>,
 }
 
+impl Request {
+    /// `TICKET.CLAIM event user COUNT n`: a party's best-available claim on
+    /// a seated event (the lowest `n` numbers on a general-admission one).
+    pub fn claim_count(event: &str, user: String, n: u64) -> Request {
+        let n = n.to_string();
+        let mut bytes = Vec::new();
+        let args: [&[u8]; 5] = [
+            b"TICKET.CLAIM",
+            event.as_bytes(),
+            user.as_bytes(),
+            b"COUNT",
+            n.as_bytes(),
+        ];
+        crate::resp::encode(&mut bytes, &args);
+        Request { user, bytes }
+    }
+}
+
 /// What a request got back.
 #[derive(Clone, Debug)]
 pub struct Outcome {

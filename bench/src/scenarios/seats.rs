@@ -50,20 +50,8 @@ fn init(
 fn claims(event: &str, parties: u64, conns: u64, size: Option<u64>) -> Vec<Vec<Request>> {
     let mut out: Vec<Vec<Request>> = (0..conns.max(1)).map(|_| Vec::new()).collect();
     for k in 0..parties {
-        let (user, n) = (
-            format!("p{k}"),
-            size.unwrap_or_else(|| party(k)).to_string(),
-        );
-        let mut bytes = Vec::new();
-        let args: [&[u8]; 5] = [
-            b"TICKET.CLAIM",
-            event.as_bytes(),
-            user.as_bytes(),
-            b"COUNT",
-            n.as_bytes(),
-        ];
-        encode(&mut bytes, &args);
-        out[(k % conns.max(1)) as usize].push(Request { user, bytes });
+        let n = size.unwrap_or_else(|| party(k));
+        out[(k % conns.max(1)) as usize].push(Request::claim_count(event, format!("p{k}"), n));
     }
     out
 }
