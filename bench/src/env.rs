@@ -346,6 +346,33 @@ fn event_scalar(c: &mut mysql::Conn, sql: &str, event: &str) -> Result<Option<i6
     Ok(c.exec_first(sql, (event,))?)
 }
 
+/// The MariaDB/MySQL counters the drain scenario reports, as
+/// `SHOW GLOBAL STATUS` names them.
+pub const COUNTERS: [&str; 6] = [
+    "Questions",
+    "Com_commit",
+    "Handler_write",
+    "Innodb_data_fsyncs",
+    "Innodb_os_log_written",
+    "Bytes_received",
+];
+
+/// The server-wide values of [`COUNTERS`] (a counter the server does not
+/// have reads 0).
+pub fn mysql_counters(url: &str) -> Result<HashMap<String, i64>> {
+    let mut c = mysql_conn(url)?;
+    let list = COUNTERS.map(|n| format!("'{n}'")).join(", ");
+    let rows: Vec<(String, String)> = c
+        .query(format!(
+            "SHOW GLOBAL STATUS WHERE Variable_name IN ({list})"
+        ))
+        .context("SHOW GLOBAL STATUS")?;
+    Ok(rows
+        .into_iter()
+        .map(|(k, v)| (k, v.parse().unwrap_or(0)))
+        .collect())
+}
+
 pub fn mysql_active_count(c: &mut mysql::Conn, event: &str) -> Result<i64> {
     let sql = "SELECT COUNT(*) FROM ticket_participation WHERE event_id = ? AND status = 'active'";
     Ok(event_scalar(c, sql, event)?.unwrap_or(0))
