@@ -76,9 +76,7 @@ pub fn commit_batch(
             }
             // `tx` rolls back as it is dropped.
             Attempt::Slow => force_slow = true,
-            Attempt::NoRow if created => return Err(server_error(format!(
-                "the ticket_sync_offset row of event {event:?} vanished right after it was created"
-            ))),
+            Attempt::NoRow if created => return Err(vanished(event)),
             Attempt::NoRow => {
                 drop(tx); // rollback
                 conn.exec_drop(
@@ -107,6 +105,13 @@ struct Locked {
     offset: StreamId,
     /// The journal's next row (`ticket_sync_offset.journal_seq`).
     journal_seq: i64,
+}
+
+/// The offset row was gone again right after it was created.
+fn vanished(event: &str) -> mysql::Error {
+    server_error(format!(
+        "the ticket_sync_offset row of event {event:?} vanished right after it was created"
+    ))
 }
 
 /// An error of the kind the server reports, for a row the sidecar cannot use.
