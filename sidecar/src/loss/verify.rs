@@ -379,7 +379,7 @@ mod tests {
     }
 
     #[test]
-    fn a_finished_round_wakes_its_waiter_at_once() {
+    fn a_round_finished_by_another_thread_ends_the_wait() {
         let rounds = Arc::new(Rounds::default());
         let n = rounds.ask();
         let r = rounds.clone();
@@ -392,8 +392,8 @@ mod tests {
         rounds.finished(n);
         let (done, waited) = waiter.join().unwrap();
         assert!(done);
-        // 30 ms of sleep, then woken: far below the 10 s limit (generous
-        // bound for a loaded machine).
+        // Woken by `finished`, not by the 10 s limit (a generous bound
+        // for a loaded machine).
         assert!(waited < Duration::from_secs(5), "{waited:?}");
     }
 
