@@ -8,7 +8,9 @@
 //! nothing left to decide:
 //!
 //! ```text
+//! TICKET._APPLY 2 <E> <op> <id> <minted> <user> [<field> <value>]...   (op: claim hold offer confirm expire cancel)
 //! TICKET._APPLY <version> <E> init    <id> <at> <total> <opens_at> <closes_at> <hold> <limit> <offer> <incarnation> [<draw> <admit> <secret> [<layout>]]
+//! (version 1 of the six, still applied:)
 //! TICKET._APPLY <version> <E> claim   <id> <at> <user> <tickets> <minted> [<pick> <section> <category> <accessible>]
 //! TICKET._APPLY <version> <E> hold    <id> <at> <user> <tickets> <minted> <until> [<pick> <section> <category> <accessible>]
 //! TICKET._APPLY <version> <E> offer   <id> <at> <user> <tickets> <minted> <until> [<pick> <section> <category> <accessible>]
@@ -30,6 +32,12 @@
 //! TICKET._APPLY <version> <E> answered <user> [<tickets>]
 //! TICKET._APPLY <version> <E> healed  <term>
 //! ```
+//!
+//! Version 2 of the six ops a sale writes by the thousand carries, after
+//! `<op> <id> <minted>`, the log entry itself from its user on
+//! ([`crate::record::Record::log_fields`]: `ticket <n>` or `tickets ...`,
+//! `until`, the seat fields and `at` by name), so the primary replicates
+//! the strings it appended. Every other effect is version 1.
 //!
 //! `wait` and `leave <user>` change the waiting list, which lives in Redis
 //! only: they carry no stream id and append nothing to the log (a draw
@@ -65,7 +73,8 @@
 
 use crate::keys::valid_event;
 use crate::model::{parse_time, Record, Tickets, Value};
-use crate::ops::{self, Form, Parts};
+use crate::ops::{self, Form, OpSpec, Parts};
+use crate::record;
 use crate::restore::{self, Begin, Order};
 use crate::StreamId;
 
@@ -74,8 +83,14 @@ pub use crate::model::{default_offer, Args, Checkout, MAX_ARGS};
 /// The command name.
 pub const APPLY_COMMAND: &str = "TICKET._APPLY";
 
-/// The newest effect format this build writes and reads.
-pub const VERSION: i64 = 1;
+/// The newest effect format this build writes and reads. Version 2 changed
+/// only the appends of the compact ops, which carry their log entry's own
+/// fields (see [`Effect::args`]); a primary writes 2 for those and 1 for
+/// every other effect, so an effect's version says which form it is in.
+pub const VERSION: i64 = 2;
+
+/// The version of every effect but a compact op's append.
+pub const FIRST_VERSION: i64 = 1;
 
 /// A waiting-list place is `seq * WAIT_COUNT_SPAN + count`: `count` (at most
 /// 1000 tickets) fits below it, and the score still orders by `seq`.
@@ -177,8 +192,14 @@ impl<U: AsRef<str>> Effect<U> {
     /// The arguments after `TICKET._APPLY`, for the effect on `event`.
     pub fn args<'a>(&'a self, event: &'a str) -> Args<'a> {
         let mut args = Args::new();
-        args.push(Value::Number(VERSION));
-        args.push(Value::Text(event));
+        match self {
+            Effect::Append { id, record, minted } if record.is_compact() => {
+                args.extend([Value::Number(VERSION), Value::Text(event)]);
+                compact_append_args(&mut args, event, *id, record, *minted);
+                return args;
+            }
+            _ => args.extend([Value::Number(FIRST_VERSION), Value::Text(event)]),
+        }
         let Effect::Append { id, record, minted } = self else {
             self.unlogged_args(&mut args);
             return args;
@@ -226,6 +247,29 @@ impl<U: AsRef<str>> Effect<U> {
     }
 }
 
+/// A compact op's append (version 2): `<op> <id> <minted>`, then the log
+/// entry's own fields after its op (`<user> ticket <n> [until <ms>] ...`),
+/// `at` among them exactly when the id does not start with it. The primary
+/// replicates the very strings it appended (`RedisStore::replicate`), so
+/// this is also what it sends.
+fn compact_append_args<'a, U: AsRef<str>>(
+    args: &mut Args<'a>,
+    event: &'a str,
+    id: StreamId,
+    record: &'a Record<U>,
+    minted: Option<i64>,
+) {
+    let at_in_id = i64::try_from(id.ms) == Ok(record.at);
+    let mut fields = record.log_fields(event, at_in_id);
+    if let Some((op, user)) = fields.next() {
+        let minted = Value::Number(minted.unwrap_or(0));
+        args.extend([Value::Text(op), Value::Id(id), minted, user]);
+    }
+    for (name, value) in fields {
+        args.extend([Value::Text(name), value]);
+    }
+}
+
 /// Whether an op takes free tickets (and so may mint numbers).
 #[cfg(test)]
 fn takes_tickets(op: &str) -> bool {
@@ -255,19 +299,24 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Effect<&'a str>), BadEf
         return Err(bad("needs a version, an event and an op"));
     };
     let version = text(version, "version")?;
-    match parse_time(version) {
-        Some(v) if (1..=VERSION).contains(&v) => {}
+    let version = match parse_time(version) {
+        Some(v) if (1..=VERSION).contains(&v) => v,
         _ => {
             return Err(bad(format!(
                 "effect version '{version}' is not one this module reads (1..={VERSION}): upgrade replicas before their primary"
             )))
         }
-    }
+    };
     let event = text(event, "event")?;
     if !valid_event(event) {
         return Err(bad("invalid event id"));
     }
     let op = text(op, "op")?;
+    if version > FIRST_VERSION {
+        if let Some(spec) = record::compact_op(op.as_bytes()) {
+            return Ok((event, compact_append(spec, rest, text)?));
+        }
+    }
     let restored =
         |step: Result<Effect<&'a str>, String>| step.map_err(|e| bad(format!("{op}: {e}")));
     match (op, rest) {
@@ -389,6 +438,29 @@ fn append<'a>(
     })
 }
 
+/// A compact op's append in version 2: `<id> <minted> <user>`, then the
+/// log entry's fields after its first pair (see [`Effect::args`]).
+fn compact_append<'a>(
+    spec: &OpSpec,
+    rest: &[&'a [u8]],
+    text: impl Fn(&'a [u8], &str) -> Result<&'a str, BadEffect>,
+) -> Result<Effect<&'a str>, BadEffect> {
+    let [id, minted, user, fields @ ..] = rest else {
+        return Err(bad(format!(
+            "{} needs a stream id, minted and a user",
+            spec.name
+        )));
+    };
+    let id = StreamId::parse(text(id, "stream id")?).ok_or_else(|| bad("invalid stream id"))?;
+    let minted = parse_time(text(minted, "minted")?).ok_or_else(|| bad("invalid minted"))?;
+    let record = record::decode_compact(spec, id, text(user, "user")?, fields).map_err(bad)?;
+    Ok(Effect::Append {
+        id,
+        record,
+        minted: Some(minted).filter(|m| *m > 0),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -484,7 +556,15 @@ mod tests {
             .iter()
             .map(|v| v.to_string())
             .collect();
-        assert_eq!(args, ["1", "e1", "claim", "1700-3", "1699", "u1", "7", "7"]);
+        // Version 2: the log entry's own fields; `at` because the id does
+        // not start with it.
+        assert_eq!(
+            args,
+            ["2", "e1", "claim", "1700-3", "7", "u1", "ticket", "7", "at", "1699"]
+        );
+        // What a release before 2 sent still applies.
+        let v1: [&[u8]; 8] = [b"1", b"e1", b"claim", b"1700-3", b"1699", b"u1", b"7", b"7"];
+        assert_eq!(decode(&v1), Ok(("e1", claim.clone())));
         assert_eq!(
             wire(&Effect::DropAll, "e1"),
             [b"1".to_vec(), b"e1".to_vec(), b"drop".to_vec()]
@@ -590,7 +670,21 @@ mod tests {
     #[test]
     fn refuses_what_a_primary_never_sends() {
         let cases: &[(&[&str], &str)] = &[
-            (&["2", "e", "drop"], "upgrade replicas"),
+            (&["3", "e", "drop"], "upgrade replicas"),
+            (
+                &["2", "e", "claim", "1-1", "0", "u", "seat", "1"],
+                "unknown or invalid field 'seat'",
+            ),
+            (
+                &["2", "e", "claim", "1-1", "0", "u", "ticket"],
+                "without a value",
+            ),
+            (&["2", "e", "claim", "1-1", "0", "u"], "missing a field"),
+            (&["2", "e", "claim", "1-1", "0"], "needs a stream id"),
+            (
+                &["2", "e", "hold", "1-1", "0", "u", "ticket", "1"],
+                "missing a field",
+            ),
             (&["0", "e", "drop"], "version '0'"),
             (&["1", "e{x}", "drop"], "invalid event"),
             (&["1", "e"], "needs a version"),
@@ -702,7 +796,7 @@ mod tests {
             let restoring = matches!(effect, Effect::RestoreBegin(_) | Effect::RestoreOrders(_) | Effect::RestoreFree(_));
             // A draw event's init (rare) spills into a Vec; the rest never do.
             let draw_init = matches!(&effect, Effect::Append { record: Record { op: Op::Init { draw: Some(_), .. } | Op::Init { layout: Some(_), .. }, .. }, .. });
-            prop_assert!(restoring || draw_init || raw.len() <= MAX_ARGS);
+            prop_assert!(restoring || draw_init || raw.len() <= MAX_ARGS, "{} arguments", raw.len());
             prop_assert_eq!(decoded(&raw), Ok((event, effect)));
         }
 

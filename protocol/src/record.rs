@@ -104,8 +104,61 @@ impl<U: AsRef<str>> Record<U> {
 
 /// The compact ops (see [`Record::is_compact`]), by the name that opens
 /// their record.
-fn compact_op(name: &[u8]) -> Option<&'static OpSpec> {
+pub(crate) fn compact_op(name: &[u8]) -> Option<&'static OpSpec> {
     ops::find(name).filter(|spec| spec.fields.starts_with(&[Field::User, Field::Tickets]))
+}
+
+/// Decodes a compact record of op `spec` from its fields after the first
+/// pair, in order, borrowing them: the form a version 2 effect carries
+/// (`protocol::effect`). Strict where [`decode_entry`] is lenient: a field
+/// the op does not have is an error, not ignored.
+pub(crate) fn decode_compact<'a>(
+    spec: &OpSpec,
+    id: StreamId,
+    user: &'a str,
+    fields: &[&'a [u8]],
+) -> Result<Record<&'a str>, String> {
+    let mut parts = Parts::default();
+    if !parts.read(Field::User, user) {
+        return Err(format!("{}: invalid user id", spec.name));
+    }
+    let mut at = None;
+    for pair in fields.chunks(2) {
+        let [name, value] = pair else {
+            return Err(format!("{}: a field without a value", spec.name));
+        };
+        let (Ok(name), Ok(value)) = (std::str::from_utf8(name), std::str::from_utf8(value)) else {
+            return Err(format!("{}: a field that is not UTF-8", spec.name));
+        };
+        let read = match name {
+            "at" => {
+                at = parse_time(value);
+                at.is_some()
+            }
+            "ticket" => parts.read(Field::Tickets, value),
+            _ => compact_field(spec, name).is_some_and(|field| parts.read(field, value)),
+        };
+        if !read {
+            let shown: String = name.chars().take(32).collect();
+            return Err(format!("{}: unknown or invalid field '{shown}'", spec.name));
+        }
+    }
+    let at = match at {
+        Some(at) => at,
+        None => i64::try_from(id.ms).map_err(|_| "the stream id's ms is not a time".to_string())?,
+    };
+    let op = parts.op(spec.kind);
+    op.map(|op| Record { op, at })
+        .ok_or_else(|| format!("{}: missing a field", spec.name))
+}
+
+/// The field a compact record of `spec` writes under `name` after its
+/// first pair (the user is in that pair).
+fn compact_field(spec: &OpSpec, name: &str) -> Option<Field> {
+    let fields = spec.fields.iter().copied();
+    fields
+        .filter(|f| f.in_record() && *f != Field::User)
+        .find(|f| f.name() == name)
 }
 
 /// An entry that could not be decoded.
@@ -528,7 +581,10 @@ pub(crate) mod tests {
             .iter()
             .map(|v| v.to_string())
             .collect();
-        assert_eq!(args[5..], ["u1", "5,6", "0", "9", "best", "A", "", "1"]);
+        // Version 2: `<op> <id> <minted>`, then the entry's fields from
+        // the user on (`at`: the id does not start with it).
+        assert_eq!(args[..5], ["2", "e1", "hold", "4-0", "0"]);
+        assert_eq!(args[5..], flat(&hold)[5..]);
         let init_effect = crate::effect::Effect::Append {
             id: StreamId::new(4, 0),
             record: init,

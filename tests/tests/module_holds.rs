@@ -12,6 +12,7 @@
 #[path = "support/module.rs"]
 mod support;
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use redis::{Connection, Value};
@@ -158,11 +159,13 @@ fn ten_thousand_due_holds_are_swept_in_bounded_ticks() {
         seen.push(info_int(&mut c, "ticket_expired"));
         std::thread::sleep(Duration::from_millis(10));
     }
-    let partial = seen.iter().filter(|n| **n > 0 && **n < 10_000).count();
-    assert!(partial >= 3, "the sweep went in bounded steps: {seen:?}");
+    // Each tick logs its expiries at its own time, so the log shows every
+    // tick's share, whatever this client saw between two of its looks (which
+    // depends on the machine's load).
+    let per_tick = expiries_per_ms(&mut c, "big");
     assert!(
-        seen.windows(2).all(|w| w[1] - w[0] <= 1000),
-        "no step expired more than two ticks' worth: {seen:?}"
+        per_tick.len() >= 20 && per_tick.values().all(|n| *n <= 500),
+        "the sweep went in bounded steps: {per_tick:?} (seen {seen:?})"
     );
     assert!(
         slowest_ping < Duration::from_secs(2),
@@ -171,6 +174,24 @@ fn ten_thousand_due_holds_are_swept_in_bounded_ticks() {
     assert_eq!(status_int(&mut c, "big", "held"), 0);
     assert_eq!(status_int(&mut c, "big", "remaining"), 20_000);
     assert_eq!(log_len(&mut c, "big"), 1 + 10_000 + 10_000);
+}
+
+/// How many `expire` entries `event`'s log holds per entry-id millisecond.
+fn expiries_per_ms(c: &mut Connection, event: &str) -> BTreeMap<u64, usize> {
+    let entries: Vec<(String, Vec<String>)> = redis::cmd("XRANGE")
+        .arg(format!("ticket:{{{event}}}:log"))
+        .arg("-")
+        .arg("+")
+        .query(c)
+        .unwrap();
+    let mut per_ms = BTreeMap::new();
+    for (id, fields) in entries {
+        if fields.first().map(String::as_str) == Some("expire") {
+            let ms = id.split('-').next().and_then(|ms| ms.parse().ok()).unwrap();
+            *per_ms.entry(ms).or_insert(0) += 1;
+        }
+    }
+    per_ms
 }
 
 #[test]

@@ -447,3 +447,70 @@ fn the_sweep_waits_while_writes_are_paused() {
     wait_replicated(&mut c, 1);
     assert_eq!(digest(&mut replica.conn()), digest(&mut c));
 }
+
+/// Every command the AOF holds, as its arguments (the incremental part:
+/// what was appended since the base).
+fn aof_arguments(server: &RedisServer) -> Vec<Vec<String>> {
+    let dir = server.dir().join("appendonlydir");
+    let mut commands = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.to_string_lossy().ends_with(".incr.aof") {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        let mut lines = text.split("\r\n");
+        while let Some(head) = lines.next() {
+            let Some(n) = head.strip_prefix('*').and_then(|n| n.parse().ok()) else {
+                continue;
+            };
+            // Each argument is a `$<len>` line, then the argument.
+            let args = (0..n).filter_map(|_| lines.nth(1).map(str::to_owned));
+            commands.push(args.collect());
+        }
+    }
+    commands
+}
+
+/// The six hot ops are replicated in effect version 2: `<op> <id>
+/// <minted>`, then the log entry's own fields from the user on — whether
+/// the effect is the entry its command appended last (the strings are
+/// reused) or an earlier one (an expiry a claim made first).
+#[test]
+fn a_hot_effect_carries_its_log_entry() {
+    let server = RedisServer::start_with(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut c = server.conn();
+    ok(&mut c, &["CONFIG", "SET", "ticket.sweep-interval", "60000"]);
+    ok(&mut c, &["TICKET.INIT", "e", "10"]);
+    assert_eq!(claim(&mut c, "e", "u1"), 1);
+    assert_eq!(int(&mut c, &["TICKET.CLAIM", "e", "u2", "HOLD", "50"]), 2);
+    std::thread::sleep(Duration::from_millis(120));
+    // Expires u2's hold first, then takes its ticket from the pool.
+    assert_eq!(claim(&mut c, "e", "u3"), 2);
+    assert_eq!(int(&mut c, &["TICKET.CANCEL", "e", "u1"]), 1);
+
+    let entries: Vec<(String, Vec<String>)> = redis::cmd("XRANGE")
+        .arg("ticket:{e}:log")
+        .arg("-")
+        .arg("+")
+        .query(&mut c)
+        .unwrap();
+    let effects: Vec<Vec<String>> = aof_arguments(&server)
+        .into_iter()
+        .filter(|a| a.first().map(String::as_str) == Some("TICKET._APPLY") && a[1] == "2")
+        .collect();
+    let ops: Vec<&str> = effects.iter().map(|a| a[3].as_str()).collect();
+    assert_eq!(ops, ["claim", "hold", "expire", "claim", "cancel"]);
+    let minted: Vec<&str> = effects.iter().map(|a| a[5].as_str()).collect();
+    assert_eq!(minted, ["1", "2", "0", "0", "0"]);
+    for effect in &effects {
+        let (_, fields) = entries
+            .iter()
+            .find(|(id, _)| *id == effect[4])
+            .unwrap_or_else(|| panic!("no entry {}: {entries:?}", effect[4]));
+        assert_eq!(effect[2], "e");
+        assert_eq!(fields[0], effect[3], "{effect:?}");
+        assert_eq!(fields[1..], effect[6..], "{effect:?}");
+    }
+    assert!(effects[1].contains(&"until".to_string()), "{effects:?}");
+}

@@ -59,35 +59,6 @@ fn init(total: i64, draw: DrawTerms) -> Op<&'static str> {
     }
 }
 
-/// XADDs `ops` to `event`'s log in one pipeline; the last entry's id.
-fn log(r: &mut redis::Connection, event: &str, ops: Vec<Op<&str>>) -> String {
-    let mut pipe = redis::pipe();
-    for op in ops {
-        pipe.add_command(xadd_cmd(event, op));
-    }
-    let ids: Vec<String> = pipe.query(r).expect("XADD pipeline");
-    ids.last().cloned().unwrap_or_default()
-}
-
-/// Waits until MySQL's offset of `event` is `id`.
-fn wait_applied(db: &str, event: &str, id: &str, sc: &Sidecar) {
-    let mut my = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
-    wait_until(
-        Duration::from_secs(60),
-        "the sidecar applied the log",
-        || {
-            let at: Option<String> = my
-                .exec_first(
-                    "SELECT last_stream_id FROM ticket_sync_offset WHERE event_id = ?",
-                    (event,),
-                )
-                .unwrap();
-            at.as_deref() == Some(id)
-        },
-    );
-    assert!(!sc.log().contains("panicked"), "{}", sc.log());
-}
-
 /// (kind, count) of the event's live queue steps.
 fn step_counts(db: &str, event: &str) -> Vec<(String, i64)> {
     let mut my = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();

@@ -14,8 +14,6 @@
 #[path = "support/sidecar.rs"]
 mod support;
 
-use std::time::Duration;
-
 use mysql::prelude::Queryable;
 use protocol::record::{Checkout, Incarnation, Op, Pick, PickHow, Tickets};
 use protocol::seats::{best, check_pick, Layout, Request, Seat, SeatState};
@@ -169,40 +167,6 @@ impl Sale {
         out.sort();
         out
     }
-}
-
-/// XADDs `ops` to `event`'s log in one pipeline; the last entry's id.
-fn log(r: &mut redis::Connection, event: &str, ops: Vec<Op<&str>>) -> String {
-    let mut pipe = redis::pipe();
-    for op in ops {
-        pipe.add_command(xadd_cmd(event, op));
-    }
-    let ids: Vec<String> = pipe.query(r).expect("XADD pipeline");
-    ids.last().cloned().unwrap_or_default()
-}
-
-/// Waits until MySQL's offset of `event` is `id`.
-fn wait_applied(db: &str, event: &str, id: &str, sc: &Sidecar) {
-    let mut my = my(db);
-    let end = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let at: Option<String> = my
-            .exec_first(
-                "SELECT last_stream_id FROM ticket_sync_offset WHERE event_id = ?",
-                (event,),
-            )
-            .unwrap();
-        if at.as_deref() == Some(id) {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < end,
-            "the sidecar did not apply the log up to {id} (at {at:?}):\n{}",
-            sc.log()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(!sc.log().contains("panicked"), "{}", sc.log());
 }
 
 fn my(db: &str) -> mysql::Conn {

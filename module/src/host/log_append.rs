@@ -18,6 +18,19 @@ use super::store::RedisStore;
 use super::strings::{self, Part};
 use crate::error::TicketError;
 
+/// Most strings of one entry: its field/value pairs.
+const ENTRY_ARGS: usize = 32;
+
+/// A compact entry as appended: its id and the field/value strings it was
+/// appended with (kept alive by `_made` when made for it), which its
+/// effect carries too (version 2), so replicating it builds no second set.
+pub(crate) struct LoggedEntry {
+    pub id: StreamId,
+    pub argv: [*mut RedisModuleString; ENTRY_ARGS],
+    pub len: usize,
+    _made: Made,
+}
+
 /// The id the next entry of a log whose last id is `last` gets when
 /// written at `at`, as Redis would give it.
 fn next_id(last: StreamId, at: i64) -> Option<StreamId> {
@@ -90,9 +103,9 @@ impl RedisStore<'_> {
         id: Option<StreamId>,
     ) -> Option<StreamId> {
         let c = strings::constants();
-        // Strings made here live until the end of this function.
+        // Strings made here live as long as the entry kept below.
         let mut made = Made::default();
-        let mut argv = [ptr::null_mut::<RedisModuleString>(); 32];
+        let mut argv = [ptr::null_mut::<RedisModuleString>(); ENTRY_ARGS];
         let mut n = 0;
         let at_in_id = id.is_some_and(|p| i64::try_from(p.ms) == Ok(record.at));
         for (name, value) in record.log_fields(self.event, at_in_id) {
@@ -102,7 +115,16 @@ impl RedisStore<'_> {
             argv[n + 1] = self.value_string(value, &mut made);
             n += 2;
         }
-        self.stream_add(&mut argv[..n], id)
+        let added = self.stream_add(&mut argv[..n], id);
+        if let Some(id) = added.filter(|_| record.is_compact()) {
+            self.logged = Some(LoggedEntry {
+                id,
+                argv,
+                len: n,
+                _made: made,
+            });
+        }
+        added
     }
 
     /// `RedisModule_StreamAdd` of the field/value pairs `argv` at `id` (or

@@ -11,10 +11,11 @@ use std::ptr;
 
 use redis_module::raw::{self, RedisModuleString};
 
-use protocol::effect::Effect;
+use protocol::effect::{Effect, MAX_ARGS};
 
-use super::ffi::Made;
+use super::ffi::{stream_id_string, Made};
 use super::store::RedisStore;
+use super::strings;
 
 /// `TICKET._APPLY` (protocol::effect::APPLY_COMMAND) for `RedisModule_Replicate`.
 const APPLY_C: &std::ffi::CStr = c"TICKET._APPLY";
@@ -22,6 +23,9 @@ const APPLY_C: &std::ffi::CStr = c"TICKET._APPLY";
 impl RedisStore<'_> {
     /// Propagates `effect` to replicas and the AOF as one `TICKET._APPLY`.
     pub fn replicate<U: AsRef<str>>(&mut self, effect: &Effect<U>) {
+        if self.replicate_logged(effect) {
+            return;
+        }
         let mut made = Made::default();
         let values = effect.args(self.event);
         let values = values.as_slice();
@@ -39,6 +43,40 @@ impl RedisStore<'_> {
             *slot = self.value_string(*value, &mut made);
         }
         self.propagate(APPLY_C, args);
+    }
+
+    /// Propagates a compact op's append from the strings its entry was
+    /// appended with, when it is the entry this command appended last:
+    /// `2 <E> <op> <id> <minted>` and the entry's fields after its op, the
+    /// arguments `Effect::args` gives it. False when it is not.
+    fn replicate_logged<U: AsRef<str>>(&mut self, effect: &Effect<U>) -> bool {
+        let Effect::Append { id, minted, .. } = effect else {
+            return false;
+        };
+        let Some(entry) = self.logged.take_if(|entry| entry.id == *id) else {
+            return false;
+        };
+        let mut made = Made::default();
+        let id = made.keep(stream_id_string(*id));
+        let minted = self.number_string(minted.unwrap_or(0));
+        let fields = &entry.argv[1..entry.len];
+        let head = [
+            strings::constants().version,
+            self.names.event(),
+            entry.argv[0],
+            id,
+            minted,
+        ];
+        let mut args = [ptr::null_mut::<RedisModuleString>(); MAX_ARGS + 1];
+        let n = head.len() + fields.len();
+        let Some(slots) = args.get_mut(..n) else {
+            return false;
+        };
+        let (first, rest) = slots.split_at_mut(head.len());
+        first.copy_from_slice(&head);
+        rest.copy_from_slice(fields);
+        self.propagate(APPLY_C, slots);
+        true
     }
 
     /// Propagates one command to replicas and the AOF.

@@ -24,6 +24,7 @@ use protocol::record::{parse_tickets, Record, Tickets, Value};
 use protocol::StreamId;
 
 use super::ffi::{retained, rnum, rstr, same, stream_id_string, to_i64, zset_range, Made};
+use super::log_append::LoggedEntry;
 use super::strings::{self, expected_type, EventStrings, Part, PARTS};
 use crate::error::TicketError;
 use crate::pool::{Meta, MetaWrite, Scope, Set, Staging, Store};
@@ -73,6 +74,10 @@ pub struct RedisStore<'a> {
     /// Strings pushed out of `numbers`, kept alive until the command ends
     /// because pointers to them may still be in use.
     pub(super) retired: Vec<RedisString>,
+
+    /// The last compact entry this command appended, with the strings it
+    /// was appended with: its effect carries the same ones.
+    pub(super) logged: Option<LoggedEntry>,
 
     /// Keys written by this command, signalled as modified (for WATCH and
     /// client tracking) when the command ends; the module turns Redis's
@@ -125,6 +130,7 @@ impl<'a> RedisStore<'a> {
             numbers: [None, None],
             next_number: 0,
             retired: Vec::new(),
+            logged: None,
             written: [false; PARTS.len()],
         }
     }
@@ -323,6 +329,9 @@ impl<'a> RedisStore<'a> {
                 None => self.user_string(s, made),
             },
             Value::Number(n) if n == protocol::effect::VERSION => strings::constants().version,
+            Value::Number(n) if n == protocol::effect::FIRST_VERSION => {
+                strings::constants().first_version
+            }
             Value::Number(n) => self.number_string(n),
             Value::Id(id) => made.keep(stream_id_string(id)),
             Value::List(_) | Value::Hex(_) | Value::Bytes(_) | Value::Range(..) => {

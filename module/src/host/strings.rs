@@ -185,8 +185,10 @@ pub struct Constants {
     pub admit_used: *mut RedisModuleString,
     /// A seated event's layout (stored JSON).
     pub layout: *mut RedisModuleString,
-    /// The effect version this build writes, as an argument of `TICKET._APPLY`.
+    /// The effect versions this build writes, as arguments of
+    /// `TICKET._APPLY`: a compact op's append, and every other effect.
     pub version: *mut RedisModuleString,
+    pub first_version: *mut RedisModuleString,
     named: [(&'static str, *mut RedisModuleString); NAMED.len()],
 }
 
@@ -225,6 +227,7 @@ impl Constants {
             admit_used: forever(b"admit_used"),
             layout: forever(b"layout"),
             version: forever(protocol::effect::VERSION.to_string().as_bytes()),
+            first_version: forever(protocol::effect::FIRST_VERSION.to_string().as_bytes()),
             named,
         }
     }

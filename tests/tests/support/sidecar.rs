@@ -325,6 +325,41 @@ pub fn xadd_cmd(event: &str, op: Op<&str>) -> redis::Cmd {
     cmd
 }
 
+/// XADDs `ops` to `event`'s log in one pipeline; the last entry's id.
+pub fn log(r: &mut redis::Connection, event: &str, ops: Vec<Op<&str>>) -> String {
+    let mut pipe = redis::pipe();
+    for op in ops {
+        pipe.add_command(xadd_cmd(event, op));
+    }
+    let ids: Vec<String> = pipe.query(r).expect("XADD pipeline");
+    ids.last().cloned().unwrap_or_default()
+}
+
+/// Waits until MySQL's offset of `event` is `id` (showing the sidecar's
+/// log if it never gets there), and the sidecar never panicked.
+pub fn wait_applied(db: &str, event: &str, id: &str, sc: &Sidecar) {
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    loop {
+        let at: Option<String> = my
+            .exec_first(
+                "SELECT last_stream_id FROM ticket_sync_offset WHERE event_id = ?",
+                (event,),
+            )
+            .unwrap();
+        if at.as_deref() == Some(id) {
+            break;
+        }
+        assert!(
+            Instant::now() < end,
+            "the sidecar did not apply the log up to {id} (at {at:?}):\n{}",
+            sc.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!sc.log().contains("panicked"), "{}", sc.log());
+}
+
 /// `XADD` of `rec` to `event`'s log at `id` (`*` for a new one), fields
 /// as [`xadd_cmd`] writes them; returns the entry id.
 pub fn xadd_at(conn: &mut redis::Connection, event: &str, id: &str, rec: &Record<&str>) -> String {
