@@ -157,6 +157,8 @@ sizes! {
     rounds: usize = 3, 1, min 1;
     /// drain: winners claimed before the sidecar starts
     drain_claims: u64 = 100_000, 5_000, min 1;
+    /// drain: interleaved runs (sidecar, MySQL-only, again); the target holds for the lowest ratio
+    drain_runs: usize = 5, 1, min 1;
     /// drain: claims made through the MySQL-only path
     mysql_claims: u64 = 20_000, 1_000, min 1;
     /// drain: MySQL-only connections

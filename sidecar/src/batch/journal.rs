@@ -7,9 +7,12 @@
 //!   and canonical content), one row per batch of up to [`PER_ROW`] entries,
 //!   in a ring of [`SLOTS`] rows (the daemon's MySQL user may not DELETE),
 //!   and `ticket_sync_offset.anchor` the digest of the entry at the
-//!   offset; [`record`] writes both in the batch's own transaction (one
-//!   SELECT of the locked row, one upsert, one UPDATE): one journal row per
-//!   batch, not per entry, so the drain pays little for it.
+//!   offset; both are written in the batch's own transaction: the rows
+//!   ([`rows`], pure) in one multi-row upsert ([`write_rows`]), the
+//!   anchor and the next `journal_seq` in the writer's UPDATE of the
+//!   offset (it read `journal_seq` with the offset's lock); [`record`]
+//!   does the same on its own for the heal. Rows of up to 500 entries,
+//!   not one per entry, so the drain pays little for it.
 //! * Redis: `ticket:{E}:synced` holds `<id> <digest>` of the last applied
 //!   entry. [`trim`] sets it **before** `XTRIM MINID next(id)`, on one
 //!   connection: a replica (and so a promoted replica) always has an
@@ -22,6 +25,7 @@
 //!   replaced does not).
 
 use std::collections::{HashMap, VecDeque};
+use std::fmt::Write;
 use std::sync::Mutex;
 
 use mysql::prelude::Queryable;
@@ -83,44 +87,111 @@ pub fn anchor_key(event: &str) -> String {
     format!("ticket:{{{event}}}:synced")
 }
 
-/// Journals `applied` (ascending, just applied) and stores the digest of
-/// the last as the offset's anchor.
-pub fn record(tx: &mut Transaction<'_>, event: &str, applied: &[Entry]) -> mysql::Result<()> {
-    let Some(last) = applied.last() else {
-        return Ok(());
+/// The journal rows of a batch, before they are written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Journal {
+    /// (seq, the row's last entry, content), one per [`PER_ROW`] entries.
+    pub rows: Vec<(i64, StreamId, String)>,
+    /// The digest of the last entry's content (None: no entries).
+    pub anchor: Option<String>,
+    /// The last entry's id.
+    pub last: Option<StreamId>,
+    /// `journal_seq` after these rows.
+    pub next_seq: i64,
+}
+
+impl Journal {
+    /// Hands the anchor to the trimmer (after the rows are written).
+    pub fn remember(&self, event: &str) {
+        if let (Some(id), Some(anchor)) = (self.last, &self.anchor) {
+            remember(event, id, anchor);
+        }
+    }
+}
+
+/// The journal rows of `applied` (ascending, just applied) from row
+/// `seq` on, and the anchor: pure, so the writer sends them in one
+/// statement (see [`write_rows`]).
+pub fn rows(event: &str, applied: &[Entry], seq: i64) -> Journal {
+    let mut out = Journal {
+        rows: Vec::with_capacity(applied.len().div_ceil(PER_ROW)),
+        anchor: None,
+        last: applied.last().map(|e| e.id),
+        next_seq: seq,
     };
+    for chunk in applied.chunks(PER_ROW) {
+        let mut content = String::with_capacity(chunk.len() * 96);
+        for (i, e) in chunk.iter().enumerate() {
+            if i > 0 {
+                content.push(ENTRY_SEP);
+            }
+            // Writing into a String cannot fail.
+            let _ = write!(content, "{}{ID_SEP}", e.id);
+            let from = content.len();
+            content::write_text(&mut content, event, e);
+            if Some(e.id) == out.last {
+                out.anchor = Some(content::digest(&content[from..]));
+            }
+        }
+        let row_last = chunk.last().map_or(StreamId::ZERO, |e| e.id);
+        out.rows.push((out.next_seq, row_last, content));
+        out.next_seq += 1;
+    }
+    out
+}
+
+/// Journals `applied` (ascending, just applied) and stores the digest of
+/// the last as the offset's anchor (the heal's path; the writer's reads
+/// `journal_seq` with the offset's lock and sets it with the offset).
+pub fn record(tx: &mut Transaction<'_>, event: &str, applied: &[Entry]) -> mysql::Result<()> {
+    if applied.is_empty() {
+        return Ok(());
+    }
     let next: Option<i64> = tx.exec_first(
         "SELECT journal_seq FROM ticket_sync_offset WHERE event_id = ?",
         (event,),
     )?;
-    let mut seq = next.unwrap_or(0);
-    let mut anchor = String::new();
-    for chunk in applied.chunks(PER_ROW) {
-        let texts: Vec<String> = chunk
-            .iter()
-            .map(|e| {
-                let text = content::text(event, e);
-                if e.id == last.id {
-                    anchor = content::digest(&text);
-                }
-                format!("{}{ID_SEP}{text}", e.id)
-            })
-            .collect();
-        let row_last = chunk.last().map_or(last.id, |e| e.id);
-        write_row(
-            tx,
-            event,
-            seq,
-            row_last,
-            &texts.join(&ENTRY_SEP.to_string()),
-        )?;
-        seq += 1;
-    }
+    let journal = rows(event, applied, next.unwrap_or(0));
+    write_rows(tx, event, &journal.rows)?;
     tx.exec_drop(
         "UPDATE ticket_sync_offset SET anchor = ?, journal_seq = ? WHERE event_id = ?",
-        (&anchor, seq, event),
+        (&journal.anchor, journal.next_seq, event),
     )?;
-    remember(event, last.id, &anchor);
+    journal.remember(event);
+    Ok(())
+}
+
+/// Most journal rows in one statement (16 x 500 entries, well under
+/// `max_allowed_packet`).
+const ROWS_PER_STATEMENT: usize = 16;
+
+/// Writes journal rows (seq, last entry, content) of `event`, each in its
+/// slot of the ring: one statement for up to [`ROWS_PER_STATEMENT`].
+pub fn write_rows(
+    tx: &mut impl Queryable,
+    event: &str,
+    rows: &[(i64, StreamId, String)],
+) -> mysql::Result<()> {
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        let mut params: Vec<mysql::Value> = Vec::with_capacity(chunk.len() * 5);
+        for (seq, last, content) in chunk {
+            params.extend([
+                event.into(),
+                (seq % SLOTS).into(),
+                (*seq).into(),
+                last.to_string().into(),
+                content.as_str().into(),
+            ]);
+        }
+        let values = vec!["(?, ?, ?, ?, ?)"; chunk.len()].join(", ");
+        tx.exec_drop(
+            format!(
+                "INSERT INTO ticket_journal (event_id, slot, seq, stream_id, content) VALUES {values} \
+                 ON DUPLICATE KEY UPDATE seq = VALUES(seq), stream_id = VALUES(stream_id), content = VALUES(content)"
+            ),
+            params,
+        )?;
+    }
     Ok(())
 }
 
@@ -132,11 +203,7 @@ pub fn write_row(
     last: StreamId,
     content: &str,
 ) -> mysql::Result<()> {
-    tx.exec_drop(
-        "INSERT INTO ticket_journal (event_id, slot, seq, stream_id, content) VALUES (?, ?, ?, ?, ?) \
-         ON DUPLICATE KEY UPDATE seq = VALUES(seq), stream_id = VALUES(stream_id), content = VALUES(content)",
-        (event, seq % SLOTS, seq, last.to_string(), content),
-    )
+    write_rows(tx, event, &[(seq, last, content.to_owned())])
 }
 
 /// The stored anchor (digest of the entry at the offset), if known.
@@ -229,4 +296,52 @@ pub fn redis_anchor(
         let (id, digest) = t.split_once(' ')?;
         Some((StreamId::parse(id)?, digest.to_owned()))
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::record::{Op, Record, Tickets};
+
+    fn claim(ms: u64, user: &str) -> Entry {
+        Entry {
+            id: StreamId::new(ms, 0),
+            rec: Ok(Record {
+                op: Op::Claim {
+                    pick: None,
+                    user: user.into(),
+                    tickets: Tickets::from_sorted(vec![ms as i64]),
+                },
+                at: ms as i64,
+            }),
+        }
+    }
+
+    #[test]
+    fn rows_hold_ids_and_canonical_texts_and_the_last_as_anchor() {
+        let applied: Vec<Entry> = (1..=PER_ROW as u64 + 2)
+            .map(|ms| claim(ms, &format!("u{ms}")))
+            .collect();
+        let j = rows("e", &applied, 7);
+        assert_eq!(j.rows.len(), 2, "{PER_ROW} entries per row");
+        assert_eq!((j.rows[0].0, j.rows[1].0, j.next_seq), (7, 8, 9));
+        assert_eq!(j.rows[0].1, StreamId::new(PER_ROW as u64, 0));
+        let last = applied.last().map(|e| e.id);
+        assert_eq!((j.rows[1].1, j.last), (StreamId::new(502, 0), last));
+        // each entry: `<id>ID_SEP<canonical text>`, joined by ENTRY_SEP
+        let want: Vec<String> = applied[PER_ROW..]
+            .iter()
+            .map(|e| format!("{}{ID_SEP}{}", e.id, content::text("e", e)))
+            .collect();
+        assert_eq!(j.rows[1].2, want.join(&ENTRY_SEP.to_string()));
+        let last_text = content::text("e", &applied[PER_ROW + 1]);
+        assert_eq!(j.anchor, Some(content::digest(&last_text)));
+    }
+
+    #[test]
+    fn no_entries_no_rows_and_no_anchor() {
+        let j = rows("e", &[], 3);
+        assert!(j.rows.is_empty());
+        assert_eq!((j.anchor, j.last, j.next_seq), (None, None, 3));
+    }
 }

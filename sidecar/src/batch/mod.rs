@@ -37,6 +37,8 @@ pub mod seating;
 pub mod slow;
 pub mod sql;
 
+use std::borrow::Cow;
+
 use mysql::prelude::Queryable;
 use mysql::{Conn, Transaction, TxOpts};
 
@@ -53,53 +55,112 @@ use protocol::StreamId;
 /// Applies one batch of `event`'s entries (ascending ids, read from the
 /// log after `after`) exactly once, unless the gate refuses it (see
 /// [`gate`]): the one function that opens and commits the transaction,
-/// retried slowly in a new one when the fast path finds an anomaly.
+/// retried slowly in a new one when the fast path finds an anomaly. The
+/// event's offset row is created (outside the transaction, so the lock
+/// of step 1 always has a row to hold) only when step 1 finds none: an
+/// event's first batch, not every batch.
 pub fn commit_batch(
     conn: &mut Conn,
     event: &str,
     after: StreamId,
     entries: &[Entry],
 ) -> Result<Outcome, mysql::Error> {
-    conn.exec_drop(
-        "INSERT IGNORE INTO ticket_sync_offset (event_id, last_stream_id, entries, updated_at) VALUES (?, '0-0', 0, NOW(3))",
-        (event,),
-    )?;
     let mut force_slow = false;
+    let mut created = false;
     loop {
         let mut tx = conn.start_transaction(TxOpts::default())?;
         match attempt(&mut tx, event, after, entries, force_slow)? {
-            Some(out) => {
+            Attempt::Commit(out) => {
                 tx.commit()?;
                 return Ok(out);
             }
-            None => {
+            // `tx` rolls back as it is dropped.
+            Attempt::Slow => force_slow = true,
+            Attempt::NoRow if created => return Err(vanished(event)),
+            Attempt::NoRow => {
                 drop(tx); // rollback
-                force_slow = true;
+                conn.exec_drop(
+                    "INSERT IGNORE INTO ticket_sync_offset (event_id, last_stream_id, entries, updated_at) VALUES (?, '0-0', 0, NOW(3))",
+                    (event,),
+                )?;
+                created = true;
             }
         }
     }
 }
 
-/// Step 1: reads and locks the event's offset row (the verifier and
-/// rebuild take the same lock to serialise with the writers).
-pub fn lock_offset(tx: &mut impl Queryable, event: &str) -> Result<StreamId, mysql::Error> {
-    let row: Option<String> = tx.exec_first(
-        "SELECT last_stream_id FROM ticket_sync_offset WHERE event_id = ? FOR UPDATE",
-        (event,),
-    )?;
-    let text = row.unwrap_or_else(|| "0-0".into());
-    StreamId::parse(&text).ok_or_else(|| {
-        mysql::Error::MySqlError(mysql::MySqlError {
-            state: "HY000".into(),
-            code: 0,
-            message: format!(
-                "ticket_sync_offset.last_stream_id of event {event:?} is {text:?}, not a stream id: fix the row"
-            ),
-        })
+/// What one attempt under the offset lock came to.
+enum Attempt {
+    /// Commit the transaction: this is what it did.
+    Commit(Outcome),
+    /// The fast path refused: roll back and replay record by record.
+    Slow,
+    /// The event has no offset row yet: roll back, create it, try again.
+    NoRow,
+}
+
+/// The event's offset row, read under its lock.
+#[derive(Debug, Clone, Copy)]
+struct Locked {
+    offset: StreamId,
+    /// The journal's next row (`ticket_sync_offset.journal_seq`).
+    journal_seq: i64,
+}
+
+/// The offset row was gone again right after it was created.
+fn vanished(event: &str) -> mysql::Error {
+    server_error(format!(
+        "the ticket_sync_offset row of event {event:?} vanished right after it was created"
+    ))
+}
+
+/// An error of the kind the server reports, for a row the sidecar cannot use.
+fn server_error(message: String) -> mysql::Error {
+    mysql::Error::MySqlError(mysql::MySqlError {
+        state: "HY000".into(),
+        code: 0,
+        message,
     })
 }
 
-/// Steps 2 to 5 under the offset lock: what to commit, or `None` when the
+/// Reads and locks the event's offset row; None when it has none.
+fn lock_row(tx: &mut impl Queryable, event: &str) -> Result<Option<Locked>, mysql::Error> {
+    let row: Option<(String, i64)> = tx.exec_first(
+        "SELECT last_stream_id, journal_seq FROM ticket_sync_offset WHERE event_id = ? FOR UPDATE",
+        (event,),
+    )?;
+    let Some((text, journal_seq)) = row else {
+        return Ok(None);
+    };
+    let offset = StreamId::parse(&text).ok_or_else(|| {
+        server_error(format!(
+            "ticket_sync_offset.last_stream_id of event {event:?} is {text:?}, not a stream id: fix the row"
+        ))
+    })?;
+    Ok(Some(Locked {
+        offset,
+        journal_seq,
+    }))
+}
+
+/// Step 1: reads and locks the event's offset row, `0-0` when it has none
+/// (the verifier and rebuild take the same lock to serialise with the
+/// writers).
+pub fn lock_offset(tx: &mut impl Queryable, event: &str) -> Result<StreamId, mysql::Error> {
+    Ok(lock_row(tx, event)?.map_or(StreamId::ZERO, |l| l.offset))
+}
+
+/// The entries of `entries` above `offset`: a slice of them when they
+/// ascend (as read), else a filtered copy.
+fn above(entries: &[Entry], offset: StreamId) -> Cow<'_, [Entry]> {
+    if entries.windows(2).all(|w| w[0].id < w[1].id) {
+        let from = entries.partition_point(|e| e.id <= offset);
+        return Cow::Borrowed(&entries[from..]);
+    }
+    Cow::Owned(entries.iter().filter(|e| e.id > offset).cloned().collect())
+}
+
+/// Steps 2 to 5 under the offset lock: what to commit, `Slow` when the
 /// fast path refused and the batch must be replayed slowly. A batch read
 /// after a point beyond the committed offset (queued before the reader
 /// rewound to it) is refused: the entries in between are not in it, and
@@ -110,82 +171,94 @@ fn attempt(
     after: StreamId,
     entries: &[Entry],
     force_slow: bool,
-) -> Result<Option<Outcome>, mysql::Error> {
-    let offset = lock_offset(tx, event)?;
-    let todo: Vec<Entry> = entries.iter().filter(|e| e.id > offset).cloned().collect();
+) -> Result<Attempt, mysql::Error> {
+    let Some(locked) = lock_row(tx, event)? else {
+        return Ok(Attempt::NoRow);
+    };
+    let offset = locked.offset;
+    let todo = above(entries, offset);
     let Some(last) = todo.last().map(|e| e.id) else {
-        return Ok(Some(Outcome {
+        return Ok(Attempt::Commit(Outcome {
             offset: Some(offset),
             path: "skip",
             ..Outcome::default()
         }));
     };
     if after > offset {
-        return refuse(tx, event, offset, None, None).map(Some);
+        return refuse(tx, event, offset, None, None).map(Attempt::Commit);
     }
-    let state = event_state(tx, event)?;
+    let (state, seated) = event_state(tx, event)?;
     let (from, restore) = match gate(event, state.as_ref(), offset, &todo) {
         Gate::Apply { from, restore } => (from, restore),
         Gate::Discard { upto, lifted } => {
             let more = upto + 1 < todo.len();
-            return discard(tx, event, &todo[..=upto], lifted, more).map(Some);
+            return discard(tx, (event, locked), &todo[..=upto], lifted, more).map(Attempt::Commit);
         }
         Gate::Refuse {
             quarantine,
             conflict,
-        } => return refuse(tx, event, offset, quarantine, conflict).map(Some),
+        } => return refuse(tx, event, offset, quarantine, conflict).map(Attempt::Commit),
     };
     if restore.is_none() && !anchor_holds(tx, event, after, offset, entries)? {
-        return refuse(tx, event, offset, None, None).map(Some);
+        return refuse(tx, event, offset, None, None).map(Attempt::Commit);
     }
-    let todo = &todo[from..];
-    apply_gated(
+    let how = How { force_slow, seated };
+    let done = apply_gated(
         tx,
-        event,
-        (offset, last),
-        todo,
+        (event, locked),
+        (&todo[from..], last),
         restore.as_ref(),
-        force_slow,
-    )
+        how,
+    )?;
+    Ok(done.map_or(Attempt::Slow, Attempt::Commit))
+}
+
+/// How the entries the gate let through are applied.
+#[derive(Debug, Clone, Copy)]
+struct How {
+    /// Record by record (the fast path refused once).
+    force_slow: bool,
+    /// Whether the event's row has a seat layout, when read already.
+    seated: Option<bool>,
 }
 
 /// Applies `todo` (what the gate let through, a restore first when
-/// `restore`) above `offset` and advances the offset to `last` (the
-/// batch's last entry); `None` when the fast path refused and the batch
-/// must be replayed slowly.
+/// `restore`) above the locked offset and advances the offset to `last`
+/// (the batch's last entry); `None` when the fast path refused and the
+/// batch must be replayed slowly.
 fn apply_gated(
     tx: &mut Transaction<'_>,
-    event: &str,
-    (offset, last): (StreamId, StreamId),
-    todo: &[Entry],
+    (event, locked): (&str, Locked),
+    (todo, last): (&[Entry], StreamId),
     restore: Option<&Restore>,
-    force_slow: bool,
+    how: How,
 ) -> Result<Option<Outcome>, mysql::Error> {
     let mut out = Outcome {
         offset: Some(last),
         ..Outcome::default()
     };
     let mut rest = todo;
-    let mut base = offset;
+    let mut base = locked.offset;
     if let Some(r) = restore {
         apply_restore(tx, event, r)?;
         out.restored = Some(r.id);
         out.applied.insert("restore", 1);
         (base, rest) = (r.id, &rest[1..]);
     }
-    if !apply_rest(tx, event, base, rest, force_slow, &mut out)? {
+    if !apply_rest(tx, event, base, rest, how.force_slow, how.seated, &mut out)? {
         return Ok(None);
     }
-    advance(tx, event, last, todo, restore.is_some())?;
+    advance(tx, (event, locked), last, todo, restore.is_some())?;
     Ok(Some(out))
 }
 
-/// Moves the offset to `last` and counts the `applied` entries; after a
-/// restore the count starts again (the new log: the restore and what
+/// Moves the offset to `last`, counts the `applied` entries and journals
+/// them, the anchor and the journal's next row in the same UPDATE; after
+/// a restore the count starts again (the new log: the restore and what
 /// follows it).
 fn advance(
     tx: &mut Transaction<'_>,
-    event: &str,
+    (event, locked): (&str, Locked),
     last: StreamId,
     applied: &[Entry],
     restored: bool,
@@ -194,12 +267,15 @@ fn advance(
         true => "entries = ?",
         false => "entries = entries + ?",
     };
-    tx.exec_drop(
-        format!("UPDATE ticket_sync_offset SET last_stream_id = ?, {count}, updated_at = NOW(3) WHERE event_id = ?"),
-        (last.to_string(), applied.len() as i64, event),
-    )?;
     // The journal and the offset's anchor, in this transaction.
-    journal::record(tx, event, applied)
+    let journal = journal::rows(event, applied, locked.journal_seq);
+    journal::write_rows(tx, event, &journal.rows)?;
+    tx.exec_drop(
+        format!("UPDATE ticket_sync_offset SET last_stream_id = ?, {count}, updated_at = NOW(3), anchor = COALESCE(?, anchor), journal_seq = ? WHERE event_id = ?"),
+        (last.to_string(), applied.len() as i64, &journal.anchor, journal.next_seq, event),
+    )?;
+    journal.remember(event);
+    Ok(())
 }
 
 /// Whether the batch carries the offset's anchor: a batch read from before
@@ -227,15 +303,18 @@ fn anchor_holds(
 
 /// Plans and applies `rest` (the entries above `base`) into `out`; false
 /// when the fast path refused and the batch must be replayed slowly.
+/// `seated`: whether the event's row has a seat layout, when the caller
+/// read it already (else it is read here).
 pub(crate) fn apply_rest(
     tx: &mut Transaction<'_>,
     event: &str,
     base: StreamId,
     rest: &[Entry],
     force_slow: bool,
+    seated: Option<bool>,
     out: &mut Outcome,
 ) -> Result<bool, mysql::Error> {
-    let layout = seating::batch_layout(tx, event, rest)?;
+    let layout = seating::batch_layout(tx, event, rest, seated)?;
     let (todo, p) = plan(base, rest, layout.as_deref());
     let p = match (p, force_slow) {
         (Plan::Nothing, _) => Plan::Nothing,
@@ -303,7 +382,7 @@ fn refuse(
 /// new offset, through the gate again.
 fn discard(
     tx: &mut Transaction<'_>,
-    event: &str,
+    (event, locked): (&str, Locked),
     reused: &[Entry],
     lifted: bool,
     more: bool,
@@ -332,7 +411,7 @@ fn discard(
     }
     let last = reused.last().map(|e| e.id);
     if let Some(last) = last {
-        advance(tx, event, last, reused, false)?;
+        advance(tx, (event, locked), last, reused, false)?;
     }
     Ok(Outcome {
         offset: last,
@@ -344,17 +423,23 @@ fn discard(
     })
 }
 
-/// The event's row as the gate needs it; None when MySQL has no row.
-fn event_state(tx: &mut Transaction<'_>, event: &str) -> Result<Option<EventState>, mysql::Error> {
-    let row: Option<(Option<String>, bool, bool)> = tx.exec_first(
-        "SELECT incarnation, quarantined_at IS NOT NULL, dropped_at IS NOT NULL FROM ticket_event WHERE event_id = ?",
+/// The event's row as the gate needs it (None when MySQL has no row),
+/// and whether it has a seat layout (for [`apply_rest`]), in one query.
+fn event_state(
+    tx: &mut Transaction<'_>,
+    event: &str,
+) -> Result<(Option<EventState>, Option<bool>), mysql::Error> {
+    let row: Option<(Option<String>, bool, bool, bool)> = tx.exec_first(
+        "SELECT incarnation, quarantined_at IS NOT NULL, dropped_at IS NOT NULL, seat_layout IS NOT NULL FROM ticket_event WHERE event_id = ?",
         (event,),
     )?;
-    Ok(row.map(|(inc, quarantined, dropped)| EventState {
+    let seated = Some(row.as_ref().is_some_and(|r| r.3));
+    let state = row.map(|(inc, quarantined, dropped, _)| EventState {
         incarnation: inc.as_deref().and_then(Incarnation::parse),
         quarantined,
         dropped,
-    }))
+    });
+    Ok((state, seated))
 }
 
 /// Applies a restore: the event's status and incarnation, quarantine lifted.
@@ -363,4 +448,40 @@ fn apply_restore(tx: &mut Transaction<'_>, event: &str, r: &Restore) -> Result<(
         "UPDATE ticket_event SET status = ?, incarnation = ?, quarantined_at = NULL, quarantine_reason = NULL, updated_at = ? WHERE event_id = ?",
         (restored_status(r.status), r.incarnation.to_string(), datetime(r.at), event),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::record::{Op, Record};
+
+    fn entries(ms: &[u64]) -> Vec<Entry> {
+        ms.iter()
+            .map(|ms| Entry {
+                id: StreamId::new(*ms, 0),
+                rec: Ok(Record {
+                    op: Op::Open,
+                    at: *ms as i64,
+                }),
+            })
+            .collect()
+    }
+
+    fn ids(e: &[Entry]) -> Vec<u64> {
+        e.iter().map(|e| e.id.ms).collect()
+    }
+
+    #[test]
+    fn above_the_offset_borrows_ascending_entries_and_filters_others() {
+        let asc = entries(&[1, 2, 3, 5]);
+        let todo = above(&asc, StreamId::new(2, 0));
+        assert!(matches!(todo, Cow::Borrowed(_)));
+        assert_eq!(ids(&todo), [3, 5]);
+        assert!(above(&asc, StreamId::new(5, 0)).is_empty());
+        assert_eq!(ids(&above(&asc, StreamId::ZERO)), [1, 2, 3, 5]);
+        let unordered = entries(&[3, 1, 4, 2]);
+        let todo = above(&unordered, StreamId::new(2, 0));
+        assert!(matches!(todo, Cow::Owned(_)));
+        assert_eq!(ids(&todo), [3, 4]);
+    }
 }

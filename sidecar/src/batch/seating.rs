@@ -102,16 +102,22 @@ thread_local! {
 const PARSED_MAX: usize = 64;
 
 /// The layout a batch of `event` is applied with (see [`choose_layout`]),
-/// reading the one MySQL stores (parsed once per writer).
+/// reading the one MySQL stores (parsed once per writer). `seated`:
+/// whether the event's row has one, when the caller read it already
+/// (`Some(false)` also when there is no row).
 pub(crate) fn batch_layout(
     tx: &mut Transaction<'_>,
     event: &str,
     todo: &[Entry],
+    seated: Option<bool>,
 ) -> Result<Option<Arc<Layout>>, mysql::Error> {
-    let seated: Option<bool> = tx.exec_first(
-        "SELECT seat_layout IS NOT NULL FROM ticket_event WHERE event_id = ?",
-        (event,),
-    )?;
+    let seated = match seated {
+        Some(known) => Some(known),
+        None => tx.exec_first(
+            "SELECT seat_layout IS NOT NULL FROM ticket_event WHERE event_id = ?",
+            (event,),
+        )?,
+    };
     if seated != Some(true) {
         return Ok(choose_layout(None, todo).map(Arc::new));
     }

@@ -266,27 +266,30 @@ pub fn pairs(v: &Value) -> Vec<(Value, Value)> {
 
 /// Parses one stream's entries (`[[id, [f, v, ...]], ...]`) for `event`.
 pub fn parse_entries(event: &str, v: &Value) -> Vec<Entry> {
+    take_entries(event, v.clone())
+}
+
+/// [`parse_entries`], taking the reply apart: the field names and values
+/// move into the decoder's pairs instead of being copied (the reader's
+/// XREAD replies hold thousands of them).
+pub fn take_entries(event: &str, v: Value) -> Vec<Entry> {
     let Value::Array(items) = v else {
         return Vec::new();
     };
     let mut out = Vec::with_capacity(items.len());
     for item in items {
         let Value::Array(parts) = item else { continue };
-        let Some(id) = parts
-            .first()
+        let mut parts = parts.into_iter();
+        let head = parts.next();
+        let Some(id) = head
+            .as_ref()
             .and_then(text)
             .and_then(|t| StreamId::parse(&t))
         else {
-            log::error!("event {event}: stream entry without a parsable id: {item:?}");
+            log::error!("event {event}: stream entry without a parsable id: {head:?}");
             continue;
         };
-        let fields: Vec<(Vec<u8>, Vec<u8>)> = match parts.get(1) {
-            Some(fv) => pairs(fv)
-                .iter()
-                .map(|(k, v)| (bytes(k).unwrap_or_default(), bytes(v).unwrap_or_default()))
-                .collect(),
-            None => Vec::new(),
-        };
+        let fields = parts.next().map(take_pairs).unwrap_or_default();
         out.push(Entry {
             id,
             rec: decode_entry(event, Some(id), &fields),
@@ -295,18 +298,50 @@ pub fn parse_entries(event: &str, v: &Value) -> Vec<Entry> {
     out
 }
 
-/// Parses an `XREAD` reply into (log key, entries) per stream.
-pub fn parse_xread(v: &Value) -> Vec<(String, Value)> {
+/// The bytes of a string-like reply value, moved out of a bulk string.
+fn into_bytes(v: Value) -> Vec<u8> {
     match v {
-        Value::Nil => Vec::new(),
+        Value::BulkString(b) => b,
+        other => bytes(&other).unwrap_or_default(),
+    }
+}
+
+/// The (field, value) byte pairs of a RESP2 flat array or a RESP3 map,
+/// moved out of it (an odd last element is left out, as in [`pairs`]).
+fn take_pairs(v: Value) -> Vec<(Vec<u8>, Vec<u8>)> {
+    match v {
         Value::Map(m) => m
-            .iter()
-            .filter_map(|(k, v)| Some((text(k)?, v.clone())))
+            .into_iter()
+            .map(|(k, v)| (into_bytes(k), into_bytes(v)))
+            .collect(),
+        Value::Array(a) => {
+            let mut out = Vec::with_capacity(a.len() / 2);
+            let mut items = a.into_iter();
+            while let (Some(k), Some(v)) = (items.next(), items.next()) {
+                out.push((into_bytes(k), into_bytes(v)));
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Parses an `XREAD` reply into (log key, entries) per stream, moving
+/// each stream's entries out of the reply.
+fn take_xread(v: Value) -> Vec<(String, Value)> {
+    match v {
+        Value::Map(m) => m
+            .into_iter()
+            .filter_map(|(k, v)| Some((text(&k)?, v)))
             .collect(),
         Value::Array(streams) => streams
-            .iter()
+            .into_iter()
             .filter_map(|s| match s {
-                Value::Array(kv) if kv.len() == 2 => Some((text(&kv[0])?, kv[1].clone())),
+                Value::Array(kv) if kv.len() == 2 => {
+                    let mut kv = kv.into_iter();
+                    let key = kv.next().as_ref().and_then(text)?;
+                    Some((key, kv.next()?))
+                }
                 _ => None,
             })
             .collect(),
@@ -335,11 +370,11 @@ pub fn xread(
         cmd.arg(id.to_string());
     }
     let reply: Value = cmd.query(conn)?;
-    Ok(parse_xread(&reply)
+    Ok(take_xread(reply)
         .into_iter()
         .filter_map(|(key, v)| {
             let event = event_of_key(&key, Part::Log)?.to_owned();
-            let entries = parse_entries(&event, &v);
+            let entries = take_entries(&event, v);
             Some((event, entries))
         })
         .collect())
@@ -753,14 +788,14 @@ e7d1 10.0.0.1:30001@40001 myself,master - 0 0 1 connected 0-5460";
                 Value::Array(vec![bs("not-an-id"), Value::Array(vec![])]),
             ]),
         ])]);
-        let streams = parse_xread(&reply);
+        let streams = take_xread(reply);
         assert_eq!(streams.len(), 1);
         let entries = parse_entries("e1", &streams[0].1);
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[0].id, StreamId::new(5, 1));
         assert!(entries[0].rec.is_ok());
         assert!(entries[1].rec.is_err());
-        assert!(parse_xread(&Value::Nil).is_empty());
+        assert!(take_xread(Value::Nil).is_empty());
     }
 
     fn arb_value() -> impl proptest::strategy::Strategy<Value = Value> {
@@ -785,9 +820,9 @@ e7d1 10.0.0.1:30001@40001 myself,master - 0 0 1 connected 0-5460";
         /// Whatever a server (or a proxy) answers, parsing never panics.
         #[test]
         fn xread_parsing_never_panics(v in arb_value()) {
-            for (key, streams) in parse_xread(&v) {
+            for (key, streams) in take_xread(v.clone()) {
                 let _ = event_of_key(&key, Part::Log);
-                let _ = parse_entries("e1", &streams);
+                let _ = take_entries("e1", streams);
             }
             let _ = parse_entries("e1", &v);
         }
@@ -806,7 +841,7 @@ e7d1 10.0.0.1:30001@40001 myself,master - 0 0 1 connected 0-5460";
                 ]),
             ])]),
         )]);
-        let streams = parse_xread(&reply);
+        let streams = take_xread(reply);
         let entries = parse_entries("e2", &streams[0].1);
         assert_eq!(entries.len(), 1);
         assert!(entries[0].rec.is_ok());

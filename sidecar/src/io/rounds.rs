@@ -4,43 +4,91 @@
 //! Here, below all three, so neither the reader nor the batch imports the
 //! layer above it.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::io::backoff::sleep_unless;
+/// How often a waiter looks at the stop flag.
+const STOP_CHECK: Duration = Duration::from_millis(20);
 
-/// Rounds the reader asked for and rounds the verifier finished, by number.
+/// Rounds the reader asked for and rounds the verifier finished, by
+/// number. Waiters are woken as soon as the number they wait for moves
+/// (a condition variable, not a poll: the reader's first read waits for
+/// the verifier's first round, and a drain's clock runs meanwhile).
 #[derive(Debug, Default)]
 pub struct Rounds {
-    asked: AtomicU64,
-    done: AtomicU64,
+    state: Mutex<Counts>,
+    moved: Condvar,
+}
+
+/// The numbers behind [`Rounds`].
+#[derive(Debug, Default, Clone, Copy)]
+struct Counts {
+    asked: u64,
+    done: u64,
 }
 
 impl Rounds {
+    /// The counts, even after a panic elsewhere (they stay consistent:
+    /// each change is one assignment).
+    fn counts(&self) -> MutexGuard<'_, Counts> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Asks for a round; its number.
     pub fn ask(&self) -> u64 {
-        self.asked.fetch_add(1, Ordering::SeqCst) + 1
+        let mut c = self.counts();
+        c.asked += 1;
+        self.moved.notify_all();
+        c.asked
     }
 
     /// Waits until round `n` is done (true), `limit` passed or `stop` is set.
     pub fn wait(&self, n: u64, limit: Duration, stop: &AtomicBool) -> bool {
+        self.wait_for(limit, Some(stop), |c| c.done >= n)
+    }
+
+    /// Waits up to `limit` for a round asked after `served` (the
+    /// verifier, between rounds); true when one was.
+    pub fn wait_asked(&self, served: u64, limit: Duration) -> bool {
+        self.wait_for(limit, None, |c| c.asked > served)
+    }
+
+    /// Waits until `ready` holds (true), `limit` passed or `stop` is set.
+    fn wait_for(
+        &self,
+        limit: Duration,
+        stop: Option<&AtomicBool>,
+        ready: impl Fn(&Counts) -> bool,
+    ) -> bool {
         let end = Instant::now() + limit;
-        while self.done.load(Ordering::SeqCst) < n {
-            if Instant::now() >= end || sleep_unless(stop, Duration::from_millis(20)) {
+        let mut c = self.counts();
+        loop {
+            if ready(&c) {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= end || stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
                 return false;
             }
+            let slice = (end - now).min(STOP_CHECK);
+            c = match self.moved.wait_timeout(c, slice) {
+                Ok((c, _)) => c,
+                Err(e) => e.into_inner().0,
+            };
         }
-        true
     }
 
     /// The newest round asked for.
     pub fn asked(&self) -> u64 {
-        self.asked.load(Ordering::SeqCst)
+        self.counts().asked
     }
 
     /// Every round up to `n` is done.
     pub fn finished(&self, n: u64) {
-        self.done.fetch_max(n, Ordering::SeqCst);
+        let mut c = self.counts();
+        c.done = c.done.max(n);
+        self.moved.notify_all();
     }
 }
 

@@ -159,7 +159,8 @@ pub fn verifier(cfg: Settings, rounds: Arc<Rounds>, metrics: Arc<Metrics>, stop:
         let asked = rounds.asked();
         // heal hook: a writer saw a divergence: a round now.
         if !due && asked <= served && !take_request() {
-            sleep_unless(&stop, Duration::from_millis(20));
+            // Woken at once when the reader asks for a round.
+            rounds.wait_asked(served, Duration::from_millis(20));
             continue;
         }
         last = Some(Instant::now());
@@ -371,8 +372,29 @@ mod tests {
         assert!(!rounds.wait(n, Duration::from_millis(50), &stop));
         rounds.finished(n);
         assert!(rounds.wait(n, Duration::ZERO, &stop));
+        assert!(!rounds.wait_asked(n, Duration::from_millis(10)));
+        assert!(rounds.wait_asked(n - 1, Duration::ZERO));
         let stopped = AtomicBool::new(true);
         assert!(!rounds.wait(rounds.ask(), Duration::from_secs(5), &stopped));
+    }
+
+    #[test]
+    fn a_round_finished_by_another_thread_ends_the_wait() {
+        let rounds = Arc::new(Rounds::default());
+        let n = rounds.ask();
+        let r = rounds.clone();
+        let waiter = std::thread::spawn(move || {
+            let started = Instant::now();
+            let done = r.wait(n, Duration::from_secs(10), &AtomicBool::new(false));
+            (done, started.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(30));
+        rounds.finished(n);
+        let (done, waited) = waiter.join().unwrap();
+        assert!(done);
+        // Woken by `finished`, not by the 10 s limit (a generous bound
+        // for a loaded machine).
+        assert!(waited < Duration::from_secs(5), "{waited:?}");
     }
 
     #[test]

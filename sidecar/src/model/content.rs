@@ -29,14 +29,25 @@ const SEP: char = '\u{1f}';
 
 /// The canonical text of `entry` of `event`.
 pub fn text(event: &str, entry: &Entry) -> String {
-    match &entry.rec {
-        Ok(r) => r
-            .fields(event)
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(&SEP.to_string()),
-        Err(m) => format!("malformed{SEP}{}", m.raw),
-    }
+    let mut out = String::new();
+    write_text(&mut out, event, entry);
+    out
+}
+
+/// Appends the canonical text of `entry` of `event` to `out` (the
+/// journal writes a batch's texts into one buffer).
+pub fn write_text(out: &mut String, event: &str, entry: &Entry) {
+    use std::fmt::Write;
+    // Writing into a String cannot fail.
+    let _ = match &entry.rec {
+        Ok(r) => r.fields(event).enumerate().try_for_each(|(i, (k, v))| {
+            if i > 0 {
+                out.push(SEP);
+            }
+            write!(out, "{k}={v}")
+        }),
+        Err(m) => write!(out, "malformed{SEP}{}", m.raw),
+    };
 }
 
 /// FNV-1a 64 of the canonical text, as 16 hex digits (the anchor stored

@@ -326,7 +326,7 @@ fn catch_up(
 ) -> Result<(), Error> {
     let mut out = Outcome::default();
     let from = report.diverged_at;
-    apply_rest(tx, event, from, after, true, &mut out)?;
+    apply_rest(tx, event, from, after, true, None, &mut out)?;
     report.conflicts = out.conflicts;
     journal::forget_after(tx, event, rows, d)?;
     journal::record(tx, event, after)?;
