@@ -1,11 +1,12 @@
 //! Replicating one decided effect: `TICKET._APPLY` with the effect's
 //! arguments, sent to replicas and the AOF with one `RedisModule_Replicate`
-//! call (docs/design.md "Atomicity, replication and persistence"). The
-//! replica applies it with the same code at the primary's stream id.
+//! call (docs/design.md "Effects and replication"). The replica applies it
+//! with the same code at the primary's stream id.
 //!
-//! The arguments reuse the strings the command's writes made (the event, the
-//! user argument, the ticket number and the log time), so replicating a
-//! claim allocates nothing of its own.
+//! The arguments reuse the strings the command's writes made: a hot op's
+//! effect (version 2) is the very argument vector its log entry was
+//! appended with, behind `<op> <id> <minted>`, so replicating a claim makes
+//! one string of its own (the id).
 
 use std::ptr;
 

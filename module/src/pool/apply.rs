@@ -1,5 +1,5 @@
 //! The writes of one state change, shared by the primary and its replicas
-//! (docs/design.md "Atomicity, replication and persistence").
+//! (docs/design.md "Effects and replication").
 //!
 //! The primary's pool decides a change and calls [`append`] with no stream
 //! id (through `pool::effects`): the store appends the log entry at an id it
