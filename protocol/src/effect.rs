@@ -196,19 +196,20 @@ impl<U: AsRef<str>> Effect<U> {
             Effect::Append { id, record, minted } if record.is_compact() => {
                 args.extend([Value::Number(VERSION), Value::Text(event)]);
                 compact_append_args(&mut args, event, *id, record, *minted);
-                return args;
             }
-            _ => args.extend([Value::Number(FIRST_VERSION), Value::Text(event)]),
+            Effect::Append { id, record, minted } => {
+                args.extend([Value::Number(FIRST_VERSION), Value::Text(event)]);
+                args.extend([Value::Text(record.op.name()), Value::Id(*id)]);
+                args.push(Value::Number(record.at));
+                let values = record.op.spec().fields.iter();
+                let values = values.filter_map(|f| record.op.value(*f, Form::Effect, *minted));
+                args.extend(values);
+            }
+            _ => {
+                args.extend([Value::Number(FIRST_VERSION), Value::Text(event)]);
+                self.unlogged_args(&mut args);
+            }
         }
-        let Effect::Append { id, record, minted } = self else {
-            self.unlogged_args(&mut args);
-            return args;
-        };
-        args.push(Value::Text(record.op.name()));
-        args.push(Value::Id(*id));
-        args.push(Value::Number(record.at));
-        let values = record.op.spec().fields.iter();
-        args.extend(values.filter_map(|field| record.op.value(*field, Form::Effect, *minted)));
         args
     }
 
@@ -259,8 +260,7 @@ fn compact_append_args<'a, U: AsRef<str>>(
     record: &'a Record<U>,
     minted: Option<i64>,
 ) {
-    let at_in_id = i64::try_from(id.ms) == Ok(record.at);
-    let mut fields = record.log_fields(event, at_in_id);
+    let mut fields = record.log_fields(event, record.at_in_id(id));
     if let Some((op, user)) = fields.next() {
         let minted = Value::Number(minted.unwrap_or(0));
         args.extend([Value::Text(op), Value::Id(id), minted, user]);

@@ -71,6 +71,12 @@ impl<U: AsRef<str>> Record<U> {
         self.op.order().is_some()
     }
 
+    /// Whether the entry id `id` says this record's `at` (its ms is `at`),
+    /// so a compact record leaves `at` out.
+    pub fn at_in_id(&self, id: StreamId) -> bool {
+        i64::try_from(id.ms) == Ok(self.at)
+    }
+
     /// The stream fields the module appends (docs/design.md "The log
     /// record"). A compact op leaves out what the key and the entry id
     /// already say: `<op> <user>` opens it (no `op`, `event` or `user`

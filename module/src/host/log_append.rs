@@ -107,7 +107,7 @@ impl RedisStore<'_> {
         let mut made = Made::default();
         let mut argv = [ptr::null_mut::<RedisModuleString>(); ENTRY_ARGS];
         let mut n = 0;
-        let at_in_id = id.is_some_and(|p| i64::try_from(p.ms) == Ok(record.at));
+        let at_in_id = id.is_some_and(|id| record.at_in_id(id));
         for (name, value) in record.log_fields(self.event, at_in_id) {
             argv[n] = c
                 .named(name)
