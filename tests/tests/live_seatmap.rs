@@ -158,10 +158,11 @@ fn a_viewer_that_stops_reading_skips_to_the_newest_map() {
     let rss_before = live.rss_kb();
 
     // Far more than the sockets between them hold (a few MB) is published
-    // while the slow viewer reads nothing.
+    // while the slow viewer reads nothing. Alone this takes ~40 s here; the
+    // bound is only how long to wait for it on a busy machine.
     let mut published = 0usize;
     let started = Instant::now();
-    while published < 24 << 20 && started.elapsed() < Duration::from_secs(60) {
+    while published < 24 << 20 && started.elapsed() < Duration::from_secs(180) {
         churn(&mut c, "arena", rows);
         while let Some(m) = fast.next(Duration::from_millis(20)) {
             published += m.data.len();
