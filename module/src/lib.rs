@@ -10,14 +10,15 @@
 //!   what each command does to an event, the effects it decides, and the
 //!   application of an effect that a primary and its replicas share. Pure:
 //!   no Redis in it, unit- and property-tested over an in-memory store.
-//! - [`args`]: argument rules (pure; the bounds are the pool's).
+//! - [`args`]: argument rules (pure; the bounds are the pool's; one
+//!   `unsafe`, an id already checked to be ASCII taken as text).
 //! - [`meta_cache`], [`seat_cache`], [`stats`], [`expiry`]: what the
 //!   process keeps in memory: the per-event copies of the meta hash and of
 //!   a seated event's layout and seat state, the `INFO ticket` counters,
 //!   the index of hold deadlines.
-//! - [`host`]: the Redis side, the only `unsafe`: command registration
-//!   from the table it is handed, server events, the Redis `Store` (native
-//!   key API) and replication.
+//! - [`host`]: the Redis side, the only FFI and every other `unsafe`:
+//!   command registration from the table it is handed, server events, the
+//!   Redis `Store` (native key API) and replication.
 //! - [`commit`]: the commit step that replicates, announces and notes the
 //!   deadlines of what the pool decided, after a command or a sweep.
 //! - [`cmd`], [`sweep`]: what runs the pool: one file per `TICKET.*`
