@@ -6,68 +6,84 @@
 //! key (a user's `HSET`/`DEL`/`RENAME`/`EXPIRE`, replication on a replica)
 //! raises a keyspace notification that drops the entry; `FLUSHALL`,
 //! `SWAPDB`, loading and role changes, which raise no per-key notification,
-//! drop everything. Commands run on Redis's main thread only, so a
-//! thread-local map needs no lock.
+//! drop everything. Commands run on Redis's main thread only, so a slot
+//! needs no lock.
+//!
+//! Each entry also remembers whether the event's pool key was absent when
+//! a command last looked (most claims find it so: numbers come from
+//! `minted` until some come back), so that a claim need not open it. The
+//! module's own writes to the pool clear that; anyone else's raise a
+//! keyspace notification that drops the entry, as for the meta key.
 
 use std::cell::RefCell;
 
-use rustc_hash::FxHashMap;
-
 use crate::pool::Meta;
 
-/// Entries kept before the cache starts over (bounded memory).
-const CAPACITY: usize = 10_000;
-
-/// Database id -> event id -> meta (nested so a lookup by `&str` allocates
-/// nothing).
-type Entries = FxHashMap<i32, FxHashMap<String, Meta>>;
-
-thread_local! {
-    static ENTRIES: RefCell<Entries> = RefCell::new(FxHashMap::default());
+/// What is kept of one event.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub meta: Meta,
+    /// The pool key was absent when last looked at, and nothing has been
+    /// added to it since.
+    pub pool_absent: bool,
 }
 
-/// The cached meta of `event` in database `db`.
-pub fn get(db: i32, event: &str) -> Option<Meta> {
-    ENTRIES.with(|m| m.borrow().get(&db)?.get(event).cloned())
-}
+/// One event's cached entry, for the database it was read in. The host
+/// keeps one per event beside the event's key names, so a command finds
+/// it with the look-up it makes for those anyway.
+#[derive(Debug, Default)]
+pub struct Slot(RefCell<Option<(i32, Entry)>>);
 
-/// Remembers the meta of `event` as just read or written.
-pub fn put(db: i32, event: &str, meta: Meta) {
-    ENTRIES.with(|m| {
-        let mut m = m.borrow_mut();
-        if m.values().map(FxHashMap::len).sum::<usize>() >= CAPACITY {
-            m.clear();
+impl Slot {
+    /// The cached entry for database `db`.
+    pub fn get(&self, db: i32) -> Option<Entry> {
+        match &*self.0.borrow() {
+            Some((d, entry)) if *d == db => Some(entry.clone()),
+            _ => None,
         }
-        m.entry(db).or_default().insert(event.to_owned(), meta);
-    })
-}
+    }
 
-/// Changes the cached meta of `event`, if cached.
-pub fn update(db: i32, event: &str, change: impl FnOnce(&mut Meta)) {
-    ENTRIES.with(|m| {
-        if let Some(meta) = m.borrow_mut().get_mut(&db).and_then(|d| d.get_mut(event)) {
-            change(meta);
+    /// Remembers the meta as just read from its key in `db` (whether the
+    /// pool is absent is not known yet).
+    pub fn put(&self, db: i32, meta: Meta) {
+        let entry = Entry {
+            meta,
+            pool_absent: false,
+        };
+        *self.0.borrow_mut() = Some((db, entry));
+    }
+
+    /// Changes the cached meta for `db`, if cached.
+    pub fn update(&self, db: i32, change: impl FnOnce(&mut Meta)) {
+        self.update_entry(db, |e| change(&mut e.meta))
+    }
+
+    /// Remembers whether the pool key is absent in `db`, if cached.
+    pub fn set_pool_absent(&self, db: i32, absent: bool) {
+        self.update_entry(db, |e| e.pool_absent = absent)
+    }
+
+    /// Drops the entry (of any database).
+    pub fn forget(&self) {
+        *self.0.borrow_mut() = None;
+    }
+
+    fn update_entry(&self, db: i32, change: impl FnOnce(&mut Entry)) {
+        if let Some((d, entry)) = &mut *self.0.borrow_mut() {
+            if *d == db {
+                change(entry);
+            }
         }
-    })
+    }
 }
 
-/// Drops the entry of `event`.
-pub fn forget(db: i32, event: &str) {
-    ENTRIES.with(|m| {
-        if let Some(d) = m.borrow_mut().get_mut(&db) {
-            d.remove(event);
-        }
-    });
-}
-
-/// Drops everything.
-pub fn clear() {
-    ENTRIES.with(|m| m.borrow_mut().clear());
-}
-
-/// The event whose meta key `key` is (`ticket:{E}:meta` -> `E`).
-pub fn event_of_meta_key(key: &[u8]) -> Option<&str> {
-    let inner = key.strip_prefix(b"ticket:{")?.strip_suffix(b"}:meta")?;
+/// The event whose meta or pool key `key` is (`ticket:{E}:meta` -> `E`):
+/// a change to either drops the event's entry.
+pub fn event_of_cached_key(key: &[u8]) -> Option<&str> {
+    let inner = key.strip_prefix(b"ticket:{")?;
+    let inner = inner
+        .strip_suffix(b"}:meta")
+        .or_else(|| inner.strip_suffix(b"}:pool"))?;
     std::str::from_utf8(inner).ok()
 }
 
@@ -96,22 +112,37 @@ mod tests {
     }
 
     #[test]
-    fn entries_are_per_database_and_event() {
-        put(0, "e", meta(1));
-        put(1, "e", meta(2));
-        assert_eq!(get(0, "e").map(|m| m.minted), Some(1));
-        update(1, "e", |m| m.minted = 5);
-        assert_eq!(get(1, "e").map(|m| m.minted), Some(5));
-        forget(0, "e");
-        assert!(get(0, "e").is_none());
-        clear();
-        assert!(get(1, "e").is_none());
+    fn a_slot_holds_one_database_entry() {
+        let slot = Slot::default();
+        slot.put(0, meta(1));
+        assert_eq!(slot.get(0).map(|e| e.meta.minted), Some(1));
+        assert!(slot.get(1).is_none(), "another database's entry");
+        slot.update(1, |m| m.minted = 9);
+        slot.set_pool_absent(1, true);
+        assert_eq!(
+            slot.get(0).map(|e| (e.meta.minted, e.pool_absent)),
+            Some((1, false))
+        );
+        slot.update(0, |m| m.minted = 5);
+        slot.set_pool_absent(0, true);
+        assert_eq!(
+            slot.get(0).map(|e| (e.meta.minted, e.pool_absent)),
+            Some((5, true))
+        );
+        // A meta read again from its key knows nothing of the pool.
+        slot.put(0, meta(5));
+        assert_eq!(slot.get(0).map(|e| e.pool_absent), Some(false));
+        slot.put(1, meta(2));
+        assert!(slot.get(0).is_none(), "replaced by database 1's");
+        slot.forget();
+        assert!(slot.get(1).is_none());
     }
 
     #[test]
-    fn meta_keys_name_their_event() {
-        assert_eq!(event_of_meta_key(b"ticket:{e1}:meta"), Some("e1"));
-        assert_eq!(event_of_meta_key(b"ticket:{e1}:pool"), None);
-        assert_eq!(event_of_meta_key(b"other"), None);
+    fn meta_and_pool_keys_name_their_event() {
+        assert_eq!(event_of_cached_key(b"ticket:{e1}:meta"), Some("e1"));
+        assert_eq!(event_of_cached_key(b"ticket:{e1}:pool"), Some("e1"));
+        assert_eq!(event_of_cached_key(b"ticket:{e1}:holders"), None);
+        assert_eq!(event_of_cached_key(b"other"), None);
     }
 }

@@ -1,5 +1,5 @@
-//! The module keeps per-event copies (key names, the meta hash) between
-//! commands; these tests change an event's keys behind its back with
+//! The module keeps per-event copies (key names, the meta hash, whether the
+//! pool key is absent) between commands; these tests change an event's keys behind its back with
 //! ordinary Redis commands, scripts, transactions, expiry, database
 //! switches and reloads, and check that every `TICKET.*` command sees the
 //! change at once. Also many more events than any cache holds.
@@ -156,6 +156,47 @@ fn deleted_renamed_copied_and_restored_meta_keys_are_seen() {
     expect_error(&mut c, &["TICKET.STATUS", "e"], "NOEVENT");
     run(&mut c, &["SELECT", "0"]);
     assert_eq!(status_int(&mut c, "e", "total"), 3);
+}
+
+/// Claims remember that the pool key is absent and stop opening it; a
+/// number put back by anyone else (a hand edit, a slot migration's
+/// RESTORE) is still the next claim's.
+#[test]
+fn numbers_put_in_the_pool_by_others_are_seen() {
+    let server = RedisServer::start();
+    let mut c = server.conn();
+    warm(&mut c, "e", 3);
+    // Through the module: its own return is seen (a cancel), and the pool
+    // is found absent again once the claim has taken the number back.
+    assert_eq!(claim(&mut c, "e", "b"), 2);
+    assert_eq!(int_or_nil(&mut c, &["TICKET.CANCEL", "e", "a"]), Some(1));
+    let pooled: Vec<u8> = redis::cmd("DUMP")
+        .arg(key("e", "pool"))
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(claim(&mut c, "e", "c"), 1);
+    assert_eq!(claim(&mut c, "e", "d"), 3);
+    expect_error(&mut c, &["TICKET.CLAIM", "e", "x"], "SOLDOUT");
+
+    // By hand, in a transaction: c's number 1 goes back to the pool.
+    run(&mut c, &["MULTI"]);
+    run(&mut c, &["HDEL", &key("e", "holders"), "c"]);
+    run(&mut c, &["ZADD", &key("e", "pool"), "1", "1"]);
+    run(&mut c, &["EXEC"]);
+    assert_eq!(claim(&mut c, "e", "y"), 1);
+    expect_error(&mut c, &["TICKET.CLAIM", "e", "x"], "SOLDOUT");
+
+    // By RESTORE, as a migrating slot brings it: y's number again.
+    run(&mut c, &["HDEL", &key("e", "holders"), "y"]);
+    expect_error(&mut c, &["TICKET.CLAIM", "e", "x"], "TRYAGAIN");
+    let _: () = redis::cmd("RESTORE")
+        .arg(key("e", "pool"))
+        .arg(0)
+        .arg(pooled)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(claim(&mut c, "e", "z"), 1);
+    expect_error(&mut c, &["TICKET.CLAIM", "e", "x"], "SOLDOUT");
 }
 
 #[test]

@@ -10,7 +10,6 @@ use super::ffi::{rnum, rstr};
 use super::store::RedisStore;
 use super::strings::{self, Part};
 use crate::error::TicketError;
-use crate::meta_cache;
 use crate::pool::Draw;
 
 impl RedisStore<'_> {
@@ -67,7 +66,7 @@ impl RedisStore<'_> {
 
     /// The draw was made at `at`: the bucket starts full.
     pub(super) fn set_drawn(&mut self, at: i64) {
-        meta_cache::update(self.db, self.event, |m| {
+        self.names.meta().update(self.db, |m| {
             if let Some(d) = m.draw.as_mut() {
                 (d.drawn_at, d.admit_second, d.admit_used) = (Some(at), 0, 0);
             }
@@ -89,7 +88,7 @@ impl RedisStore<'_> {
 
     /// The admission bucket after an offer.
     pub(super) fn set_admitted(&mut self, second: i64, used: i64) {
-        meta_cache::update(self.db, self.event, |m| {
+        self.names.meta().update(self.db, |m| {
             if let Some(d) = m.draw.as_mut() {
                 (d.admit_second, d.admit_used) = (second, used);
             }

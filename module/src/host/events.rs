@@ -11,9 +11,10 @@ use redis_module::Context;
 
 use super::command::Module;
 use super::ffi::bytes_of;
+use super::strings;
 use crate::{expiry, meta_cache};
 
-/// Subscribes to what can change a meta key behind the module's back:
+/// Subscribes to what can change a meta or pool key behind the module's back:
 /// keyspace notifications (per key) and the server events that raise none
 /// (`FLUSHALL`, `SWAPDB`, loading, role changes).
 pub fn subscribe_invalidations(ctx: &Context) -> Result<(), &'static str> {
@@ -53,10 +54,10 @@ unsafe extern "C" fn on_key_event(
     _event: *const c_char,
     key: *mut RedisModuleString,
 ) -> c_int {
-    if let Some(event) = meta_cache::event_of_meta_key(bytes_of(key)) {
+    if let Some(event) = meta_cache::event_of_cached_key(bytes_of(key)) {
         // SAFETY: a plain getter on the live context of the change.
         let db = unsafe { raw::RedisModule_GetSelectedDb.unwrap()(ctx) };
-        meta_cache::forget(db, event);
+        strings::forget_meta(event);
         crate::seat_cache::forget(db, event);
     } else if let Some(event) = crate::seat_cache::event_of_seats_key(bytes_of(key)) {
         // SAFETY: a plain getter on the live context of the change.
@@ -78,7 +79,7 @@ unsafe extern "C" fn on_server_event(
         let now_primary = subevent == raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER;
         super::note::role_changed(now_primary);
     }
-    meta_cache::clear();
+    strings::forget_all_meta();
     crate::seat_cache::clear();
     // The same events can bring holds the expiry index does not know.
     expiry::invalidate();

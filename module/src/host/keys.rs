@@ -15,7 +15,6 @@ use super::ffi::{owned, rstr, to_i64, zset_range, Made, HASH_DELETE};
 use super::store::RedisStore;
 use super::strings::{Part, PARTS};
 use crate::error::TicketError;
-use crate::meta_cache;
 
 impl RedisStore<'_> {
     /// The user's tickets from the holders hash.
@@ -81,7 +80,7 @@ impl RedisStore<'_> {
 
     /// The pool's lowest number; its member string is kept for the writes.
     pub(super) fn first_free(&mut self) -> Result<Option<i64>, TicketError> {
-        let Some(key) = self.existing(Part::Pool)? else {
+        let Some(key) = self.lazy(Part::Pool)? else {
             return Ok(None);
         };
         let mut score = 0.0;
@@ -113,7 +112,7 @@ impl RedisStore<'_> {
     }
 
     pub(super) fn first_free_n(&mut self, n: usize) -> Result<Vec<i64>, TicketError> {
-        let Some(key) = self.existing(Part::Pool)? else {
+        let Some(key) = self.lazy(Part::Pool)? else {
             return Ok(Vec::new());
         };
         zset_range(key, f64::INFINITY, n)
@@ -126,11 +125,15 @@ impl RedisStore<'_> {
     }
 
     pub(super) fn take_free(&mut self, ticket: i64) {
-        let member = self.number_string(ticket);
-        self.zset_rem(Part::Pool, member);
+        // A number the pool does not have (a minted one) is left alone.
+        if let Ok(Some(_)) = self.lazy(Part::Pool) {
+            let member = self.number_string(ticket);
+            self.zset_rem(Part::Pool, member);
+        }
     }
 
     pub(super) fn add_free(&mut self, tickets: RangeInclusive<i64>) {
+        self.open_pool_to_add();
         self.written[Part::Pool as usize] = true;
         for n in tickets {
             // Redis copies the member, so one cached string serves each in
@@ -192,7 +195,9 @@ impl RedisStore<'_> {
     }
 
     pub(super) fn delete_state(&mut self) -> i64 {
-        meta_cache::forget(self.db, self.event);
+        self.names.meta().forget();
+        self.pool_absent = false;
+        let _ = self.lazy(Part::Pool);
         let _ = self.lazy(Part::Holds);
         let _ = self.lazy(Part::Waiting);
         let _ = self.lazy(Part::Wants);
@@ -206,7 +211,7 @@ impl RedisStore<'_> {
     }
 
     pub(super) fn in_pool(&mut self, ticket: i64) -> Result<bool, TicketError> {
-        let Some(key) = self.existing(Part::Pool)? else {
+        let Some(key) = self.lazy(Part::Pool)? else {
             return Ok(false);
         };
         let member = self.number_string(ticket);

@@ -15,7 +15,7 @@ use super::store::RedisStore;
 use super::strings::{self, Part};
 use crate::error::TicketError;
 use crate::pool::{Meta, Staging, Status};
-use crate::{meta_cache, stats};
+use crate::stats;
 
 impl RedisStore<'_> {
     pub(super) fn meta_fields<const N: usize>(
@@ -109,13 +109,14 @@ impl RedisStore<'_> {
 
     /// The meta, from the cache or else from its key (then cached).
     pub(super) fn cached_meta(&mut self) -> Result<Option<Meta>, TicketError> {
-        if let Some(meta) = meta_cache::get(self.db, self.event) {
-            return Ok(Some(meta));
+        if let Some(entry) = self.names.meta().get(self.db) {
+            self.pool_absent |= entry.pool_absent;
+            return Ok(Some(entry.meta));
         }
         stats::META_CACHE_MISSES.bump();
         let meta = self.read_meta()?;
         if let Some(meta) = &meta {
-            meta_cache::put(self.db, self.event, meta.clone());
+            self.names.meta().put(self.db, meta.clone());
         }
         Ok(meta)
     }
@@ -164,13 +165,13 @@ impl RedisStore<'_> {
     }
 
     pub(super) fn set_status(&mut self, status: Status) {
-        meta_cache::update(self.db, self.event, |m| m.status = status);
+        self.names.meta().update(self.db, |m| m.status = status);
         let value = rstr(status.as_str().as_bytes());
         self.hash_set(Part::Meta, &[strings::constants().status, value.inner]);
     }
 
     pub(super) fn set_minted(&mut self, minted: i64) {
-        meta_cache::update(self.db, self.event, |m| m.minted = minted);
+        self.names.meta().update(self.db, |m| m.minted = minted);
         // With a chunk of 1 this is also the ticket: one string for both.
         let value = self.number_string(minted);
         self.hash_set(Part::Meta, &[strings::constants().minted, value]);
@@ -182,7 +183,9 @@ impl RedisStore<'_> {
             return;
         };
         let (held, extra) = (meta.held + held, meta.extra + extra);
-        meta_cache::update(self.db, self.event, |m| (m.held, m.extra) = (held, extra));
+        self.names
+            .meta()
+            .update(self.db, |m| (m.held, m.extra) = (held, extra));
         let c = strings::constants();
         let (held, extra) = (rnum(held), rnum(extra));
         self.hash_set(Part::Meta, &[c.held, held.inner, c.extra, extra.inner]);
@@ -223,9 +226,9 @@ impl RedisStore<'_> {
 
     pub(super) fn set_staging(&mut self, staging: &Staging) {
         let c = strings::constants();
-        meta_cache::update(self.db, self.event, |m| {
-            (m.held, m.extra, m.waitseq) = (0, 0, 0)
-        });
+        self.names
+            .meta()
+            .update(self.db, |m| (m.held, m.extra, m.waitseq) = (0, 0, 0));
         let values = [
             rstr(staging.status.as_str().as_bytes()),
             rnum(staging.orders),
@@ -287,7 +290,7 @@ impl RedisStore<'_> {
             return;
         };
         if seq > meta.waitseq {
-            meta_cache::update(self.db, self.event, |m| m.waitseq = seq);
+            self.names.meta().update(self.db, |m| m.waitseq = seq);
             let value = rnum(seq);
             self.hash_set(Part::Meta, &[strings::constants().waitseq, value.inner]);
         }

@@ -25,7 +25,7 @@ use super::{docs, events};
 pub fn load<M: Module>(ctx: &Context) -> Status {
     // After MODULE UNLOAD + LOAD the library may stay mapped with its
     // thread-locals, and nothing told us about changes in between.
-    crate::meta_cache::clear();
+    super::strings::forget_all_meta();
     // Keys are signalled as modified only when a command really wrote
     // them (see host::store), so no-op commands don't abort WATCH.
     // SAFETY: the API table is filled; called with the load context.

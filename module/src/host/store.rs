@@ -64,6 +64,9 @@ pub struct RedisStore<'a> {
     pub(super) keys: [*mut RedisModuleKey; PARTS.len()],
     pub(super) mode: c_int,
     pub(super) opened: [bool; PARTS.len()],
+    /// The meta cache says the pool key is absent (until this command adds
+    /// to it): the pool is then not opened at all.
+    pub(super) pool_absent: bool,
     /// The user id argument, reused as hash field and stream value.
     pub(super) user: Option<(&'a str, *mut RedisModuleString)>,
     /// The last two numbers made into strings (a ticket number, the log
@@ -105,11 +108,12 @@ impl<'a> RedisStore<'a> {
                 .cast::<RedisModuleKey>()
         };
         // In the order of `Part`'s discriminants, written out: the claim
-        // path opens exactly these four, with no loop over the lazy ones.
+        // path opens exactly these three, and the pool when the meta cache
+        // does not know it absent, with no loop over the lazy ones.
         let lazy = ptr::null_mut();
         let keys = [
             open(Part::Meta),
-            open(Part::Pool),
+            lazy,
             open(Part::Holders),
             open(Part::Log),
             lazy,
@@ -125,7 +129,8 @@ impl<'a> RedisStore<'a> {
             names,
             keys,
             mode,
-            opened: [true, true, true, true, false, false, false, false],
+            opened: [true, false, true, true, false, false, false, false],
+            pool_absent: false,
             user,
             numbers: [None, None],
             next_number: 0,
@@ -145,14 +150,37 @@ impl<'a> RedisStore<'a> {
     /// and the store only reads).
     pub(super) fn lazy(&mut self, part: Part) -> Result<Option<*mut RedisModuleKey>, TicketError> {
         if !self.opened[part as usize] {
-            self.opened[part as usize] = true;
-            // SAFETY: the live command context and a live key name.
-            self.keys[part as usize] = unsafe {
-                raw::RedisModule_OpenKey.unwrap()(self.ctx, self.names.key(part), self.mode)
-                    .cast::<RedisModuleKey>()
-            };
+            if part == Part::Pool && self.pool_absent {
+                return Ok(None);
+            }
+            self.open_part(part);
         }
-        self.existing(part)
+        let key = self.existing(part);
+        if part == Part::Pool && matches!(key, Ok(None)) && !self.pool_absent {
+            self.pool_absent = true;
+            self.names.meta().set_pool_absent(self.db, true);
+        }
+        key
+    }
+
+    /// Opens `part`'s key, which is not open yet.
+    fn open_part(&mut self, part: Part) {
+        self.opened[part as usize] = true;
+        // SAFETY: the live command context and a live key name.
+        self.keys[part as usize] = unsafe {
+            raw::RedisModule_OpenKey.unwrap()(self.ctx, self.names.key(part), self.mode)
+                .cast::<RedisModuleKey>()
+        };
+    }
+
+    /// Opens the pool key to add to it (the meta cache no longer knows it
+    /// absent).
+    pub(super) fn open_pool_to_add(&mut self) {
+        if !self.opened[Part::Pool as usize] {
+            self.open_part(Part::Pool);
+        }
+        self.pool_absent = false;
+        self.names.meta().set_pool_absent(self.db, false);
     }
 
     /// The score of `user` in a lazily opened zset (holds or waiting).

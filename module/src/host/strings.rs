@@ -15,6 +15,8 @@ use redis_module::raw::{self, RedisModuleString};
 
 use protocol::StreamId;
 
+use crate::meta_cache;
+
 pub use protocol::keys::{Part, PARTS};
 
 /// The Redis type one of the event's keys must have, and its name for error
@@ -37,13 +39,16 @@ fn forever(bytes: &[u8]) -> *mut RedisModuleString {
 }
 
 /// The key names of one event and the event id itself, as Redis strings,
-/// and the last id this process gave the event's log.
+/// the last id this process gave the event's log and the event's cached
+/// meta: what a command looks up once per event.
 #[derive(Clone, Copy)]
 pub struct EventStrings {
     keys: [*mut RedisModuleString; PARTS.len()],
     event: *mut RedisModuleString,
     /// (database, the log's last id): made with the strings, freed with them.
     last_log_id: *const Cell<Option<(i32, StreamId)>>,
+    /// The meta cache's entry: made with the strings, freed with them.
+    meta: *const meta_cache::Slot,
 }
 
 impl EventStrings {
@@ -59,6 +64,12 @@ impl EventStrings {
     pub fn set_last_log_id(&self, db: i32, id: StreamId) {
         // SAFETY: as in `last_log_id`.
         unsafe { (*self.last_log_id).set(Some((db, id))) }
+    }
+
+    /// The event's cached meta.
+    pub fn meta(&self) -> &meta_cache::Slot {
+        // SAFETY: made by `event_strings`, freed only with the strings.
+        unsafe { &*self.meta }
     }
 
     pub fn key(&self, part: Part) -> *mut RedisModuleString {
@@ -87,6 +98,8 @@ impl EventStrings {
         }
         // SAFETY: made by `Box::into_raw` in `event_strings`, freed once.
         drop(unsafe { Box::from_raw(self.last_log_id.cast_mut()) });
+        // SAFETY: as the last id.
+        drop(unsafe { Box::from_raw(self.meta.cast_mut()) });
     }
 }
 
@@ -120,10 +133,25 @@ pub fn event_strings(event: &str) -> EventStrings {
             keys: PARTS.map(|part| forever(protocol::keys::key(event, part).as_bytes())),
             event: forever(event.as_bytes()),
             last_log_id: Box::into_raw(Box::new(Cell::new(None))),
+            meta: Box::into_raw(Box::default()),
         };
         cache.insert(event.to_owned(), made);
         made
     })
+}
+
+/// Drops the cached meta of `event` (whatever its database).
+pub fn forget_meta(event: &str) {
+    EVENTS.with(|cache| {
+        if let Some(strings) = cache.borrow().get(event) {
+            strings.meta().forget();
+        }
+    })
+}
+
+/// Drops every cached meta.
+pub fn forget_all_meta() {
+    EVENTS.with(|cache| cache.borrow().values().for_each(|s| s.meta().forget()))
 }
 
 /// The log's field names and op names, and the effect's op names (the
