@@ -143,6 +143,15 @@ impl Field {
     pub fn in_record(self) -> bool {
         !matches!(self, Field::Minted | Field::Secret | Field::Rank)
     }
+
+    /// Whether it says how a seated event chose the tickets (a pick's
+    /// field: none without a pick).
+    pub fn of_pick(self) -> bool {
+        matches!(
+            self,
+            Field::Pick | Field::Section | Field::Category | Field::Accessible
+        )
+    }
 }
 
 /// Which form an op is written in: the two differ only in `minted` and in
@@ -326,9 +335,7 @@ impl<U: AsRef<str>> Op<U> {
             (Op::Enter { count, .. }, F::Count) => number(*count),
             (Op::Enter { rank, .. }, F::Rank) => rank.map(|r| Value::Number(r as i64)),
             (Op::Draw { seed }, F::Seed) => Some(Value::Bytes(seed)),
-            (op, F::Pick | F::Section | F::Category | F::Accessible) => {
-                pick_value(op.pick()?, field, form)
-            }
+            (op, field) if field.of_pick() => pick_value(op.pick()?, field, form),
             (Op::Enter { user, .. } | Op::Leave { user }, F::User) => {
                 Some(Value::Text(user.as_ref()))
             }

@@ -97,8 +97,12 @@ impl<U: AsRef<str>> Record<U> {
             ],
         };
         let compact = user.is_some();
+        // An op without a pick has none of its fields: not asked for each.
+        let picked = self.op.pick().is_some();
         let body = self.op.spec().fields.iter();
-        let body = body.filter(move |f| f.in_record() && !(compact && **f == Field::User));
+        let body = body.filter(move |f| {
+            f.in_record() && !(compact && **f == Field::User) && (picked || !f.of_pick())
+        });
         let body = body.filter_map(move |field| {
             let value = self.op.value(*field, Form::Record, None)?;
             Some((field.record_name(&value), value))

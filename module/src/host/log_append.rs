@@ -52,7 +52,6 @@ impl RedisStore<'_> {
         id: Option<StreamId>,
     ) -> StreamId {
         self.written[Part::Log as usize] = true;
-        self.use_time_string(record.at);
         // The remembered last id is a guess: a stale one costs a refused
         // append and a look at the log, never a wrong entry.
         let remembered = self.names.last_log_id(self.db());
@@ -60,6 +59,11 @@ impl RedisStore<'_> {
             Some(id) => Some(id),
             None => self.plan_id(remembered, record.at),
         };
+        // A compact entry whose id says its `at` writes no time (nor does
+        // its effect, version 2).
+        if !record.is_compact() || !planned.is_some_and(|id| record.at_in_id(id)) {
+            self.use_time_string(record.at);
+        }
         let mut added = self.add_at(record, planned);
         if added.is_none() && id.is_none() && remembered.is_some() {
             let fresh = self.plan_id(None, record.at);

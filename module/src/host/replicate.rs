@@ -54,12 +54,16 @@ impl RedisStore<'_> {
         let Effect::Append { id, minted, .. } = effect else {
             return false;
         };
-        let Some(entry) = self.logged.take_if(|entry| entry.id == *id) else {
+        if self.logged.as_ref().is_none_or(|entry| entry.id != *id) {
             return false;
-        };
+        }
         let mut made = Made::default();
         let id = made.keep(stream_id_string(*id));
         let minted = self.number_string(minted.unwrap_or(0));
+        // Read in place: the entry's strings stay kept until the command ends.
+        let Some(entry) = self.logged.as_ref() else {
+            return false;
+        };
         let fields = &entry.argv[1..entry.len];
         let head = [
             strings::constants().version,
