@@ -28,7 +28,7 @@
 //!
 //! Plain memory, no Redis: below `host`, whose server events invalidate it.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -44,6 +44,11 @@ pub fn sweep_max() -> usize {
 }
 
 thread_local! {
+    /// The index's earliest deadline (`i64::MAX`: none; `i64::MIN`: stale,
+    /// so anything may be due), kept beside it so that a claim with nothing
+    /// due answers from one plain cell, without borrowing the index.
+    static EARLIEST: Cell<i64> = const { Cell::new(i64::MIN) };
+
     static INDEX: RefCell<Index> = const {
         RefCell::new(Index {
             deadlines: BTreeSet::new(),
@@ -64,10 +69,23 @@ struct Index {
     stale: bool,
 }
 
+impl Index {
+    /// Publishes the earliest deadline to [`EARLIEST`].
+    fn publish(&self) {
+        let earliest = match (self.stale, self.deadlines.first()) {
+            (true, _) => i64::MIN,
+            (false, Some((d, _, _))) => *d,
+            (false, None) => i64::MAX,
+        };
+        EARLIEST.set(earliest);
+    }
+}
+
 /// Notes that `event` in `db` has a hold due at `until`.
 pub fn note(db: i32, event: &str, until: i64) {
     INDEX.with(|index| {
         let mut index = index.borrow_mut();
+        let index = &mut *index;
         let probe = (until, db, String::new());
         let known = index
             .deadlines
@@ -90,6 +108,7 @@ pub fn note(db: i32, event: &str, until: i64) {
                 events.insert(event.to_owned(), until);
             }
         }
+        index.publish();
     })
 }
 
@@ -97,6 +116,9 @@ pub fn note(db: i32, event: &str, until: i64) {
 /// path: one comparison with the earliest deadline of any event, and only
 /// when that is due a lookup of the event's own.
 pub fn maybe_due(db: i32, event: &str, now: i64) -> bool {
+    if now < EARLIEST.get() {
+        return false;
+    }
     INDEX.with(|index| {
         let index = index.borrow();
         if index.stale {
@@ -112,7 +134,11 @@ pub fn maybe_due(db: i32, event: &str, now: i64) -> bool {
 
 /// Marks the index as needing a rebuild.
 pub fn invalidate() {
-    INDEX.with(|index| index.borrow_mut().stale = true);
+    INDEX.with(|index| {
+        let mut index = index.borrow_mut();
+        index.stale = true;
+        index.publish();
+    });
 }
 
 /// Whether the index needs a rebuild; clears it and the flag when so (the
@@ -125,6 +151,7 @@ pub fn take_stale() -> bool {
             index.deadlines.clear();
             index.earliest = None;
         }
+        index.publish();
         stale
     })
 }
@@ -150,6 +177,7 @@ pub fn take_due(now: i64, max: usize) -> Vec<(i32, String)> {
                 taken.push((db, event));
             }
         }
+        index.publish();
         taken
     })
 }
@@ -171,7 +199,10 @@ mod tests {
         assert!(!maybe_due(0, "a", 5), "only b is due at 5");
         assert!(maybe_due(0, "a", 7));
         assert_eq!(take_due(10, 10), [(0, "b".into()), (0, "a".into())]);
+        assert!(!maybe_due(1, "a", 19), "nothing due before 20");
+        assert!(maybe_due(1, "a", 20));
         assert_eq!(take_due(30, 10), [(1, "a".to_string())]);
+        assert!(!maybe_due(1, "a", i64::MAX - 1), "nothing left");
         invalidate();
         assert!(maybe_due(0, "a", 0), "a stale index trusts nothing");
         assert!(take_stale());

@@ -346,12 +346,12 @@ impl<'a> RedisStore<'a> {
     /// new one kept in `made`.
     pub(super) fn value_string(&mut self, value: Value, made: &mut Made) -> *mut RedisModuleString {
         match value {
-            // The event and the user are usually the very strings this store
+            // The user and the event are usually the very strings this store
             // was opened with, so compare addresses before contents.
-            Value::Text(s) if same(s, self.event) || s == self.event => self.names.event(),
             Value::Text(s) if self.user.is_some_and(|(u, _)| same(s, u)) => {
                 self.user_string(s, made)
             }
+            Value::Text(s) if same(s, self.event) || s == self.event => self.names.event(),
             Value::Text(s) => match strings::constants().named(s) {
                 Some(p) => p,
                 None => self.user_string(s, made),
