@@ -74,13 +74,16 @@ impl RedisStore<'_> {
         ];
         let mut args = [ptr::null_mut::<RedisModuleString>(); MAX_ARGS + 1];
         let n = head.len() + fields.len();
-        let Some(slots) = args.get_mut(..n) else {
+        if n > args.len() {
             return false;
-        };
-        let (first, rest) = slots.split_at_mut(head.len());
-        first.copy_from_slice(&head);
-        rest.copy_from_slice(fields);
-        self.propagate(APPLY_C, slots);
+        }
+        // Element by element: a copy of a length known only at run time
+        // is a call to memcpy.
+        args[..head.len()].copy_from_slice(&head);
+        for (slot, field) in args[head.len()..n].iter_mut().zip(fields) {
+            *slot = *field;
+        }
+        self.propagate(APPLY_C, &args[..n]);
         true
     }
 

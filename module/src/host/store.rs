@@ -257,7 +257,9 @@ impl<'a> RedisStore<'a> {
 
     /// The user argument's own string, when `user` is that argument.
     pub(super) fn known_user(&self, user: &str) -> Option<*mut RedisModuleString> {
-        self.user.filter(|(arg, _)| *arg == user).map(|(_, s)| s)
+        self.user
+            .filter(|(arg, _)| same(arg, user) || *arg == user)
+            .map(|(_, s)| s)
     }
 
     /// A string for `user`: the argument's own, or a new one kept in `made`.
