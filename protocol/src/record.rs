@@ -77,6 +77,12 @@ impl<U: AsRef<str>> Record<U> {
         i64::try_from(id.ms) == Ok(self.at)
     }
 
+    /// Whether its log entry writes `at`: every record but a compact one
+    /// whose entry id says it (`at_in_id`).
+    pub fn writes_at(&self, at_in_id: bool) -> bool {
+        !self.is_compact() || !at_in_id
+    }
+
     /// The stream fields the module appends (docs/design.md "The log
     /// record"). A compact op leaves out what the key and the entry id
     /// already say: `<op> <user>` opens it (no `op`, `event` or `user`
@@ -107,7 +113,9 @@ impl<U: AsRef<str>> Record<U> {
             let value = self.op.value(*field, Form::Record, None)?;
             Some((field.record_name(&value), value))
         });
-        let at = (!compact || !at_in_id).then_some(("at", Value::Number(self.at)));
+        let at = self
+            .writes_at(at_in_id)
+            .then_some(("at", Value::Number(self.at)));
         head.into_iter().flatten().chain(body).chain(at)
     }
 }

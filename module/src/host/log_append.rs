@@ -61,7 +61,7 @@ impl RedisStore<'_> {
         };
         // A compact entry whose id says its `at` writes no time (nor does
         // its effect, version 2).
-        if !record.is_compact() || !planned.is_some_and(|id| record.at_in_id(id)) {
+        if record.writes_at(planned.is_some_and(|id| record.at_in_id(id))) {
             self.use_time_string(record.at);
         }
         let mut added = self.add_at(record, planned);
