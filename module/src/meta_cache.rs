@@ -17,6 +17,8 @@
 
 use std::cell::RefCell;
 
+use protocol::keys::{event_of_key, Part};
+
 use crate::pool::Meta;
 
 /// What is kept of one event.
@@ -80,11 +82,7 @@ impl Slot {
 /// The event whose meta or pool key `key` is (`ticket:{E}:meta` -> `E`):
 /// a change to either drops the event's entry.
 pub fn event_of_cached_key(key: &[u8]) -> Option<&str> {
-    let inner = key.strip_prefix(b"ticket:{")?;
-    let inner = inner
-        .strip_suffix(b"}:meta")
-        .or_else(|| inner.strip_suffix(b"}:pool"))?;
-    std::str::from_utf8(inner).ok()
+    event_of_key(key, Part::Meta).or_else(|| event_of_key(key, Part::Pool))
 }
 
 #[cfg(test)]
