@@ -85,7 +85,6 @@ impl Index {
 pub fn note(db: i32, event: &str, until: i64) {
     INDEX.with(|index| {
         let mut index = index.borrow_mut();
-        let index = &mut *index;
         let probe = (until, db, String::new());
         let known = index
             .deadlines
