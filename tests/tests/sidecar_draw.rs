@@ -703,15 +703,9 @@ fn status_field(r: &mut redis::Connection, event: &str, name: &str) -> redis::Va
     flat[at + 1].clone()
 }
 
-#[test]
-fn a_seated_draw_skips_parties_that_cannot_sit_together_and_passes_the_audit() {
-    let redis = RedisServer::start();
-    let mut r = redis.conn();
-    let db = fresh_database("sc_draw_seats");
-    migrate(&db);
-    let sc = Sidecar::start(&redis.url(), &db, &[]);
-    let event = "sd";
-    // Two rows of 5: parties of 3 and 4 soon find no seats together.
+/// A seated draw sale: `entrants` enter with their party sizes (LIMIT 4)
+/// for `seats` seats in two rows of 5, and the draw runs.
+fn open_seated_draw(r: &mut redis::Connection, event: &str, entrants: &[(String, usize)]) {
     let layout =
         r#"{"sections":[{"name":"A","rows":[{"name":"1","seats":5},{"name":"2","seats":5}]}]}"#;
     let () = redis::cmd("TICKET.INIT")
@@ -723,54 +717,84 @@ fn a_seated_draw_skips_parties_that_cannot_sit_together_and_passes_the_audit() {
         )
         .arg("SEATS")
         .arg(layout)
-        .query(&mut r)
+        .query(r)
         .expect("INIT ... DRAW SEATS");
-    let entrants = users("fan", 30);
     let mut pipe = redis::pipe();
-    for (i, u) in entrants.iter().enumerate() {
-        let count = (i % 4 + 1).to_string();
+    for (user, count) in entrants {
         pipe.cmd("TICKET.WAIT")
             .arg(event)
-            .arg(u)
+            .arg(user)
             .arg("COUNT")
             .arg(count);
     }
-    let _: Vec<redis::Value> = pipe.query(&mut r).expect("enter");
-    let () = redis::cmd("TICKET.OPEN").arg(event).query(&mut r).unwrap();
+    let _: Vec<redis::Value> = pipe.query(r).expect("enter");
+    let () = redis::cmd("TICKET.OPEN").arg(event).query(r).unwrap();
+}
+
+#[test]
+fn a_seated_draw_skips_parties_that_cannot_sit_together_and_passes_the_audit() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_draw_seats");
+    migrate(&db);
+    let sc = Sidecar::start(&redis.url(), &db, &[]);
+    // Two rows of 5, parties of 3 and singles: once two parties of 3 sit,
+    // the next party of 3 finds no 3 seats together and keeps its place
+    // while singles are offered. The seed is the module's secret, so a
+    // drawn order may still seat its head in order (about 1 draw in 250,
+    // by simulation); three draws make a sale without a skip vanishingly
+    // rare, and every one of them must pass the audits.
+    let entrants: Vec<(String, usize)> = users("fan", 30)
+        .into_iter()
+        .enumerate()
+        .map(|(i, u)| (u, if i % 3 == 0 { 1 } else { 3 }))
+        .collect();
+    let events = ["sd0", "sd1", "sd2"];
+    for event in events {
+        open_seated_draw(&mut r, event, &entrants);
+    }
     wait_until(
         Duration::from_secs(60),
         "every seat offered and drained",
         || {
-            status_field(&mut r, event, "remaining") == redis::Value::Int(0)
-                && status_field(&mut r, event, "unsynced") == redis::Value::Int(0)
+            events.iter().all(|event| {
+                status_field(&mut r, event, "remaining") == redis::Value::Int(0)
+                    && status_field(&mut r, event, "unsynced") == redis::Value::Int(0)
+            })
         },
     );
     let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
-    wait_until(Duration::from_secs(60), "MySQL has every offer", || {
-        let held: Option<i64> = my
-            .exec_first(
-                "SELECT COUNT(*) FROM ticket_participation WHERE event_id = ? AND status = 'held'",
-                (event,),
-            )
-            .unwrap();
-        held == Some(10)
-    });
-    // A party was skipped: the offers are not the drawn order's head.
-    let redis::Value::BulkString(seed) = status_field(&mut r, event, "seed") else {
-        panic!("no seed")
-    };
-    let seed = protocol::draw::parse_seed(std::str::from_utf8(&seed).unwrap()).unwrap();
-    let offers = offers_in_mysql(&mut my, event);
-    let order = drawn_order(&seed, &entrants.iter().collect::<Vec<_>>());
-    assert_ne!(offers[..], order[..offers.len()], "no party was skipped");
-    let (code, out) = audit(&redis, &db, event);
-    assert_eq!(code, Some(0), "{out}\n{}", sc.log());
-    assert!(
-        out.contains(&format!("{} offers checked", offers.len())),
-        "{out}"
-    );
-    let (st, out) = sidecar_cmd(&redis.url(), &db, &["audit-seats", "--event", event]);
-    assert!(st.success(), "{out}");
+    let names: Vec<&String> = entrants.iter().map(|(u, _)| u).collect();
+    let mut skipping = None;
+    for event in events {
+        wait_until(Duration::from_secs(60), "MySQL has every offer", || {
+            let held: Option<i64> = my
+                .exec_first(
+                    "SELECT COUNT(*) FROM ticket_participation WHERE event_id = ? AND status = 'held'",
+                    (event,),
+                )
+                .unwrap();
+            held == Some(10)
+        });
+        let redis::Value::BulkString(seed) = status_field(&mut r, event, "seed") else {
+            panic!("no seed")
+        };
+        let seed = protocol::draw::parse_seed(std::str::from_utf8(&seed).unwrap()).unwrap();
+        let offers = offers_in_mysql(&mut my, event);
+        // A party was skipped: the offers are not the drawn order's head.
+        if offers[..] != drawn_order(&seed, &names)[..offers.len()] {
+            skipping.get_or_insert(event);
+        }
+        let (code, out) = audit(&redis, &db, event);
+        assert_eq!(code, Some(0), "{event}: {out}\n{}", sc.log());
+        assert!(
+            out.contains(&format!("{} offers checked", offers.len())),
+            "{event}: {out}"
+        );
+        let (st, out) = sidecar_cmd(&redis.url(), &db, &["audit-seats", "--event", event]);
+        assert!(st.success(), "{event}: {out}");
+    }
+    let event = skipping.expect("no draw skipped a party");
 
     // The first offer moved to the last one offered: named.
     let rows: Vec<(i64, String)> = my
