@@ -67,17 +67,7 @@ fn sold(db: &str, event: &str) -> HashMap<String, i64> {
 
 #[test]
 fn an_unplanned_failover_heals_at_once_and_keeps_every_acknowledged_write() {
-    let mut primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
-    let replica = RedisServer::start_with(&[
-        "--replicaof",
-        "127.0.0.1",
-        &primary.port().to_string(),
-        "--appendonly",
-        "yes",
-        "--repl-diskless-sync-delay",
-        "0",
-    ]);
-    msupport::wait_for_link(&replica);
+    let (mut primary, replica) = msupport::primary_and_aof_replica();
     let db = fresh_database("heal");
     migrate(&db);
     let mut sc = sidecar(&primary, &db);

@@ -48,17 +48,7 @@ impl Failover {
     /// A primary with a replica (AOF on: it is promoted later), MySQL
     /// and the sidecar; `init` creates the event `e`.
     pub fn start(name: &str, init: &[&str]) -> Failover {
-        let primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
-        let replica = RedisServer::start_with(&[
-            "--replicaof",
-            "127.0.0.1",
-            &primary.port().to_string(),
-            "--appendonly",
-            "yes",
-            "--repl-diskless-sync-delay",
-            "0",
-        ]);
-        msupport::wait_for_link(&replica);
+        let (primary, replica) = msupport::primary_and_aof_replica();
         let db = fresh_database(name);
         migrate(&db);
         let sidecar = sidecar(&primary, &db);

@@ -500,6 +500,23 @@ pub fn cut_off(replica: &RedisServer, primary: &mut Connection) {
         .unwrap();
 }
 
+/// A primary and a replica of it with an AOF (a failover test promotes
+/// it), linked; neither waits before a diskless full sync.
+pub fn primary_and_aof_replica() -> (ticketgate_tests::RedisServer, ticketgate_tests::RedisServer) {
+    let primary = ticketgate_tests::RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
+    let replica = ticketgate_tests::RedisServer::start_with(&[
+        "--replicaof",
+        "127.0.0.1",
+        &primary.port().to_string(),
+        "--appendonly",
+        "yes",
+        "--repl-diskless-sync-delay",
+        "0",
+    ]);
+    wait_for_link(&replica);
+    (primary, replica)
+}
+
 /// A replica of the primary on `port` that panics on any effect it cannot
 /// apply, in sync.
 pub fn strict_replica_of(port: &str) -> ticketgate_tests::RedisServer {
