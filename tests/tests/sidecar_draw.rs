@@ -703,8 +703,8 @@ fn status_field(r: &mut redis::Connection, event: &str, name: &str) -> redis::Va
     flat[at + 1].clone()
 }
 
-/// A seated draw sale: `entrants` enter with their party sizes (LIMIT 4)
-/// for `seats` seats in two rows of 5, and the draw runs.
+/// A seated draw sale of ten seats in two rows of 5: `entrants` enter
+/// with their party sizes (LIMIT 4), and the draw runs.
 fn open_seated_draw(r: &mut redis::Connection, event: &str, entrants: &[(String, usize)]) {
     let layout =
         r#"{"sections":[{"name":"A","rows":[{"name":"1","seats":5},{"name":"2","seats":5}]}]}"#;
