@@ -127,8 +127,9 @@ enum Command {
         /// Only this event (default: every event known to Redis or MySQL)
         #[arg(long)]
         event: Option<String>,
-        /// First wait up to SECS for the sidecar to apply what is still in
-        /// the logs (unsynced = 0), then compare
+        /// Wait up to SECS for the sidecar to apply what is still in the
+        /// logs (unsynced = 0), then compare each event again while it
+        /// differs with a change under way
         #[arg(long, value_name = "SECS", default_value_t = 0)]
         wait: u64,
     },

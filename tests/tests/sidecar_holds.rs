@@ -465,6 +465,63 @@ fn reconcile_compares_sold_and_held_tickets_with_deadlines() {
     );
 }
 
+fn sweep_interval(r: &mut redis::Connection, ms: i64) {
+    let () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("ticket.sweep-interval")
+        .arg(ms)
+        .query(r)
+        .expect("CONFIG SET ticket.sweep-interval");
+}
+
+/// A hold past its deadline that the sweep has not expired yet: STATUS
+/// counts it free at once, MySQL holds it until the expiry is logged and
+/// applied. A single comparison at that moment sees the difference;
+/// `--wait` compares again until the expiry lands and finds no drift.
+#[test]
+fn reconcile_waits_out_a_due_hold_the_sweep_has_not_expired() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("sc_rec_due");
+    migrate(&db);
+    let sc = Sidecar::start(&redis.url(), &db, &[]);
+    // No sweep for a minute: the hold stays in the keys past its deadline.
+    sweep_interval(&mut r, 60_000);
+    init(&mut r, "due", 10);
+    let held: i64 = redis::cmd("TICKET.CLAIM")
+        .arg("due")
+        .arg("u")
+        .arg("HOLD")
+        .arg(1000)
+        .query(&mut r)
+        .unwrap();
+    assert_eq!(held, 1);
+    wait_until(Duration::from_secs(30), "the hold in MySQL", || {
+        rows_of(&db, "due").unwrap() == [row("u", 1, "held")]
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+
+    let (st, out) = sidecar_cmd(&redis.url(), &db, &["reconcile", "--event", "due"]);
+    assert_eq!(st.code(), Some(1), "{out}");
+    assert!(out.contains("held differs: Redis 0 MySQL 1"), "{out}");
+
+    let (url, mysql_url) = (redis.url(), db.clone());
+    let waiting = std::thread::spawn(move || {
+        sidecar_cmd(
+            &url,
+            &mysql_url,
+            &["reconcile", "--wait", "60", "--event", "due"],
+        )
+    });
+    // Let it compare while the hold is still due, then let the sweep run.
+    std::thread::sleep(Duration::from_secs(2));
+    sweep_interval(&mut r, 100);
+    let (st, out) = waiting.join().unwrap();
+    assert!(st.success(), "{out}\n{}", sc.log());
+    assert!(out.contains("due: ok (0 holders"), "{out}");
+    assert_eq!(rows_of(&db, "due").unwrap(), [row("u", 1, "expired")]);
+}
+
 /// A checkout backlog (holds, confirms, expiries, cancels, freed tickets
 /// held again) drains on the fast path alone, in batches of every size.
 #[test]

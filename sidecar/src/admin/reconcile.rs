@@ -7,7 +7,10 @@
 //! `TICKET.STATUS remaining` with `ticket_stock.remaining_stock` (and `held`
 //! with MySQL's held rows, when STATUS reports it), and prints every
 //! difference. Entries still in the log (`unsynced`) are reported too: until
-//! the sidecar has applied them, the two sides legitimately differ.
+//! the sidecar has applied them, the two sides legitimately differ. So do
+//! they while a due hold waits for the module's sweep (STATUS counts it
+//! free at once) or the log moves as they are read: with `--wait`, such an
+//! event is compared again until it agrees or the wait runs out.
 //!
 //! Before comparing, each event goes through the sidecar's loss checks
 //! ([`crate::loss::quarantine`], read-only here: nothing is trimmed): an event
@@ -21,13 +24,14 @@
 use std::collections::{BTreeSet, HashMap};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::io::mysql as db;
 use crate::io::redis::{self as redisio, RedisEvent};
 use crate::loss::quarantine::check;
 use crate::loss::verify::{self, Row};
 use crate::model::{Evidence, Live};
+use protocol::StreamId;
 
 /// The report line of an event Redis lost or replaced (`live`: Redis has
 /// a meta hash that a rebuild must overwrite with `--force`).
@@ -41,7 +45,8 @@ pub fn loss_line(event: &str, code: &str, text: &str, live: bool) -> String {
 }
 
 /// Runs `reconcile`: every event (or `only`), after waiting up to `wait`
-/// for the logs to drain.
+/// for the logs to drain and for differences with a change under way to
+/// settle.
 pub fn run(
     my: &mut mysql::Conn,
     rc: &mut redisio::Conn,
@@ -68,12 +73,17 @@ pub fn run(
                 .is_none_or(|r| !r.dropped && r.quarantine.is_none())
         })
         .collect();
-    wait_drained(rc, &draining, wait, stop)?;
+    let deadline = Instant::now() + wait;
+    wait_drained(rc, &draining, deadline, stop)?;
     // read again: the sidecar may have applied (or quarantined) meanwhile
     let rows = rows_by_event(my)?;
     let mut drift = 0usize;
     for e in &events {
-        drift += event_lines(my, rc, e, rows.get(e))?;
+        let report = settled_report(my, rc, e, rows.get(e), deadline, stop)?;
+        for line in &report.lines {
+            println!("{line}");
+        }
+        drift += report.differences;
     }
     // heal hook: healed events, with their lost writes (not drift).
     for line in
@@ -99,14 +109,13 @@ fn rows_by_event(my: &mut mysql::Conn) -> Result<HashMap<String, Row>, String> {
     Ok(rows.into_iter().map(|r| (r.event.clone(), r)).collect())
 }
 
-/// Waits up to `wait` until the logs of `events` are empty.
+/// Waits until the logs of `events` are empty, or `deadline`.
 fn wait_drained(
     rc: &mut redisio::Conn,
     events: &[&String],
-    wait: Duration,
+    deadline: Instant,
     stop: &AtomicBool,
 ) -> Result<(), String> {
-    let deadline = Instant::now() + wait;
     while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
         let mut pending = 0i64;
         for e in events {
@@ -122,54 +131,137 @@ fn wait_drained(
     Ok(())
 }
 
-/// Prints what is wrong with one event (or that it is fine); the number of
-/// differences.
-fn event_lines(
+/// What reconcile says of one event.
+#[derive(Debug, Default)]
+struct Report {
+    /// The lines to print: what differs, or that the event is fine.
+    lines: Vec<String>,
+    /// How many of the lines are differences.
+    differences: usize,
+    /// Whether a change was under way while the two sides were read, so
+    /// that they may differ for a moment (see [`in_flight`]).
+    in_flight: bool,
+}
+
+impl Report {
+    fn one_difference(line: String) -> Report {
+        Report {
+            lines: vec![line],
+            differences: 1,
+            in_flight: false,
+        }
+    }
+
+    fn fine(line: String) -> Report {
+        Report {
+            lines: vec![line],
+            ..Report::default()
+        }
+    }
+}
+
+/// [`event_report`], made again every 100 ms while it differs with a change
+/// under way, until `deadline`: a difference that outlasts the changes in
+/// flight is drift.
+fn settled_report(
     my: &mut mysql::Conn,
     rc: &mut redisio::Conn,
     e: &str,
     row: Option<&Row>,
-) -> Result<usize, String> {
+    deadline: Instant,
+    stop: &AtomicBool,
+) -> Result<Report, String> {
+    loop {
+        let report = event_report(my, rc, e, row)?;
+        let settled = report.differences == 0 || !report.in_flight;
+        if settled || Instant::now() >= deadline || stop.load(Ordering::Relaxed) {
+            return Ok(report);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// What is wrong with one event, or that it is fine.
+fn event_report(
+    my: &mut mysql::Conn,
+    rc: &mut redisio::Conn,
+    e: &str,
+    row: Option<&Row>,
+) -> Result<Report, String> {
     let redis_err = |err: redis::RedisError| format!("Redis, event {e}: {err}");
     if let Some(line) = loss(rc, e, row).map_err(redis_err)? {
-        println!("{line}");
-        return Ok(1);
+        return Ok(Report::one_difference(line));
     }
     if row.is_some_and(|r| r.dropped) {
-        println!("{e}: dropped");
-        return Ok(0);
+        return Ok(Report::fine(format!("{e}: dropped")));
     }
+    let log_before = log_position(rc, e).map_err(redis_err)?;
     let r = redisio::read_event(rc.as_dyn(), e).map_err(redis_err)?;
     if r.is_none() && row.is_some_and(|r| r.entries.is_none()) {
-        println!("{e}: only in MySQL, synced before V3 (dropped before release 0.3, which left no trace), not compared");
-        return Ok(0);
+        return Ok(Report::fine(format!("{e}: only in MySQL, synced before V3 (dropped before release 0.3, which left no trace), not compared")));
     }
+    let m = mysql_event(my, e, r.as_ref())?;
+    let log_moved = log_position(rc, e).map_err(redis_err)? != log_before;
+    let lines = diff(e, r.as_ref(), m.as_ref());
+    let (Some(r), true) = (&r, lines.is_empty()) else {
+        return Ok(Report {
+            differences: lines.len(),
+            lines,
+            in_flight: log_moved || r.as_ref().is_some_and(in_flight),
+        });
+    };
+    let (sold, held) = totals(&r.users);
+    Ok(Report::fine(format!(
+        "{e}: ok ({} holders: {sold} tickets sold, {held} held; remaining {})",
+        r.users.len(),
+        r.remaining
+    )))
+}
+
+/// MySQL's view of `e` (`redis`: Redis's, which says whether it is seated).
+fn mysql_event(
+    my: &mut mysql::Conn,
+    e: &str,
+    redis: Option<&RedisEvent>,
+) -> Result<Option<MysqlEvent>, String> {
     let my_err = |err: mysql::Error| format!("MySQL, event {e}: {err}");
     let users = db::live_users(my, e).map_err(my_err)?;
     let remaining = db::remaining_stock(my, e).map_err(my_err)?;
     // a seated event's (read only then: the table is V6's)
-    let categories = match r.as_ref().is_some_and(|r| r.categories.is_some()) {
+    let categories = match redis.is_some_and(|r| r.categories.is_some()) {
         true => db::category_stocks(my, e).map_err(my_err)?,
         false => Vec::new(),
     };
-    let m = (remaining.is_some() || !users.is_empty()).then_some(MysqlEvent {
-        users,
-        remaining,
-        categories,
-    });
-    let lines = diff(e, r.as_ref(), m.as_ref());
-    if let (true, Some(r)) = (lines.is_empty(), &r) {
-        let (sold, held) = totals(&r.users);
-        println!(
-            "{e}: ok ({} holders: {sold} tickets sold, {held} held; remaining {})",
-            r.users.len(),
-            r.remaining
-        );
-    }
-    for l in &lines {
-        println!("{l}");
-    }
-    Ok(lines.len())
+    Ok(
+        (remaining.is_some() || !users.is_empty()).then_some(MysqlEvent {
+            users,
+            remaining,
+            categories,
+        }),
+    )
+}
+
+/// The last id of `e`'s log (`None` without a log): reading it before
+/// Redis's side and after MySQL's tells whether the log moved meanwhile.
+fn log_position(rc: &mut redisio::Conn, e: &str) -> redis::RedisResult<Option<StreamId>> {
+    Ok(redisio::stream_info(rc.as_dyn(), e)?.map(|(last, _, _)| last))
+}
+
+/// How long after its deadline a hold may still be held in Redis's keys:
+/// the module's sweep expires it within `ticket.sweep-interval` (100 ms by
+/// default), and this host's clock may be a little off Redis's.
+const EXPIRY_SLACK_MS: i64 = 2_000;
+
+/// Whether the two sides may differ only for a moment: the log holds
+/// entries MySQL has not applied, or a hold is at or past its deadline
+/// (STATUS counts it free at once; MySQL holds it until its expiry is
+/// logged and applied).
+fn in_flight(r: &RedisEvent) -> bool {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let due = |live: &Live| live.held_until.is_some_and(|t| t <= now + EXPIRY_SLACK_MS);
+    r.unsynced > 0 || r.users.values().any(due)
 }
 
 /// The loss line of `e`: quarantined in MySQL, or evidence found now.
