@@ -28,10 +28,15 @@ impl StreamId {
     /// Parses `<ms>-<seq>` (both plain decimal u64). A bare `<ms>` is
     /// accepted as `<ms>-0`, as Redis does for range arguments.
     pub fn parse(text: &str) -> Option<StreamId> {
-        let (ms, seq) = match text.split_once('-') {
-            Some((ms, seq)) => (ms, seq),
-            None => (text, "0"),
-        };
+        match text.split_once('-') {
+            Some((ms, seq)) => StreamId::from_parts(ms, seq),
+            None => StreamId::from_parts(text, "0"),
+        }
+    }
+
+    /// Parses an id given as its two numbers, `<ms>` and `<seq>` (plain
+    /// decimal u64 each), as an effect carries it.
+    pub fn from_parts(ms: &str, seq: &str) -> Option<StreamId> {
         Some(StreamId {
             ms: parse_u64(ms)?,
             seq: parse_u64(seq)?,
@@ -49,11 +54,16 @@ impl StreamId {
     }
 }
 
+/// Plain decimal digits (no sign), in one pass: a replica parses two of
+/// these per applied claim.
 fn parse_u64(text: &str) -> Option<u64> {
-    if text.is_empty() || text.len() > 20 || !text.bytes().all(|b| b.is_ascii_digit()) {
+    if text.is_empty() {
         return None;
     }
-    text.parse().ok()
+    text.bytes().try_fold(0u64, |n, b| {
+        let digit = b.checked_sub(b'0').filter(|d| *d <= 9)?;
+        n.checked_mul(10)?.checked_add(u64::from(digit))
+    })
 }
 
 impl fmt::Display for StreamId {
@@ -85,6 +95,10 @@ mod tests {
             assert_eq!(StreamId::parse(bad), None, "{bad:?}");
         }
         assert_eq!(StreamId::parse("18446744073709551616-0"), None);
+        assert_eq!(StreamId::from_parts("7", "3"), Some(StreamId::new(7, 3)));
+        for (ms, seq) in [("7", ""), ("", "3"), ("7", "+3"), ("7-3", "0"), ("7", "-3")] {
+            assert_eq!(StreamId::from_parts(ms, seq), None, "{ms:?} {seq:?}");
+        }
     }
 
     #[test]
