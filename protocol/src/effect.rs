@@ -8,7 +8,8 @@
 //! nothing left to decide:
 //!
 //! ```text
-//! TICKET._APPLY 2 <E> <op> <id> <minted> <user> [<field> <value>]...   (op: claim hold offer confirm expire cancel)
+//! TICKET._APPLY 3 <E> <op> <ms> <seq> <minted> <user> [<field> <value>]...   (op: claim hold offer confirm expire cancel)
+//! TICKET._APPLY 2 <E> <op> <id> <minted> <user> [<field> <value>]...         (the same, the id as one string)
 //! TICKET._APPLY <version> <E> init    <id> <at> <total> <opens_at> <closes_at> <hold> <limit> <offer> <incarnation> [<draw> <admit> <secret> [<layout>]]
 //! (version 1 of the six, still applied:)
 //! TICKET._APPLY <version> <E> claim   <id> <at> <user> <tickets> <minted> [<pick> <section> <category> <accessible>]
@@ -37,7 +38,12 @@
 //! `<op> <id> <minted>`, the log entry itself from its user on
 //! ([`crate::record::Record::log_fields`]: `ticket <n>` or `tickets ...`,
 //! `until`, the seat fields and `at` by name), so the primary replicates
-//! the strings it appended. Every other effect is version 1.
+//! the strings it appended. Version 3 is version 2 with the entry's id as
+//! its two numbers, `<ms> <seq>`: strings the primary shares between
+//! commands (the time of a millisecond's entries, small numbers), where
+//! `<ms>-<seq>` was a string made for every effect. A primary writes 3, and
+//! 2 only for an id whose parts do not fit an `i64`. Every other effect is
+//! version 1.
 //!
 //! `wait` and `leave <user>` change the waiting list, which lives in Redis
 //! only: they carry no stream id and append nothing to the log (a draw
@@ -83,11 +89,17 @@ pub use crate::model::{default_offer, Args, Checkout, MAX_ARGS};
 /// The command name.
 pub const APPLY_COMMAND: &str = "TICKET._APPLY";
 
-/// The newest effect format this build writes and reads. Version 2 changed
-/// only the appends of the compact ops, which carry their log entry's own
-/// fields (see [`Effect::args`]); a primary writes 2 for those and 1 for
-/// every other effect, so an effect's version says which form it is in.
-pub const VERSION: i64 = 2;
+/// The newest effect format this build writes and reads. Versions 2 and 3
+/// changed only the appends of the compact ops, which carry their log
+/// entry's own fields (see [`Effect::args`]); a primary writes 3 (or 2) for
+/// those and 1 for every other effect, so an effect's version says which
+/// form it is in.
+pub const VERSION: i64 = 3;
+
+/// A compact op's append with its stream id as one `<ms>-<seq>` string:
+/// what releases before version 3 wrote, still read, and still written for
+/// an id whose parts do not fit an `i64`.
+pub const ID_STRING_VERSION: i64 = 2;
 
 /// The version of every effect but a compact op's append.
 pub const FIRST_VERSION: i64 = 1;
@@ -159,6 +171,19 @@ impl Effect<&str> {
     }
 }
 
+impl<U> Effect<U> {
+    /// The user the effect is about, if any.
+    pub fn user(&self) -> Option<&U> {
+        match self {
+            Effect::Append { record, .. } => record.op.user(),
+            Effect::Wait { user, .. } | Effect::Leave { user } | Effect::Answered { user, .. } => {
+                Some(user)
+            }
+            _ => None,
+        }
+    }
+}
+
 impl<U: AsRef<str>> Effect<U> {
     /// The effect with its user id borrowed.
     pub fn borrowed(&self) -> Effect<&str> {
@@ -194,7 +219,6 @@ impl<U: AsRef<str>> Effect<U> {
         let mut args = Args::new();
         match self {
             Effect::Append { id, record, minted } if record.is_compact() => {
-                args.extend([Value::Number(VERSION), Value::Text(event)]);
                 compact_append_args(&mut args, event, *id, record, *minted);
             }
             Effect::Append { id, record, minted } => {
@@ -248,11 +272,12 @@ impl<U: AsRef<str>> Effect<U> {
     }
 }
 
-/// A compact op's append (version 2): `<op> <id> <minted>`, then the log
-/// entry's own fields after its op (`<user> ticket <n> [until <ms>] ...`),
-/// `at` among them exactly when the id does not start with it. The primary
-/// replicates the very strings it appended (`RedisStore::replicate`), so
-/// this is also what it sends.
+/// A compact op's append: `3 <E> <op> <ms> <seq> <minted>` (or `2 <E> <op>
+/// <id> <minted>` for an id beyond `i64`), then the log entry's own fields
+/// after its op (`<user> ticket <n> [until <ms>] ...`), `at` among them
+/// exactly when the id does not start with it. The primary replicates the
+/// very strings it appended (`RedisStore::replicate`), so this is also what
+/// it sends.
 fn compact_append_args<'a, U: AsRef<str>>(
     args: &mut Args<'a>,
     event: &'a str,
@@ -261,13 +286,34 @@ fn compact_append_args<'a, U: AsRef<str>>(
     minted: Option<i64>,
 ) {
     let mut fields = record.log_fields(event, record.at_in_id(id));
-    if let Some((op, user)) = fields.next() {
-        let minted = Value::Number(minted.unwrap_or(0));
-        args.extend([Value::Text(op), Value::Id(id), minted, user]);
+    let Some((op, user)) = fields.next() else {
+        return;
+    };
+    match id_numbers(id) {
+        Some((ms, seq)) => args.extend([
+            Value::Number(VERSION),
+            Value::Text(event),
+            Value::Text(op),
+            Value::Number(ms),
+            Value::Number(seq),
+        ]),
+        None => args.extend([
+            Value::Number(ID_STRING_VERSION),
+            Value::Text(event),
+            Value::Text(op),
+            Value::Id(id),
+        ]),
     }
+    args.extend([Value::Number(minted.unwrap_or(0)), user]);
     for (name, value) in fields {
         args.extend([Value::Text(name), value]);
     }
+}
+
+/// A stream id's `<ms>` and `<seq>` as a version 3 effect carries them,
+/// `None` when one does not fit an `i64` (the effect is then version 2).
+pub fn id_numbers(id: StreamId) -> Option<(i64, i64)> {
+    Some((i64::try_from(id.ms).ok()?, i64::try_from(id.seq).ok()?))
 }
 
 /// Whether an op takes free tickets (and so may mint numbers).
@@ -314,7 +360,7 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Effect<&'a str>), BadEf
     let op = text(op, "op")?;
     if version > FIRST_VERSION {
         if let Some(spec) = record::compact_op(op.as_bytes()) {
-            return Ok((event, compact_append(spec, rest, text)?));
+            return Ok((event, compact_append(spec, version, rest, text)?));
         }
     }
     let restored =
@@ -438,20 +484,30 @@ fn append<'a>(
     })
 }
 
-/// A compact op's append in version 2: `<id> <minted> <user>`, then the
-/// log entry's fields after its first pair (see [`Effect::args`]).
+/// A compact op's append: `<ms> <seq> <minted> <user>` (version 3) or
+/// `<id> <minted> <user>` (version 2), then the log entry's fields after
+/// its first pair (see [`Effect::args`]).
 fn compact_append<'a>(
     spec: &OpSpec,
+    version: i64,
     rest: &[&'a [u8]],
     text: impl Fn(&'a [u8], &str) -> Result<&'a str, BadEffect>,
 ) -> Result<Effect<&'a str>, BadEffect> {
-    let [id, minted, user, fields @ ..] = rest else {
+    let (id, rest) = match (version, rest) {
+        (ID_STRING_VERSION, [id, rest @ ..]) => (StreamId::parse(text(id, "stream id")?), rest),
+        (_, [ms, seq, rest @ ..]) => (
+            StreamId::from_parts(text(ms, "stream id")?, text(seq, "stream id")?),
+            rest,
+        ),
+        _ => (None, rest),
+    };
+    let [minted, user, fields @ ..] = rest else {
         return Err(bad(format!(
             "{} needs a stream id, minted and a user",
             spec.name
         )));
     };
-    let id = StreamId::parse(text(id, "stream id")?).ok_or_else(|| bad("invalid stream id"))?;
+    let id = id.ok_or_else(|| bad("invalid stream id"))?;
     let minted = parse_time(text(minted, "minted")?).ok_or_else(|| bad("invalid minted"))?;
     let record = record::decode_compact(spec, id, text(user, "user")?, fields).map_err(bad)?;
     Ok(Effect::Append {
@@ -556,15 +612,34 @@ mod tests {
             .iter()
             .map(|v| v.to_string())
             .collect();
-        // Version 2: the log entry's own fields; `at` because the id does
-        // not start with it.
+        // Version 3: the id's two numbers, then the log entry's own
+        // fields; `at` because the id does not start with it.
         assert_eq!(
             args,
-            ["2", "e1", "claim", "1700-3", "7", "u1", "ticket", "7", "at", "1699"]
+            ["3", "e1", "claim", "1700", "3", "7", "u1", "ticket", "7", "at", "1699"]
         );
-        // What a release before 2 sent still applies.
+        // What releases before 3 sent still applies.
+        let v2: [&[u8]; 10] = [
+            b"2", b"e1", b"claim", b"1700-3", b"7", b"u1", b"ticket", b"7", b"at", b"1699",
+        ];
+        assert_eq!(decode(&v2), Ok(("e1", claim.clone())));
         let v1: [&[u8]; 8] = [b"1", b"e1", b"claim", b"1700-3", b"1699", b"u1", b"7", b"7"];
         assert_eq!(decode(&v1), Ok(("e1", claim.clone())));
+        // An id beyond `i64` keeps version 2's one string.
+        let Effect::Append { record, minted, .. } = claim.clone() else {
+            unreachable!("an append");
+        };
+        let far = Effect::Append {
+            id: StreamId::new(u64::MAX, 0),
+            record,
+            minted,
+        };
+        let raw = wire(&far, "e1");
+        assert_eq!(
+            raw[..4],
+            [&b"2"[..], b"e1", b"claim", b"18446744073709551615-0"]
+        );
+        assert_eq!(decoded(&raw), Ok(("e1".into(), far.owned())));
         assert_eq!(
             wire(&Effect::DropAll, "e1"),
             [b"1".to_vec(), b"e1".to_vec(), b"drop".to_vec()]
@@ -670,10 +745,27 @@ mod tests {
     #[test]
     fn refuses_what_a_primary_never_sends() {
         let cases: &[(&[&str], &str)] = &[
-            (&["3", "e", "drop"], "upgrade replicas"),
+            (&["4", "e", "drop"], "upgrade replicas"),
             (
                 &["2", "e", "claim", "1-1", "0", "u", "seat", "1"],
                 "unknown or invalid field 'seat'",
+            ),
+            (
+                &["3", "e", "claim", "1", "1", "0", "u", "seat", "1"],
+                "unknown or invalid field 'seat'",
+            ),
+            (
+                &["3", "e", "claim", "1-1", "0", "u", "ticket", "1"],
+                "invalid stream id",
+            ),
+            (
+                &["3", "e", "claim", "1", "x", "0", "u", "ticket", "1"],
+                "invalid stream id",
+            ),
+            (&["3", "e", "claim", "1", "1", "0"], "needs a stream id"),
+            (
+                &["2", "e", "claim", "1", "1", "0", "u", "ticket", "1"],
+                "invalid field 'u'",
             ),
             (
                 &["2", "e", "claim", "1-1", "0", "u", "ticket"],

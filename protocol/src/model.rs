@@ -544,7 +544,7 @@ pub fn parse_tickets(text: &str) -> Option<Tickets> {
 /// Most arguments an effect has after the command name, but for the
 /// `restore-*` steps and a draw event's init, whose arguments spill into a
 /// `Vec`.
-pub const MAX_ARGS: usize = 20;
+pub const MAX_ARGS: usize = 21;
 
 /// The arguments of one `TICKET._APPLY` (or `TICKET.RESTORE`), without a
 /// heap allocation up to [`MAX_ARGS`] of them.

@@ -669,7 +669,7 @@ mod tests {
             let recorded = Record { op: record.op.as_recorded(), at };
             prop_assert_eq!(record::decode("e", &fields), Ok(recorded));
             let minted = minted.filter(|_| spec.fields.contains(&Field::Minted));
-            // A compact op's effect carries its log entry's fields (version 2).
+            // A compact op's effect carries its log entry's fields (versions 2 and 3).
             let compact = record.is_compact();
             let effect = Effect::Append { id: StreamId::new(ms, seq), record, minted };
             let raw: Vec<String> = effect.args("e").as_slice().iter().map(|v| v.to_string()).collect();

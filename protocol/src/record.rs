@@ -127,7 +127,7 @@ pub(crate) fn compact_op(name: &[u8]) -> Option<&'static OpSpec> {
 }
 
 /// Decodes a compact record of op `spec` from its fields after the first
-/// pair, in order, borrowing them: the form a version 2 effect carries
+/// pair, in order, borrowing them: the form a version 2 or 3 effect carries
 /// (`protocol::effect`). Strict where [`decode_entry`] is lenient: a field
 /// the op does not have is an error, not ignored.
 pub(crate) fn decode_compact<'a>(
@@ -599,10 +599,10 @@ pub(crate) mod tests {
             .iter()
             .map(|v| v.to_string())
             .collect();
-        // Version 2: `<op> <id> <minted>`, then the entry's fields from
-        // the user on (`at`: the id does not start with it).
-        assert_eq!(args[..5], ["2", "e1", "hold", "4-0", "0"]);
-        assert_eq!(args[5..], flat(&hold)[5..]);
+        // Version 3: `<op> <ms> <seq> <minted>`, then the entry's fields
+        // from the user on (`at`: the id does not start with it).
+        assert_eq!(args[..6], ["3", "e1", "hold", "4", "0", "0"]);
+        assert_eq!(args[6..], flat(&hold)[5..]);
         let init_effect = crate::effect::Effect::Append {
             id: StreamId::new(4, 0),
             record: init,

@@ -448,6 +448,79 @@ fn the_sweep_waits_while_writes_are_paused() {
     assert_eq!(digest(&mut replica.conn()), digest(&mut c));
 }
 
+/// An AOF a release before effect version 3 wrote loads to the same state:
+/// the hot ops' effects of a workload are turned back into version 2 (the
+/// stream id as one `<ms>-<seq>` argument) in the AOF, which then reloads to
+/// the digest the server had.
+#[test]
+fn an_aof_with_effect_version_2_loads_the_same_state() {
+    let mut server = RedisServer::start_with(&["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut c = server.conn();
+    ok(&mut c, &["TICKET.INIT", "e", "10"]);
+    assert_eq!(claim(&mut c, "e", "u1"), 1);
+    assert_eq!(
+        int(&mut c, &["TICKET.CLAIM", "e", "u2", "HOLD", "60000"]),
+        2
+    );
+    assert_eq!(int(&mut c, &["TICKET.CONFIRM", "e", "u2"]), 1);
+    assert_eq!(int(&mut c, &["TICKET.CANCEL", "e", "u1"]), 1);
+    assert_eq!(claim(&mut c, "e", "u3"), 1);
+    let before = digest(&mut c);
+    drop(c);
+    server.stop();
+
+    let to_version_2 = |args: Vec<String>| match args.as_slice() {
+        [apply, version, event, op, ms, seq, rest @ ..]
+            if apply == "TICKET._APPLY" && version == "3" =>
+        {
+            let mut v2 = vec![apply.clone(), "2".into(), event.clone(), op.clone()];
+            v2.push(format!("{ms}-{seq}"));
+            v2.extend(rest.iter().cloned());
+            v2
+        }
+        _ => args,
+    };
+    let commands: Vec<Vec<String>> = aof_arguments(&server)
+        .into_iter()
+        .map(to_version_2)
+        .collect();
+    let version_2 = commands
+        .iter()
+        .filter(|a| a[0] == "TICKET._APPLY" && a[1] == "2");
+    assert_eq!(version_2.count(), 5, "{commands:?}");
+    write_incr_aof(&server, &commands);
+
+    server.start_again();
+    let mut c = server.conn();
+    assert_eq!(
+        digest(&mut c),
+        before,
+        "the version 2 AOF loaded another state"
+    );
+    assert_eq!(claim(&mut c, "e", "u4"), 3, "the event carries on");
+}
+
+/// Replaces the server's one incremental AOF file with `commands`.
+fn write_incr_aof(server: &RedisServer, commands: &[Vec<String>]) {
+    let dir = server.dir().join("appendonlydir");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().ends_with(".incr.aof"))
+        .collect();
+    let [file] = files.as_slice() else {
+        panic!("not one incremental AOF: {files:?}");
+    };
+    let mut resp = String::new();
+    for args in commands {
+        resp += &format!("*{}\r\n", args.len());
+        for arg in args {
+            resp += &format!("${}\r\n{arg}\r\n", arg.len());
+        }
+    }
+    std::fs::write(file, resp).unwrap();
+}
+
 /// Every command the AOF holds, as its arguments (the incremental part:
 /// what was appended since the base).
 fn aof_arguments(server: &RedisServer) -> Vec<Vec<String>> {
@@ -472,7 +545,7 @@ fn aof_arguments(server: &RedisServer) -> Vec<Vec<String>> {
     commands
 }
 
-/// The six hot ops are replicated in effect version 2: `<op> <id>
+/// The six hot ops are replicated in effect version 3: `<op> <ms> <seq>
 /// <minted>`, then the log entry's own fields from the user on — whether
 /// the effect is the entry its command appended last (the strings are
 /// reused) or an earlier one (an expiry a claim made first).
@@ -497,20 +570,21 @@ fn a_hot_effect_carries_its_log_entry() {
         .unwrap();
     let effects: Vec<Vec<String>> = aof_arguments(&server)
         .into_iter()
-        .filter(|a| a.first().map(String::as_str) == Some("TICKET._APPLY") && a[1] == "2")
+        .filter(|a| a.first().map(String::as_str) == Some("TICKET._APPLY") && a[1] == "3")
         .collect();
     let ops: Vec<&str> = effects.iter().map(|a| a[3].as_str()).collect();
     assert_eq!(ops, ["claim", "hold", "expire", "claim", "cancel"]);
-    let minted: Vec<&str> = effects.iter().map(|a| a[5].as_str()).collect();
+    let minted: Vec<&str> = effects.iter().map(|a| a[6].as_str()).collect();
     assert_eq!(minted, ["1", "2", "0", "0", "0"]);
     for effect in &effects {
+        let id = format!("{}-{}", effect[4], effect[5]);
         let (_, fields) = entries
             .iter()
-            .find(|(id, _)| *id == effect[4])
-            .unwrap_or_else(|| panic!("no entry {}: {entries:?}", effect[4]));
+            .find(|(entry, _)| *entry == id)
+            .unwrap_or_else(|| panic!("no entry {id}: {entries:?}"));
         assert_eq!(effect[2], "e");
         assert_eq!(fields[0], effect[3], "{effect:?}");
-        assert_eq!(fields[1..], effect[6..], "{effect:?}");
+        assert_eq!(fields[1..], effect[7..], "{effect:?}");
     }
     assert!(effects[1].contains(&"until".to_string()), "{effects:?}");
 }

@@ -23,10 +23,6 @@ use crate::host::store::{Access, RedisStore};
 use crate::pool::apply;
 use crate::stats;
 
-/// Where the user id sits in `TICKET._APPLY 1 E <op> id at user ...` for
-/// every op about a user's tickets.
-const USER_ARG: usize = 6;
-
 /// A replica runs one of these per claim: it reads Redis's argv in place.
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
@@ -39,7 +35,15 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
         let args: Vec<&[u8]> = argv.from(1).collect();
         let (event, effect) = protocol::effect::decode(&args)
             .map_err(|e| TicketError::Invalid(format!("TICKET._APPLY: {e}")))?;
-        let mut store = RedisStore::open(ctx, event, Access::Write, argv.text(USER_ARG));
+        // The user id is one of the arguments, decoded in place: the store
+        // reuses that argument's string.
+        let user = effect.user().and_then(|user| {
+            let at = args
+                .iter()
+                .position(|a| std::ptr::eq(*a, user.as_bytes()))?;
+            argv.user(at + 1, user)
+        });
+        let mut store = RedisStore::open(ctx, event, Access::Write, user);
         apply::apply(&mut store, &effect);
         note_deadlines(store.db(), event, &effect);
         drop(store);

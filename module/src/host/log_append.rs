@@ -23,7 +23,8 @@ const ENTRY_ARGS: usize = 32;
 
 /// A compact entry as appended: its id and the field/value strings it was
 /// appended with (kept alive by `_made` when made for it), which its
-/// effect carries too (version 2), so replicating it builds no second set.
+/// effect carries too (versions 2 and 3), so replicating it builds no
+/// second set.
 pub(crate) struct LoggedEntry {
     pub id: StreamId,
     pub argv: [*mut RedisModuleString; ENTRY_ARGS],
@@ -60,7 +61,7 @@ impl RedisStore<'_> {
             None => self.plan_id(remembered, record.at),
         };
         // A compact entry whose id says its `at` writes no time (nor does
-        // its effect, version 2).
+        // its effect, versions 2 and 3).
         if record.writes_at(planned.is_some_and(|id| record.at_in_id(id))) {
             self.use_time_string(record.at);
         }

@@ -4,19 +4,19 @@
 //! with the same code at the primary's stream id.
 //!
 //! The arguments reuse the strings the command's writes made: a hot op's
-//! effect (version 2) is the very argument vector its log entry was
-//! appended with, behind `<op> <id> <minted>`, so replicating a claim makes
-//! one string of its own (the id).
+//! effect (version 3) is the very argument vector its log entry was
+//! appended with, behind `<op> <ms> <seq> <minted>`, and the id's two
+//! numbers are shared strings (the millisecond's time, a small number), so
+//! replicating a claim makes no string of its own.
 
 use std::ptr;
 
 use redis_module::raw::{self, RedisModuleString};
 
-use protocol::effect::{Effect, MAX_ARGS};
+use protocol::effect::{id_numbers, Effect, MAX_ARGS, VERSION};
 
-use super::ffi::{stream_id_string, Made};
+use super::ffi::Made;
 use super::store::RedisStore;
-use super::strings;
 
 /// `TICKET._APPLY` (protocol::effect::APPLY_COMMAND) for `RedisModule_Replicate`.
 const APPLY_C: &std::ffi::CStr = c"TICKET._APPLY";
@@ -48,8 +48,9 @@ impl RedisStore<'_> {
 
     /// Propagates a compact op's append from the strings its entry was
     /// appended with, when it is the entry this command appended last:
-    /// `2 <E> <op> <id> <minted>` and the entry's fields after its op, the
-    /// arguments `Effect::args` gives it. False when it is not.
+    /// `3 <E> <op> <ms> <seq> <minted>` and the entry's fields after its op,
+    /// the arguments `Effect::args` gives it. False when it is not (or its
+    /// id needs version 2).
     fn replicate_logged<U: AsRef<str>>(&mut self, effect: &Effect<U>) -> bool {
         let Effect::Append { id, minted, .. } = effect else {
             return false;
@@ -57,21 +58,19 @@ impl RedisStore<'_> {
         if self.logged.as_ref().is_none_or(|entry| entry.id != *id) {
             return false;
         }
-        let mut made = Made::default();
-        let id = made.keep(stream_id_string(*id));
+        let Some((ms, seq)) = id_numbers(*id) else {
+            return false;
+        };
+        let ms = self.time_string(ms);
+        let seq = self.number_string(seq);
         let minted = self.number_string(minted.unwrap_or(0));
+        let version = self.number_string(VERSION);
         // Read in place: the entry's strings stay kept until the command ends.
         let Some(entry) = self.logged.as_ref() else {
             return false;
         };
         let fields = &entry.argv[1..entry.len];
-        let head = [
-            strings::constants().version,
-            self.names.event(),
-            entry.argv[0],
-            id,
-            minted,
-        ];
+        let head = [version, self.names.event(), entry.argv[0], ms, seq, minted];
         let mut args = [ptr::null_mut::<RedisModuleString>(); MAX_ARGS + 1];
         let n = head.len() + fields.len();
         if n > args.len() {

@@ -76,7 +76,7 @@ pub struct RedisStore<'a> {
     pub(super) next_number: usize,
     /// Strings pushed out of `numbers`, kept alive until the command ends
     /// because pointers to them may still be in use.
-    pub(super) retired: Vec<RedisString>,
+    pub(super) retired: Made,
 
     /// The last compact entry this command appended, with the strings it
     /// was appended with: its effect carries the same ones.
@@ -134,7 +134,7 @@ impl<'a> RedisStore<'a> {
             user,
             numbers: [None, None],
             next_number: 0,
-            retired: Vec::new(),
+            retired: Made::default(),
             logged: None,
             written: [false; PARTS.len()],
         }
@@ -268,8 +268,12 @@ impl<'a> RedisStore<'a> {
             .unwrap_or_else(|| made.keep(rstr(user.as_bytes())))
     }
 
-    /// A string for ticket number `n`, made at most once per command.
+    /// A string for number `n`: a constant when it is small, else made at
+    /// most once per command.
     pub(super) fn number_string(&mut self, n: i64) -> *mut RedisModuleString {
+        if let Some(constant) = strings::constants().number(n) {
+            return constant;
+        }
         let cached = self.numbers.iter().flatten().find(|(c, _)| *c == n);
         match cached {
             Some((_, s)) => s.inner,
@@ -284,16 +288,30 @@ impl<'a> RedisStore<'a> {
         if self.numbers.iter().flatten().any(|(n, _)| *n == at) {
             return;
         }
-        let shared = LAST_TIME.with(|last| {
-            let mut last = last.borrow_mut();
-            if last.as_ref().is_none_or(|(n, _)| *n != at) {
-                *last = Some((at, rnum(at)));
-            }
-            last.as_ref().map(|(_, s)| retained(s))
-        });
-        if let Some(s) = shared {
+        if let Some(s) = shared_time_string(at) {
             self.remember_number(at, s);
         }
+    }
+
+    /// The string of log time `at`, shared with the commands before it in
+    /// the same millisecond, without a reference of this command's own: it
+    /// stays valid while the store is open, because a string the cache
+    /// lets go of meanwhile is kept with the retired ones.
+    pub(super) fn time_string(&mut self, at: i64) -> *mut RedisModuleString {
+        LAST_TIME.with(|last| {
+            let mut last = last.borrow_mut();
+            match last.as_ref() {
+                Some((n, s)) if *n == at => s.inner,
+                _ => {
+                    let made = rnum(at);
+                    let inner = made.inner;
+                    if let Some((_, old)) = last.replace((at, made)) {
+                        self.retired.keep(old);
+                    }
+                    inner
+                }
+            }
+        })
     }
 
     /// Keeps `s`, the string of `n`, for the next writes that need it.
@@ -301,7 +319,7 @@ impl<'a> RedisStore<'a> {
         let slot = self.next_number;
         self.next_number = 1 - slot;
         if let Some((_, old)) = self.numbers[slot].replace((n, s)) {
-            self.retired.push(old);
+            self.retired.keep(old);
         }
         self.numbers[slot]
             .as_ref()
@@ -358,10 +376,6 @@ impl<'a> RedisStore<'a> {
                 Some(p) => p,
                 None => self.user_string(s, made),
             },
-            Value::Number(n) if n == protocol::effect::VERSION => strings::constants().version,
-            Value::Number(n) if n == protocol::effect::FIRST_VERSION => {
-                strings::constants().first_version
-            }
             Value::Number(n) => self.number_string(n),
             Value::Id(id) => made.keep(stream_id_string(id)),
             Value::List(_) | Value::Hex(_) | Value::Bytes(_) | Value::Range(..) => {
@@ -387,6 +401,19 @@ impl<'a> RedisStore<'a> {
         self.written[part as usize] = true;
         true
     }
+}
+
+/// A reference to the string of log time `at`, shared with the commands
+/// before it in the same millisecond (a burst logs hundreds of entries per
+/// millisecond, each with its time in its id and in its effect).
+fn shared_time_string(at: i64) -> Option<RedisString> {
+    LAST_TIME.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.as_ref().is_none_or(|(n, _)| *n != at) {
+            *last = Some((at, rnum(at)));
+        }
+        last.as_ref().map(|(_, s)| retained(s))
+    })
 }
 
 impl Drop for RedisStore<'_> {

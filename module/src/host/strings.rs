@@ -213,12 +213,16 @@ pub struct Constants {
     pub admit_used: *mut RedisModuleString,
     /// A seated event's layout (stored JSON).
     pub layout: *mut RedisModuleString,
-    /// The effect versions this build writes, as arguments of
-    /// `TICKET._APPLY`: a compact op's append, and every other effect.
-    pub version: *mut RedisModuleString,
-    pub first_version: *mut RedisModuleString,
     named: [(&'static str, *mut RedisModuleString); NAMED.len()],
+    /// The numbers below [`SMALL_NUMBERS`]: effect versions, a stream id's
+    /// sequence within its millisecond, small ticket numbers and counts.
+    small: [*mut RedisModuleString; SMALL_NUMBERS],
 }
+
+/// How many small numbers are kept as strings: enough for the sequence
+/// numbers of a millisecond's entries in a burst (a few hundred at 100,000
+/// claims a second), as Redis itself shares the integers below 10,000.
+pub const SMALL_NUMBERS: usize = 1024;
 
 impl Constants {
     fn new() -> Constants {
@@ -254,9 +258,8 @@ impl Constants {
             admit_second: forever(b"admit_second"),
             admit_used: forever(b"admit_used"),
             layout: forever(b"layout"),
-            version: forever(protocol::effect::VERSION.to_string().as_bytes()),
-            first_version: forever(protocol::effect::FIRST_VERSION.to_string().as_bytes()),
             named,
+            small: std::array::from_fn(|n| forever(itoa::Buffer::new().format(n).as_bytes())),
         }
     }
 
@@ -294,6 +297,14 @@ impl Constants {
         let (name, string) = self.named[index];
         debug_assert_eq!(name, s);
         Some(string)
+    }
+
+    /// The constant string of `n`, when it is a small number.
+    pub fn number(&self, n: i64) -> Option<*mut RedisModuleString> {
+        usize::try_from(n)
+            .ok()
+            .and_then(|i| self.small.get(i))
+            .copied()
     }
 }
 
