@@ -5,6 +5,10 @@
 # executes per claim it applies (one TICKET._APPLY each). Instruction counts
 # do not depend on what else the machine is doing, so this is the steadiest
 # comparison on a shared machine. Needs valgrind (callgrind_control).
+# Each server hashes with a random seed, so how many of its dictionary
+# look-ups collide (the command table, the keyspace, the holders hash)
+# moves one server's count by about +-100 per claim: each side is counted
+# on ROUNDS fresh servers (default 3) and its median reported.
 #
 #   bash bench/callgrind.sh [claims]        (default 20000; ~1 min)
 #   ONLY_REPLICA=1 bash bench/callgrind.sh  (just the replica's figure)
@@ -13,8 +17,10 @@
 #     sold with free singles scattered, against a general-admission
 #     CLAIM COUNT 4 on an event of 80,000; default 2000 claims; ~4 min)
 #   SO=path/to/libticketgate.so bash bench/callgrind.sh  (another build, for A/B)
+#   ROUNDS=1 bash bench/callgrind.sh        (one server per side: quicker)
 #   KEEP=DIR bash bench/callgrind.sh        (keeps each run's callgrind output
-#     as DIR/<label>.cg.out*, for callgrind_annotate's per-function breakdown)
+#     as DIR/<label>.<round>.cg.out*, for callgrind_annotate's per-function
+#     breakdown)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-20000}
@@ -23,9 +29,19 @@ SO=${SO:-$PWD/target/release/libticketgate.so}
 LUA=$(sed -n "/^LUA='/,/'$/p" bench/redis-benchmark.sh | sed "1s/^LUA='//; \$s/'$//")
 
 # count LABEL SETUP COMMAND...: instructions per COMMAND (redis-benchmark
-# syntax) on a server SETUP prepared (SETUP gets the redis-cli command).
+# syntax) on a server SETUP prepared (SETUP gets the redis-cli command), the
+# median of ROUNDS servers; sets LABEL_ir.
 count() {
-  local label=$1 setup=$2; shift 2
+  local label=$1 round samples=()
+  for round in $(seq "$ROUNDS"); do samples+=("$(count_once "$round" "$@")"); done
+  local median; median=$(printf '%s\n' "${samples[@]}" | sort -n | sed -n "$(((ROUNDS + 1) / 2))p")
+  printf '%-8s %8d instructions per claim (median of %s)\n' "$label" "$median" "${samples[*]}"
+  eval "${label}_ir=$median"
+}
+
+# count_once ROUND LABEL SETUP COMMAND...: one server's count per COMMAND.
+count_once() {
+  local round=$1 label=$2 setup=$3; shift 3
   local dir; dir=$(mktemp -d)
   valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --instr-atstart=no \
     redis-server --port 0 --unixsocket "$dir/s" --unixsocketperm 700 --dir "$dir" --save "" \
@@ -34,7 +50,7 @@ count() {
   local cli="redis-cli -s $dir/s"
   for _ in $(seq 100); do $cli PING >/dev/null 2>&1 && break; sleep 0.2; done
   local sha; sha=$($cli SCRIPT LOAD "$LUA")
-  "$setup" "$cli"
+  "$setup" "$cli" >/dev/null
   local bench=(redis-benchmark -s "$dir/s" -P 16 -c 10 -r 1000000000 -q)
   "${bench[@]}" -n "$WARM" "${@//@SHA@/$sha}" >/dev/null 2>&1   # warm-up
   callgrind_control -i on "$vg" >/dev/null 2>&1
@@ -44,9 +60,8 @@ count() {
   $cli SHUTDOWN NOSAVE >/dev/null 2>&1 || true
   wait "$vg" || true
   local total; total=$(grep -h '^totals:' "$dir"/cg.out* | awk '{ s += $2 } END { print s }')
-  printf '%-8s %8d instructions per claim\n' "$label" "$((total / N))"
-  eval "${label}_ir=$((total / N))"
-  keep "$dir" "$label"
+  echo "$((total / N))"
+  keep "$dir" "$label.$round"
 }
 
 # keep DIR LABEL: with KEEP set, saves DIR's callgrind output as KEEP/LABEL.out.
@@ -138,7 +153,7 @@ PY
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 if [ -n "${SEATS:-}" ]; then
-  N=${1:-2000} WARM=200
+  N=${1:-2000} WARM=200 ROUNDS=${ROUNDS:-1}
   SEATS_DIR=$(mktemp -d)
   trap 'rm -rf "$SEATS_DIR"' EXIT
   count ga4 ga80k TICKET.CLAIM G u__rand_int__ COUNT 4
@@ -149,7 +164,7 @@ if [ -n "${SEATS:-}" ]; then
     printf "best available of 4 / general admission COUNT 4: empty %.2fx, 95%% sold %.2fx\n", e / g, s / g }'
   exit 0
 fi
-WARM=2000
+WARM=2000 ROUNDS=${ROUNDS:-3}
 [ -n "${ONLY_REPLICA:-}" ] || count module plain TICKET.CLAIM M u__rand_int__
 [ -n "${ONLY_REPLICA:-}" ] || count lua plain EVALSHA @SHA@ 3 'ticket:{L}:pool' 'ticket:{L}:holders' 'ticket:{L}:log' u__rand_int__ L 1796050527425
 [ -n "${ONLY_REPLICA:-}" ] || awk -v m="$module_ir" -v l="$lua_ir" 'BEGIN { printf "lua/module = %.2fx fewer instructions per claim\n", l / m }'
