@@ -164,6 +164,23 @@ impl Made {
     }
 }
 
+impl Made {
+    /// Takes `other`'s strings over.
+    #[inline]
+    pub(crate) fn absorb(&mut self, other: &mut Made) {
+        if other.len == 0 {
+            return;
+        }
+        let few = std::mem::replace(&mut other.few, [ptr::null_mut(); 6]);
+        let count = std::mem::replace(&mut other.len, 0);
+        for s in &few[..count] {
+            // Freed by this one's drop, as by the other's.
+            self.keep(RedisString::from_redis_module_string(ptr::null_mut(), *s));
+        }
+        self.more.append(&mut other.more);
+    }
+}
+
 impl Drop for Made {
     fn drop(&mut self) {
         for s in &self.few[..self.len] {

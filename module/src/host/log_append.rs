@@ -21,15 +21,37 @@ use crate::error::TicketError;
 /// Most strings of one entry: its field/value pairs.
 const ENTRY_ARGS: usize = 32;
 
+/// Most strings of a compact entry: its op and user, its tickets, `until`,
+/// the four seat fields and `at`.
+const COMPACT_ARGS: usize = 16;
+
 /// A compact entry as appended: its id and the field/value strings it was
-/// appended with (kept alive by `_made` when made for it), which its
-/// effect carries too (versions 2 and 3), so replicating it builds no
-/// second set.
+/// appended with (those made for it kept with the store's retired
+/// strings), which its effect carries too (versions 2 and 3), so
+/// replicating it builds no second set.
 pub(crate) struct LoggedEntry {
     pub id: StreamId,
-    pub argv: [*mut RedisModuleString; ENTRY_ARGS],
+    pub argv: [*mut RedisModuleString; COMPACT_ARGS],
     pub len: usize,
-    _made: Made,
+}
+
+impl LoggedEntry {
+    /// The entry appended at `id` with `strings`, if a compact one's
+    /// strings fit.
+    fn new(id: StreamId, strings: &[*mut RedisModuleString]) -> Option<LoggedEntry> {
+        let mut argv = [ptr::null_mut(); COMPACT_ARGS];
+        let slots = argv.get_mut(..strings.len())?;
+        // Element by element: a copy of a length known only at run time
+        // is a call to memcpy.
+        for (slot, s) in slots.iter_mut().zip(strings) {
+            *slot = *s;
+        }
+        Some(LoggedEntry {
+            id,
+            argv,
+            len: strings.len(),
+        })
+    }
 }
 
 /// The id the next entry of a log whose last id is `last` gets when
@@ -108,7 +130,6 @@ impl RedisStore<'_> {
         id: Option<StreamId>,
     ) -> Option<StreamId> {
         let c = strings::constants();
-        // Strings made here live as long as the entry kept below.
         let mut made = Made::default();
         let mut argv = [ptr::null_mut::<RedisModuleString>(); ENTRY_ARGS];
         let mut n = 0;
@@ -121,13 +142,11 @@ impl RedisStore<'_> {
             n += 2;
         }
         let added = self.stream_add(&mut argv[..n], id);
+        // The strings made for the entry stay while the store is open: its
+        // effect may carry them.
+        self.retired.absorb(&mut made);
         if let Some(id) = added.filter(|_| record.is_compact()) {
-            self.logged = Some(LoggedEntry {
-                id,
-                argv,
-                len: n,
-                _made: made,
-            });
+            self.logged = LoggedEntry::new(id, &argv[..n]);
         }
         added
     }
