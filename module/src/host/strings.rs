@@ -108,6 +108,11 @@ const CACHED_EVENTS: usize = 4096;
 
 thread_local! {
     static EVENTS: RefCell<FxHashMap<String, EventStrings>> = RefCell::new(FxHashMap::default());
+    /// The last event looked up: the bytes of its key in `EVENTS` (a
+    /// `String`'s buffer does not move with the map's entries) and its
+    /// strings. A sale's commands name one event over and over, which is
+    /// then compared instead of hashed and looked up.
+    static LAST_EVENT: Cell<Option<(*const u8, usize, EventStrings)>> = const { Cell::new(None) };
 }
 
 /// The constant strings, made on first use and never freed (a pointer, not
@@ -117,14 +122,19 @@ static CONSTANTS: AtomicPtr<Constants> = AtomicPtr::new(ptr::null_mut());
 /// The key names of `event`, made on first use. The strings stay valid
 /// until the end of the current command even if the cache starts over.
 pub fn event_strings(event: &str) -> EventStrings {
+    if let Some(last) = last_event(event) {
+        return last;
+    }
     EVENTS.with(|cache| {
         let mut cache = cache.borrow_mut();
-        if let Some(found) = cache.get(event) {
+        if let Some((key, found)) = cache.get_key_value(event) {
+            LAST_EVENT.set(Some((key.as_ptr(), key.len(), *found)));
             return *found;
         }
         if cache.len() >= CACHED_EVENTS {
             // Free before making new ones; no command is holding these
             // (a command asks for its strings once, before using them).
+            LAST_EVENT.set(None);
             for (_, strings) in cache.drain() {
                 strings.free();
             }
@@ -135,9 +145,21 @@ pub fn event_strings(event: &str) -> EventStrings {
             last_log_id: Box::into_raw(Box::new(Cell::new(None))),
             meta: Box::into_raw(Box::default()),
         };
-        cache.insert(event.to_owned(), made);
+        let key = event.to_owned();
+        LAST_EVENT.set(Some((key.as_ptr(), key.len(), made)));
+        cache.insert(key, made);
         made
     })
+}
+
+/// The strings of `event` when it is the last event looked up.
+fn last_event(event: &str) -> Option<EventStrings> {
+    let (bytes, len, strings) = LAST_EVENT.get()?;
+    // SAFETY: the buffer of the key of `EVENTS` these strings are under,
+    // which stays in the map (and its buffer in place) until the cache
+    // starts over, which forgets `LAST_EVENT` first.
+    let key = unsafe { std::slice::from_raw_parts(bytes, len) };
+    (key == event.as_bytes()).then_some(strings)
 }
 
 /// Drops the cached meta of `event` (whatever its database).
