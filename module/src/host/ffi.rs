@@ -15,12 +15,13 @@ use protocol::StreamId;
 pub(crate) const HASH_DELETE: *mut RedisModuleString =
     raw::REDISMODULE_HASH_DELETE as *mut RedisModuleString;
 
-/// Another reference to `s` (Redis strings are reference-counted).
-pub(crate) fn retained(s: &RedisString) -> RedisString {
+/// Another reference to the live string `s` (Redis strings are
+/// reference-counted).
+pub(crate) fn retained(s: *mut RedisModuleString) -> RedisString {
     // SAFETY: `s` is live; the new reference is released when the returned
     // string drops.
-    unsafe { raw::RedisModule_RetainString.unwrap()(ptr::null_mut(), s.inner) };
-    RedisString::from_redis_module_string(ptr::null_mut(), s.inner)
+    unsafe { raw::RedisModule_RetainString.unwrap()(ptr::null_mut(), s) };
+    RedisString::from_redis_module_string(ptr::null_mut(), s)
 }
 
 /// Whether two strings are the same slice (not merely equal).
@@ -162,9 +163,7 @@ impl Made {
         }
         p
     }
-}
 
-impl Made {
     /// Takes `other`'s strings over.
     #[inline]
     pub(crate) fn absorb(&mut self, other: &mut Made) {

@@ -288,9 +288,9 @@ impl<'a> RedisStore<'a> {
         if self.numbers.iter().flatten().any(|(n, _)| *n == at) {
             return;
         }
-        if let Some(s) = shared_time_string(at) {
-            self.remember_number(at, s);
-        }
+        let shared = self.time_string(at);
+        // The numbers hold a reference of their own.
+        self.remember_number(at, retained(shared));
     }
 
     /// The string of log time `at`, shared with the commands before it in
@@ -401,19 +401,6 @@ impl<'a> RedisStore<'a> {
         self.written[part as usize] = true;
         true
     }
-}
-
-/// A reference to the string of log time `at`, shared with the commands
-/// before it in the same millisecond (a burst logs hundreds of entries per
-/// millisecond, each with its time in its id and in its effect).
-fn shared_time_string(at: i64) -> Option<RedisString> {
-    LAST_TIME.with(|last| {
-        let mut last = last.borrow_mut();
-        if last.as_ref().is_none_or(|(n, _)| *n != at) {
-            *last = Some((at, rnum(at)));
-        }
-        last.as_ref().map(|(_, s)| retained(s))
-    })
 }
 
 impl Drop for RedisStore<'_> {
