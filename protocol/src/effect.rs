@@ -289,20 +289,12 @@ fn compact_append_args<'a, U: AsRef<str>>(
     let Some((op, user)) = fields.next() else {
         return;
     };
-    match id_numbers(id) {
-        Some((ms, seq)) => args.extend([
-            Value::Number(VERSION),
-            Value::Text(event),
-            Value::Text(op),
-            Value::Number(ms),
-            Value::Number(seq),
-        ]),
-        None => args.extend([
-            Value::Number(ID_STRING_VERSION),
-            Value::Text(event),
-            Value::Text(op),
-            Value::Id(id),
-        ]),
+    let numbers = id_numbers(id);
+    let version = numbers.map_or(ID_STRING_VERSION, |_| VERSION);
+    args.extend([Value::Number(version), Value::Text(event), Value::Text(op)]);
+    match numbers {
+        Some((ms, seq)) => args.extend([Value::Number(ms), Value::Number(seq)]),
+        None => args.push(Value::Id(id)),
     }
     args.extend([Value::Number(minted.unwrap_or(0)), user]);
     for (name, value) in fields {

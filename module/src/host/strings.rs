@@ -244,7 +244,7 @@ pub struct Constants {
 /// How many small numbers are kept as strings: enough for the sequence
 /// numbers of a millisecond's entries in a burst (a few hundred at 100,000
 /// claims a second), as Redis itself shares the integers below 10,000.
-pub const SMALL_NUMBERS: usize = 1024;
+const SMALL_NUMBERS: usize = 1024;
 
 impl Constants {
     fn new() -> Constants {
