@@ -476,18 +476,34 @@ fn hall_of_2000() -> String {
     )
 }
 
+/// Where the failover test's clients stop so that the kill lands where
+/// the test puts it: mid-sale, with one claim per client answered by the
+/// primary but not yet acknowledged by the replica.
+#[derive(Default)]
+struct KillPoint {
+    /// Acknowledged parties after which each client makes its last claim.
+    after: usize,
+    acked: std::sync::atomic::AtomicUsize,
+    /// Clients whose last claim was answered.
+    claimed: std::sync::atomic::AtomicUsize,
+    /// The primary is dead.
+    killed: std::sync::atomic::AtomicBool,
+}
+
 /// One client of the failover test: parties of 1-8 (every third a hold),
-/// each followed by `WAIT 1`; returns the parties the replica acknowledged
-/// (user, seats, held) once the primary stops answering.
+/// each followed by `WAIT 1`, until `kill.after` parties are acknowledged;
+/// then one last claim whose `WAIT 1` is sent only after the kill. Returns
+/// the parties the replica acknowledged (user, seats, held).
 fn acknowledged_parties(
     url: &str,
     client: usize,
-    acked: &std::sync::atomic::AtomicUsize,
+    kill: &KillPoint,
 ) -> Vec<(String, Vec<i64>, bool)> {
     use std::sync::atomic::Ordering;
     let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
     let mut out = Vec::new();
     for i in 0.. {
+        let last = kill.acked.load(Ordering::SeqCst) >= kill.after;
         let user = format!("c{client}-{i}");
         let count = ((client * 7 + i * 3) % 8 + 1).to_string();
         let held = i % 3 == 0;
@@ -501,16 +517,24 @@ fn acknowledged_parties(
                 .map(|v| redis::FromRedisValue::from_redis_value(v).unwrap())
                 .collect(),
             Ok(other) => panic!("{args:?}: {other:?}"),
-            Err(e) if e.code().is_some() => continue, // NOTOGETHER, SOLDOUT
-            Err(_) => return out,                     // the primary is gone
+            Err(e) if e.code() == Some("NOTOGETHER") => continue,
+            // The sale is sized never to sell out before the kill.
+            Err(e) => panic!("{args:?} before the kill: {e}"),
         };
+        if last {
+            kill.claimed.fetch_add(1, Ordering::SeqCst);
+            ticketgate_tests::wait_until(Duration::from_secs(120), "the kill", || {
+                kill.killed.load(Ordering::SeqCst)
+            });
+        }
         match redis::cmd("WAIT").arg(1).arg(5000).query::<i64>(&mut c) {
             Ok(n) if n >= 1 => {
+                assert!(!last, "{user}: WAIT 1 answered after the kill");
                 out.push((user, seats, held));
-                acked.fetch_add(1, Ordering::SeqCst);
+                kill.acked.fetch_add(1, Ordering::SeqCst);
             }
             Ok(_) => {}
-            Err(_) => return out,
+            Err(_) => return out, // the primary is gone
         }
     }
     out
@@ -529,7 +553,6 @@ fn holders_of(c: &mut Connection, event: &str) -> std::collections::HashMap<Stri
 
 #[test]
 fn a_failover_keeps_every_wait_acknowledged_seat() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
     let mut primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
     let replica = strict_replica_of(&primary.port().to_string());
     let mut p = primary.conn();
@@ -540,21 +563,37 @@ fn a_failover_keeps_every_wait_acknowledged_seat() {
     );
     wait_replicated(&mut p, 1);
     let url = primary.url();
-    let acked = AtomicUsize::new(0);
+    // 8 clients stop after 150 acknowledged parties and one claim more
+    // each: at most (150 + 8 + 8) x 8 = 1,328 of the 2,000 seats are taken
+    // when the primary dies, whatever the machine's speed.
+    let kill = KillPoint {
+        after: 150,
+        ..KillPoint::default()
+    };
     let parties: Vec<(String, Vec<i64>, bool)> = std::thread::scope(|s| {
         let clients: Vec<_> = (0..8)
             .map(|i| {
                 s.spawn({
-                    let (url, acked) = (&url, &acked);
-                    move || acknowledged_parties(url, i, acked)
+                    let (url, kill) = (&url, &kill);
+                    move || acknowledged_parties(url, i, kill)
                 })
             })
             .collect();
-        // kill -9 in the middle of the sale (2,000 seats last ~440 parties).
-        ticketgate_tests::wait_until(Duration::from_secs(60), "150 parties acknowledged", || {
-            acked.load(Ordering::SeqCst) >= 150
-        });
+        ticketgate_tests::wait_until(
+            Duration::from_secs(120),
+            "every client's last claim",
+            || kill.claimed.load(std::sync::atomic::Ordering::SeqCst) == 8,
+        );
+        // The kill lands mid-sale: seats are still free, and every client
+        // has a claim the replica has not acknowledged.
+        let map = text(&mut p, &["TICKET.SEATMAP", "fo"]).unwrap();
+        let free = map.bytes().filter(|&b| b == b'.').count();
+        assert!(
+            free >= 2000 - 1328,
+            "the kill must land mid-sale: {free} seats free"
+        );
         primary.kill();
+        kill.killed.store(true, std::sync::atomic::Ordering::SeqCst);
         clients
             .into_iter()
             .flat_map(|c| c.join().unwrap())
@@ -564,6 +603,7 @@ fn a_failover_keeps_every_wait_acknowledged_seat() {
     promote(&mut r);
     // Every acknowledged party holds exactly its seats, held or sold.
     assert!(parties.len() >= 150, "{} parties", parties.len());
+    assert!(parties.len() < 150 + 8, "{} parties", parties.len());
     eprintln!("{} parties acknowledged before the kill", parties.len());
     for (user, seats, held) in &parties {
         let order = value(&mut r, &["TICKET.ORDER", "fo", user]);
