@@ -126,7 +126,10 @@ fn ten_thousand_due_holds_are_swept_in_bounded_ticks() {
     let server = RedisServer::start();
     let mut c = server.conn();
     config_set(&mut c, "ticket.sweep-interval", "60000");
-    ok(&mut c, &["TICKET.INIT", "big", "20000", "HOLD", "100"]);
+    // Each claim expires the holds due at its time: the holds must outlast
+    // the whole pipeline, or its later claims sweep the earlier ones (a
+    // loaded machine takes seconds for 10,000 claims).
+    ok(&mut c, &["TICKET.INIT", "big", "20000", "HOLD", "5000"]);
     let mut pipe = redis::pipe();
     for i in 0..10_000 {
         pipe.cmd("TICKET.CLAIM")
@@ -135,6 +138,11 @@ fn ten_thousand_due_holds_are_swept_in_bounded_ticks() {
             .ignore();
     }
     let () = pipe.query(&mut c).unwrap();
+    let first_until = order(&mut c, "big", "u0").expect("held").2;
+    assert!(
+        server_ms(&mut c) < first_until,
+        "the 10,000 claims took longer than their 5 s holds: no state with every hold due at once"
+    );
     let last_until = order(&mut c, "big", "u9999").expect("held").2;
     wait_until(Duration::from_secs(10), "every hold is due", || {
         server_ms(&mut c) > last_until
