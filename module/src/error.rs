@@ -2,9 +2,11 @@
 //!
 //! Each error renders as `CODE message`, the code being the first word so that
 //! clients can branch on it (`-SOLDOUT event 'e1' is sold out`). Anything taken
-//! from user input is quoted with [`quote`], so an error line never carries a
-//! raw control character (or a NUL that would abort the reply).
+//! from user input is quoted with [`quote`]; whatever else reaches an error
+//! reply (a layout's names, a decoder's message) is made legal by [`legal`],
+//! the one function every error reply and log line goes through.
 
+use std::ffi::CString;
 use std::fmt;
 
 /// What went wrong, with the code clients branch on.
@@ -36,6 +38,9 @@ pub enum TicketError {
     NoHold { event: String, user: String },
     /// `HOLDING`: `TICKET.WAIT` by a user who already holds tickets.
     Holding { event: String, user: String },
+    /// `HOLDING`: a claim picking `SEATS` by a user who holds other seats
+    /// (named).
+    HoldsOthers { user: String, seats: Vec<String> },
     /// `UNSYNCED`: `TICKET.DROP` while the log still holds entries.
     Unsynced { event: String, entries: i64 },
     /// `WRONGTYPE`: one of the event's keys holds another Redis type.
@@ -92,7 +97,7 @@ impl TicketError {
             TicketError::Queue(_) => "QUEUE",
             TicketError::Limit { .. } => "LIMIT",
             TicketError::NoHold { .. } => "NOHOLD",
-            TicketError::Holding { .. } => "HOLDING",
+            TicketError::Holding { .. } | TicketError::HoldsOthers { .. } => "HOLDING",
             TicketError::Unsynced { .. } => "UNSYNCED",
             TicketError::WrongType { .. } => "WRONGTYPE",
             TicketError::TryAgain(_) | TicketError::Restoring(_) => "TRYAGAIN",
@@ -184,6 +189,20 @@ impl TicketError {
                 quote(user.as_bytes()),
                 quote(event.as_bytes())
             ),
+            TicketError::HoldsOthers { user, seats } => {
+                const SHOWN: usize = 8;
+                let names = seats.iter().take(SHOWN).map(|s| quote(s.as_bytes()));
+                let more = match seats.len() > SHOWN {
+                    true => format!(" and {} more", seats.len() - SHOWN),
+                    false => String::new(),
+                };
+                write!(
+                    f,
+                    "user {} holds {}{more} (CANCEL first to pick other seats)",
+                    quote(user.as_bytes()),
+                    names.collect::<Vec<_>>().join(" ")
+                )
+            }
             TicketError::Unsynced { event, entries } => write!(
                 f,
                 "event {} has {entries} log entries not yet drained; wait for the sidecar or use FORCE",
@@ -218,6 +237,11 @@ impl TicketError {
                 quote(event.as_bytes())
             ),
             TicketError::Taken(seat) => write!(f, "seat {} is taken", quote(seat.as_bytes())),
+            TicketError::Orphan { lone, from, to } if from == to && lone == from => write!(
+                f,
+                "seat {} would be left alone: pick it instead, which leaves none",
+                quote(lone.as_bytes())
+            ),
             TicketError::Orphan { lone, from, to } if from == to => write!(
                 f,
                 "seat {} would be left alone; {} leaves none",
@@ -274,9 +298,59 @@ pub fn quote(raw: &[u8]) -> String {
     out
 }
 
+/// Longest error text sent (after escaping): an error names what was
+/// wrong, it does not echo a megabyte back.
+const MAX_LEGAL: usize = 4096;
+
+/// `text` as an error reply or log line may carry it: printable ASCII as
+/// is, every other byte (controls, `\r`, `\n`, NUL, each byte of a
+/// non-ASCII character) written `\xNN`, cut at [`MAX_LEGAL`] bytes. So
+/// the reply is valid UTF-8, one line, and never a C string cut short.
+pub fn legal(text: &str) -> CString {
+    let mut out = Vec::with_capacity(text.len().min(MAX_LEGAL) + 3);
+    for &b in text.as_bytes() {
+        if out.len() >= MAX_LEGAL {
+            out.extend_from_slice(b"...");
+            break;
+        }
+        match b {
+            0x20..=0x7e => out.push(b),
+            _ => out.extend_from_slice(format!("\\x{b:02x}").as_bytes()),
+        }
+    }
+    // No byte of `out` is NUL: every one is printable ASCII.
+    CString::new(out).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn legal_escapes_every_byte_outside_printable_ascii() {
+        let text = "ERR section \"\u{4e00}\" \u{100}\u{c4}\r\n\0ok";
+        assert_eq!(
+            legal(text).to_str(),
+            Ok("ERR section \"\\xe4\\xb8\\x80\" \\xc4\\x80\\xc3\\x84\\x0d\\x0a\\x00ok")
+        );
+    }
+
+    #[test]
+    fn legal_cuts_huge_text() {
+        let text = "x".repeat(1 << 20);
+        let out = legal(&text);
+        assert!(out.as_bytes().len() <= MAX_LEGAL + 3);
+        assert!(out.to_bytes().ends_with(b"..."));
+    }
+
+    proptest! {
+        #[test]
+        fn legal_is_always_printable_ascii(text in any::<String>()) {
+            let out = legal(&text);
+            prop_assert!(out.as_bytes().iter().all(|b| (0x20..=0x7e).contains(b)));
+        }
+    }
 
     #[test]
     fn quote_escapes_controls_and_nul() {

@@ -5,7 +5,9 @@
 //! listed after it (`layering`, a test, reads every `crate::` path of the
 //! code and holds it to this list).
 //!
-//! - [`error`]: error replies (pure).
+//! - [`error`], [`fault`]: error replies and the one function that makes
+//!   their text legal (pure); panics forced in a test build (empty
+//!   otherwise).
 //! - [`pool`]: the state machine, written against a narrow `Store` trait:
 //!   what each command does to an event, the effects it decides, and the
 //!   application of an effect that a primary and its replicas share. Pure:
@@ -40,6 +42,7 @@ pub mod cmd;
 pub mod commit;
 pub mod error;
 pub mod expiry;
+pub mod fault;
 pub mod host;
 #[cfg(test)]
 mod layering;

@@ -4,11 +4,9 @@
 //! (`cmd::table`), the `ticket.*` configs and the cron's work (the expiry
 //! sweep); `host::register` does the registering.
 
-use std::sync::atomic::AtomicI64;
-
 use redis_module::{redis_module, Context, RedisString, Status};
 
-use crate::host::command::{Command, Module};
+use crate::host::command::{Command, Config, Module};
 use crate::{cmd, expiry, host, sweep, POOL_CHUNK};
 
 redis_module! {
@@ -27,11 +25,14 @@ impl Module for Ticket {
     const COMMANDS: &'static [Command] = cmd::table::COMMANDS;
     /// `ticket.pool-chunk`, `ticket.sweep-interval` (ms between two sweeps)
     /// and `ticket.sweep-max` (most holds expired per sweep, and most
-    /// waiting-list offers per command or sweep).
-    const CONFIGS: &'static [(&'static str, &'static AtomicI64, i64, i64)] = &[
-        ("pool-chunk", &POOL_CHUNK, 1, 1_000_000),
-        ("sweep-interval", &sweep::SWEEP_INTERVAL, 100, 60_000),
-        ("sweep-max", &expiry::SWEEP_MAX, 1000, 1_000_000),
+    /// waiting-list offers per command or sweep); in a test build
+    /// `ticket.fault` (`fault`).
+    const CONFIGS: &'static [Config] = &[
+        ("pool-chunk", &POOL_CHUNK, 1, 1..=1_000_000),
+        ("sweep-interval", &sweep::SWEEP_INTERVAL, 100, 1..=60_000),
+        ("sweep-max", &expiry::SWEEP_MAX, 1000, 1..=1_000_000),
+        #[cfg(feature = "fault-injection")]
+        ("fault", &crate::fault::ARMED, 0, 0..=5),
     ];
 
     fn on_cron(ctx: &Context) {

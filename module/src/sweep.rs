@@ -41,6 +41,7 @@ pub fn on_cron(ctx: &Context) {
 }
 
 fn sweep_once(ctx: &Context) {
+    crate::fault::point(crate::fault::Point::Sweep);
     if is_loading(ctx) {
         return;
     }

@@ -299,6 +299,8 @@ pub struct RedisServer {
     port: u16,
     dir: PathBuf,
     args: Vec<String>,
+    /// The module loaded instead of [`module_path`]'s, if any.
+    module: Option<PathBuf>,
     _tempdir: Option<TempDir>,
     tls: Option<(tls::ServerTls, tls::ClientTls)>,
     user: Option<(String, String)>,
@@ -316,6 +318,14 @@ impl RedisServer {
         RedisServer::start_secure(None, None, extra_args)
     }
 
+    /// Like [`RedisServer::start_with`], with `module` loaded instead of
+    /// [`module_path`]'s (another build of it).
+    pub fn start_with_module(module: &Path, extra_args: &[&str]) -> RedisServer {
+        RedisServer::start_private(extra_args, |server| {
+            server.module = Some(module.to_path_buf())
+        })
+    }
+
     /// Like [`RedisServer::start_with`], secured: with `pki`, the server
     /// listens on TLS only (`--port 0 --tls-port <free>`, certificates of
     /// `pki`, `--tls-auth-clients optional`; extra args may override that),
@@ -327,6 +337,15 @@ impl RedisServer {
         user: Option<(&str, &str)>,
         extra_args: &[&str],
     ) -> RedisServer {
+        RedisServer::start_private(extra_args, |server| {
+            server.tls = pki.map(|p| (p.server(), p.client()));
+            server.user = user.map(|(u, p)| (u.to_owned(), p.to_owned()));
+        })
+    }
+
+    /// Starts a server in a private temporary directory, without
+    /// persistence unless `extra_args` say otherwise, set up by `setup`.
+    fn start_private(extra_args: &[&str], setup: impl FnOnce(&mut RedisServer)) -> RedisServer {
         let tempdir = tempfile::Builder::new()
             .prefix("tg-redis-")
             .tempdir()
@@ -334,8 +353,7 @@ impl RedisServer {
         let mut args: Vec<&str> = vec!["--save", "", "--appendonly", "no"];
         args.extend_from_slice(extra_args);
         let mut server = RedisServer::unstarted(tempdir.path().to_path_buf(), &args);
-        server.tls = pki.map(|p| (p.server(), p.client()));
-        server.user = user.map(|(u, p)| (u.to_owned(), p.to_owned()));
+        setup(&mut server);
         server.start_on_a_free_port(true);
         server._tempdir = Some(tempdir);
         server
@@ -361,6 +379,7 @@ impl RedisServer {
             port: 0,
             dir,
             args: extra_args.iter().map(|s| s.to_string()).collect(),
+            module: None,
             _tempdir: None,
             tls: None,
             user: None,
@@ -384,7 +403,7 @@ impl RedisServer {
     /// Starts the process on `port` and waits for PING. `Err(log)` only for a
     /// bind failure (caller retries another port); any other failure panics.
     fn spawn_on(&mut self, port: u16, own_dir: bool) -> Result<(), String> {
-        let module = module_path();
+        let module = self.module.clone().unwrap_or_else(module_path);
         let log_path = self.log_path();
         let stderr_path = self.dir.join("redis.stderr");
         let log_offset = file_len(&log_path);

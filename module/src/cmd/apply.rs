@@ -32,6 +32,7 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
             )
             .into());
         }
+        crate::fault::point(crate::fault::Point::Apply);
         let args: Vec<&[u8]> = argv.from(1).collect();
         let (event, effect) = protocol::effect::decode(&args)
             .map_err(|e| TicketError::Invalid(format!("TICKET._APPLY: {e}")))?;

@@ -23,7 +23,7 @@ pub mod status;
 pub mod table;
 pub mod waitlist;
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 
@@ -38,19 +38,13 @@ use crate::host::note;
 use crate::host::store::{Access, RedisStore};
 use crate::pool::{self, Clock, Effects, ExpiredFrom};
 
-/// Runs a command body, turning a [`TicketError`] into its error reply and a
-/// panic into an `INTERNAL` error instead of aborting the user's Redis.
+/// Runs a command body, turning a [`TicketError`] into its error reply
+/// (a panic is caught by the command's entry point, `host::register`).
 pub fn guarded(body: impl FnOnce() -> Result<RedisValue, CommandError>) -> RedisResult {
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(CommandError::Arity)) => Err(RedisError::WrongArity),
-        Ok(Err(CommandError::Ticket(e))) => Err(RedisError::String(e.to_string())),
-        Err(_) => Err(RedisError::String(
-            TicketError::Internal(
-                "ticket module bug: the command panicked; please report it".into(),
-            )
-            .to_string(),
-        )),
+    match body() {
+        Ok(value) => Ok(value),
+        Err(CommandError::Arity) => Err(RedisError::WrongArity),
+        Err(CommandError::Ticket(e)) => Err(RedisError::String(e.to_string())),
     }
 }
 
@@ -67,7 +61,20 @@ pub fn write<'a, T>(
     let mut store = RedisStore::open(ctx, event, Access::Write, user);
     let clock = clock(store.db(), event);
     let mut effects = Effects::default();
-    let mut outcome = decide(&mut store, &mut effects, clock);
+    let decided = catch_unwind(AssertUnwindSafe(|| {
+        crate::fault::point(crate::fault::Point::Command);
+        decide(&mut store, &mut effects, clock)
+    }));
+    let mut outcome = match decided {
+        Ok(outcome) => outcome,
+        Err(panic) => {
+            // What the pool applied before the panic (expiries due anyway)
+            // is replicated like any change, so replicas and the AOF stay
+            // identical; the entry point reports the panic.
+            commit(ctx, &mut store, &effects);
+            resume_unwind(panic)
+        }
+    };
     if let (Some(term), Some((user, _))) = (note::term(), user) {
         if pool::note::tells(&outcome) {
             // A note that cannot be written (a key of the wrong type) must

@@ -16,12 +16,19 @@ use super::argv::Argv;
 pub trait Module {
     /// THE command table.
     const COMMANDS: &'static [Command];
-    /// The `ticket.*` configs: name, variable, default, maximum (the
-    /// minimum is 1).
-    const CONFIGS: &'static [(&'static str, &'static AtomicI64, i64, i64)];
+    /// The `ticket.*` configs.
+    const CONFIGS: &'static [Config];
     /// What Redis's cron runs every tick (the expiry sweep).
     fn on_cron(ctx: &Context);
 }
+
+/// A `ticket.<name>` integer config: name, variable, default, range.
+pub type Config = (
+    &'static str,
+    &'static AtomicI64,
+    i64,
+    std::ops::RangeInclusive<i64>,
+);
 
 /// How one argument is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,6 +11,7 @@ use redis_module::Context;
 
 use super::command::Module;
 use super::ffi::bytes_of;
+use super::panic::guard;
 use super::strings;
 use crate::{expiry, meta_cache};
 
@@ -54,6 +55,20 @@ unsafe extern "C" fn on_key_event(
     _event: *const c_char,
     key: *mut RedisModuleString,
 ) -> c_int {
+    if guard(ctx, "a keyspace notification", || forget_cached(ctx, key)).is_none() {
+        // A cache that missed a change could decide on stale values:
+        // forget everything instead.
+        guard(ctx, "a keyspace notification", || {
+            strings::forget_all_meta();
+            crate::seat_cache::clear();
+        });
+    }
+    raw::REDISMODULE_OK as c_int
+}
+
+/// Forgets what the caches hold of the event whose key `key` changed.
+fn forget_cached(ctx: *mut RedisModuleCtx, key: *mut RedisModuleString) {
+    crate::fault::point(crate::fault::Point::KeyEvent);
     if let Some(event) = meta_cache::event_of_cached_key(bytes_of(key)) {
         // SAFETY: a plain getter on the live context of the change.
         let db = unsafe { raw::RedisModule_GetSelectedDb.unwrap()(ctx) };
@@ -64,15 +79,20 @@ unsafe extern "C" fn on_key_event(
         let db = unsafe { raw::RedisModule_GetSelectedDb.unwrap()(ctx) };
         crate::seat_cache::forget(db, event);
     }
-    raw::REDISMODULE_OK as c_int
 }
 
 unsafe extern "C" fn on_server_event(
-    _ctx: *mut RedisModuleCtx,
+    ctx: *mut RedisModuleCtx,
     event: raw::RedisModuleEvent,
     subevent: u64,
     _data: *mut c_void,
 ) {
+    guard(ctx, "a server event", || forget_all(event, subevent));
+}
+
+/// After a server event: a role change starts or ends a term, and every
+/// cache and the expiry index start again.
+fn forget_all(event: raw::RedisModuleEvent, subevent: u64) {
     if event.id == raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED {
         // A promoted primary notes the answers it gives without logging
         // until the sidecar's heal: see `pool::note`.
@@ -114,6 +134,6 @@ unsafe extern "C" fn on_cron<M: Module>(
     _subevent: u64,
     _data: *mut c_void,
 ) {
-    // A panic must not cross into Redis; the next sweep tries again.
-    let _ = std::panic::catch_unwind(|| M::on_cron(&Context::new(ctx)));
+    // The next sweep tries again.
+    guard(ctx, "the expiry sweep", || M::on_cron(&Context::new(ctx)));
 }

@@ -196,6 +196,19 @@ pub fn now_ms() -> i64 {
     unsafe { raw::RedisModule_Milliseconds.unwrap()() }
 }
 
+/// Writes a warning to the server's log, made legal (`error::legal`) and
+/// passed as an argument of `%s`, never as the format itself.
+pub(crate) fn log_warning(ctx: *mut RedisModuleCtx, text: &str) {
+    let text = crate::error::legal(text);
+    // SAFETY: level, format and text are NUL-terminated and live for the
+    // call; the format takes exactly the one string given.
+    unsafe {
+        if let Some(log) = raw::RedisModule_Log {
+            log(ctx, c"warning".as_ptr(), c"%s".as_ptr(), text.as_ptr());
+        }
+    }
+}
+
 /// Publishes `message` on `channel`.
 pub fn publish(ctx: &Context, channel: &[u8], message: &[u8]) {
     let (channel, message) = (rstr(channel), rstr(message));
@@ -266,6 +279,7 @@ pub fn scan_keys(ctx: &Context, keep: fn(&[u8]) -> Option<String>) -> Vec<String
     let mut found = Scan {
         keep,
         found: Vec::new(),
+        panic: None,
     };
     // SAFETY: the cursor is created and destroyed here; the callback gets
     // `found` back as its private data for the scan's duration.
@@ -275,12 +289,18 @@ pub fn scan_keys(ctx: &Context, keep: fn(&[u8]) -> Option<String>) -> Vec<String
         while raw::RedisModule_Scan.unwrap()(ctx.ctx, cursor, Some(on_scanned), data) != 0 {}
         raw::RedisModule_ScanCursorDestroy.unwrap()(cursor);
     }
+    // Unwound here, past Redis's scan, to the caller's guard.
+    if let Some(panic) = found.panic {
+        std::panic::resume_unwind(panic);
+    }
     found.found
 }
 
 struct Scan {
     keep: fn(&[u8]) -> Option<String>,
     found: Vec<String>,
+    /// A panic of `keep`, caught before it could unwind into Redis.
+    panic: Option<Box<dyn std::any::Any + Send>>,
 }
 
 extern "C" fn on_scanned(
@@ -290,11 +310,15 @@ extern "C" fn on_scanned(
     data: *mut c_void,
 ) {
     // SAFETY: Redis passes a live key name; `data` is the scan's `Scan`.
-    unsafe {
-        let scan = &mut *data.cast::<Scan>();
-        if let Some(kept) = (scan.keep)(bytes_of(name)) {
-            scan.found.push(kept);
-        }
+    let scan = unsafe { &mut *data.cast::<Scan>() };
+    if scan.panic.is_some() {
+        return;
+    }
+    let keep = scan.keep;
+    match std::panic::catch_unwind(|| keep(bytes_of(name))) {
+        Ok(Some(kept)) => scan.found.push(kept),
+        Ok(None) => {}
+        Err(panic) => scan.panic = Some(panic),
     }
 }
 

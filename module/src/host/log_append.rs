@@ -101,10 +101,13 @@ impl RedisStore<'_> {
                 // Only an effect whose id is not above the log's last id gets
                 // here: this replica's log differs from its primary's.
                 let id = planned.unwrap_or_default();
-                redis_module::Context::new(self.ctx).log_warning(&format!(
-                    "ticket: {} refused entry {id}: this replica's log differs from its primary's",
-                    self.names.key_string(Part::Log),
-                ));
+                super::ffi::log_warning(
+                    self.ctx,
+                    &format!(
+                        "ticket: {} refused entry {id}: this replica's log differs from its primary's",
+                        self.names.key_string(Part::Log),
+                    ),
+                );
                 id
             }
         }

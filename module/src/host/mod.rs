@@ -16,7 +16,9 @@
 //! - `note`: the note of answers a promoted primary gave without logging
 //!   (`ticket:{E}:answered`) and this node's term as a promoted primary.
 //! - `argv`: a command's arguments read in place; `ffi`: small safe
-//!   wrappers (clock, pub/sub, context flags, databases, scans).
+//!   wrappers (clock, pub/sub, context flags, databases, scans, the log).
+//! - `panic`: the `catch_unwind` every entry point from Redis runs under;
+//!   `info`: the `INFO ticket` section.
 
 pub mod argv;
 pub mod command;
@@ -26,10 +28,14 @@ mod draw_meta;
 #[cfg(not(test))]
 mod events;
 pub mod ffi;
+#[cfg(not(test))]
+mod info;
 mod keys;
 mod log_append;
 mod meta;
 pub mod note;
+#[cfg(not(test))]
+pub mod panic;
 #[cfg(not(test))]
 pub mod register;
 mod replicate;

@@ -11,14 +11,14 @@
 
 use std::ffi::CString;
 use std::os::raw::c_int;
-use std::sync::atomic::AtomicI64;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use redis_module::configuration::{register_i64_configuration, ConfigurationFlags};
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
-use redis_module::{Context, Status};
+use redis_module::{Context, RedisError, RedisResult, Status};
 
 use super::argv::Argv;
-use super::command::{Command, Flags, Module};
+use super::command::{Command, Config, Flags, Module};
 use super::{docs, events};
 
 /// Registers everything `M` describes; run once from `RedisModule_OnLoad`.
@@ -43,7 +43,7 @@ pub fn load<M: Module>(ctx: &Context) -> Status {
         .and_then(|()| events::subscribe_cron::<M>(ctx).map_err(str::to_owned))
         .and_then(|()| docs::register(ctx, M::COMMANDS));
     if let Err(why) = loaded {
-        ctx.log_warning(&why);
+        super::ffi::log_warning(ctx.ctx, &why);
         return Status::Err;
     }
     register_config(ctx, M::CONFIGS)
@@ -53,20 +53,54 @@ pub fn load<M: Module>(ctx: &Context) -> Status {
 type Entry = extern "C" fn(*mut RedisModuleCtx, *mut *mut RedisModuleString, c_int) -> c_int;
 
 /// The entry point of table row `ROW`: runs its handler on the argv in
-/// place and sends its reply.
+/// place and sends its reply. Nothing unwinds into Redis: a panic in the
+/// handler or the reply becomes an `INTERNAL` error, logged with the
+/// command's name and counted in `INFO ticket` (`panics`).
 extern "C" fn entry<M: Module, const ROW: usize>(
     ctx: *mut RedisModuleCtx,
     argv: *mut *mut RedisModuleString,
     argc: c_int,
 ) -> c_int {
-    let context = Context::new(ctx);
-    let args = match argv.is_null() {
-        true => &[][..],
-        // SAFETY: Redis passes argc live strings that outlive the call.
-        false => unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) },
-    };
-    let reply = (M::COMMANDS[ROW].handler)(&context, Argv::new(args));
-    context.reply(reply) as c_int
+    let name = M::COMMANDS[ROW].name;
+    let answered = catch_unwind(AssertUnwindSafe(|| {
+        let context = Context::new(ctx);
+        let args = match argv.is_null() {
+            true => &[][..],
+            // SAFETY: Redis passes argc live strings that outlive the call.
+            false => unsafe { std::slice::from_raw_parts(argv, argc.max(0) as usize) },
+        };
+        let reply = (M::COMMANDS[ROW].handler)(&context, Argv::new(args));
+        reply_to(&context, reply)
+    }));
+    match answered {
+        Ok(status) => status,
+        Err(panic) => {
+            let what = super::panic::caught(ctx, name, panic.as_ref());
+            reply_error(ctx, &what)
+        }
+    }
+}
+
+/// Sends a handler's reply: values as the crate writes them, errors
+/// through [`reply_error`] (never the crate's, which turns each character
+/// into one byte and panics on a NUL).
+fn reply_to(context: &Context, reply: RedisResult) -> c_int {
+    match reply {
+        Ok(value) => context.reply(Ok(value)) as c_int,
+        Err(RedisError::WrongArity) => {
+            // SAFETY: the live command context.
+            unsafe { raw::RedisModule_WrongArity.unwrap()(context.ctx) }
+        }
+        Err(e) => reply_error(context.ctx, &e.to_string()),
+    }
+}
+
+/// Replies with the error `text`, made legal (`error::legal`): printable
+/// ASCII, one line.
+fn reply_error(ctx: *mut RedisModuleCtx, text: &str) -> c_int {
+    let text = crate::error::legal(text);
+    // SAFETY: the live command context and a NUL-terminated text Redis copies.
+    unsafe { raw::RedisModule_ReplyWithError.unwrap()(ctx, text.as_ptr()) }
 }
 
 /// How many rows the table may have: one entry point per possible row
@@ -184,28 +218,25 @@ fn set_acl_category(ctx: &Context, command: &Command, category: &'static std::ff
         }
     };
     if !set {
-        ctx.log_warning(&format!(
-            "failed to set the ACL category of {}",
-            command.name
-        ));
+        super::ffi::log_warning(
+            ctx.ctx,
+            &format!("failed to set the ACL category of {}", command.name),
+        );
     }
 }
 
-/// Registers the integer configs `M` names, each `ticket.<name>` from 1 to
-/// its maximum (the crate's `configurations:` block needs every config
-/// kind at once, so this is done by hand).
-fn register_config(
-    ctx: &Context,
-    configs: &'static [(&'static str, &'static AtomicI64, i64, i64)],
-) -> Status {
-    for &(name, value, default, max) in configs {
+/// Registers the integer configs `M` names, each `ticket.<name>` in its
+/// range (the crate's `configurations:` block needs every config kind at
+/// once, so this is done by hand).
+fn register_config(ctx: &Context, configs: &'static [Config]) -> Status {
+    for (name, value, default, range) in configs {
         register_i64_configuration(
             ctx,
             name,
-            value,
-            default,
-            1,
-            max,
+            *value,
+            *default,
+            *range.start(),
+            *range.end(),
             ConfigurationFlags::DEFAULT,
             None,
         );
