@@ -184,17 +184,15 @@ impl Begin {
 /// (a seated event's seats all exist from the start).
 fn seated_layout(begin: &Begin, json: &[u8]) -> Result<String, String> {
     let json = std::str::from_utf8(json).map_err(|_| "invalid layout: not UTF-8".to_owned())?;
-    let layout = Layout::parse(json).map_err(|e| format!("invalid layout: {}", e.0))?;
-    layout
-        .check_total(begin.total)
-        .map_err(|e| format!("invalid layout: {}", e.0))?;
+    let stored =
+        Layout::stored(json, begin.total).map_err(|e| format!("invalid layout: {}", e.0))?;
     if begin.minted != begin.total {
         return Err(format!(
             "a seated event's minted ({}) must be its total ({})",
             begin.minted, begin.total
         ));
     }
-    Ok(layout.to_json())
+    Ok(stored)
 }
 
 /// One restored order: `user` holds `tickets`, held until `until` (unix

@@ -1,25 +1,35 @@
-//! `TICKET.CLAIM event user [COUNT n] [HOLD ms]` — the hot path.
+//! `TICKET.CLAIM event user [COUNT n] [HOLD ms] [SECTION s] [CATEGORY c]
+//! [ACCESSIBLE a] [SPLIT] [SEATS id [id ...]]` — the hot path.
 //!
 //! Atomically: expires the event's holds that are past their deadline; if
 //! `user` already holds tickets of `event` (held or sold), replies with them
-//! (no log entry, also after close, whatever `COUNT` says); otherwise takes
-//! the `n` lowest free numbers (`COUNT`, default 1; all or nothing), minting
-//! the next chunk of the lazy pool when needed, records the holder and
-//! appends `op=claim` — or `op=hold` with its deadline when the claim holds
-//! (`HOLD ms`, default the event's `HOLD`; 0 = a final sale): a held order
-//! is the user's until `TICKET.CONFIRM` or its deadline.
+//! (no log entry, also after close, whatever `COUNT` says; a pick of other
+//! `SEATS` is `HOLDING`); otherwise takes the `n` lowest free numbers
+//! (`COUNT`, default 1; all or nothing) — on a seated event the best `n`
+//! seats together by the rule of `protocol::seats::rule` (`SECTION`,
+//! `CATEGORY`, `ACCESSIBLE`, `SPLIT`), or exactly the seats of `SEATS` —
+//! records the holder and appends a compact `claim` record, or `hold` with
+//! its deadline when the claim holds (`HOLD ms`, default the event's
+//! `HOLD`; 0 = a final sale): a held order is the user's until
+//! `TICKET.CONFIRM` or its deadline.
 //!
-//! Reply: without `COUNT`, an integer: the user's lowest ticket
-//! (`1..=total`); with `COUNT`, an array of all the user's tickets, ascending.
+//! Reply: without `COUNT` or `SEATS`, an integer: the user's lowest ticket
+//! (`1..=total`); with either, an array of all the user's tickets,
+//! ascending.
 //! Errors: `NOEVENT` (no such event), `NOTOPEN` (before `opens_at`, or
 //! before a draw event's draw), `CLOSED` (closed, or past `closes_at`),
 //! `SOLDOUT` (fewer than `n` free, or anyone waits), `QUEUE` (a draw event
 //! whose drawn entrants still wait: it sells through its queue),
-//! `LIMIT` (`n` above the event's `LIMIT`), `ERR` (invalid event or user id;
+//! `LIMIT` (`n` above the event's `LIMIT`), `NOTOGETHER` (no `n` seats
+//! together, though enough are free), `TAKEN` (a picked seat is held or
+//! sold), `ORPHAN` (the pick would leave a single seat alone), `HOLDING`
+//! (a repeat claim picking other seats), `ERR` (invalid event or user id;
 //! `COUNT` outside `1..=1000`, `HOLD` outside `0..=604800000` (7 days),
-//! an option unknown, repeated or without value), `TRYAGAIN` (the event's
-//! keys disagree: a cluster slot migration in progress; nothing changed),
-//! `WRONGTYPE`/`CORRUPT` (the event's keys were tampered with).
+//! an option unknown, repeated or without value; an unknown section or
+//! category; a request no state of the layout could seat), `TRYAGAIN`
+//! (the event's keys disagree: a cluster slot migration in progress;
+//! nothing changed), `WRONGTYPE`/`CORRUPT` (the event's keys were tampered
+//! with).
 
 use std::sync::atomic::Ordering;
 

@@ -1,4 +1,4 @@
-//! `TICKET.INIT event total [OPENS unix-ms] [CLOSES unix-ms] [HOLD ms] [LIMIT n] [OFFER ms] [DRAW] [ADMIT n]`
+//! `TICKET.INIT event total [OPENS unix-ms] [CLOSES unix-ms] [HOLD ms] [LIMIT n] [OFFER ms] [DRAW] [ADMIT n] [SEATS layout]`
 //! — creates an event.
 //!
 //! Writes the meta hash (`status` = `open`, `minted` = 0: the pool is minted
@@ -16,14 +16,16 @@
 //! secret 32-byte seed from Redis's random source is kept in the meta hash
 //! and only its SHA-256 is logged (`draw`); without `OPENS` the event starts
 //! `closed` and draws at `TICKET.OPEN`, with `OPENS` it draws then. `ADMIT`
-//! paces its offers (1..=1,000,000 per second).
+//! paces its offers (1..=1,000,000 per second). `SEATS` makes a seated
+//! event of a layout (JSON, `protocol::seats::layout`) whose seat ids are
+//! the tickets; its stored form goes into the meta hash and the record.
 //!
 //! Reply: `OK`.
 //! Errors: `EXISTS` (the event already exists), `ERR` (invalid event id,
 //! total outside `1..=2147483647`, unknown or repeated option, negative time,
 //! `CLOSES` not after `OPENS`, `HOLD`, `LIMIT`, `OFFER` or `ADMIT` out of
-//! range, `DRAW` without `HOLD` > 0 or `OFFER`, `ADMIT` without `DRAW`),
-//! `WRONGTYPE`.
+//! range, `DRAW` without `HOLD` > 0 or `OFFER`, `ADMIT` without `DRAW`;
+//! an invalid layout, or one too large as stored), `WRONGTYPE`.
 
 use redis_module::{Context, RedisResult, RedisValue};
 
@@ -65,13 +67,12 @@ pub fn announce(ctx: &Context, event: &str) {
 }
 
 /// The stored form of a layout given to `SEATS`, after every check of
-/// `protocol::seats::layout` and that its seats are `total`.
+/// `protocol::seats::layout`, that its seats are `total` and that the
+/// stored form stays within the size limit.
 fn stored_layout(raw: &[u8], total: i64) -> Result<String, TicketError> {
     let invalid = |why: String| TicketError::Invalid(format!("invalid layout: {why}"));
     let json = std::str::from_utf8(raw).map_err(|_| invalid("not UTF-8".into()))?;
-    let layout = Layout::parse(json).map_err(|e| invalid(e.0))?;
-    layout.check_total(total).map_err(|e| invalid(e.0))?;
-    Ok(layout.to_json())
+    Layout::stored(json, total).map_err(|e| invalid(e.0))
 }
 
 /// The `op=init` of the event `init` describes, with a new incarnation and,

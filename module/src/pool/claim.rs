@@ -84,7 +84,7 @@ pub fn claim<'a>(
     let now = clock.now;
     let meta = prepare(store, out, event, clock)?;
     if let Some(tickets) = store.holder(user)? {
-        return Ok(Claim::Repeat(tickets));
+        return repeat(store, user, tickets, &options);
     }
     let count = within_limit(event, &meta, options.count)?;
     selling(store, event, &meta, now)?;
@@ -109,6 +109,31 @@ pub fn claim<'a>(
     Ok(match hold {
         0 => Claim::New(tickets),
         _ => Claim::Held(tickets),
+    })
+}
+
+/// A claim by a user who holds `tickets`: they are the answer, whatever
+/// `COUNT` says, but a pick of other `SEATS` is refused (`HOLDING`) rather
+/// than quietly answered with the seats held before.
+fn repeat(
+    store: &mut impl Store,
+    user: &str,
+    tickets: Tickets,
+    options: &ClaimOptions,
+) -> Result<Claim, TicketError> {
+    let picked = options.seats.as_ref().and_then(|ask| ask.ids.as_ref());
+    let Some(picked) = picked else {
+        return Ok(Claim::Repeat(tickets));
+    };
+    let mut picked = picked.clone();
+    picked.sort_unstable();
+    if picked == tickets.as_slice() {
+        return Ok(Claim::Repeat(tickets));
+    }
+    let seats = super::seated::names(store, &tickets)?.unwrap_or_default();
+    Err(TicketError::HoldsOthers {
+        user: user.to_owned(),
+        seats,
     })
 }
 

@@ -5,7 +5,7 @@
 //! run over the store's in-memory layout and seat state.
 
 use protocol::record::{Pick, PickHow, Tickets};
-use protocol::seats::{rule, Chosen, Layout, NoFit, PickError, Request, SeatState};
+use protocol::seats::{rule, Chosen, Impossible, Layout, NoFit, PickError, Request, SeatState};
 
 use super::model::{Meta, SeatAsk, SeatReport};
 use super::store::Store;
@@ -41,7 +41,10 @@ pub(super) fn choose(
     }
     let chosen = seating(store, |l, s| {
         let request = request(event, l, count, ask)?;
-        rule::best(l, s, &request).map_err(|e| no_fit(event, count, e))
+        rule::best(l, s, &request).map_err(|e| match rule::impossible(l, &request) {
+            Some(why) => impossible(ask, count, why),
+            None => no_fit(event, count, e),
+        })
     })??;
     let how = if chosen.split {
         PickHow::Split
@@ -173,6 +176,34 @@ fn no_fit(event: &str, count: i64, e: NoFit) -> TicketError {
             free: i64::from(free),
         },
     }
+}
+
+/// The `ERR` for a request the layout could never seat, saying what to
+/// change.
+fn impossible(ask: &SeatAsk, count: i64, why: Impossible) -> TicketError {
+    let q = |name: &str| crate::error::quote(name.as_bytes());
+    let rows = match (&ask.section, &ask.category) {
+        (Some(s), Some(c)) => format!("the rows of section {} in category {}", q(s), q(c)),
+        (Some(s), None) => format!("the rows of section {}", q(s)),
+        (None, Some(c)) => format!("the rows in category {}", q(c)),
+        (None, None) => "the venue's rows".to_owned(),
+    };
+    let a = ask.accessible.unwrap_or(0);
+    TicketError::Invalid(match why {
+        Impossible::NoRow => format!("{rows}: there are none; ask another SECTION or CATEGORY"),
+        Impossible::Accessible { have } => format!(
+            "ACCESSIBLE {a}: {rows} have {have} wheelchair spaces in all; ask for fewer"
+        ),
+        Impossible::AccessibleApart => format!(
+            "ACCESSIBLE {a}: no {count} adjacent seats of {rows} hold {a} wheelchair spaces; ask for fewer"
+        ),
+        Impossible::NotTogether { longest } => format!(
+            "COUNT {count}: no {count} seats of {rows} are side by side (at most {longest}); ask for fewer or add SPLIT"
+        ),
+        Impossible::Capacity { have } => format!(
+            "COUNT {count}: {rows} have only {have} seats a claim may take"
+        ),
+    })
 }
 
 fn pick_error(event: &str, l: &Layout, e: PickError) -> TicketError {

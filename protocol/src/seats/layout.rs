@@ -135,13 +135,19 @@ pub struct SeatPlace {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a layout: an object with \"sections\""
+)]
 struct RawLayout {
     sections: Vec<RawSection>,
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a section: an object with \"name\" and \"rows\""
+)]
 struct RawSection {
     name: String,
     category: Option<String>,
@@ -149,7 +155,10 @@ struct RawSection {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a row: an object with \"name\" and \"seats\""
+)]
 struct RawRow {
     name: String,
     seats: i64,
@@ -160,6 +169,60 @@ struct RawRow {
     center: Option<f64>,
     category: Option<String>,
     first_id: Option<i64>,
+}
+
+/// A JSON error in plain words, naming the field it is about
+/// (`sections[0].rows[2].seats: expected an integer, got a string "5"`).
+fn json_error(e: &serde_path_to_error::Error<serde_json::Error>) -> LayoutError {
+    let message = plain_words(&e.inner().to_string());
+    match e.path().to_string().as_str() {
+        "." => LayoutError(message),
+        path => LayoutError(format!("{path}: {message}")),
+    }
+}
+
+/// serde's words for Rust types made the layout's: what a field must be.
+fn plain_words(message: &str) -> String {
+    let (what, position) = match message.rsplit_once(" at line ") {
+        Some((what, at)) => (what, format!(" (at line {at})")),
+        None => (message, String::new()),
+    };
+    let what = match what.strip_prefix("invalid type: ") {
+        Some(rest) => match rest.split_once(", expected ") {
+            Some((got, want)) => format!("expected {}, got {}", plain_type(want), plain_value(got)),
+            None => rest.to_owned(),
+        },
+        None => what.to_owned(),
+    };
+    format!("{what}{position}")
+}
+
+/// What serde expected (`i64`, `a sequence`), as a layout's reader says it.
+fn plain_type(want: &str) -> &str {
+    match want {
+        "i64" | "u32" => "an integer",
+        "f64" => "a number",
+        "a sequence" => "a list",
+        "a map" => "an object",
+        other => other,
+    }
+}
+
+/// What serde found (`string "5"`, `integer `3``, `sequence`).
+fn plain_value(got: &str) -> String {
+    let bare = got.replace('`', "");
+    match bare.split_once(' ') {
+        Some(("string", text)) => format!("a string {text}"),
+        Some(("integer" | "floating", _)) => {
+            format!("the number {}", bare.rsplit(' ').next().unwrap_or(""))
+        }
+        Some(("boolean", value)) => value.to_owned(),
+        _ => match bare.as_str() {
+            "sequence" => "a list".to_owned(),
+            "map" => "an object".to_owned(),
+            other => other.to_owned(),
+        },
+    }
 }
 
 /// 1-`max` bytes of `[A-Za-z0-9_.-]`.
@@ -232,8 +295,35 @@ impl Layout {
         if depth(json.as_bytes()) > MAX_DEPTH {
             return bad(format!("nested deeper than {MAX_DEPTH} levels"));
         }
-        let raw: RawLayout = serde_json::from_str(json).map_err(|e| LayoutError(format!("{e}")))?;
+        if !json.trim_start().starts_with('{') {
+            return bad("a layout is a JSON object with \"sections\"");
+        }
+        let mut reader = serde_json::Deserializer::from_str(json);
+        let raw: RawLayout =
+            serde_path_to_error::deserialize(&mut reader).map_err(|e| json_error(&e))?;
+        reader
+            .end()
+            .map_err(|e| LayoutError(plain_words(&e.to_string())))?;
         build(raw)
+    }
+
+    /// The stored form of the layout JSON `json` for an event of `total`
+    /// seats: every check of [`Layout::parse`], its seats `total`, and the
+    /// stored form itself (every default filled in, often several times
+    /// the input) within [`MAX_LAYOUT_BYTES`], so what `TICKET.INIT` and
+    /// `TICKET.RESTORE` accept always parses back, on the primary and on
+    /// its replicas alike.
+    pub fn stored(json: &str, total: i64) -> Result<String, LayoutError> {
+        let layout = Layout::parse(json)?;
+        layout.check_total(total)?;
+        let stored = layout.to_json();
+        if stored.len() > MAX_LAYOUT_BYTES {
+            return bad(format!(
+                "its stored form (every default filled in) is {} bytes, more than the {MAX_LAYOUT_BYTES} a layout may have",
+                stored.len()
+            ));
+        }
+        Ok(stored)
     }
 
     /// Whether `total` is the number of seats (`TICKET.INIT`'s check).
@@ -377,10 +467,41 @@ fn build(raw: RawLayout) -> Result<Layout, LayoutError> {
     for section in raw.sections {
         add_section(&mut layout, section)?;
     }
+    unique_seat_names(&layout)?;
     let mut by_rank: Vec<u32> = (0..layout.rows.len() as u32).collect();
     by_rank.sort_by_key(|i| (layout.rows[*i as usize].rank, *i));
     layout.by_rank = by_rank;
     Ok(layout)
+}
+
+/// No two seats share a name. A name is `<section>-<row>-<label>` and a
+/// label has no `-`, so two rows' names can meet only when their
+/// `<section>-<row>` do (section `A` row `1-2`, section `A-1` row `2`):
+/// then their labels must not.
+fn unique_seat_names(layout: &Layout) -> Result<(), LayoutError> {
+    let mut rows_by_prefix: std::collections::HashMap<String, Vec<&Row>> =
+        std::collections::HashMap::new();
+    for row in &layout.rows {
+        let section = &layout.sections[row.section as usize].name;
+        rows_by_prefix
+            .entry(format!("{section}-{}", row.name))
+            .or_default()
+            .push(row);
+    }
+    for (prefix, rows) in rows_by_prefix.iter().filter(|(_, rows)| rows.len() > 1) {
+        let mut labels = std::collections::HashSet::new();
+        for row in rows {
+            for position in (1..=row.positions).filter(|p| row.spot(*p) != Spot::Blocked) {
+                let label = row.first + i64::from(position) - 1;
+                if !labels.insert(label) {
+                    return bad(format!(
+                        "two seats would be named {prefix}-{label}: a section and row name that meet at a '-' (rename one)"
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn category(layout: &mut Layout, name: &str) -> Result<u32, LayoutError> {
@@ -611,7 +732,14 @@ mod tests {
             (one_row(r#"{"name":"1","seats":5},{"name":"1","seats":3}"#), "row name \"1\" given twice"),
             (r#"{"sections":[{"name":"A","rows":[{"name":"1","seats":1}]},{"name":"A","rows":[{"name":"1","seats":1}]}]}"#.to_string(), "section name \"A\" given twice"),
             (r#"{"sections":[{"name":"A","rows":[]}]}"#.to_string(), "has no rows"),
-            (one_row(r#"{"name":"1","seats":"5"}"#), "invalid type"),
+            (one_row(r#"{"name":"1","seats":"5"}"#), "sections[0].rows[0].seats: expected an integer, got a string \"5\""),
+            ("[]".to_string(), "a layout is a JSON object"),
+            (r#"{"sections":[1]}"#.to_string(), "sections[0]: expected a section: an object with \"name\" and \"rows\", got the number 1"),
+            (one_row(r#"{"name":"1","seats":5,"blocked":3}"#), "sections[0].rows[0].blocked: expected a list, got the number 3"),
+            (one_row(r#"{"name":"1","seats":5,"blocked":[1.5]}"#), "blocked[0]: expected an integer, got the number 1.5"),
+            (one_row(r#"{"name":"1","seats":5,"center":"x"}"#), "center: expected a number"),
+            (r#"{"sections":[{"name":"A","rows":[{"name":"1-2","seats":2}]},{"name":"A-1","rows":[{"name":"2","seats":2}]}]}"#.to_string(), "two seats would be named A-1-2-1"),
+            (r#"{"sections":[]} x"#.to_string(), "trailing characters"),
             ("{\"sections\":[[[[[[[1]]]]]]]}".to_string(), "nested deeper than 6"),
             (" ".repeat(MAX_LAYOUT_BYTES + 1), "more than the 4194304"),
             ("{".to_string(), "EOF"),
@@ -624,6 +752,34 @@ mod tests {
         assert!(Layout::parse(&one_row(r#"{"name":"1","seats":5,"category":"a"}"#)).is_ok());
         assert_eq!(depth(br#"{"a":"[[[[[[[[["}"#), 1);
         assert_eq!(depth(br#"{"a":"\"[[[[[[[[["}"#), 1);
+    }
+
+    #[test]
+    fn rows_that_meet_at_a_dash_may_share_a_prefix_when_labels_differ() {
+        let json = r#"{"sections":[{"name":"A","rows":[{"name":"1-2","seats":2}]},{"name":"A-1","rows":[{"name":"2","seats":2,"first":3}]}]}"#;
+        let l = Layout::parse(json).unwrap();
+        assert_eq!(
+            (l.seat_name(2), l.seat_name(3)),
+            ("A-1-2-2".into(), "A-1-2-3".into())
+        );
+    }
+
+    #[test]
+    fn the_stored_form_is_held_to_the_size_limit() {
+        // 160,000 one-seat rows: about 2 MB sent, about 20 MB stored.
+        let rows: Vec<String> = (0..1000)
+            .map(|i| format!(r#"{{"name":"{i}","seats":1}}"#))
+            .collect();
+        let sections: Vec<String> = (0..160)
+            .map(|i| format!(r#"{{"name":"S{i}","rows":[{}]}}"#, rows.join(",")))
+            .collect();
+        let json = format!(r#"{{"sections":[{}]}}"#, sections.join(","));
+        assert!(json.len() < MAX_LAYOUT_BYTES);
+        let e = Layout::stored(&json, 160_000).unwrap_err().0;
+        assert!(e.contains("stored form") && e.contains("4194304"), "{e}");
+        let small = Layout::stored(HALL, 42).unwrap();
+        assert_eq!(Layout::parse(&small).map(|l| l.total), Ok(42));
+        assert!(Layout::stored(HALL, 41).unwrap_err().0.contains("41"));
     }
 
     #[test]

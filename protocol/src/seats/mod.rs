@@ -13,5 +13,5 @@ pub mod state;
 mod tests;
 
 pub use layout::{Layout, LayoutError};
-pub use rule::{best, check_pick, Chosen, NoFit, PickError, Request};
+pub use rule::{best, check_pick, impossible, Chosen, Impossible, NoFit, PickError, Request};
 pub use state::{Seat, SeatState};

@@ -67,6 +67,89 @@ pub enum PickError {
     },
 }
 
+/// Why no state of the event could ever seat a request: the layout itself
+/// refuses it (docs/design.md "Hostile input": an `ERR`, not `SOLDOUT` or
+/// `NOTOGETHER`, which are for seats that exist but are taken).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Impossible {
+    /// `SECTION` and `CATEGORY` together allow no row.
+    NoRow,
+    /// `ACCESSIBLE a`: the allowed rows have only `have` wheelchair spaces.
+    Accessible { have: u32 },
+    /// `ACCESSIBLE a`: the spaces exist, but never `a` of them among `n`
+    /// adjacent seats.
+    AccessibleApart,
+    /// No `n` adjacent seats without a wheelchair space exist in the
+    /// allowed rows: the longest such block has `longest`.
+    NotTogether { longest: u32 },
+    /// `SPLIT`: the allowed rows have only `have` seats a claim may take.
+    Capacity { have: u32 },
+}
+
+/// Whether `request` could never be seated, whatever is taken: exactly
+/// when [`best`] finds nothing in the empty venue. Checked only after
+/// [`best`] found nothing now (the failure path pays for it).
+pub fn impossible(layout: &Layout, request: &Request) -> Option<Impossible> {
+    let rows: Vec<&Row> = layout.rows.iter().filter(|r| request.allows(r)).collect();
+    if rows.is_empty() {
+        return Some(Impossible::NoRow);
+    }
+    let n = request.count;
+    if let Some(a) = request.accessible {
+        let have = rows.iter().map(|r| r.accessible.len() as u32).sum();
+        return match (have < a, rows.iter().any(|r| window_fits(r, n, a))) {
+            (true, _) => Some(Impossible::Accessible { have }),
+            (false, true) => None,
+            (false, false) => Some(Impossible::AccessibleApart),
+        };
+    }
+    let longest = rows
+        .iter()
+        .map(|r| longest_plain_block(r))
+        .max()
+        .unwrap_or(0);
+    if longest >= n {
+        return None;
+    }
+    if !request.split {
+        return Some(Impossible::NotTogether { longest });
+    }
+    let have: u32 = rows
+        .iter()
+        .map(|r| r.seats - r.accessible.len() as u32)
+        .sum();
+    (have < n).then_some(Impossible::Capacity { have })
+}
+
+/// The stretches of an empty `row`'s seats between blocked positions, as
+/// the spots of each.
+fn stretches(row: &Row) -> impl Iterator<Item = &[Spot]> {
+    row.spots
+        .split(|s| *s == Spot::Blocked)
+        .filter(|stretch| !stretch.is_empty())
+}
+
+/// The most adjacent seats of an empty `row` that are no wheelchair space.
+fn longest_plain_block(row: &Row) -> u32 {
+    stretches(row)
+        .flat_map(|stretch| stretch.split(|s| *s == Spot::Accessible))
+        .map(|block| block.len() as u32)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Whether `n` adjacent seats of an empty `row` hold `a` wheelchair spaces.
+fn window_fits(row: &Row, n: u32, a: u32) -> bool {
+    let n = n as usize;
+    stretches(row)
+        .filter(|stretch| stretch.len() >= n)
+        .any(|stretch| {
+            stretch
+                .windows(n)
+                .any(|w| w.iter().filter(|s| **s == Spot::Accessible).count() as u32 >= a)
+        })
+}
+
 /// A candidate's place in the rule's order: `(orphans, rank, distance,
 /// first id)`.
 type Key = (u8, i64, i64, u32);

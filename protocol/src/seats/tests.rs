@@ -113,6 +113,19 @@ proptest! {
     }
 
     #[test]
+    fn impossible_is_exactly_an_empty_venue_refusing(
+        json in any_layout(),
+        ask in (1u32..=8, any::<u8>(), any::<u8>(), any::<u8>(), any::<bool>()),
+    ) {
+        let Ok(layout) = Layout::parse(&json) else { return Ok(()) };
+        prop_assume!(layout.total > 0);
+        let req = request(&layout, ask);
+        let empty = SeatState::new(&layout);
+        let refused = reference::best(&layout, &empty, &req).is_err();
+        prop_assert_eq!(rule::impossible(&layout, &req).is_some(), refused, "{:?}", req);
+    }
+
+    #[test]
     fn check_pick_is_the_brute_force_rule(
         json in any_layout(),
         history in proptest::collection::vec((any::<u16>(), any::<u8>()), 0..40),
