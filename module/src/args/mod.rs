@@ -553,7 +553,73 @@ mod tests {
         assert_eq!(plain.ok(), Some(crate::pool::ClaimOptions::default()));
     }
 
+    /// One argument a hostile client may send: a keyword of some syntax,
+    /// a number near a bound, non-ASCII or control text, or any bytes.
+    fn hostile_argument() -> impl Strategy<Value = Vec<u8>> {
+        let words = [
+            "COUNT",
+            "HOLD",
+            "OPENS",
+            "CLOSES",
+            "LIMIT",
+            "OFFER",
+            "DRAW",
+            "ADMIT",
+            "SEATS",
+            "SECTION",
+            "CATEGORY",
+            "ACCESSIBLE",
+            "SPLIT",
+            "FORCE",
+            "SINCE",
+            "BEGIN",
+            "ORDERS",
+            "FREE",
+            "COMMIT",
+            "op",
+            "claim",
+            "hold",
+            "user",
+            "ticket",
+            "tickets",
+            "until",
+            "at",
+            "e",
+            "u",
+            "1-1",
+            "0",
+            "1",
+            "-1",
+            "1000",
+            "1001",
+            "2147483647",
+            "2147483648",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "99999999999999999999",
+            "",
+            "\u{100}",
+            "\u{4e00}",
+            "\u{1f600}",
+            "\u{c4}",
+            "a\u{0}b",
+            "\r\n",
+            "{\"sections\":[]}",
+        ];
+        prop_oneof![
+            3 => proptest::sample::select(words.to_vec()).prop_map(|w| w.as_bytes().to_vec()),
+            1 => proptest::collection::vec(any::<u8>(), 0..24),
+            1 => any::<String>().prop_map(String::into_bytes),
+        ]
+    }
+
+    fn hostile_arguments() -> impl Strategy<Value = Vec<Vec<u8>>> {
+        proptest::collection::vec(hostile_argument(), 0..16)
+    }
+
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
         #[test]
         fn any_total_in_range_round_trips(n in 1i64..=MAX_TOTAL) {
             prop_assert_eq!(total(n.to_string().as_bytes()), Ok(n));
@@ -564,6 +630,31 @@ mod tests {
             if let Ok(user) = user_id(&raw) {
                 prop_assert!(!user.is_empty() && user.len() <= 64);
                 prop_assert!(!user.chars().any(char::is_control));
+            }
+        }
+
+        /// The fuzz target of the command arguments: every syntax's parser
+        /// over hostile argument lists (keywords, numbers at and past their
+        /// bounds, non-ASCII, control bytes, arbitrary bytes) never panics,
+        /// and every error it gives is legal once rendered.
+        #[test]
+        fn no_parser_panics_on_any_arguments(given in hostile_arguments()) {
+            let args: Vec<&[u8]> = given.iter().map(Vec::as_slice).collect();
+            let errors = [
+                event(&args).err(),
+                event_user(&args).err(),
+                wait(&args).err(),
+                drop(&args).err(),
+                reapply(&args).err(),
+                restore(&args).err(),
+                claim::claim(&args).err(),
+                init::init(&args).err(),
+            ];
+            for e in errors.into_iter().flatten() {
+                if let CommandError::Ticket(e) = e {
+                    let text = crate::error::legal(&e.to_string());
+                    prop_assert!(text.as_bytes().iter().all(|b| (0x20..=0x7e).contains(b)));
+                }
             }
         }
 
