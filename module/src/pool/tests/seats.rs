@@ -90,7 +90,7 @@ proptest! {
                 _ => sweep(&mut s, "e", now, 10).map(|_| ()),
             };
             if let Err(e) = outcome {
-                let known = ["SOLDOUT", "NOTOGETHER", "TAKEN", "ORPHAN", "NOHOLD", "ERR"];
+                let known = ["SOLDOUT", "NOTOGETHER", "TAKEN", "ORPHAN", "NOHOLD", "HOLDING", "ERR"];
                 prop_assert!(known.contains(&e.code()), "{}", e);
             }
             check_seats(&s)?;
