@@ -17,6 +17,8 @@
 #     sold with free singles scattered, against a general-admission
 #     CLAIM COUNT 4 on an event of 80,000; default 2000 claims; ~4 min)
 #   SO=path/to/libticketgate.so bash bench/callgrind.sh  (another build, for A/B)
+#   SERVER=$(bash scripts/valkey9.sh) bash bench/callgrind.sh  (on Valkey 9.1,
+#     or any other server binary: module and Lua on the same one)
 #   ROUNDS=1 bash bench/callgrind.sh        (one server per side: quicker)
 #   KEEP=DIR bash bench/callgrind.sh        (keeps each run's callgrind output
 #     as DIR/<label>.<round>.cg.out*, for callgrind_annotate's per-function
@@ -25,6 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-20000}
 SO=${SO:-$PWD/target/release/libticketgate.so}
+SERVER=${SERVER:-redis-server}
 [ -f "$SO" ] || { echo "build first: cargo build --release -p ticketgate" >&2; exit 2; }
 LUA=$(sed -n "/^LUA='/,/'$/p" bench/redis-benchmark.sh | sed "1s/^LUA='//; \$s/'$//")
 
@@ -44,7 +47,7 @@ count_once() {
   local round=$1 label=$2 setup=$3; shift 3
   local dir; dir=$(mktemp -d)
   valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --instr-atstart=no \
-    redis-server --port 0 --unixsocket "$dir/s" --unixsocketperm 700 --dir "$dir" --save "" \
+    "$SERVER" --port 0 --unixsocket "$dir/s" --unixsocketperm 700 --dir "$dir" --save "" \
     --appendonly no --loadmodule "$SO" --logfile "$dir/log" >/dev/null 2>&1 &
   local vg=$!
   local cli="redis-cli -s $dir/s"
@@ -79,13 +82,13 @@ keep() {
 replica() {
   local dir; dir=$(mktemp -d)
   local pport; pport=$(free_port)
-  redis-server --port "$pport" --bind 127.0.0.1 --unixsocket "$dir/p" --unixsocketperm 700 --dir "$dir" \
+  "$SERVER" --port "$pport" --bind 127.0.0.1 --unixsocket "$dir/p" --unixsocketperm 700 --dir "$dir" \
     --save "" --appendonly no --loadmodule "$SO" --logfile "$dir/plog" --daemonize yes
   local pcli="redis-cli -s $dir/p"
   for _ in $(seq 100); do $pcli PING >/dev/null 2>&1 && break; sleep 0.1; done
   $pcli TICKET.INIT M 2000000000 >/dev/null
   valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" --instr-atstart=no \
-    redis-server --port 0 --unixsocket "$dir/r" --unixsocketperm 700 --dir "$dir" --save "" \
+    "$SERVER" --port 0 --unixsocket "$dir/r" --unixsocketperm 700 --dir "$dir" --save "" \
     --appendonly no --loadmodule "$SO" --logfile "$dir/rlog" --replicaof 127.0.0.1 "$pport" >/dev/null 2>&1 &
   local vg=$!
   local rcli="redis-cli -s $dir/r"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Every client library's tests. Installs what is missing (each language's
-# `test.sh setup`; Redis 8 via scripts/redis8.sh), then for each language
-# with a clients/<lang>/test.sh: its unit tests, and its integration tests
-# against Debian's redis-server (7.0) and Redis 8, each run on fresh servers
-# from clients/testenv.py (with --sentinel: a primary, a replica and three
-# sentinels too); plus the vectors' drift check on both servers.
+# `test.sh setup`; Redis 8 and Valkey 9 via scripts/pinned-server.sh), then
+# for each language with a clients/<lang>/test.sh: its unit tests, and its
+# integration tests against Debian's redis-server (7.0), Redis 8 and Valkey
+# 9.1, each run on fresh servers from clients/testenv.py (with --sentinel: a
+# primary, a replica and three sentinels too); plus the vectors' drift
+# check on both Redis servers (the vectors are Redis's replies).
 # Closing line: "clients: N passed, N failed"; non-zero status on failure.
 #
 # A language's clients/<lang>/test.sh either takes `setup`, `unit` or
@@ -57,10 +58,13 @@ vectors() { # the drift check of clients/vectors.json, on the given server
 
 redis7=$(command -v redis-server || true)
 redis8=$(bash scripts/redis8.sh) || redis8=""
+valkey9=$(bash scripts/valkey9.sh) || valkey9=""
 servers=()
 for server in "$redis7" "$redis8"; do
     if [ -n "$server" ]; then servers+=("$server"); else failed=$((failed + 1)); echo "clients: a redis-server is missing" >&2; fi
 done
+integration_servers=("${servers[@]}")
+if [ -n "$valkey9" ]; then integration_servers+=("$valkey9"); else failed=$((failed + 1)); echo "clients: valkey-server 9 is missing" >&2; fi
 
 languages=(python node)
 for dir in clients/*/; do
@@ -73,7 +77,7 @@ for lang in "${languages[@]}"; do
     script=clients/$lang/test.sh
     if ! grep -q 'setup|unit|integration' "$script"; then
         step "$script"
-        for server in "${servers[@]}"; do
+        for server in "${integration_servers[@]}"; do
             step python3 clients/testenv.py --redis-server "$server" --sentinel -- "$script"
         done
         continue
@@ -84,7 +88,7 @@ for lang in "${languages[@]}"; do
         continue
     fi
     step "$script" unit
-    for server in "${servers[@]}"; do
+    for server in "${integration_servers[@]}"; do
         step python3 clients/testenv.py --redis-server "$server" --sentinel -- "$script" integration
     done
 done

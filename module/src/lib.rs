@@ -14,10 +14,10 @@
 //!   no Redis in it, unit- and property-tested over an in-memory store.
 //! - [`args`]: argument rules (pure; the bounds are the pool's; one
 //!   `unsafe`, an id already checked to be ASCII taken as text).
-//! - [`meta_cache`], [`seat_cache`], [`stats`], [`expiry`]: what the
-//!   process keeps in memory: the per-event copies of the meta hash and of
-//!   a seated event's layout and seat state, the `INFO ticket` counters,
-//!   the index of hold deadlines.
+//! - [`meta_cache`], [`seat_cache`], [`stats`], [`expiry`], [`migration`]:
+//!   what the process keeps in memory: the per-event copies of the meta
+//!   hash and of a seated event's layout and seat state, the `INFO ticket`
+//!   counters, the index of hold deadlines, the slots being imported.
 //! - [`host`]: the Redis side, the only FFI and every other `unsafe`:
 //!   command registration from the table it is handed, server events, the
 //!   Redis `Store` (native key API) and replication.
@@ -47,6 +47,7 @@ pub mod host;
 #[cfg(test)]
 mod layering;
 pub mod meta_cache;
+pub mod migration;
 #[cfg(not(test))]
 mod onload;
 pub mod pool;

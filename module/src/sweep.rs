@@ -60,6 +60,11 @@ fn sweep_once(ctx: &Context) {
     let mut offers = max;
     let mut again = Vec::new();
     for (db, event) in take_due(now, max) {
+        if crate::migration::importing(&event) {
+            // The source still owns it; the index is rebuilt when the
+            // import ends.
+            continue;
+        }
         // `take_due` only holds dbs that existed when noted.
         select_db(ctx, db);
         let access = if primary { Access::Write } else { Access::Read };

@@ -21,6 +21,13 @@ pub fn offers_channel(event: &str) -> String {
     format!("ticket:{{{event}}}:offers")
 }
 
+/// The cluster hash slot of every key of `event` (its hash tag `{E}`):
+/// CRC16 (XMODEM) of the event id, modulo 16384, as Redis and Valkey
+/// compute it.
+pub fn slot_of(event: &str) -> u16 {
+    crc16::State::<crc16::XMODEM>::calculate(event.as_bytes()) % 16384
+}
+
 /// Longest event or user id, in bytes (MySQL `VARCHAR(64)` holds them).
 pub const MAX_ID_LEN: usize = 64;
 
@@ -156,6 +163,14 @@ pub fn valid_user(user: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slots_are_the_servers() {
+        // CLUSTER KEYSLOT of the reference values and of an event's key.
+        assert_eq!(slot_of("123456789"), 0x31C3);
+        assert_eq!(slot_of("e1"), 4781);
+        assert_eq!(slot_of("concert-2026"), 3664);
+    }
     use proptest::prelude::*;
 
     #[test]

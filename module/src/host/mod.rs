@@ -4,7 +4,8 @@
 //!   the command table's rows, the configs, the cron's work), so nothing
 //!   here imports `cmd` or the sweep.
 //! - `register`: registration from a `Module`: the commands with one C
-//!   entry point per row, server events, configs.
+//!   entry point per row, server events, configs; `server`: Redis or
+//!   Valkey, and what follows from it (flags, module options).
 //! - `docs`: the `COMMAND DOCS` C structs built from the table.
 //! - `events`: keyspace and server events, and the cron loop's entry into
 //!   the module's cron work.
@@ -40,5 +41,6 @@ pub mod panic;
 pub mod register;
 mod replicate;
 mod seats;
+pub mod server;
 pub mod store;
 pub mod strings;

@@ -19,6 +19,7 @@ use redis_module::{Context, RedisError, RedisResult, Status};
 
 use super::argv::Argv;
 use super::command::{Command, Config, Flags, Module};
+use super::server::Server;
 use super::{docs, events};
 
 /// Registers everything `M` describes; run once from `RedisModule_OnLoad`.
@@ -26,20 +27,16 @@ pub fn load<M: Module>(ctx: &Context) -> Status {
     // After MODULE UNLOAD + LOAD the library may stay mapped with its
     // thread-locals, and nothing told us about changes in between.
     super::strings::forget_all_meta();
-    // Keys are signalled as modified only when a command really wrote
-    // them (see host::store), so no-op commands don't abort WATCH.
+    let server = Server::detect(ctx);
     // SAFETY: the API table is filled; called with the load context.
     unsafe {
         if let Some(set_options) = raw::RedisModule_SetModuleOptions {
-            set_options(
-                ctx.ctx,
-                raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as c_int,
-            );
+            set_options(ctx.ctx, server.module_options());
         }
     }
-    let loaded = events::subscribe_invalidations(ctx)
+    let loaded = events::subscribe_invalidations(ctx, &server)
         .map_err(str::to_owned)
-        .and_then(|()| register_commands::<M>(ctx))
+        .and_then(|()| register_commands::<M>(ctx, &server))
         .and_then(|()| events::subscribe_cron::<M>(ctx).map_err(str::to_owned))
         .and_then(|()| docs::register(ctx, M::COMMANDS));
     if let Err(why) = loaded {
@@ -139,12 +136,10 @@ fn entries<M: Module>() -> [Entry; ROWS] {
 }
 
 /// Registers every command of the table.
-fn register_commands<M: Module>(ctx: &Context) -> Result<(), String> {
+fn register_commands<M: Module>(ctx: &Context, server: &Server) -> Result<(), String> {
     const { assert!(M::COMMANDS.len() <= ROWS, "add entry points") };
-    // SAFETY: plain getter; absent before 6.0.9, then treated as old.
-    let version = unsafe { raw::RedisModule_GetServerVersion.map_or(0, |get| get()) };
     for (command, entry) in M::COMMANDS.iter().zip(entries::<M>()) {
-        create_command(ctx, command, entry, flags(command.flags, version))?;
+        create_command(ctx, command, entry, flags(command.flags, server))?;
         if let Some(category) = acl_category(command.flags) {
             set_acl_category(ctx, command, category);
         }
@@ -152,13 +147,13 @@ fn register_commands<M: Module>(ctx: &Context) -> Result<(), String> {
     Ok(())
 }
 
-/// Redis's flag string: `internal` exists from Redis 8.0, and an unknown
-/// flag makes `RedisModule_CreateCommand` fail.
-fn flags(flags: Flags, version: c_int) -> &'static std::ffi::CStr {
+/// The server's flag string: `internal` exists from Redis 8.0 (not on
+/// Valkey), and an unknown flag makes `RedisModule_CreateCommand` fail.
+fn flags(flags: Flags, server: &Server) -> &'static std::ffi::CStr {
     match flags {
         Flags::Write => c"write deny-oom",
         Flags::Read => c"readonly fast",
-        Flags::Replicated if version >= 0x08_00_00 => c"write internal",
+        Flags::Replicated if server.has_internal_flag() => c"write internal",
         Flags::Replicated => c"write",
     }
 }
