@@ -304,9 +304,9 @@ mod tests {
     use protocol::record::{Op, Record, Tickets};
 
     fn claim(ms: u64, user: &str) -> Entry {
-        Entry {
-            id: StreamId::new(ms, 0),
-            rec: Ok(Record {
+        Entry::new(
+            StreamId::new(ms, 0),
+            Ok(Record {
                 op: Op::Claim {
                     pick: None,
                     user: user.into(),
@@ -314,7 +314,7 @@ mod tests {
                 },
                 at: ms as i64,
             }),
-        }
+        )
     }
 
     #[test]

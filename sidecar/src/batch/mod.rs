@@ -457,12 +457,14 @@ mod tests {
 
     fn entries(ms: &[u64]) -> Vec<Entry> {
         ms.iter()
-            .map(|ms| Entry {
-                id: StreamId::new(*ms, 0),
-                rec: Ok(Record {
-                    op: Op::Open,
-                    at: *ms as i64,
-                }),
+            .map(|ms| {
+                Entry::new(
+                    StreamId::new(*ms, 0),
+                    Ok(Record {
+                        op: Op::Open,
+                        at: *ms as i64,
+                    }),
+                )
             })
             .collect()
     }

@@ -29,7 +29,7 @@ use crate::batch::seating::{init_layout, insert_seats, take_category};
 use crate::batch::sql::{
     draw_state, insert_event, insert_steps, pick_value, set_status, store_draw,
 };
-use crate::io::mysql::is_record_level;
+use crate::io::mysql::{insert_conflict, is_record_level};
 use crate::model::event::{status_of, Init};
 use crate::model::order::{Change, NewOrder, OrderStatus};
 use crate::model::seating::tally;
@@ -82,7 +82,8 @@ pub fn apply(
     Ok(())
 }
 
-/// Logs `c` and writes its `ticket_conflict` row.
+/// Logs `c` (its detail cut as its row's is) and writes its
+/// `ticket_conflict` row.
 fn record_conflict(
     tx: &mut Transaction<'_>,
     event: &str,
@@ -92,13 +93,9 @@ fn record_conflict(
         "event {event}: entry {} -> ticket_conflict ({}): {}",
         c.id,
         c.reason,
-        c.detail
+        c.row(event).detail
     );
-    let detail: String = c.detail.chars().take(1024).collect();
-    tx.exec_drop(
-        "INSERT INTO ticket_conflict (event_id, stream_id, user_id, ticket_number, reason, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, NOW(3))",
-        (event, c.id.to_string(), c.user.clone(), c.ticket, c.reason, detail),
-    )
+    insert_conflict(tx, event, c, false).map(|_| ())
 }
 
 /// Applies one record with explicit checks.

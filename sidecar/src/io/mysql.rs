@@ -75,13 +75,41 @@ pub fn record_conflict_once(
     event: &str,
     c: &Conflict,
 ) -> Result<bool, mysql::Error> {
-    let detail: String = c.detail.chars().take(1024).collect();
-    let id = c.id.to_string();
+    insert_conflict(tx, event, c, true)
+}
+
+/// Writes conflict `c`'s row, bounded by [`Conflict::row`] so no value
+/// can make it fail; with `once`, only when the entry has no conflict of
+/// that reason yet. True when written.
+pub fn insert_conflict(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    c: &Conflict,
+    once: bool,
+) -> Result<bool, mysql::Error> {
+    let r = c.row(event);
+    let unless = match once {
+        true => " WHERE NOT EXISTS (SELECT 1 FROM ticket_conflict WHERE event_id = ? AND stream_id = ? AND reason = ?)",
+        false => "",
+    };
+    let mut params: Vec<mysql::Value> = vec![
+        r.event.as_str().into(),
+        r.stream_id.as_str().into(),
+        r.user.into(),
+        r.ticket.into(),
+        r.reason.as_str().into(),
+        r.detail.into(),
+        r.sha256.into(),
+    ];
+    if once {
+        params.extend([r.event.into(), r.stream_id.into(), r.reason.into()]);
+    }
     tx.exec_drop(
-        "INSERT INTO ticket_conflict (event_id, stream_id, user_id, ticket_number, reason, detail, created_at) \
-         SELECT ?, ?, ?, ?, ?, ?, NOW(3) FROM DUAL WHERE NOT EXISTS \
-         (SELECT 1 FROM ticket_conflict WHERE event_id = ? AND stream_id = ? AND reason = ?)",
-        (event, &id, c.user.clone(), c.ticket, c.reason, detail, event, &id, c.reason),
+        format!(
+            "INSERT INTO ticket_conflict (event_id, stream_id, user_id, ticket_number, reason, detail, entry_sha256, created_at) \
+             SELECT ?, ?, ?, ?, ?, ?, ?, NOW(3) FROM DUAL{unless}"
+        ),
+        params,
     )?;
     Ok(tx.affected_rows() > 0)
 }

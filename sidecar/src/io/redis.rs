@@ -2,7 +2,8 @@
 //!
 //! Replies are parsed from raw [`redis::Value`]s (RESP2 arrays or RESP3 maps)
 //! so that a strange entry becomes a [`protocol::record::Malformed`] instead of a
-//! client-side type error that would stall the stream. Key names follow
+//! client-side type error that would stall the stream; each entry keeps its
+//! size and SHA-256 as read ([`Entry::read`]). Key names follow
 //! docs/design.md, "Keys": `ticket:{E}:log`, `ticket:{E}:meta`, `ticket:{E}:holders`.
 
 use std::collections::HashMap;
@@ -15,7 +16,6 @@ use super::sentinel::{self, Guarded};
 use crate::model::live::redis_users;
 use crate::model::{Entry, Live};
 use protocol::keys::{self, Part};
-use protocol::record::decode_entry;
 use protocol::StreamId;
 
 /// The log key of an event.
@@ -290,10 +290,7 @@ pub fn take_entries(event: &str, v: Value) -> Vec<Entry> {
             continue;
         };
         let fields = parts.next().map(take_pairs).unwrap_or_default();
-        out.push(Entry {
-            id,
-            rec: decode_entry(event, Some(id), &fields),
-        });
+        out.push(Entry::read(event, id, &fields));
     }
     out
 }

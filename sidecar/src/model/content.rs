@@ -91,10 +91,7 @@ mod tests {
     use protocol::StreamId;
 
     fn entry(op: Op) -> Entry {
-        Entry {
-            id: StreamId::new(5, 0),
-            rec: Ok(Record { op, at: 77 }),
-        }
+        Entry::new(StreamId::new(5, 0), Ok(Record { op, at: 77 }))
     }
 
     #[test]
@@ -141,15 +138,15 @@ mod tests {
         assert_ne!(digest(&a), digest(&b));
         assert_eq!(digest(&a), digest(&a.clone()));
         assert_eq!(digest(&a).len(), 16);
-        let bad = Entry {
-            id: StreamId::new(1, 0),
-            rec: Err(Malformed {
+        let bad = Entry::new(
+            StreamId::new(1, 0),
+            Err(Malformed {
                 reason: "x".into(),
                 user: None,
                 ticket: None,
                 raw: "op=claim user=u".into(),
             }),
-        };
+        );
         let t = text("e", &bad);
         assert!(record_of("e", &t).is_none());
         assert!(pairs(&t).is_empty());

@@ -1,5 +1,6 @@
-//! The sidecar's shared model, below every other layer: a log [`Entry`],
-//! the [`Conflict`]s and [`Outcome`] of a batch, an event's row as MySQL
+//! The sidecar's shared model, below every other layer: a log [`Entry`]
+//! (with its size and SHA-256 as read), the [`Conflict`]s (and the one
+//! shape of their rows) and [`Outcome`] of a batch, an event's row as MySQL
 //! holds it ([`event`]: its init, its state, the quarantine [`Reason`] and
 //! [`Evidence`]), an order's rows ([`order`]: status, changes, new orders),
 //! a user's live tickets ([`Live`]), an entry's canonical content as the
@@ -7,6 +8,7 @@
 //! stocks ([`seating`]), and time formatting. Nothing here does
 //! I/O or imports another layer.
 
+pub mod conflict;
 pub mod content;
 pub mod entry;
 pub mod event;
@@ -16,7 +18,8 @@ pub mod outcome;
 pub mod seating;
 pub mod time;
 
+pub use conflict::Conflict;
 pub use entry::Entry;
 pub use event::{EventState, Evidence, Reason};
 pub use live::Live;
-pub use outcome::{Conflict, Outcome};
+pub use outcome::Outcome;

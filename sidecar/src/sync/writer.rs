@@ -218,12 +218,14 @@ mod tests {
 
     fn batch(event: &str, after: u64, ids: std::ops::RangeInclusive<u64>) -> Batch {
         let entries = ids
-            .map(|ms| Entry {
-                id: StreamId::new(ms, 0),
-                rec: Ok(protocol::record::Record {
-                    op: protocol::record::Op::Open,
-                    at: ms as i64,
-                }),
+            .map(|ms| {
+                Entry::new(
+                    StreamId::new(ms, 0),
+                    Ok(protocol::record::Record {
+                        op: protocol::record::Op::Open,
+                        at: ms as i64,
+                    }),
+                )
             })
             .collect();
         Batch {

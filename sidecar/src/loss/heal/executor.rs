@@ -217,16 +217,15 @@ fn logged(event: &str, e: Entry) -> Logged {
     }
 }
 
+/// A journal's entry, for its conflict (user, tickets).
 fn entry_of(l: &Logged) -> Entry {
-    Entry {
-        id: l.id,
-        rec: l.rec.clone().ok_or_else(|| protocol::record::Malformed {
-            reason: "malformed".into(),
-            user: None,
-            ticket: None,
-            raw: l.text.clone(),
-        }),
-    }
+    let rec = l.rec.clone().ok_or_else(|| protocol::record::Malformed {
+        reason: "malformed".into(),
+        user: None,
+        ticket: None,
+        raw: l.text.clone(),
+    });
+    Entry::new(l.id, rec)
 }
 
 /// The heal: the plan, the re-applications in Redis, then MySQL.

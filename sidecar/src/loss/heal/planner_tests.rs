@@ -382,10 +382,7 @@ impl Mysql {
 }
 
 fn logged(id: StreamId, r: Record) -> Logged {
-    let entry = crate::model::Entry {
-        id,
-        rec: Ok(r.clone()),
-    };
+    let entry = crate::model::Entry::new(id, Ok(r.clone()));
     Logged {
         id,
         text: crate::model::content::text("e", &entry),
