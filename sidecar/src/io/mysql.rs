@@ -1,19 +1,23 @@
 //! MySQL: connecting (UTC session, found-rows, timeouts, TLS from the
-//! `conn` crate), migrating, and the queries shared by the layers above —
-//! writing a conflict or a quarantine, and the reads of offsets, events,
-//! stock and live tickets. Record-level server errors
-//! (duplicate key, value out of range, ...) are told apart here
-//! ([`is_record_level`]): they mean "this data is wrong", everything else
-//! is retried. Applying a batch lives in `batch`.
+//! `conn` crate, the server's `max_allowed_packet` noted), migrating, and
+//! the queries shared by the layers above — writing a conflict or a
+//! quarantine, and the reads of offsets, events, stock and live tickets.
+//! Record-level server errors (duplicate key, value out of range, a packet
+//! too large, ...) are told apart here ([`is_record_level`]): they mean
+//! "this data is wrong", everything else is retried. Applying a batch
+//! lives in `batch`.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use mysql::consts::CapabilityFlags;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Transaction};
+use mysql_common::proto::codec::error::PacketCodecError;
 
 use crate::model::live::mysql_users;
+use crate::model::poison::MIN_PACKET;
 use crate::model::{Conflict, Evidence, Live};
 use protocol::StreamId;
 
@@ -26,25 +30,49 @@ mod embedded {
 const RECORD_LEVEL_CODES: &[u16] = &[
     1048, // column cannot be null
     1062, // duplicate entry
+    1153, // a packet larger than max_allowed_packet
     1264, // out of range
     1265, // data truncated
     1292, // incorrect datetime value
+    1301, // a result larger than max_allowed_packet
     1366, // incorrect string value
     1406, // data too long
+    1452, // a foreign key (added by hand) refuses the row
     3819, // MySQL: check constraint violated
     4025, // MariaDB: check constraint violated
 ];
 
-/// True when `e` is a server error about one record's data.
+/// True when `e` is an error about one record's data: a server error of
+/// [`RECORD_LEVEL_CODES`], or a statement the client refused to send
+/// because it is larger than the session's `max_allowed_packet`.
 pub fn is_record_level(e: &mysql::Error) -> bool {
-    matches!(e, mysql::Error::MySqlError(me) if RECORD_LEVEL_CODES.contains(&me.code))
+    match e {
+        mysql::Error::MySqlError(me) => RECORD_LEVEL_CODES.contains(&me.code),
+        mysql::Error::CodecError(PacketCodecError::PacketTooLarge) => true,
+        _ => false,
+    }
+}
+
+/// `max_allowed_packet` of the last session opened (0 before the first).
+static PACKET: AtomicU64 = AtomicU64::new(0);
+
+/// The server's `max_allowed_packet`, as the last connection read it (0:
+/// not known yet).
+pub fn packet_limit() -> u64 {
+    PACKET.load(Ordering::Relaxed)
 }
 
 /// Opens a connection: UTC session, found-rows semantics for UPDATE (a
 /// no-op `remaining_stock - 0` still counts as matched), bounded timeouts,
-/// TLS when `--mysql-ca` is given (see `conn::mysql`).
+/// TLS when `--mysql-ca` is given (see `conn::mysql`); notes the server's
+/// `max_allowed_packet` ([`packet_limit`]).
 pub fn connect(url: &str) -> Result<Conn, mysql::Error> {
+    open(url, Vec::new())
+}
+
+fn open(url: &str, mut init: Vec<String>) -> Result<Conn, mysql::Error> {
     let url_opts = Opts::from_url(url)?;
+    init.insert(0, "SET time_zone = '+00:00'".into());
     let opts = conn::installed()
         .mysql
         .opts(OptsBuilder::from_opts(url_opts.clone()), &url_opts)
@@ -52,8 +80,23 @@ pub fn connect(url: &str) -> Result<Conn, mysql::Error> {
         .tcp_connect_timeout(Some(Duration::from_secs(5)))
         .read_timeout(Some(Duration::from_secs(30)))
         .write_timeout(Some(Duration::from_secs(30)))
-        .init(vec!["SET time_zone = '+00:00'"]);
-    Conn::new(opts)
+        .init(init);
+    let mut c = Conn::new(opts)?;
+    note_packet(c.query_first("SELECT @@max_allowed_packet")?.unwrap_or(0));
+    Ok(c)
+}
+
+/// Remembers the server's `max_allowed_packet`; a change is logged, and a
+/// warning given below [`MIN_PACKET`].
+fn note_packet(packet: u64) {
+    if PACKET.swap(packet, Ordering::Relaxed) == packet {
+        return;
+    }
+    if packet < MIN_PACKET {
+        log::warn!("MySQL's max_allowed_packet is {packet} bytes, below the {MIN_PACKET} the sidecar needs: raise it (docs/operations.md)");
+    } else {
+        log::info!("MySQL's max_allowed_packet is {packet} bytes");
+    }
 }
 
 /// Applies the embedded `migrations/` (idempotent); returns applied names.

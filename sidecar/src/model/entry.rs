@@ -1,13 +1,25 @@
 //! One entry of an event's log as the sidecar reads it: its stream id, the
 //! record decoded from its fields (or why it could not be decoded), and
 //! what it was as read from Redis ([`Raw`]: its size and SHA-256), which
-//! a conflict row names. Pure.
+//! a conflict row names and which tells an entry MySQL can never take
+//! ([`MAX_ENTRY_BYTES`]) from the rest. Pure.
 
 use sha2::{Digest, Sha256};
 
 use protocol::draw::hex;
 use protocol::record::{decode_entry, Malformed, Record};
 use protocol::StreamId;
+
+/// Most bytes (field names and values summed) an entry may have. The
+/// largest legal entry is an `init` carrying a seated layout of at most
+/// `protocol::seats::MAX_LAYOUT_BYTES` (4 MiB) in its stored form, plus a
+/// few hundred bytes of other fields: twice that leaves room for any
+/// release's additions. A larger entry was not written by the module; it
+/// is never decoded nor sent to MySQL in full (a `too_large` conflict).
+pub const MAX_ENTRY_BYTES: u64 = 8 << 20;
+
+/// How much of a too-large entry's fields a conflict shows.
+const SHOWN_CHARS: usize = 1000;
 
 /// One stream entry, decoded or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +61,11 @@ impl Raw {
         }
     }
 
+    /// Beyond [`MAX_ENTRY_BYTES`]: MySQL is never sent it.
+    pub fn too_large(&self) -> bool {
+        self.bytes > MAX_ENTRY_BYTES
+    }
+
     /// The SHA-256 as 64 hex digits, when known.
     pub fn sha256_hex(&self) -> Option<String> {
         self.sha256.map(|d| hex(&d))
@@ -65,13 +82,66 @@ impl Entry {
         }
     }
 
-    /// Entry `id` of `event`'s log as read from Redis, decoded.
+    /// Entry `id` of `event`'s log as read from Redis: decoded, unless it
+    /// is larger than [`MAX_ENTRY_BYTES`] (then not even copied: only its
+    /// head is shown).
     pub fn read(event: &str, id: StreamId, fields: &[(Vec<u8>, Vec<u8>)]) -> Entry {
-        Entry {
-            id,
-            rec: decode_entry(event, Some(id), fields),
-            raw: Raw::of(fields),
+        let raw = Raw::of(fields);
+        let rec = match raw.too_large() {
+            true => Err(Malformed {
+                reason: format!(
+                    "the entry has {} bytes, more than the {MAX_ENTRY_BYTES} an entry may have",
+                    raw.bytes
+                ),
+                user: None,
+                ticket: None,
+                raw: shown(fields, SHOWN_CHARS),
+            }),
+            false => decode_entry(event, Some(id), fields),
+        };
+        Entry { id, rec, raw }
+    }
+}
+
+/// `name=value name=value` of `fields`, at most `limit` characters,
+/// control characters dropped, reading no more of each field than it
+/// shows (a field may hold megabytes).
+pub fn shown(fields: &[(Vec<u8>, Vec<u8>)], limit: usize) -> String {
+    let mut out = String::new();
+    let parts = fields.iter().flat_map(|(k, v)| [k, v]).enumerate();
+    for (i, part) in parts {
+        let used = out.chars().count();
+        if used >= limit {
+            break;
         }
+        out.push_str(match (i % 2, used) {
+            (0, 0) => "",
+            (0, _) => " ",
+            _ => "=",
+        });
+        // 4 bytes per char at most: enough bytes for what is left.
+        let head = &part[..part.len().min(4 * (limit - used))];
+        let text = String::from_utf8_lossy(head);
+        out.extend(text.chars().filter(|c| !c.is_control()));
+    }
+    out.chars().take(limit).collect()
+}
+
+#[cfg(test)]
+impl Entry {
+    /// An init at `ms`, seated with a layout of `layout` bytes (not a
+    /// valid one: only its size matters) or unseated (None).
+    pub fn test_init(ms: u64, layout: Option<usize>) -> Entry {
+        let op = protocol::record::Op::Init {
+            total: 1,
+            opens_at: 0,
+            closes_at: 0,
+            checkout: Default::default(),
+            incarnation: None,
+            draw: None,
+            layout: layout.map(|n| "x".repeat(n)),
+        };
+        Entry::new(StreamId::new(ms, 0), Ok(Record { op, at: 1 }))
     }
 }
 
@@ -93,5 +163,30 @@ mod tests {
         let want = hex(&Sha256::digest(b"2:ab,1:c,"));
         assert_eq!(a.sha256_hex(), Some(want));
         assert_eq!(Raw::default().sha256_hex(), None);
+    }
+
+    #[test]
+    fn an_entry_beyond_the_bound_is_not_decoded_and_shows_its_head() {
+        let big = vec![b'x'; MAX_ENTRY_BYTES as usize];
+        let fields = pairs(&[(b"op", b"init"), (b"layout", &big)]);
+        let e = Entry::read("e", StreamId::new(1, 0), &fields);
+        assert!(e.raw.too_large());
+        let Err(m) = &e.rec else {
+            panic!("decoded: {e:?}")
+        };
+        assert!(m.reason.contains("more than the 8388608"), "{}", m.reason);
+        assert_eq!(m.raw.chars().count(), SHOWN_CHARS);
+        assert!(m.raw.starts_with("op=init layout=xxx"), "{}", m.raw);
+        let small = pairs(&[(b"op", b"open"), (b"event", b"e"), (b"at", b"5")]);
+        let e = Entry::read("e", StreamId::new(5, 0), &small);
+        assert!(e.rec.is_ok() && !e.raw.too_large() && e.raw.sha256.is_some());
+    }
+
+    #[test]
+    fn shown_drops_control_bytes_and_bad_utf8_and_stops_at_the_limit() {
+        let fields = pairs(&[(b"us\0er", b"a\xff\x01b"), (b"k", b"v")]);
+        assert_eq!(shown(&fields, 100), "user=a\u{fffd}b k=v");
+        assert_eq!(shown(&fields, 4), "user");
+        assert_eq!(shown(&[], 4), "");
     }
 }

@@ -5,7 +5,8 @@
 //! [`Evidence`]), an order's rows ([`order`]: status, changes, new orders),
 //! a user's live tickets ([`Live`]), an entry's canonical content as the
 //! heal compares it ([`content`]), a seated event's seat rows and category
-//! stocks ([`seating`]), and time formatting. Nothing here does
+//! stocks ([`seating`]), the entries MySQL cannot take ([`poison`]), and
+//! time formatting. Nothing here does
 //! I/O or imports another layer.
 
 pub mod conflict;
@@ -15,6 +16,7 @@ pub mod event;
 pub mod live;
 pub mod order;
 pub mod outcome;
+pub mod poison;
 pub mod seating;
 pub mod time;
 

@@ -693,3 +693,23 @@ fn the_model_sees_both_outcomes_and_colliding_ids() {
         "reapplied {reapplied}, undone {undone}"
     );
 }
+
+#[test]
+fn a_lost_seated_init_journaled_as_a_stand_in_is_unhealable() {
+    use crate::model::content::{self, MAX_TEXT_BYTES};
+    let id = StreamId::new(9, 0);
+    let init = crate::model::Entry::test_init(9, Some(MAX_TEXT_BYTES));
+    let text = content::text("e", &init);
+    // as the heal reads it back from the journal: no record, only its op
+    let lost = Logged {
+        id,
+        rec: content::record_of("e", &text),
+        text,
+    };
+    assert!(lost.rec.is_none());
+    let fates = decide(&[lost], &[]);
+    assert!(
+        matches!(&fates[..], [Fate::Unhealable(why)] if why.contains("op=init 9-0")),
+        "{fates:?}"
+    );
+}
