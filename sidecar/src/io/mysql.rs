@@ -53,6 +53,16 @@ pub fn is_record_level(e: &mysql::Error) -> bool {
     }
 }
 
+/// True when `e` is a lock wait that ran out (`innodb_lock_wait_timeout`).
+pub fn is_lock_wait(e: &mysql::Error) -> bool {
+    matches!(e, mysql::Error::MySqlError(me) if me.code == 1205)
+}
+
+/// How long a writer or the verifier waits for a row lock (the default is
+/// 50 s): a thread that serves many events must not sit that long on one
+/// whose offset row another session holds; the batch is retried later.
+pub const LOCK_WAIT_SECS: u32 = 2;
+
 /// `max_allowed_packet` of the last session opened (0 before the first).
 static PACKET: AtomicU64 = AtomicU64::new(0);
 
@@ -68,6 +78,17 @@ pub fn packet_limit() -> u64 {
 /// `max_allowed_packet` ([`packet_limit`]).
 pub fn connect(url: &str) -> Result<Conn, mysql::Error> {
     open(url, Vec::new())
+}
+
+/// [`connect`], for a thread that takes offset locks beside the drain (a
+/// writer, the verifier): lock waits end after [`LOCK_WAIT_SECS`].
+pub fn connect_locking(url: &str) -> Result<Conn, mysql::Error> {
+    open(
+        url,
+        vec![format!(
+            "SET SESSION innodb_lock_wait_timeout = {LOCK_WAIT_SECS}"
+        )],
+    )
 }
 
 fn open(url: &str, mut init: Vec<String>) -> Result<Conn, mysql::Error> {
