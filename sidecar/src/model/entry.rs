@@ -50,7 +50,8 @@ impl Raw {
         let mut h = Sha256::new();
         let mut bytes = 0u64;
         for part in fields.iter().flat_map(|(k, v)| [k, v]) {
-            h.update(format!("{}:", part.len()));
+            h.update(decimal(part.len(), &mut [0; 20]));
+            h.update(b":");
             h.update(part);
             h.update(b",");
             bytes = bytes.saturating_add(part.len() as u64);
@@ -69,6 +70,20 @@ impl Raw {
     /// The SHA-256 as 64 hex digits, when known.
     pub fn sha256_hex(&self) -> Option<String> {
         self.sha256.map(|d| hex(&d))
+    }
+}
+
+/// `n` in decimal, written into `buf` (no allocation: every entry read
+/// is hashed, on the drain's hot path).
+fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &[u8] {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[at..];
+        }
     }
 }
 
@@ -162,6 +177,9 @@ mod tests {
         // sha256("2:ab,1:c,"), as `printf '2:ab,1:c,' | sha256sum` says
         let want = hex(&Sha256::digest(b"2:ab,1:c,"));
         assert_eq!(a.sha256_hex(), Some(want));
+        let long = Raw::of(&pairs(&[(b"abcdefghijkl", b"")]));
+        let want = hex(&Sha256::digest(b"12:abcdefghijkl,0:,"));
+        assert_eq!(long.sha256_hex(), Some(want));
         assert_eq!(Raw::default().sha256_hex(), None);
     }
 
