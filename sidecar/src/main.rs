@@ -132,6 +132,10 @@ enum Command {
         /// differs with a change under way
         #[arg(long, value_name = "SECS", default_value_t = 0)]
         wait: u64,
+        /// Report an event STUCK when its first entry beyond MySQL's
+        /// offset has waited longer than SECS
+        #[arg(long, value_name = "SECS", default_value_t = 60)]
+        stuck_after: u64,
     },
     /// Restore an event in Redis from MySQL (prints the plan; acts with --apply)
     Rebuild {
@@ -292,10 +296,18 @@ fn run_command(command: Command, urls: Urls, stop: Arc<AtomicBool>) -> Result<Ex
             };
             run(urls, opts, stop)
         }
-        Command::Reconcile { event, wait } => {
+        Command::Reconcile {
+            event,
+            wait,
+            stuck_after,
+        } => {
             let (mut my, mut rc, redis_url) = admin_conns(urls, &stop)?;
-            let wait = Duration::from_secs(wait);
-            reconcile::run(&mut my, &mut rc, &redis_url, event, wait, &stop)
+            let opts = reconcile::Options {
+                only: event,
+                wait: Duration::from_secs(wait),
+                stuck_after: Duration::from_secs(stuck_after),
+            };
+            reconcile::run(&mut my, &mut rc, &redis_url, opts, &stop)
         }
         Command::Rebuild {
             event,

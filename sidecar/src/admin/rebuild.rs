@@ -669,9 +669,9 @@ mod tests {
 
     #[test]
     fn discarded_entries_are_shown_as_their_fields() {
-        let claim = Entry {
-            id: StreamId::new(7, 1),
-            rec: Ok(protocol::record::Record {
+        let claim = Entry::new(
+            StreamId::new(7, 1),
+            Ok(protocol::record::Record {
                 op: protocol::record::Op::Claim {
                     pick: None,
                     user: "u1".into(),
@@ -679,7 +679,7 @@ mod tests {
                 },
                 at: 5,
             }),
-        };
+        );
         assert_eq!(render("e", &claim), "op=claim user=u1 ticket=3 at=5");
         let c = discarded("e", &claim);
         assert_eq!(

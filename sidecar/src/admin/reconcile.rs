@@ -19,6 +19,12 @@
 //! LOST (vanished): ...` when Redis lost it entirely) and counts as drift,
 //! naming the `rebuild` command that repairs it. An event MySQL has as
 //! dropped (an applied `op=drop`) prints `E: dropped`: not drift.
+//!
+//! An event whose first log entry beyond MySQL's offset has waited longer
+//! than `--stuck-after` (by Redis's clock, which stamped it) is reported
+//! `E: STUCK: ...` first: the sidecar is not applying it (a batch MySQL
+//! keeps refusing, or no sidecar running), which its log and
+//! `ticketgate_event_stuck_seconds` explain.
 //! Exit status: 0 = consistent, 1 = drift, 2 = could not compare.
 
 use std::collections::{BTreeSet, HashMap};
@@ -44,6 +50,18 @@ pub fn loss_line(event: &str, code: &str, text: &str, live: bool) -> String {
     }
 }
 
+/// What `reconcile` is asked.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Only this event (else every event either side knows).
+    pub only: Option<String>,
+    /// How long to wait for the logs to drain and a change under way to
+    /// settle.
+    pub wait: Duration,
+    /// An entry beyond MySQL's offset older than this is reported stuck.
+    pub stuck_after: Duration,
+}
+
 /// Runs `reconcile`: every event (or `only`), after waiting up to `wait`
 /// for the logs to drain and for differences with a change under way to
 /// settle.
@@ -51,12 +69,11 @@ pub fn run(
     my: &mut mysql::Conn,
     rc: &mut redisio::Conn,
     redis_url: &str,
-    only: Option<String>,
-    wait: Duration,
+    opts: Options,
     stop: &AtomicBool,
 ) -> Result<ExitCode, String> {
     let rows = rows_by_event(my)?;
-    let events: Vec<String> = match only {
+    let events: Vec<String> = match opts.only {
         Some(e) => vec![e],
         None => {
             let found = redisio::scan_all(redis_url, rc, protocol::keys::Part::Meta, "hash")
@@ -73,13 +90,17 @@ pub fn run(
                 .is_none_or(|r| !r.dropped && r.quarantine.is_none())
         })
         .collect();
-    let deadline = Instant::now() + wait;
+    let deadline = Instant::now() + opts.wait;
     wait_drained(rc, &draining, deadline, stop)?;
     // read again: the sidecar may have applied (or quarantined) meanwhile
     let rows = rows_by_event(my)?;
     let mut drift = 0usize;
     for e in &events {
-        let report = settled_report(my, rc, e, rows.get(e), deadline, stop)?;
+        let mut report = settled_report(my, rc, e, rows.get(e), deadline, stop)?;
+        if let Some(line) = stuck(rc, e, rows.get(e), opts.stuck_after)? {
+            report.lines.insert(0, line);
+            report.differences += 1;
+        }
         for line in &report.lines {
             println!("{line}");
         }
@@ -101,6 +122,43 @@ pub fn run(
         println!("consistent: {} event(s) checked", events.len());
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// The STUCK line of `e` (see [`stuck_line`]); none for an event that is
+/// dropped or quarantined (its own line says why nothing is applied).
+fn stuck(
+    rc: &mut redisio::Conn,
+    e: &str,
+    row: Option<&Row>,
+    after: Duration,
+) -> Result<Option<String>, String> {
+    if row.is_some_and(|r| r.dropped || r.quarantine.is_some()) {
+        return Ok(None);
+    }
+    let redis_err = |err: redis::RedisError| format!("Redis, event {e}: {err}");
+    let offset = row.map_or(StreamId::ZERO, |r| r.offset);
+    let first = redisio::first_after(rc.as_dyn(), e, offset).map_err(redis_err)?;
+    let Some(first) = first else { return Ok(None) };
+    let now = redisio::time_ms(rc.as_dyn()).map_err(redis_err)?;
+    Ok(stuck_line(e, offset, first, now, after))
+}
+
+/// The line of `event` when `first`, its first log entry beyond MySQL's
+/// `offset`, has waited longer than `after` at `now_ms` (Redis's clock).
+pub fn stuck_line(
+    event: &str,
+    offset: StreamId,
+    first: StreamId,
+    now_ms: u64,
+    after: Duration,
+) -> Option<String> {
+    let waited = Duration::from_millis(now_ms.saturating_sub(first.ms));
+    (waited > after).then(|| {
+        format!(
+            "{event}: STUCK: entry {first} has waited {} s beyond MySQL's offset {offset}: the sidecar is not applying it -- see its log (\"event {event}: ... not applied\") and ticketgate_event_stuck_seconds{{event=\"{event}\"}}",
+            waited.as_secs()
+        )
+    })
 }
 
 /// MySQL's rows, by event.
@@ -481,6 +539,24 @@ mod tests {
         assert_eq!(diff("e", Some(&a), None).len(), 6);
         assert!(diff("e", None, Some(&b))[0].contains("e: LOST"));
         assert_eq!(diff("e", None, None).len(), 1);
+    }
+
+    #[test]
+    fn an_entry_waiting_longer_than_the_bound_is_named_stuck() {
+        let (offset, first) = (StreamId::new(1_000, 3), StreamId::new(5_000, 0));
+        let after = Duration::from_secs(60);
+        assert_eq!(stuck_line("e", offset, first, 65_000, after), None);
+        let line = stuck_line("e", offset, first, 65_001, after).unwrap_or_default();
+        assert!(
+            line.starts_with("e: STUCK: entry 5000-0 has waited 60 s beyond MySQL's offset 1000-3"),
+            "{line}"
+        );
+        assert!(
+            line.contains("ticketgate_event_stuck_seconds{event=\"e\"}"),
+            "{line}"
+        );
+        // a Redis clock behind the entry's id is no wait at all
+        assert_eq!(stuck_line("e", offset, first, 10, Duration::ZERO), None);
     }
 
     #[test]

@@ -479,10 +479,7 @@ mod tests {
         let entries: Vec<Entry> = ops
             .into_iter()
             .enumerate()
-            .map(|(i, op)| Entry {
-                id: StreamId::new(5, i as u64),
-                rec: Ok(Record { op, at: 1000 }),
-            })
+            .map(|(i, op)| Entry::new(StreamId::new(5, i as u64), Ok(Record { op, at: 1000 })))
             .collect();
         match plan(StreamId::ZERO, &entries, None).1 {
             Plan::Fast(fp) => *fp,

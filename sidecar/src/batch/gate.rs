@@ -85,7 +85,7 @@ pub fn gate(event: &str, state: Option<&EventState>, offset: StreamId, todo: &[E
         });
     let quarantined = state.is_some_and(|s| s.quarantined);
     if let Some((i, r, from)) = restore {
-        return restore_gate(event, state, offset, i, r, from);
+        return restore_gate(event, state, offset, (i, &todo[i]), r, from);
     }
     if let Some(discard) = reused_after_drop(state, todo) {
         return discard;
@@ -130,7 +130,7 @@ fn restore_gate(
     event: &str,
     state: Option<&EventState>,
     offset: StreamId,
-    i: usize,
+    (i, entry): (usize, &Entry),
     r: Restore,
     from: StreamId,
 ) -> Gate {
@@ -152,13 +152,7 @@ fn restore_gate(
             reason: Reason::RestoreMismatch,
             text: format!("event {event}: {detail}"),
         }),
-        conflict: Some(Conflict {
-            id: r.id,
-            reason: "restore_mismatch",
-            user: None,
-            ticket: None,
-            detail,
-        }),
+        conflict: Some(Conflict::about(entry, "restore_mismatch", detail)),
     }
 }
 
@@ -195,10 +189,7 @@ mod tests {
     use protocol::record::{Checkout, Record, Tickets};
 
     fn entry(ms: u64, op: Op) -> Entry {
-        Entry {
-            id: StreamId::new(ms, 0),
-            rec: Ok(Record { op, at: ms as i64 }),
-        }
+        Entry::new(StreamId::new(ms, 0), Ok(Record { op, at: ms as i64 }))
     }
 
     fn init(inc: Option<u64>) -> Op {

@@ -5,7 +5,9 @@
 //!
 //! * MySQL: `ticket_journal` holds the applied entries of each event (ids
 //!   and canonical content), one row per batch of up to [`PER_ROW`] entries,
-//!   in a ring of [`SLOTS`] rows (the daemon's MySQL user may not DELETE),
+//!   in a ring of [`SLOTS`] rows (the daemon's MySQL user may not DELETE;
+//!   a row also closes at [`ROW_BYTES`], a statement at [`STATEMENT_BYTES`],
+//!   so both fit any `max_allowed_packet` of 1 MiB or more),
 //!   and `ticket_sync_offset.anchor` the digest of the entry at the
 //!   offset; both are written in the batch's own transaction: the rows
 //!   ([`rows`], pure) in one multi-row upsert ([`write_rows`]), the
@@ -43,6 +45,10 @@ pub const SLOTS: i64 = 4096;
 
 /// Most entries in one journal row.
 pub const PER_ROW: usize = 500;
+
+/// A journal row takes no more entries once its content reaches this
+/// (a sale's 500 entries are about 50 KB; a seated init's stand-in 150 B).
+pub const ROW_BYTES: usize = 256 << 10;
 
 /// Separates entries in a journal row, and an entry's id from its text.
 pub const ENTRY_SEP: char = '\u{1e}';
@@ -111,7 +117,9 @@ impl Journal {
 
 /// The journal rows of `applied` (ascending, just applied) from row
 /// `seq` on, and the anchor: pure, so the writer sends them in one
-/// statement (see [`write_rows`]).
+/// statement (see [`write_rows`]). A row closes at [`PER_ROW`] entries or
+/// once its content reaches [`ROW_BYTES`], so a row (each text bounded by
+/// `content::MAX_TEXT_BYTES`) always fits a statement.
 pub fn rows(event: &str, applied: &[Entry], seq: i64) -> Journal {
     let mut out = Journal {
         rows: Vec::with_capacity(applied.len().div_ceil(PER_ROW)),
@@ -119,23 +127,27 @@ pub fn rows(event: &str, applied: &[Entry], seq: i64) -> Journal {
         last: applied.last().map(|e| e.id),
         next_seq: seq,
     };
-    for chunk in applied.chunks(PER_ROW) {
-        let mut content = String::with_capacity(chunk.len() * 96);
-        for (i, e) in chunk.iter().enumerate() {
-            if i > 0 {
-                content.push(ENTRY_SEP);
-            }
-            // Writing into a String cannot fail.
-            let _ = write!(content, "{}{ID_SEP}", e.id);
-            let from = content.len();
-            content::write_text(&mut content, event, e);
-            if Some(e.id) == out.last {
-                out.anchor = Some(content::digest(&content[from..]));
-            }
+    let mut content = String::new();
+    let mut count = 0;
+    for (i, e) in applied.iter().enumerate() {
+        if count > 0 {
+            content.push(ENTRY_SEP);
         }
-        let row_last = chunk.last().map_or(StreamId::ZERO, |e| e.id);
-        out.rows.push((out.next_seq, row_last, content));
-        out.next_seq += 1;
+        // Writing into a String cannot fail.
+        let _ = write!(content, "{}{ID_SEP}", e.id);
+        let from = content.len();
+        content::write_text(&mut content, event, e);
+        count += 1;
+        let last = i + 1 == applied.len();
+        if last {
+            out.anchor = Some(content::digest(&content[from..]));
+        }
+        if last || count == PER_ROW || content.len() >= ROW_BYTES {
+            out.rows
+                .push((out.next_seq, e.id, std::mem::take(&mut content)));
+            out.next_seq += 1;
+            count = 0;
+        }
     }
     out
 }
@@ -161,18 +173,24 @@ pub fn record(tx: &mut Transaction<'_>, event: &str, applied: &[Entry]) -> mysql
     Ok(())
 }
 
-/// Most journal rows in one statement (16 x 500 entries, well under
-/// `max_allowed_packet`).
+/// Most journal rows in one statement (16 x 500 entries of a sale: about
+/// 800 KB).
 const ROWS_PER_STATEMENT: usize = 16;
 
+/// A statement takes no more rows once their content reaches this: with a
+/// row of at most [`ROW_BYTES`] plus one text, a statement stays under
+/// `model::poison::MIN_PACKET`.
+pub const STATEMENT_BYTES: usize = 512 << 10;
+
 /// Writes journal rows (seq, last entry, content) of `event`, each in its
-/// slot of the ring: one statement for up to [`ROWS_PER_STATEMENT`].
+/// slot of the ring: one statement for up to [`ROWS_PER_STATEMENT`] rows
+/// or [`STATEMENT_BYTES`] of content.
 pub fn write_rows(
     tx: &mut impl Queryable,
     event: &str,
     rows: &[(i64, StreamId, String)],
 ) -> mysql::Result<()> {
-    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+    for chunk in statements(rows) {
         let mut params: Vec<mysql::Value> = Vec::with_capacity(chunk.len() * 5);
         for (seq, last, content) in chunk {
             params.extend([
@@ -193,6 +211,23 @@ pub fn write_rows(
         )?;
     }
     Ok(())
+}
+
+/// `rows` cut into the groups [`write_rows`] sends as one statement each.
+fn statements(rows: &[(i64, StreamId, String)]) -> Vec<&[(i64, StreamId, String)]> {
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, (_, _, content)) in rows.iter().enumerate() {
+        if i > start && (i - start == ROWS_PER_STATEMENT || bytes >= STATEMENT_BYTES) {
+            out.push(&rows[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += content.len();
+    }
+    if start < rows.len() {
+        out.push(&rows[start..]);
+    }
+    out
 }
 
 /// Writes journal row `seq` (its slot in the ring) of `event`.
@@ -232,7 +267,7 @@ pub fn anchored(
     };
     let found = entries.iter().find(|e| e.id == offset);
     Ok(match found {
-        Some(e) if content::digest(&content::text(event, e)) == anchor => Ok(()),
+        Some(e) if content::has_digest(event, e, &anchor) => Ok(()),
         Some(_) => Err(format!(
             "the entry at the offset {offset} has other content than MySQL applied"
         )),
@@ -270,7 +305,7 @@ pub fn trim(
         .query(conn)?;
     let held = redisio::parse_entries(event, &v)
         .first()
-        .is_some_and(|e| e.id == offset && content::digest(&content::text(event, e)) == d);
+        .is_some_and(|e| e.id == offset && content::has_digest(event, e, d));
     if !held {
         // Trimmed at this offset already (the anchor says so), or the
         // entry is not there: leave the log to the verifier.
@@ -304,9 +339,9 @@ mod tests {
     use protocol::record::{Op, Record, Tickets};
 
     fn claim(ms: u64, user: &str) -> Entry {
-        Entry {
-            id: StreamId::new(ms, 0),
-            rec: Ok(Record {
+        Entry::new(
+            StreamId::new(ms, 0),
+            Ok(Record {
                 op: Op::Claim {
                     pick: None,
                     user: user.into(),
@@ -314,7 +349,7 @@ mod tests {
                 },
                 at: ms as i64,
             }),
-        }
+        )
     }
 
     #[test]
@@ -343,5 +378,40 @@ mod tests {
         let j = rows("e", &[], 3);
         assert!(j.rows.is_empty());
         assert_eq!((j.anchor, j.last, j.next_seq), (None, None, 3));
+    }
+
+    #[test]
+    fn rows_and_statements_stay_under_their_byte_bounds() {
+        // 60 KB texts (under content::MAX_TEXT_BYTES): a row closes at the
+        // fifth, once it holds 256 KiB
+        let applied: Vec<Entry> = (1..=12)
+            .map(|ms| Entry::test_init(ms, Some(60 << 10)))
+            .collect();
+        let j = rows("e", &applied, 0);
+        let sizes: Vec<usize> = j
+            .rows
+            .iter()
+            .map(|r| r.2.split(ENTRY_SEP).count())
+            .collect();
+        assert_eq!(sizes, [5, 5, 2]);
+        let most = ROW_BYTES + content::MAX_TEXT_BYTES;
+        assert!(j.rows.iter().all(|r| r.2.len() <= most));
+        let groups: Vec<usize> = statements(&j.rows).iter().map(|g| g.len()).collect();
+        assert_eq!(
+            groups,
+            [2, 1],
+            "a statement closes at {STATEMENT_BYTES} bytes"
+        );
+        for g in statements(&j.rows) {
+            let bytes: usize = g.iter().map(|r| r.2.len()).sum();
+            assert!(bytes < crate::model::poison::MIN_PACKET as usize - (64 << 10));
+        }
+        // small rows: 16 to a statement
+        let many: Vec<(i64, StreamId, String)> = (0..40)
+            .map(|i| (i, StreamId::new(i as u64, 0), "x".into()))
+            .collect();
+        let groups: Vec<usize> = statements(&many).iter().map(|g| g.len()).collect();
+        assert_eq!(groups, [16, 16, 8]);
+        assert!(statements(&[]).is_empty());
     }
 }

@@ -42,9 +42,10 @@ use std::borrow::Cow;
 use mysql::prelude::Queryable;
 use mysql::{Conn, Transaction, TxOpts};
 
-use crate::io::mysql::{quarantine, record_conflict_once};
+use crate::io::mysql::{packet_limit, quarantine, record_conflict_once};
 use crate::io::rounds::request_now;
 use crate::model::event::restored_status;
+use crate::model::poison::refusal;
 use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, EventState, Evidence, Outcome};
 use gate::{gate, Gate, Restore};
@@ -218,7 +219,8 @@ fn attempt(
 struct How {
     /// Record by record (the fast path refused once).
     force_slow: bool,
-    /// Whether the event's row has a seat layout, when read already.
+    /// Whether the event's row has a seat layout, when read already and
+    /// there is a row.
     seated: Option<bool>,
 }
 
@@ -304,7 +306,7 @@ fn anchor_holds(
 /// Plans and applies `rest` (the entries above `base`) into `out`; false
 /// when the fast path refused and the batch must be replayed slowly.
 /// `seated`: whether the event's row has a seat layout, when the caller
-/// read it already (else it is read here).
+/// read it and found a row (else it is read here).
 pub(crate) fn apply_rest(
     tx: &mut Transaction<'_>,
     event: &str,
@@ -316,9 +318,14 @@ pub(crate) fn apply_rest(
 ) -> Result<bool, mysql::Error> {
     let layout = seating::batch_layout(tx, event, rest, seated)?;
     let (todo, p) = plan(base, rest, layout.as_deref());
+    let packet = packet_limit();
     let p = match (p, force_slow) {
         (Plan::Nothing, _) => Plan::Nothing,
         (_, true) => Plan::Slow("retry after anomaly".into()),
+        // An entry MySQL cannot take becomes a conflict there.
+        (_, false) if todo.iter().any(|e| refusal(e, packet).is_some()) => {
+            Plan::Slow("an entry MySQL cannot take".into())
+        }
         (p, false) => p,
     };
     match p {
@@ -424,7 +431,8 @@ fn discard(
 }
 
 /// The event's row as the gate needs it (None when MySQL has no row),
-/// and whether it has a seat layout (for [`apply_rest`]), in one query.
+/// and whether it has a seat layout (for [`apply_rest`]; None without a
+/// row), in one query.
 fn event_state(
     tx: &mut Transaction<'_>,
     event: &str,
@@ -433,7 +441,7 @@ fn event_state(
         "SELECT incarnation, quarantined_at IS NOT NULL, dropped_at IS NOT NULL, seat_layout IS NOT NULL FROM ticket_event WHERE event_id = ?",
         (event,),
     )?;
-    let seated = Some(row.as_ref().is_some_and(|r| r.3));
+    let seated = row.as_ref().map(|r| r.3);
     let state = row.map(|(inc, quarantined, dropped, _)| EventState {
         incarnation: inc.as_deref().and_then(Incarnation::parse),
         quarantined,
@@ -457,12 +465,14 @@ mod tests {
 
     fn entries(ms: &[u64]) -> Vec<Entry> {
         ms.iter()
-            .map(|ms| Entry {
-                id: StreamId::new(*ms, 0),
-                rec: Ok(Record {
-                    op: Op::Open,
-                    at: *ms as i64,
-                }),
+            .map(|ms| {
+                Entry::new(
+                    StreamId::new(*ms, 0),
+                    Ok(Record {
+                        op: Op::Open,
+                        at: *ms as i64,
+                    }),
+                )
             })
             .collect()
     }

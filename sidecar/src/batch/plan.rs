@@ -587,17 +587,19 @@ mod tests {
         proptest::collection::vec(arb_op(), 0..12).prop_map(|ops| {
             ops.into_iter()
                 .enumerate()
-                .map(|(i, op)| Entry {
-                    id: StreamId::new(100 + i as u64 / 3, i as u64 % 3),
-                    rec: match op {
-                        Ok(op) => Ok(Record { op, at: i as i64 }),
-                        Err(()) => Err(Malformed {
-                            reason: "bad".into(),
-                            user: None,
-                            ticket: None,
-                            raw: String::new(),
-                        }),
-                    },
+                .map(|(i, op)| {
+                    Entry::new(
+                        StreamId::new(100 + i as u64 / 3, i as u64 % 3),
+                        match op {
+                            Ok(op) => Ok(Record { op, at: i as i64 }),
+                            Err(()) => Err(Malformed {
+                                reason: "bad".into(),
+                                user: None,
+                                ticket: None,
+                                raw: String::new(),
+                            }),
+                        },
+                    )
                 })
                 .collect()
         })
@@ -782,10 +784,7 @@ mod tests {
                 };
                 let id = StreamId::new(200 + i as u64 / 4, i as u64 % 4);
                 let Some(op) = op else { continue };
-                let e = Entry {
-                    id,
-                    rec: Ok(Record { op, at: i as i64 }),
-                };
+                let e = Entry::new(id, Ok(Record { op, at: i as i64 }));
                 sim.apply_one(&e);
                 entries.push(e);
             }
@@ -830,10 +829,7 @@ mod tests {
     }
 
     fn mk(i: u64, op: Op) -> Entry {
-        Entry {
-            id: StreamId::new(1, i),
-            rec: Ok(Record { op, at: i as i64 }),
-        }
+        Entry::new(StreamId::new(1, i), Ok(Record { op, at: i as i64 }))
     }
 
     fn claim(user: &str, t: i64) -> Op {

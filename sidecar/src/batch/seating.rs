@@ -103,8 +103,10 @@ const PARSED_MAX: usize = 64;
 
 /// The layout a batch of `event` is applied with (see [`choose_layout`]),
 /// reading the one MySQL stores (parsed once per writer). `seated`:
-/// whether the event's row has one, when the caller read it already
-/// (`Some(false)` also when there is no row).
+/// whether the event's row has one, when the caller read it and found a
+/// row. An event MySQL has without a layout has none: an init in its
+/// batch is a duplicate (a conflict), and its layout must not judge the
+/// claims after it.
 pub(crate) fn batch_layout(
     tx: &mut Transaction<'_>,
     event: &str,
@@ -118,8 +120,10 @@ pub(crate) fn batch_layout(
             (event,),
         )?,
     };
-    if seated != Some(true) {
-        return Ok(choose_layout(None, todo).map(Arc::new));
+    match seated {
+        Some(false) => return Ok(None),
+        None => return Ok(choose_layout(None, todo).map(Arc::new)),
+        Some(true) => {}
     }
     if let Some(layout) = PARSED.with(|p| p.borrow().get(event).cloned()) {
         return Ok(Some(layout));

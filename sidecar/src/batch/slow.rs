@@ -19,7 +19,11 @@
 //!   revealed seed is not the commitment), `draw_repeated` (drawn before);
 //!   an offer in a draw event is also a `ticket_draw_step` row;
 //!   a restore here (not at the head of its batch): `restore_mismatch`;
-//! * `malformed` entries, and `sql_error` for data MySQL refuses.
+//! * `malformed` entries, and `sql_error` for data MySQL refuses;
+//! * before any of these, what MySQL cannot take at all (see
+//!   `model::poison`): `too_large` (beyond the entry bound) and
+//!   `too_large_for_packet` (a seated init beyond `max_allowed_packet`),
+//!   never sent.
 
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
@@ -29,9 +33,10 @@ use crate::batch::seating::{init_layout, insert_seats, take_category};
 use crate::batch::sql::{
     draw_state, insert_event, insert_steps, pick_value, set_status, store_draw,
 };
-use crate::io::mysql::is_record_level;
+use crate::io::mysql::{insert_conflict, is_record_level, packet_limit};
 use crate::model::event::{status_of, Init};
 use crate::model::order::{Change, NewOrder, OrderStatus};
+use crate::model::poison::refusal;
 use crate::model::seating::tally;
 use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, Outcome};
@@ -50,15 +55,18 @@ pub fn apply(
     layout: Option<&Layout>,
     out: &mut Outcome,
 ) -> Result<(), mysql::Error> {
+    let packet = packet_limit();
     for e in todo {
         tx.query_drop("SAVEPOINT rec")?;
-        let verdict = match &e.rec {
-            Err(m) => Err(Conflict::about(
+        let verdict = match (&e.rec, refusal(e, packet)) {
+            // Never sent: the server would refuse it on every retry.
+            (_, Some((reason, detail))) => Err(Conflict::about(e, reason, detail)),
+            (Err(m), None) => Err(Conflict::about(
                 e,
                 "malformed",
                 format!("{}: {}", m.reason, m.raw),
             )),
-            Ok(rec) => match one(tx, (event, layout), e.id, rec) {
+            (Ok(rec), None) => match one(tx, (event, layout), e.id, rec) {
                 Ok(Ok(())) => Ok(rec.op.name()),
                 Ok(Err((reason, detail))) => Err(Conflict::about(e, reason, detail)),
                 Err(err) if is_record_level(&err) => {
@@ -82,7 +90,8 @@ pub fn apply(
     Ok(())
 }
 
-/// Logs `c` and writes its `ticket_conflict` row.
+/// Logs `c` (its detail cut as its row's is) and writes its
+/// `ticket_conflict` row.
 fn record_conflict(
     tx: &mut Transaction<'_>,
     event: &str,
@@ -92,13 +101,9 @@ fn record_conflict(
         "event {event}: entry {} -> ticket_conflict ({}): {}",
         c.id,
         c.reason,
-        c.detail
+        c.row(event).detail
     );
-    let detail: String = c.detail.chars().take(1024).collect();
-    tx.exec_drop(
-        "INSERT INTO ticket_conflict (event_id, stream_id, user_id, ticket_number, reason, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, NOW(3))",
-        (event, c.id.to_string(), c.user.clone(), c.ticket, c.reason, detail),
-    )
+    insert_conflict(tx, event, c, false).map(|_| ())
 }
 
 /// Applies one record with explicit checks.

@@ -15,6 +15,10 @@
 //! - `quarantined_events` — events quarantined (Redis lost or replaced
 //!   them; nothing of them is applied until a rebuild);
 //! - `event_quarantined{event,reason}` — 1 per quarantined event;
+//! - `stuck_events` — events whose last batch attempt failed (their
+//!   writer retries them with their own backoff, the others drain on);
+//! - `event_stuck_seconds{event}`, `event_stuck_attempts{event}` — per
+//!   such event, since its first failed attempt in a row, and how many;
 //! - with a Sentinel URL, per master name: `sentinels_reachable{master}`
 //!   (sentinels that answered the last round, every second),
 //!   `sentinel_quorum{master}` (1 while `SENTINEL CKQUORUM` says a failover
@@ -28,14 +32,14 @@ use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use prometheus::{
-    Encoder, Gauge, Histogram, HistogramOpts, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
-    TextEncoder,
+    Encoder, Gauge, GaugeVec, Histogram, HistogramOpts, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 
 /// Upper bounds (seconds) of the batch latency histogram.
@@ -59,6 +63,7 @@ pub struct Metrics {
     event_quarantined: IntGaugeVec,
     lost_writes: IntCounterVec,
     sentinel: SentinelSeries,
+    stuck: StuckSeries,
     /// Quarantined events and their reason codes.
     quarantined: Mutex<BTreeMap<String, String>>,
     /// Per event: (entries left, age of the oldest in ms).
@@ -86,6 +91,62 @@ fn latency_histogram() -> Histogram {
         "Time to apply one batch, lock to commit.",
     );
     Histogram::with_opts(opts.buckets(BUCKETS.to_vec())).expect("valid buckets")
+}
+
+/// The series of events whose batch keeps failing, and those events:
+/// since when, how many attempts.
+struct StuckSeries {
+    events: IntGauge,
+    seconds: GaugeVec,
+    attempts: IntGaugeVec,
+    now: Mutex<BTreeMap<String, (Instant, u32)>>,
+}
+
+impl StuckSeries {
+    fn new() -> StuckSeries {
+        let seconds = GaugeVec::new(
+            Opts::new(
+                "event_stuck_seconds",
+                "Per event whose batch keeps failing: seconds since its first failed attempt in a row.",
+            ),
+            &["event"],
+        )
+        .expect("valid metric name and label");
+        StuckSeries {
+            events: int_gauge(
+                "stuck_events",
+                "Events whose last batch attempt failed; retried with their own backoff while the others drain.",
+            ),
+            seconds,
+            attempts: gauge_vec(
+                "event_stuck_attempts",
+                "Per event whose batch keeps failing: failed attempts in a row.",
+                &["event"],
+            ),
+            now: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// Applies `change` to the stuck events, then refreshes the series
+    /// (the seconds are as of now).
+    fn update(&self, change: impl FnOnce(&mut BTreeMap<String, (Instant, u32)>)) {
+        let mut now = self.now.lock().unwrap_or_else(|e| e.into_inner());
+        let before: Vec<String> = now.keys().cloned().collect();
+        change(&mut now);
+        for event in before.iter().filter(|e| !now.contains_key(*e)) {
+            let _ = self.seconds.remove_label_values(&[event]);
+            let _ = self.attempts.remove_label_values(&[event]);
+        }
+        for (event, (since, attempts)) in now.iter() {
+            let secs = since.elapsed().as_secs_f64();
+            self.seconds.with_label_values(&[event]).set(secs);
+            self.attempts
+                .with_label_values(&[event])
+                .set(i64::from(*attempts));
+        }
+        self.events
+            .set(i64::try_from(now.len()).unwrap_or(i64::MAX));
+    }
 }
 
 /// The series of a Sentinel URL, by master name (absent without one).
@@ -177,6 +238,7 @@ impl Metrics {
                 "outcome",
             ),
             sentinel: SentinelSeries::new(),
+            stuck: StuckSeries::new(),
             quarantined: Mutex::new(BTreeMap::new()),
             lag: Mutex::new(BTreeMap::new()),
             registry,
@@ -186,7 +248,10 @@ impl Metrics {
     }
 
     fn register(&self) {
-        let collectors: [Box<dyn prometheus::core::Collector>; 15] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 18] = [
+            Box::new(self.stuck.events.clone()),
+            Box::new(self.stuck.seconds.clone()),
+            Box::new(self.stuck.attempts.clone()),
             Box::new(self.lost_writes.clone()),
             Box::new(self.sentinel.reachable.clone()),
             Box::new(self.sentinel.quorum.clone()),
@@ -321,9 +386,24 @@ impl Metrics {
             .set(i64::try_from(q.len()).unwrap_or(i64::MAX));
     }
 
+    /// `event`'s batch has failed `attempts` times in a row since `since`.
+    pub fn stuck(&self, event: &str, since: Instant, attempts: u32) {
+        self.stuck.update(|s| {
+            s.insert(event.to_owned(), (since, attempts));
+        });
+    }
+
+    /// `event`'s batch committed again.
+    pub fn unstuck(&self, event: &str) {
+        self.stuck.update(|s| {
+            s.remove(event);
+        });
+    }
+
     /// Renders the Prometheus text exposition.
     pub fn render(&self) -> String {
         self.sentinel.update();
+        self.stuck.update(|_| {});
         let mut out = Vec::new();
         if let Err(e) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {
             log::error!("encoding metrics: {e}");
@@ -406,8 +486,18 @@ mod tests {
         m.quarantine("q1", "vanished");
         m.quarantine("q2", "log_restarted");
         m.release("q2");
+        let since = Instant::now() - Duration::from_secs(90);
+        m.stuck("s1", since, 7);
+        m.stuck("s2", Instant::now(), 1);
+        m.unstuck("s2");
         let text = m.render();
         assert!(!text.contains("q2"), "{text}");
+        assert!(!text.contains("s2"), "{text}");
+        let secs = text
+            .lines()
+            .find_map(|l| l.strip_prefix("ticketgate_event_stuck_seconds{event=\"s1\"} "))
+            .and_then(|v| v.parse::<f64>().ok());
+        assert!(secs.is_some_and(|s| (90.0..100.0).contains(&s)), "{text}");
         for want in [
             "ticketgate_applied_records_total{op=\"claim\"} 3",
             "ticketgate_conflicts_total{reason=\"oversell\"} 1",
@@ -425,6 +515,8 @@ mod tests {
             "# TYPE ticketgate_batch_duration_seconds histogram",
             "ticketgate_quarantined_events 1",
             "ticketgate_event_quarantined{event=\"q1\",reason=\"vanished\"} 1",
+            "ticketgate_stuck_events 1",
+            "ticketgate_event_stuck_attempts{event=\"s1\"} 7",
         ] {
             assert!(text.contains(want), "missing {want}\n{text}");
         }

@@ -2,7 +2,8 @@
 //!
 //! Replies are parsed from raw [`redis::Value`]s (RESP2 arrays or RESP3 maps)
 //! so that a strange entry becomes a [`protocol::record::Malformed`] instead of a
-//! client-side type error that would stall the stream. Key names follow
+//! client-side type error that would stall the stream; each entry keeps its
+//! size and SHA-256 as read ([`Entry::read`]). Key names follow
 //! docs/design.md, "Keys": `ticket:{E}:log`, `ticket:{E}:meta`, `ticket:{E}:holders`.
 
 use std::collections::HashMap;
@@ -15,7 +16,6 @@ use super::sentinel::{self, Guarded};
 use crate::model::live::redis_users;
 use crate::model::{Entry, Live};
 use protocol::keys::{self, Part};
-use protocol::record::decode_entry;
 use protocol::StreamId;
 
 /// The log key of an event.
@@ -290,10 +290,7 @@ pub fn take_entries(event: &str, v: Value) -> Vec<Entry> {
             continue;
         };
         let fields = parts.next().map(take_pairs).unwrap_or_default();
-        out.push(Entry {
-            id,
-            rec: decode_entry(event, Some(id), &fields),
-        });
+        out.push(Entry::read(event, id, &fields));
     }
     out
 }
@@ -463,13 +460,7 @@ pub fn lag_all(
                 Some(Value::Int(n)) => (*n).max(0) as u64,
                 _ => 0,
             };
-            let oldest = match c.get(1) {
-                Some(Value::Array(items)) => items.first().and_then(|i| match i {
-                    Value::Array(p) => p.first().and_then(text).and_then(|t| StreamId::parse(&t)),
-                    _ => None,
-                }),
-                _ => None,
-            };
+            let oldest = c.get(1).and_then(first_id);
             let age = if len == 0 {
                 0
             } else {
@@ -593,6 +584,22 @@ pub fn stream_info(
     }
 }
 
+/// `XRANGE` of `event`'s log after `after` (exclusive), at most `count`.
+fn range_after(
+    conn: &mut dyn ConnectionLike,
+    event: &str,
+    after: StreamId,
+    count: usize,
+) -> RedisResult<Value> {
+    redis::cmd("XRANGE")
+        .arg(log_key(event))
+        .arg(format!("({after}"))
+        .arg("+")
+        .arg("COUNT")
+        .arg(count)
+        .query(conn)
+}
+
 /// Entries of `event`'s log after `after` (exclusive), at most `count`.
 pub fn entries_after(
     conn: &mut dyn ConnectionLike,
@@ -600,14 +607,35 @@ pub fn entries_after(
     after: StreamId,
     count: usize,
 ) -> RedisResult<Vec<Entry>> {
-    let v: Value = redis::cmd("XRANGE")
-        .arg(log_key(event))
-        .arg(format!("({after}"))
-        .arg("+")
-        .arg("COUNT")
-        .arg(count)
-        .query(conn)?;
-    Ok(parse_entries(event, &v))
+    Ok(parse_entries(
+        event,
+        &range_after(conn, event, after, count)?,
+    ))
+}
+
+/// The id of the first entry of `event`'s log after `after`, if any
+/// (the entry itself is not decoded).
+pub fn first_after(
+    conn: &mut dyn ConnectionLike,
+    event: &str,
+    after: StreamId,
+) -> RedisResult<Option<StreamId>> {
+    Ok(first_id(&range_after(conn, event, after, 1)?))
+}
+
+/// The id of the first entry of an `XRANGE` reply.
+fn first_id(v: &Value) -> Option<StreamId> {
+    let Value::Array(items) = v else { return None };
+    match items.first()? {
+        Value::Array(p) => p.first().and_then(text).and_then(|t| StreamId::parse(&t)),
+        _ => None,
+    }
+}
+
+/// The server's clock (`TIME`), in unix ms: stream ids are stamped by it.
+pub fn time_ms(conn: &mut dyn ConnectionLike) -> RedisResult<u64> {
+    let (secs, micros): (u64, u64) = redis::cmd("TIME").query(conn)?;
+    Ok(secs.saturating_mul(1000).saturating_add(micros / 1000))
 }
 
 /// How many entries of `event`'s log are at or below `offset` (at most

@@ -185,7 +185,8 @@ fn round(
     stop: &AtomicBool,
 ) -> Result<(), String> {
     if c.my.is_none() {
-        c.my = Some(db::connect(&cfg.mysql_url).map_err(|e| format!("MySQL: {e}"))?);
+        let my = db::connect_locking(&cfg.mysql_url);
+        c.my = Some(my.map_err(|e| format!("MySQL: {e}"))?);
     }
     if c.rc.is_none() {
         let conn = redisio::Conn::open(&cfg.redis_url, Duration::from_secs(10), cfg.cluster);
@@ -258,7 +259,12 @@ fn verify_event(
     let my_err = |e: mysql::Error| Failure::Connection(format!("MySQL, event {event}: {e}"));
     let redis_err = |e: redis::RedisError| redis_failure(event, e);
     let mut tx = my.start_transaction(TxOpts::default()).map_err(my_err)?;
-    lock_offset(&mut tx, event).map_err(my_err)?;
+    // An offset row locked elsewhere (a stuck batch, a hand-held lock)
+    // skips this event for this round, not the round.
+    lock_offset(&mut tx, event).map_err(|e| match db::is_lock_wait(&e) {
+        true => Failure::Event(format!("MySQL, event {event}: {e}")),
+        false => my_err(e),
+    })?;
     let Some(r) = row(&mut tx, event).map_err(my_err)?.filter(Row::checked) else {
         return Ok(None);
     };

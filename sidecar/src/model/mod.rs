@@ -1,22 +1,27 @@
-//! The sidecar's shared model, below every other layer: a log [`Entry`],
-//! the [`Conflict`]s and [`Outcome`] of a batch, an event's row as MySQL
+//! The sidecar's shared model, below every other layer: a log [`Entry`]
+//! (with its size and SHA-256 as read), the [`Conflict`]s (and the one
+//! shape of their rows) and [`Outcome`] of a batch, an event's row as MySQL
 //! holds it ([`event`]: its init, its state, the quarantine [`Reason`] and
 //! [`Evidence`]), an order's rows ([`order`]: status, changes, new orders),
 //! a user's live tickets ([`Live`]), an entry's canonical content as the
 //! heal compares it ([`content`]), a seated event's seat rows and category
-//! stocks ([`seating`]), and time formatting. Nothing here does
+//! stocks ([`seating`]), the entries MySQL cannot take ([`poison`]), and
+//! time formatting. Nothing here does
 //! I/O or imports another layer.
 
+pub mod conflict;
 pub mod content;
 pub mod entry;
 pub mod event;
 pub mod live;
 pub mod order;
 pub mod outcome;
+pub mod poison;
 pub mod seating;
 pub mod time;
 
+pub use conflict::Conflict;
 pub use entry::Entry;
 pub use event::{EventState, Evidence, Reason};
 pub use live::Live;
-pub use outcome::{Conflict, Outcome};
+pub use outcome::Outcome;

@@ -1,46 +1,11 @@
 //! What applying a batch produced: the [`Outcome`] the writer reports
-//! (path, applied counts, quarantine, restore, discard) and the
-//! [`Conflict`]s it wrote to `ticket_conflict`.
+//! (path, applied counts, quarantine, restore, discard, and the
+//! [`Conflict`]s it wrote to `ticket_conflict`).
 
 use std::collections::HashMap;
 
-use crate::model::{Entry, Evidence};
+use crate::model::{Conflict, Evidence};
 use protocol::StreamId;
-
-/// A conflict written while applying a batch.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Conflict {
-    /// The entry.
-    pub id: StreamId,
-    /// Reason code (`oversell`, `collision`, `malformed`, ...).
-    pub reason: &'static str,
-    /// User id, when known.
-    pub user: Option<String>,
-    /// Ticket number, when known.
-    pub ticket: Option<i64>,
-    /// Human-readable detail.
-    pub detail: String,
-}
-
-impl Conflict {
-    /// Conflict `reason` about log entry `e`, with the user and lowest
-    /// ticket it names (decoded, or as far as a malformed entry shows them).
-    pub fn about(e: &Entry, reason: &'static str, detail: String) -> Conflict {
-        let (user, ticket) = match &e.rec {
-            Ok(r) => r.op.order().map_or((None, None), |(u, t, _)| {
-                (Some(u.clone()), Some(t.lowest()))
-            }),
-            Err(m) => (m.user.clone(), m.ticket),
-        };
-        Conflict {
-            id: e.id,
-            reason,
-            user,
-            ticket,
-            detail,
-        }
-    }
-}
 
 /// What one batch did.
 #[derive(Debug, Default)]

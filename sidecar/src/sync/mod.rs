@@ -14,11 +14,14 @@
 //!   at discovery), `io::rounds` (waits for the verifier's round at every
 //!   connect); hands batches to the writers.
 //! - [`writer`] — `batch::commit_batch`, one transaction per (merged) batch,
-//!   retried until it commits; offsets to the trimmer, rewinds to the reader.
+//!   retried until it commits, each event with its own backoff
+//!   ([`schedule`], pure) so a failing event never holds up the others;
+//!   offsets to the trimmer, rewinds to the reader.
 //! - [`trimmer`] — `batch::journal::trim` (the anchor, then `XTRIM MINID`)
 //!   and the lag gauges through `io::redis`.
 
 pub mod reader;
+pub mod schedule;
 pub mod subscriber;
 pub mod trimmer;
 pub mod writer;

@@ -1,10 +1,15 @@
-//! The writer threads: each applies the batches of its events in order,
-//! retrying each until it commits (or the gate refuses it), so the reader's
-//! cursor never runs past an unapplied entry. An event always hashes to
-//! the same writer. Consecutive queued batches of one event are merged into
-//! one transaction ([`merge`]); `batch::commit_batch` is the one place a
-//! batch meets MySQL. A refused batch (a quarantined event) goes back to the
-//! reader as a rewind; a committed offset goes to the trimmer.
+//! The writer threads: each applies the batches of its events, each
+//! event's in log order, so the reader's cursor never runs past an
+//! unapplied entry. An event always hashes to the same writer. Its
+//! [`Schedule`] keeps a queue per event and gives them turns, merging an
+//! event's batches read one after the other into one transaction;
+//! `batch::commit_batch` is the one place a batch meets MySQL. A batch
+//! that fails is retried with its event's own backoff while the writer
+//! goes on with the other events (a stuck event is logged and in the
+//! metrics: `ticketgate_stuck_events`, `..._event_stuck_seconds`); a batch
+//! of a failing event that arrives meanwhile goes back to the reader as a
+//! rewind, as does a refused batch (a quarantined event); a committed
+//! offset goes to the trimmer.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -16,15 +21,14 @@ use crate::batch::commit_batch;
 use crate::io::backoff::{sleep_unless, Backoff};
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
-use crate::model::{Entry, Outcome};
+use crate::model::Outcome;
+use crate::sync::schedule::{Admitted, Schedule, Streak};
 use protocol::StreamId;
 
-/// One read of one event's log: the entries after `after`.
-pub struct Batch {
-    pub event: String,
-    pub after: StreamId,
-    pub entries: Vec<Entry>,
-}
+pub use crate::sync::schedule::Batch;
+
+/// Longest wait for the reader's next batch when nothing is due.
+const IDLE: Duration = Duration::from_millis(100);
 
 /// Where a writer sends what it did.
 pub struct Outputs {
@@ -44,7 +48,9 @@ pub struct Writer {
     stop: Arc<AtomicBool>,
     /// Most entries merged into one transaction.
     max_merge: usize,
+    schedule: Schedule,
     conn: Option<mysql::Conn>,
+    /// Between attempts to connect (every event needs the connection).
     backoff: Backoff,
 }
 
@@ -65,6 +71,7 @@ impl Writer {
             out,
             stop,
             max_merge,
+            schedule: Schedule::new(max_merge),
             conn: None,
             backoff: Backoff::standard(),
         }
@@ -72,50 +79,77 @@ impl Writer {
 
     /// Applies batches until `stop` is set or the reader is gone.
     pub fn run(mut self) {
-        loop {
-            if self.stop.load(Ordering::Relaxed) {
+        while !self.stop.load(Ordering::Relaxed) {
+            if !self.take_new() {
                 return;
             }
-            let first = match self.rx.recv_timeout(Duration::from_millis(100)) {
-                Ok(b) => b,
-                Err(RecvTimeoutError::Timeout) => continue,
-                Err(RecvTimeoutError::Disconnected) => return,
-            };
-            for batch in merge(first, &self.rx, self.max_merge) {
-                if !self.apply(batch) {
-                    return;
-                }
+            if let Some(group) = self.schedule.next(Instant::now()) {
+                self.attempt(group);
             }
         }
     }
 
-    /// Applies `batch`, retrying (backoff + jitter) until it commits;
-    /// false when `stop` was set meanwhile.
-    fn apply(&mut self, batch: Batch) -> bool {
-        loop {
-            if let Some(c) = self.connection() {
-                let started = Instant::now();
-                match commit_batch(c, &batch.event, batch.after, &batch.entries) {
-                    Ok(o) => {
-                        self.backoff.reset();
-                        self.out.metrics.set_up("mysql", true);
-                        self.out
-                            .report(&batch.event, batch.entries.len(), &o, started);
-                        return true;
-                    }
-                    Err(e) => {
-                        log::warn!(
-                            "writer-{}: event {}: batch not applied, will retry: {e}",
-                            self.idx,
-                            batch.event
-                        );
-                        self.out.metrics.error("mysql");
-                        self.conn = None;
-                    }
-                }
+    /// Moves the reader's batches into the schedule: waits for one (up to
+    /// [`IDLE`], or until a failing event is due) when nothing is due,
+    /// then takes what is queued while the events that are not failing
+    /// hold fewer than `max_merge` entries (back-pressure on the reader
+    /// comes from them alone). False once the reader is gone.
+    fn take_new(&mut self) -> bool {
+        let now = Instant::now();
+        let due = self.schedule.next_due(now);
+        if due.is_none_or(|t| t > now) {
+            let wait = due.map_or(IDLE, |t| (t - now).min(IDLE));
+            match self.rx.recv_timeout(wait) {
+                Ok(b) => self.admit(b),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return false,
             }
-            if sleep_unless(&self.stop, self.backoff.next_delay()) {
-                return false;
+        }
+        while self.schedule.healthy_entries() < self.max_merge {
+            let Ok(b) = self.rx.try_recv() else { break };
+            self.admit(b);
+        }
+        true
+    }
+
+    /// Queues `b`; a batch of a failing event goes back to the reader.
+    fn admit(&mut self, b: Batch) {
+        let event = b.event.clone();
+        if let Admitted::Dropped { rewind } = self.schedule.admit(b) {
+            log::debug!("event {event}: failing; read again after {rewind}");
+            self.out.rewind(&event, rewind);
+        }
+    }
+
+    /// One attempt at `group`; a failure puts it back for a retry with its
+    /// event's backoff.
+    fn attempt(&mut self, group: Batch) {
+        let Some(c) = self.connection() else {
+            self.schedule.put_back(group);
+            sleep_unless(&self.stop, self.backoff.next_delay());
+            return;
+        };
+        let started = Instant::now();
+        match commit_batch(c, &group.event, group.after, &group.entries) {
+            Ok(o) => {
+                self.backoff.reset();
+                self.out.metrics.set_up("mysql", true);
+                if let Some(streak) = self.schedule.succeeded(&group.event) {
+                    self.out.recovered(&group.event, &streak);
+                }
+                self.out
+                    .report(&group.event, group.entries.len(), &o, started);
+            }
+            Err(e) => {
+                // The session may be unusable (a dropped connection, a
+                // packet the server refused): a new one for the next.
+                self.conn = None;
+                self.out.metrics.error("mysql");
+                let (event, n, after) = (group.event.clone(), group.entries.len(), group.after);
+                let streak = self
+                    .schedule
+                    .failed(group, Instant::now(), rand::random::<f64>());
+                self.out.failed(self.idx, (&event, n, after), &streak, &e);
             }
         }
     }
@@ -123,7 +157,7 @@ impl Writer {
     /// The connection, opened if needed (a failure is logged and counted).
     fn connection(&mut self) -> Option<&mut mysql::Conn> {
         if self.conn.is_none() {
-            match db::connect(&self.url) {
+            match db::connect_locking(&self.url) {
                 Ok(c) => {
                     self.out.metrics.set_up("mysql", true);
                     self.conn = Some(c);
@@ -139,6 +173,48 @@ impl Writer {
 }
 
 impl Outputs {
+    /// Tells the reader to read `event` again after `offset`.
+    fn rewind(&self, event: &str, offset: StreamId) {
+        let _ = self
+            .rewind
+            .send_timeout((event.to_owned(), offset), Duration::from_secs(1));
+    }
+
+    /// Logs and exports a failed attempt of writer `idx` at `n` entries of
+    /// `event` after `after`.
+    fn failed(
+        &self,
+        idx: usize,
+        (event, n, after): (&str, usize, StreamId),
+        streak: &Streak,
+        e: &mysql::Error,
+    ) {
+        let failing = streak.since.elapsed().as_secs_f64();
+        let retry = streak.retry_at.saturating_duration_since(Instant::now());
+        log::warn!(
+            "writer-{idx}: event {event}: {n} entries after {after} not applied (attempt {}, failing for {failing:.1} s; retry in {:.1} s, the other events go on): {e}",
+            streak.attempts,
+            retry.as_secs_f64()
+        );
+        if streak.now_stuck {
+            log::error!(
+                "event {event}: STUCK: its batch after {after} has failed {} times in {failing:.0} s; its log waits in Redis, the other events drain on (ticketgate_event_stuck_seconds, ticketgate-sidecar reconcile): {e}",
+                streak.attempts
+            );
+        }
+        self.metrics.stuck(event, streak.since, streak.attempts);
+    }
+
+    /// Logs and exports the end of `event`'s run of failures.
+    fn recovered(&self, event: &str, streak: &Streak) {
+        log::info!(
+            "event {event}: applied again after {} failed attempts in {:.1} s",
+            streak.attempts,
+            streak.since.elapsed().as_secs_f64()
+        );
+        self.metrics.unstuck(event);
+    }
+
     /// Metrics, logs, trims and rewinds after one batch of `event`.
     fn report(&self, event: &str, n: usize, o: &Outcome, started: Instant) {
         let (m, out) = (&self.metrics, self);
@@ -165,9 +241,7 @@ impl Outputs {
             log::debug!(
                 "event {event}: {n} entries refused (quarantined); re-reading after {offset}"
             );
-            let _ = out
-                .rewind
-                .send_timeout((event.to_owned(), offset), Duration::from_secs(1));
+            out.rewind(event, offset);
             return;
         }
         if let Some(id) = o.restored {
@@ -185,81 +259,5 @@ impl Outputs {
         let _ = out
             .trims
             .send_timeout((event.to_owned(), offset), Duration::from_secs(1));
-    }
-}
-
-/// `first` and the batches queued behind it (up to `max_merge` entries),
-/// merged per event, each event's order kept. A batch joins its event's
-/// latest group only when it was read right after it; one read after a
-/// rewind starts a group of its own.
-fn merge(first: Batch, rx: &Receiver<Batch>, max_merge: usize) -> Vec<Batch> {
-    let mut groups: Vec<Batch> = Vec::new();
-    let mut total = 0;
-    let mut next = Some(first);
-    while let Some(b) = next.take() {
-        total += b.entries.len();
-        let latest = groups.iter_mut().rev().find(|g| g.event == b.event);
-        match latest {
-            Some(g) if g.entries.last().map(|e| e.id) == Some(b.after) => {
-                g.entries.extend(b.entries)
-            }
-            _ => groups.push(b),
-        }
-        if total < max_merge {
-            next = rx.try_recv().ok();
-        }
-    }
-    groups
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn batch(event: &str, after: u64, ids: std::ops::RangeInclusive<u64>) -> Batch {
-        let entries = ids
-            .map(|ms| Entry {
-                id: StreamId::new(ms, 0),
-                rec: Ok(protocol::record::Record {
-                    op: protocol::record::Op::Open,
-                    at: ms as i64,
-                }),
-            })
-            .collect();
-        Batch {
-            event: event.into(),
-            after: StreamId::new(after, 0),
-            entries,
-        }
-    }
-
-    #[test]
-    fn merges_only_batches_read_one_after_the_other() {
-        let (tx, rx) = crossbeam_channel::bounded(8);
-        for b in [
-            batch("b", 0, 1..=2),
-            batch("a", 2, 3..=4),
-            // read after a rewind: not a continuation of a's group
-            batch("a", 0, 1..=4),
-            batch("a", 4, 5..=5),
-        ] {
-            tx.send(b).unwrap();
-        }
-        let groups = merge(batch("a", 0, 1..=2), &rx, 100);
-        let shape: Vec<(&str, u64, Vec<u64>)> = groups
-            .iter()
-            .map(|g| {
-                let ids = g.entries.iter().map(|e| e.id.ms).collect();
-                (g.event.as_str(), g.after.ms, ids)
-            })
-            .collect();
-        assert_eq!(
-            shape,
-            [
-                ("a", 0, vec![1, 2, 3, 4]),
-                ("b", 0, vec![1, 2]),
-                ("a", 0, vec![1, 2, 3, 4, 5]),
-            ]
-        );
     }
 }

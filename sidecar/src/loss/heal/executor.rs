@@ -191,22 +191,30 @@ fn holds_applied(
     })
 }
 
-/// Entries of the log from `start` to `end` (XRANGE syntax).
+/// Entries of the log from `start` to `end` (XRANGE syntax), as read.
+fn range_entries(
+    rc: &mut dyn ConnectionLike,
+    event: &str,
+    start: &str,
+    end: &str,
+) -> Result<Vec<Entry>, Error> {
+    let v: redis::Value = redis::cmd("XRANGE")
+        .arg(redisio::log_key(event))
+        .arg(start)
+        .arg(end)
+        .query(rc)?;
+    Ok(redisio::parse_entries(event, &v))
+}
+
+/// [`range_entries`] as the heal compares them.
 fn range(
     rc: &mut dyn ConnectionLike,
     event: &str,
     start: &str,
     end: &str,
 ) -> Result<Vec<Logged>, Error> {
-    let v: redis::Value = redis::cmd("XRANGE")
-        .arg(redisio::log_key(event))
-        .arg(start)
-        .arg(end)
-        .query(rc)?;
-    Ok(redisio::parse_entries(event, &v)
-        .into_iter()
-        .map(|e| logged(event, e))
-        .collect())
+    let entries = range_entries(rc, event, start, end)?;
+    Ok(entries.into_iter().map(|e| logged(event, e)).collect())
 }
 
 fn logged(event: &str, e: Entry) -> Logged {
@@ -217,16 +225,15 @@ fn logged(event: &str, e: Entry) -> Logged {
     }
 }
 
+/// A journal's entry, for its conflict (user, tickets).
 fn entry_of(l: &Logged) -> Entry {
-    Entry {
-        id: l.id,
-        rec: l.rec.clone().ok_or_else(|| protocol::record::Malformed {
-            reason: "malformed".into(),
-            user: None,
-            ticket: None,
-            raw: l.text.clone(),
-        }),
-    }
+    let rec = l.rec.clone().ok_or_else(|| protocol::record::Malformed {
+        reason: "malformed".into(),
+        user: None,
+        ticket: None,
+        raw: l.text.clone(),
+    });
+    Entry::new(l.id, rec)
 }
 
 /// The heal: the plan, the re-applications in Redis, then MySQL.
@@ -301,10 +308,9 @@ fn follow(
     report: &mut Report,
 ) -> Result<(), Error> {
     let lost = &journal[d + 1..];
-    let after: Vec<Entry> = range(rc, event, &format!("({}", journal[d].id), "+")?
-        .iter()
-        .map(entry_of)
-        .collect();
+    // As read (not rebuilt from their texts): applied and journaled as
+    // the writer would, a too-large entry a conflict with its SHA-256.
+    let after = range_entries(rc, event, &format!("({}", journal[d].id), "+")?;
     for step in planner::undo_steps(lost, fates, &journal[..=d]) {
         undo(tx, event, &step)?;
     }

@@ -84,8 +84,10 @@ fn entries(event: &str, rows: Vec<(i64, String)>) -> Vec<(Pos, Logged)> {
             let Some(id) = StreamId::parse(id) else {
                 continue;
             };
-            let rec = content::record_of(event, text);
-            let text = text.to_owned();
+            // A text a release before the bound journaled in full reads
+            // as the stand-in the Redis side now computes.
+            let text = content::bounded(text);
+            let rec = content::record_of(event, &text);
             out.push((Pos { seq, index }, Logged { id, text, rec }));
         }
     }

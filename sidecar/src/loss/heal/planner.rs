@@ -15,7 +15,8 @@
 //!    write touched its user, its tickets (or, for open/close and a draw,
 //!    the status; an entrant's enter or leave touches its user), or must
 //!    be undone. `init`, `drop` and `restore` cannot be
-//!    healed (quarantine); a malformed entry had no effect.
+//!    healed (quarantine; a seated init's journal text is a stand-in that
+//!    names its op); a malformed or too-large entry had no effect.
 //! 3. [`undo_steps`]: MySQL reverts **every** lost write, newest first
 //!    (the re-applied ones come back as the new primary's entries, in their
 //!    place in its log, so MySQL follows that log exactly: a lost claim of
@@ -26,6 +27,7 @@
 //! MySQL: random histories, random divergences, colliding ids, refusals by
 //! the module, and a second failover after (or during) a heal.
 
+use crate::model::content::stand_in_op;
 pub use crate::model::content::Logged;
 use crate::model::order::ChangeKind;
 use protocol::record::Op;
@@ -130,12 +132,14 @@ fn fate_of(
     new: &[(&Logged, Touch)],
     undone: &[(StreamId, Touch)],
 ) -> Fate {
+    // A seated init's journal text is a stand-in: it names only its op.
+    let op = l.rec.as_ref().map(|r| r.op.name());
+    if let Some(name @ ("init" | "drop" | "restore")) = op.or(stand_in_op(&l.text)) {
+        return Fate::Unhealable(format!("op={name} {} was lost", l.id));
+    }
     let Some(r) = &l.rec else {
         return Fate::NoEffect;
     };
-    if matches!(r.op, Op::Init { .. } | Op::Drop | Op::Restore { .. }) {
-        return Fate::Unhealable(format!("op={} {} was lost", r.op.name(), l.id));
-    }
     let mine = Touch::of(&r.op);
     if let Some(what) = mine.shared(changed_since) {
         let by = new.iter().find(|(_, t)| mine.shared(t).is_some());

@@ -382,10 +382,7 @@ impl Mysql {
 }
 
 fn logged(id: StreamId, r: Record) -> Logged {
-    let entry = crate::model::Entry {
-        id,
-        rec: Ok(r.clone()),
-    };
+    let entry = crate::model::Entry::new(id, Ok(r.clone()));
     Logged {
         id,
         text: crate::model::content::text("e", &entry),
@@ -694,5 +691,25 @@ fn the_model_sees_both_outcomes_and_colliding_ids() {
     assert!(
         reapplied > 50 && undone > 50,
         "reapplied {reapplied}, undone {undone}"
+    );
+}
+
+#[test]
+fn a_lost_seated_init_journaled_as_a_stand_in_is_unhealable() {
+    use crate::model::content::{self, MAX_TEXT_BYTES};
+    let id = StreamId::new(9, 0);
+    let init = crate::model::Entry::test_init(9, Some(MAX_TEXT_BYTES));
+    let text = content::text("e", &init);
+    // as the heal reads it back from the journal: no record, only its op
+    let lost = Logged {
+        id,
+        rec: content::record_of("e", &text),
+        text,
+    };
+    assert!(lost.rec.is_none());
+    let fates = decide(&[lost], &[]);
+    assert!(
+        matches!(&fates[..], [Fate::Unhealable(why)] if why.contains("op=init 9-0")),
+        "{fates:?}"
     );
 }
