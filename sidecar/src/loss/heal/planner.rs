@@ -194,8 +194,9 @@ pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) ->
         }
         let step = match &r.op {
             Op::Claim { .. } | Op::Hold { .. } | Op::Offer { .. } => Undo::Order { order: l.id },
-            Op::Open => Undo::Status { to: "closed" },
-            Op::Close => Undo::Status { to: "open" },
+            Op::Open | Op::Close => Undo::Status {
+                to: previous_status(journal_before.iter().chain(&lost[..i]), &r.op),
+            },
             Op::Enter { .. } | Op::Leave { .. } => Undo::Step { step: l.id },
             Op::Draw { .. } => Undo::Draw { draw: l.id },
             op => match (ChangeKind::of(op), op.order()) {
@@ -214,6 +215,24 @@ pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) ->
         steps.push(step);
     }
     steps
+}
+
+/// The status before a lost open or close: the last open or close before
+/// it (a re-applied status change may repeat the status it found: a close
+/// of a closed event), else the other one.
+fn previous_status<'a>(
+    earlier: impl DoubleEndedIterator<Item = &'a Logged>,
+    lost: &Op<String>,
+) -> &'static str {
+    let last = earlier.rev().find_map(|e| match e.rec.as_ref().map(|r| &r.op) {
+        Some(Op::Open) => Some("open"),
+        Some(Op::Close) => Some("closed"),
+        _ => None,
+    });
+    last.unwrap_or(match lost {
+        Op::Open => "closed",
+        _ => "open",
+    })
 }
 
 /// The last entry before a change that created or confirmed `user`'s
