@@ -1,12 +1,20 @@
 -- ticketgate: MySQL / MariaDB accounts with least privilege.
 --
--- Run once as an administrator, before the first `ticketgate-sidecar
--- migrate`:   mariadb -u root -p < deploy/mysql-grants.sql
--- (idempotent: running it again changes nothing). Before that:
+-- Creates the database `ticketgate` and its two users. Run it once as an
+-- administrator, before the first `ticketgate-sidecar migrate`:
+--   sudo mariadb < deploy/mysql-grants.sql      (or: mariadb -u root -p < ...)
+-- (idempotent: running it again changes nothing). Before that, for anything
+-- but a trial on your own machine:
 --   * replace each 'change-me-...' password with a long random one;
 --   * replace `ticketgate` (the schema) if yours is named differently;
 --   * narrow '%' to the hosts the sidecar and deploys run on, e.g. '10.0.%'.
--- Tested against MariaDB 10.11 by tests/tests/security_grants.rs.
+-- Then:  ticketgate-sidecar migrate --mysql-url mysql://tg-migrate:PASSWORD@HOST:3306/ticketgate
+--        ticketgate-sidecar run     --mysql-url mysql://tg-sidecar:PASSWORD@HOST:3306/ticketgate
+-- "Access denied for user 'tg-migrate'@'localhost'" although the password is
+-- right: the server still has the anonymous users a plain
+-- `mariadb-install-db` makes (''@'localhost'), which win over '%' for local
+-- logins; `mariadb-secure-installation` removes them.
+-- Tested against MariaDB 10.11 by tests/tests/security_acl.rs.
 
 CREATE DATABASE IF NOT EXISTS `ticketgate` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci;
 
