@@ -1,21 +1,37 @@
-//! Redis strings made once and reused by every command: key names per event
-//! and the constant field names and values of the meta hash and the log.
+//! What the module keeps of each event between commands, so a command
+//! looks it up once: the event's key names and id as Redis strings (made
+//! once and reused, with the constant field names and values of the meta
+//! hash and the log), the last id it gave the event's log, and a copy of
+//! the event's meta hash.
 //!
 //! Commands run on Redis's main thread only, so the caches are thread-locals
 //! without locks. Their strings are never freed except when the key-name
 //! cache is full and starts over (bounded memory with any number of events).
+//!
+//! The meta copy serves the claim hot path: reading five hash fields costs
+//! about as much as the rest of a claim's bookkeeping, and the meta hash
+//! changes only through `TICKET.*` commands, which update this copy as they
+//! write. Anything else that touches a meta key (a user's `HSET`/`DEL`/
+//! `RENAME`/`EXPIRE`, replication on a replica) raises a keyspace
+//! notification that drops the entry; `FLUSHALL`, `SWAPDB`, loading, role
+//! changes and slot migrations, which raise no per-key notification, drop
+//! everything. Each copy also remembers whether the event's pool key was
+//! absent when a command last looked (most claims find it so: numbers come
+//! from `minted` until some come back), so that a claim need not open it;
+//! the module's own writes to the pool clear that, anyone else's raise a
+//! notification that drops the copy.
 
 use std::cell::{Cell, RefCell};
+use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use rustc_hash::FxHashMap;
-use std::ptr;
-
 use redis_module::raw::{self, RedisModuleString};
+use rustc_hash::FxHashMap;
 
+use protocol::keys::event_of_key;
 use protocol::StreamId;
 
-use crate::meta_cache;
+use crate::pool::Meta;
 
 pub use protocol::keys::{Part, PARTS};
 
@@ -48,7 +64,7 @@ pub struct EventStrings {
     /// (database, the log's last id): made with the strings, freed with them.
     last_log_id: *const Cell<Option<(i32, StreamId)>>,
     /// The meta cache's entry: made with the strings, freed with them.
-    meta: *const meta_cache::Slot,
+    meta: *const Slot,
 }
 
 impl EventStrings {
@@ -67,7 +83,7 @@ impl EventStrings {
     }
 
     /// The event's cached meta.
-    pub fn meta(&self) -> &meta_cache::Slot {
+    pub fn meta(&self) -> &Slot {
         // SAFETY: made by `event_strings`, freed only with the strings.
         unsafe { &*self.meta }
     }
@@ -340,4 +356,128 @@ pub fn constants() -> &'static Constants {
     // SAFETY: set once to a leaked Box and never freed or changed again;
     // commands run on the main thread only, so there is no race to make it.
     unsafe { &*made }
+}
+
+/// What is kept of one event.
+#[derive(Debug, Clone)]
+pub struct CachedMeta {
+    pub meta: Meta,
+    /// The pool key was absent when last looked at, and nothing has been
+    /// added to it since.
+    pub pool_absent: bool,
+}
+
+/// One event's cached entry, for the database it was read in. The host
+/// keeps one per event beside the event's key names, so a command finds
+/// it with the look-up it makes for those anyway.
+#[derive(Debug, Default)]
+pub struct Slot(RefCell<Option<(i32, CachedMeta)>>);
+
+impl Slot {
+    /// The cached entry for database `db`.
+    pub fn get(&self, db: i32) -> Option<CachedMeta> {
+        match &*self.0.borrow() {
+            Some((d, entry)) if *d == db => Some(entry.clone()),
+            _ => None,
+        }
+    }
+
+    /// Remembers the meta as just read from its key in `db` (whether the
+    /// pool is absent is not known yet).
+    pub fn put(&self, db: i32, meta: Meta) {
+        let entry = CachedMeta {
+            meta,
+            pool_absent: false,
+        };
+        *self.0.borrow_mut() = Some((db, entry));
+    }
+
+    /// Changes the cached meta for `db`, if cached.
+    pub fn update(&self, db: i32, change: impl FnOnce(&mut Meta)) {
+        self.update_entry(db, |e| change(&mut e.meta))
+    }
+
+    /// Remembers whether the pool key is absent in `db`, if cached.
+    pub fn set_pool_absent(&self, db: i32, absent: bool) {
+        self.update_entry(db, |e| e.pool_absent = absent)
+    }
+
+    /// Drops the entry (of any database).
+    pub fn forget(&self) {
+        *self.0.borrow_mut() = None;
+    }
+
+    fn update_entry(&self, db: i32, change: impl FnOnce(&mut CachedMeta)) {
+        if let Some((d, entry)) = &mut *self.0.borrow_mut() {
+            if *d == db {
+                change(entry);
+            }
+        }
+    }
+}
+
+/// The event whose meta or pool key `key` is (`ticket:{E}:meta` -> `E`):
+/// a change to either drops the event's entry.
+pub fn event_of_cached_key(key: &[u8]) -> Option<&str> {
+    event_of_key(key, Part::Meta).or_else(|| event_of_key(key, Part::Pool))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pool::Status;
+
+    fn meta(minted: i64) -> Meta {
+        Meta {
+            total: 10,
+            minted,
+            status: Status::Open,
+            opens_at: 0,
+            closes_at: 0,
+            hold: 0,
+            limit: 1,
+            held: 0,
+            extra: 0,
+            offer: 600_000,
+            waitseq: 0,
+            incarnation: None,
+            draw: None,
+            seated: false,
+        }
+    }
+
+    #[test]
+    fn a_slot_holds_one_database_entry() {
+        let slot = Slot::default();
+        slot.put(0, meta(1));
+        assert_eq!(slot.get(0).map(|e| e.meta.minted), Some(1));
+        assert!(slot.get(1).is_none(), "another database's entry");
+        slot.update(1, |m| m.minted = 9);
+        slot.set_pool_absent(1, true);
+        assert_eq!(
+            slot.get(0).map(|e| (e.meta.minted, e.pool_absent)),
+            Some((1, false))
+        );
+        slot.update(0, |m| m.minted = 5);
+        slot.set_pool_absent(0, true);
+        assert_eq!(
+            slot.get(0).map(|e| (e.meta.minted, e.pool_absent)),
+            Some((5, true))
+        );
+        // A meta read again from its key knows nothing of the pool.
+        slot.put(0, meta(5));
+        assert_eq!(slot.get(0).map(|e| e.pool_absent), Some(false));
+        slot.put(1, meta(2));
+        assert!(slot.get(0).is_none(), "replaced by database 1's");
+        slot.forget();
+        assert!(slot.get(1).is_none());
+    }
+
+    #[test]
+    fn meta_and_pool_keys_name_their_event() {
+        assert_eq!(event_of_cached_key(b"ticket:{e1}:meta"), Some("e1"));
+        assert_eq!(event_of_cached_key(b"ticket:{e1}:pool"), Some("e1"));
+        assert_eq!(event_of_cached_key(b"ticket:{e1}:holders"), None);
+        assert_eq!(event_of_cached_key(b"other"), None);
+    }
 }

@@ -1,8 +1,17 @@
-//! The event's log stream (`ticket:{E}:log`): where an entry is appended
-//! (`XADD` through the native stream API, at the primary's id on a replica,
-//! at the id Redis would give it on a primary that remembers the log's last
-//! id, so a compact record can leave its `at` to the id) and the last id it
-//! was given, which the next append must exceed.
+//! What a change leaves behind, besides its writes to the event's keys:
+//! its entry in the event's log stream (`ticket:{E}:log`, drained by the
+//! sidecar) and its replicated effect (one `TICKET._APPLY` for replicas and
+//! the AOF; docs/design.md "The log record", "Effects and replication").
+//!
+//! The entry is appended with `XADD` through the native stream API, at the
+//! primary's id on a replica, at the id Redis would give it on a primary
+//! that remembers the log's last id (so a compact record can leave its `at`
+//! to the id), and the last id it was given is kept for the next append.
+//! The effect reuses the strings the command's writes made: a hot op's
+//! effect (version 3) is the very argument vector its log entry was
+//! appended with, behind `<op> <ms> <seq> <minted>`, and the id's two
+//! numbers are shared strings (the millisecond's time, a small number), so
+//! replicating a claim makes no string of its own.
 
 use std::os::raw::c_int;
 use std::ptr;
@@ -10,49 +19,17 @@ use std::ptr;
 use redis_module::raw::{self, RedisModuleString};
 use redis_module::Context;
 
+use protocol::effect::{id_numbers, Effect, MAX_ARGS, VERSION};
 use protocol::record::Record;
 use protocol::StreamId;
 
+use super::cache::{self, Part};
 use super::ffi::{rstr, Made};
-use super::store::RedisStore;
-use super::strings::{self, Part};
+use super::store::{LoggedEntry, RedisStore};
 use crate::error::TicketError;
 
 /// Most strings of one entry: its field/value pairs.
 const ENTRY_ARGS: usize = 32;
-
-/// Most strings of a compact entry: its op and user, its tickets, `until`,
-/// the four seat fields and `at`.
-const COMPACT_ARGS: usize = 16;
-
-/// A compact entry as appended: its id and the field/value strings it was
-/// appended with (those made for it kept with the store's retired
-/// strings), which its effect carries too (versions 2 and 3), so
-/// replicating it builds no second set.
-pub(crate) struct LoggedEntry {
-    pub id: StreamId,
-    pub argv: [*mut RedisModuleString; COMPACT_ARGS],
-    pub len: usize,
-}
-
-impl LoggedEntry {
-    /// The entry appended at `id` with `strings`, if a compact one's
-    /// strings fit.
-    fn new(id: StreamId, strings: &[*mut RedisModuleString]) -> Option<LoggedEntry> {
-        let mut argv = [ptr::null_mut(); COMPACT_ARGS];
-        let slots = argv.get_mut(..strings.len())?;
-        // Element by element: a copy of a length known only at run time
-        // is a call to memcpy.
-        for (slot, s) in slots.iter_mut().zip(strings) {
-            *slot = *s;
-        }
-        Some(LoggedEntry {
-            id,
-            argv,
-            len: strings.len(),
-        })
-    }
-}
 
 /// The id the next entry of a log whose last id is `last` gets when
 /// written at `at`, as Redis would give it.
@@ -132,7 +109,7 @@ impl RedisStore<'_> {
         record: &Record<U>,
         id: Option<StreamId>,
     ) -> Option<StreamId> {
-        let c = strings::constants();
+        let c = cache::constants();
         let mut made = Made::default();
         let mut argv = [ptr::null_mut::<RedisModuleString>(); ENTRY_ARGS];
         let mut n = 0;
@@ -219,3 +196,124 @@ impl RedisStore<'_> {
             .ok_or_else(|| fail("no last-generated-id".into()))
     }
 }
+
+/// `TICKET._APPLY` (protocol::effect::APPLY_COMMAND) for `RedisModule_Replicate`.
+const APPLY_C: &std::ffi::CStr = c"TICKET._APPLY";
+
+impl RedisStore<'_> {
+    /// Propagates `effect` to replicas and the AOF as one `TICKET._APPLY`.
+    pub fn replicate<U: AsRef<str>>(&mut self, effect: &Effect<U>) {
+        if self.replicate_logged(effect) {
+            return;
+        }
+        let mut made = Made::default();
+        let values = effect.args(self.event);
+        let values = values.as_slice();
+        let mut few = [ptr::null_mut::<RedisModuleString>(); protocol::effect::MAX_ARGS];
+        // A restore step has more arguments than the fixed array holds.
+        let mut many = Vec::new();
+        let args = match values.len() <= few.len() {
+            true => &mut few[..values.len()],
+            false => {
+                many.resize(values.len(), ptr::null_mut());
+                &mut many[..]
+            }
+        };
+        for (slot, value) in args.iter_mut().zip(values) {
+            *slot = self.value_string(*value, &mut made);
+        }
+        self.propagate(APPLY_C, args);
+    }
+
+    /// Propagates a compact op's append from the strings its entry was
+    /// appended with, when it is the entry this command appended last:
+    /// `3 <E> <op> <ms> <seq> <minted>` and the entry's fields after its op,
+    /// the arguments `Effect::args` gives it. False when it is not (or its
+    /// id needs version 2).
+    fn replicate_logged<U: AsRef<str>>(&mut self, effect: &Effect<U>) -> bool {
+        let Effect::Append { id, minted, .. } = effect else {
+            return false;
+        };
+        if self.logged.as_ref().is_none_or(|entry| entry.id != *id) {
+            return false;
+        }
+        let Some((ms, seq)) = id_numbers(*id) else {
+            return false;
+        };
+        let ms = self.time_string(ms);
+        let seq = self.number_string(seq);
+        let minted = self.number_string(minted.unwrap_or(0));
+        let version = self.number_string(VERSION);
+        // Read in place: the entry's strings stay kept until the command ends.
+        let Some(entry) = self.logged.as_ref() else {
+            return false;
+        };
+        let fields = &entry.argv[1..entry.len];
+        let head = [version, self.names.event(), entry.argv[0], ms, seq, minted];
+        let mut args = [ptr::null_mut::<RedisModuleString>(); MAX_ARGS + 1];
+        let n = head.len() + fields.len();
+        if n > args.len() {
+            return false;
+        }
+        // Element by element: a copy of a length known only at run time
+        // is a call to memcpy.
+        args[..head.len()].copy_from_slice(&head);
+        for (slot, field) in args[head.len()..n].iter_mut().zip(fields) {
+            *slot = *field;
+        }
+        self.propagate(APPLY_C, &args[..n]);
+        true
+    }
+
+    /// Propagates one command to replicas and the AOF.
+    fn propagate(&self, command: &std::ffi::CStr, args: &[*mut RedisModuleString]) {
+        let n = args.len();
+        if n > FEW {
+            // SAFETY: "v" takes (RedisModuleString **, size_t); Redis takes
+            // its own references to what it keeps.
+            unsafe {
+                raw::RedisModule_Replicate.unwrap()(
+                    self.ctx,
+                    command.as_ptr(),
+                    c"v".as_ptr(),
+                    args.as_ptr(),
+                    n,
+                );
+            }
+            return;
+        }
+        // One "s" per argument: Redis sizes its argument vector from the
+        // format once, where "v" makes it grow it (one reallocation less
+        // per effect, measured by callgrind).
+        let a = |i: usize| args.get(i).copied().unwrap_or(ptr::null_mut());
+        // SAFETY: the format names n strings, the first n arguments after
+        // it; C ignores the null ones past them.
+        unsafe {
+            raw::RedisModule_Replicate.unwrap()(
+                self.ctx,
+                command.as_ptr(),
+                S_FORMAT[FEW - n..].as_ptr().cast(),
+                a(0),
+                a(1),
+                a(2),
+                a(3),
+                a(4),
+                a(5),
+                a(6),
+                a(7),
+                a(8),
+                a(9),
+                a(10),
+                a(11),
+                a(12),
+            );
+        }
+    }
+}
+
+/// Most arguments propagated with one "s" each.
+const FEW: usize = 13;
+
+/// `FEW` times "s", NUL-terminated: the format of `n` strings is its last
+/// `n + 1` bytes.
+const S_FORMAT: &[u8; FEW + 1] = b"sssssssssssss\0";
