@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use redis::{ClientTlsConfig, TlsCertificates};
 
-use crate::read_file;
+use crate::files::read_file;
 
 /// The Redis certificate flags (global: every subcommand takes them).
 #[derive(Args, Debug, Default, Clone)]
