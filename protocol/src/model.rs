@@ -515,6 +515,31 @@ impl<U: AsRef<str>> Record<U> {
     }
 }
 
+/// Most characters of an input an error text quotes.
+pub const SHOWN_CHARS: usize = 40;
+
+/// Input quoted in an error text, whatever its bytes: its first
+/// [`SHOWN_CHARS`] characters, invalid UTF-8 as U+FFFD, every control
+/// character escaped ([`printable`]). Every decoder's error names bad
+/// input this way, so the text can be shown to a client, logged or stored
+/// as it is (docs/design.md "Hostile input").
+pub fn shown(raw: &[u8]) -> String {
+    printable(&String::from_utf8_lossy(raw), SHOWN_CHARS)
+}
+
+/// `text` cut to `max_chars` characters, each control character written
+/// as Rust writes it in a string literal (`\r`, `\0`, `\u{85}`).
+pub fn printable(text: &str, max_chars: usize) -> String {
+    let mut out = String::new();
+    for c in text.chars().take(max_chars) {
+        match c.is_control() {
+            true => out.extend(c.escape_debug()),
+            false => out.push(c),
+        }
+    }
+    out
+}
+
 /// A unix time in ms: plain decimal digits, fits an i64.
 pub fn parse_time(text: &str) -> Option<i64> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
