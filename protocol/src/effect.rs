@@ -875,6 +875,40 @@ mod tests {
         }
     }
 
+    /// Found by the `effect` fuzz target: a draw init whose secret is
+    /// not known (`""`) was written without it, so its layout took the
+    /// secret's place and decoded as another effect.
+    #[test]
+    fn a_draw_init_without_its_secret_keeps_the_layout_in_place() {
+        let commitment = "ab".repeat(32);
+        let layout = "cd".repeat(32);
+        let args = [
+            "1",
+            "d",
+            "init",
+            "5-0",
+            "4",
+            "1",
+            "0",
+            "0",
+            "300000",
+            "1",
+            "300000",
+            "0123456789abcdef",
+            &commitment,
+            "0",
+            "",
+            &layout,
+        ];
+        let raw: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
+        let (event, effect) = decoded(&raw).unwrap();
+        assert_eq!(wire(&effect.borrowed(), &event), raw);
+        assert_eq!(
+            decoded(&wire(&effect.borrowed(), &event)),
+            Ok((event, effect))
+        );
+    }
+
     fn any_effect() -> impl Strategy<Value = Effect> {
         let n = 1..=crate::keys::MAX_TOTAL;
         let append = (
