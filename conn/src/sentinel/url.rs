@@ -89,6 +89,11 @@ impl SentinelUrl {
         let Some((authority, path)) = rest.split_once('/') else {
             return bad("no /<master-name> after the sentinels".into());
         };
+        if path.contains('@') {
+            // A `/` in the password cut the URL short: the rest of the
+            // password must not be shown as a master name.
+            return bad("an @ after the first /: write a / in the password as %2F".into());
+        }
         let master = path.strip_suffix('/').unwrap_or(path);
         if master.is_empty() {
             return bad("the master name after the last / is empty".into());
@@ -171,18 +176,19 @@ impl fmt::Display for SentinelUrl {
     }
 }
 
-/// `url` with whatever sits between `://` and the last `@` of the authority
-/// reduced to its user, for error messages about URLs that do not parse.
+/// `url` with whatever sits between `://` and its last `@` reduced to the
+/// user, for error messages about URLs that do not parse. The last `@` of
+/// the whole URL, not of its authority: in a URL that does not parse, a
+/// `/` in the password would end the authority and show the password's
+/// rest (better to hide a host than to show a password).
 fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
-    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-    let slash = if rest.contains('/') { "/" } else { "" };
-    match authority.rsplit_once('@') {
-        Some((info, hosts)) => {
+    match rest.rsplit_once('@') {
+        Some((info, after)) => {
             let user = info.split_once(':').map_or("", |(u, _)| u);
-            format!("{scheme}://{user}:***@{hosts}{slash}{path}")
+            format!("{scheme}://{user}:***@{after}")
         }
         None => url.to_owned(),
     }
@@ -367,6 +373,20 @@ mod tests {
         // The password never shows in an error.
         let e = err("redis+sentinel://u:hunter2@h:99999/m");
         assert!(!e.contains("hunter2") && e.contains("u:***@"), "{e}");
+    }
+
+    /// Found by the `sentinel_url` fuzz target: a `/` in an unencoded
+    /// password ended the authority, and the error showed the password.
+    #[test]
+    fn a_slash_in_the_password_never_shows() {
+        for url in [
+            "redis+sentinel://u:pa/ss@h/m",
+            "redis+sentinel://u:pa/ss@h:1",
+        ] {
+            let e = err(url);
+            assert!(!e.contains("pa/ss") && !e.contains("ss@"), "{e}");
+        }
+        assert!(err("redis+sentinel://u:pa/ss@h/m").contains("%2F"));
     }
 
     #[test]
