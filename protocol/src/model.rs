@@ -527,14 +527,22 @@ pub fn shown(raw: &[u8]) -> String {
     printable(&String::from_utf8_lossy(raw), SHOWN_CHARS)
 }
 
-/// `text` cut to `max_chars` characters, each control character written
-/// as Rust writes it in a string literal (`\r`, `\0`, `\u{85}`).
+/// `text` with each control character written as Rust writes it in a
+/// string literal (`\r`, `\0`, `\u{85}`), cut to at most `max_chars`
+/// characters once escaped (an escape is never cut in half).
 pub fn printable(text: &str, max_chars: usize) -> String {
     let mut out = String::new();
-    for c in text.chars().take(max_chars) {
-        match c.is_control() {
-            true => out.extend(c.escape_debug()),
-            false => out.push(c),
+    let mut written = 0;
+    for c in text.chars() {
+        let escaped = c.is_control().then(|| c.escape_debug());
+        let len = escaped.as_ref().map_or(1, ExactSizeIterator::len);
+        if written + len > max_chars {
+            break;
+        }
+        written += len;
+        match escaped {
+            Some(escaped) => out.extend(escaped),
+            None => out.push(c),
         }
     }
     out
@@ -611,5 +619,24 @@ impl<'a> Args<'a> {
             true => &self.items[..self.len],
             false => &self.more,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by libFuzzer on the `restore` target: the cut came before
+    /// the escapes, so 300 DEL characters made an error of 1,800 bytes.
+    #[test]
+    fn printable_text_is_cut_after_its_escapes() {
+        let dels = "\u{7f}".repeat(1000);
+        let out = printable(&dels, 300);
+        assert_eq!(out, r"\u{7f}".repeat(50));
+        assert_eq!(printable("a\rb", 3), r"a\r");
+        assert_eq!(printable("a\rb", 2), "a");
+        assert_eq!(printable("\u{4e00}\0", 10), "\u{4e00}\\0");
+        assert_eq!(shown(b"x\xffy"), "x\u{fffd}y");
+        assert_eq!(shown(&[b'a'; 100]).len(), SHOWN_CHARS);
     }
 }

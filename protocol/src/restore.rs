@@ -455,7 +455,7 @@ fn shown(raw: &[u8]) -> String {
 }
 
 /// Most characters of a layout's error a restore's error repeats.
-const LAYOUT_ERROR_CHARS: usize = 300;
+const LAYOUT_ERROR_CHARS: usize = 200;
 
 fn wrong(what: &str, raw: &[u8], want: &str) -> String {
     format!("{what} {} must be {want}", shown(raw))
