@@ -2,8 +2,8 @@
 //! (docs/design.md "Hostile input"), one body each, shared by the two
 //! runners: the cargo-fuzz project in `fuzz/` (libFuzzer, nightly) and the
 //! stable runner `tests/fuzz.rs`, which the test command always runs
-//! (docs/operations.md "Fuzzing"). Each target's committed corpus is
-//! `fuzz/corpus/<name>/`.
+//! (docs/operations.md "Fuzzing and the hostile-input sweep"). Each
+//! target's committed corpus is `fuzz/corpus/<name>/`.
 //!
 //! A body takes the raw input bytes and panics when an invariant breaks;
 //! beyond "no panic", each checks what is cheap to check (round trips,

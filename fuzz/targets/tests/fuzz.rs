@@ -7,7 +7,8 @@
 //! (default 3; set it higher to fuzz longer). A fresh seed each run,
 //! printed; `TICKETGATE_FUZZ_SEED=<n>` replays one. A failing input is
 //! shrunk, printed and saved, ready to join the corpus. The same bodies
-//! run under libFuzzer in `fuzz/` (docs/operations.md "Fuzzing").
+//! run under libFuzzer in `fuzz/` (docs/operations.md "Fuzzing and the
+//! hostile-input sweep").
 
 mod runner;
 
