@@ -183,7 +183,7 @@ impl Raw {
 }
 
 /// Owned arguments from text.
-fn argv(parts: &[&str]) -> Vec<Vec<u8>> {
+fn args(parts: &[&str]) -> Vec<Vec<u8>> {
     parts.iter().map(|p| p.as_bytes().to_vec()).collect()
 }
 
@@ -270,7 +270,7 @@ fn fixture() -> Vec<Vec<Vec<u8>>> {
         &["TICKET.WAIT", "wl", "bob"],
         &["TICKET.WAIT", "wl", "carol", "COUNT", "1"],
     ];
-    calls.iter().map(|c| argv(c)).collect()
+    calls.iter().map(|c| args(c)).collect()
 }
 
 /// Layouts that look valid but carry hostile names, numbers or shapes.
@@ -479,185 +479,87 @@ fn restore_begin(event: &str, total: i64, layout: Option<&str>) -> Vec<String> {
     args
 }
 
-/// Hand-written valid calls that reach deep into the known commands.
+/// Hand-written valid calls that reach deep into the known commands, one
+/// a line, words split at spaces (`HALL`: the hall's layout).
+const KNOWN: &str = "\
+TICKET.INIT new 10 OPENS 0 CLOSES 0 HOLD 60000 LIMIT 2 OFFER 60000
+TICKET.INIT new 10 HOLD 60000 DRAW ADMIT 5
+TICKET.INIT new 6 HOLD 60000 SEATS HALL
+TICKET.CLAIM held carol COUNT 2 HOLD 60000
+TICKET.CLAIM hall carol COUNT 2 SECTION A CATEGORY general SPLIT
+TICKET.CLAIM hall carol ACCESSIBLE 1 COUNT 1
+TICKET.CLAIM hall carol SEATS 5 6
+TICKET.WAIT wl dave COUNT 1
+TICKET.WAIT draw dave
+TICKET.DROP ga FORCE
+TICKET.RESTORE rr ORDERS u1 1,2 0 u2 5 99
+TICKET.RESTORE rr FREE 3 6-9
+TICKET.RESTORE rr COMMIT
+TICKET.REAPPLY held SINCE 0-0 op claim event held user dave tickets 5,6 at 1
+TICKET.REAPPLY ga op open event ga at 1
+TICKET._APPLY 3 ga claim 1700 3 7 u1 ticket 7 at 1699
+TICKET._APPLY 1 ga init 5-0 4 10 0 0 0 1 600000 000000000000beef
+TICKET._APPLY 1 ga restore-orders u1 1,2 0";
+
+/// The hand-written calls, and a restore's `BEGIN` as the sidecar writes
+/// it (plain and seated).
 fn known_templates() -> Vec<Template> {
-    let begin = restore_begin("rr", 100, None);
-    let seated = restore_begin("rs", 6, Some(HALL));
-    let calls: Vec<Vec<&str>> = vec![
-        vec![
-            "TICKET.INIT",
-            "new",
-            "10",
-            "OPENS",
-            "0",
-            "CLOSES",
-            "0",
-            "HOLD",
-            "60000",
-            "LIMIT",
-            "2",
-            "OFFER",
-            "60000",
-        ],
-        vec![
-            "TICKET.INIT",
-            "new",
-            "10",
-            "HOLD",
-            "60000",
-            "DRAW",
-            "ADMIT",
-            "5",
-        ],
-        vec!["TICKET.INIT", "new", "6", "HOLD", "60000", "SEATS", HALL],
-        vec![
-            "TICKET.CLAIM",
-            "held",
-            "carol",
-            "COUNT",
-            "2",
-            "HOLD",
-            "60000",
-        ],
-        vec![
-            "TICKET.CLAIM",
-            "hall",
-            "carol",
-            "COUNT",
-            "2",
-            "SECTION",
-            "A",
-            "CATEGORY",
-            "general",
-            "SPLIT",
-        ],
-        vec![
-            "TICKET.CLAIM",
-            "hall",
-            "carol",
-            "ACCESSIBLE",
-            "1",
-            "COUNT",
-            "1",
-        ],
-        vec!["TICKET.CLAIM", "hall", "carol", "SEATS", "5", "6"],
-        vec!["TICKET.WAIT", "wl", "dave", "COUNT", "1"],
-        vec!["TICKET.WAIT", "draw", "dave"],
-        vec!["TICKET.DROP", "ga", "FORCE"],
-        begin.iter().map(String::as_str).collect(),
-        seated.iter().map(String::as_str).collect(),
-        vec![
-            "TICKET.RESTORE",
-            "rr",
-            "ORDERS",
-            "u1",
-            "1,2",
-            "0",
-            "u2",
-            "5",
-            "99",
-        ],
-        vec!["TICKET.RESTORE", "rr", "FREE", "3", "6-9"],
-        vec!["TICKET.RESTORE", "rr", "COMMIT"],
-        vec![
-            "TICKET.REAPPLY",
-            "held",
-            "SINCE",
-            "0-0",
-            "op",
-            "claim",
-            "event",
-            "held",
-            "user",
-            "dave",
-            "tickets",
-            "5,6",
-            "at",
-            "1",
-        ],
-        vec![
-            "TICKET.REAPPLY",
-            "ga",
-            "op",
-            "open",
-            "event",
-            "ga",
-            "at",
-            "1",
-        ],
-        vec![
-            "TICKET._APPLY",
-            "3",
-            "ga",
-            "claim",
-            "1700",
-            "3",
-            "7",
-            "u1",
-            "ticket",
-            "7",
-            "at",
-            "1699",
-        ],
-        vec![
-            "TICKET._APPLY",
-            "1",
-            "ga",
-            "init",
-            "5-0",
-            "4",
-            "10",
-            "0",
-            "0",
-            "0",
-            "1",
-            "600000",
-            "000000000000beef",
-        ],
-        vec![
-            "TICKET._APPLY",
-            "1",
-            "ga",
-            "restore-orders",
-            "u1",
-            "1,2",
-            "0",
-        ],
-    ];
-    calls
-        .into_iter()
-        .map(|c| Template {
-            argv: argv(&c),
-            from: 1,
-        })
-        .collect()
+    let mut calls: Vec<Vec<String>> = KNOWN
+        .lines()
+        .map(|line| line.split(' ').map(|w| w.replace("HALL", HALL)).collect())
+        .collect();
+    calls.push(restore_begin("rr", 100, None));
+    calls.push(restore_begin("rs", 6, Some(HALL)));
+    let template = |c: Vec<String>| Template {
+        argv: c.into_iter().map(String::into_bytes).collect(),
+        from: 1,
+    };
+    calls.into_iter().map(template).collect()
 }
 
-/// Every call of the sweep: each varied position of each template gets
-/// each hostile value; each template is also cut short at every length,
-/// has its last two arguments repeated, and has each keyword of the
-/// module put after its event and at its end.
+/// Every call of the sweep, from every template.
 fn calls(templates: &[Template], keywords: &[String]) -> Vec<Vec<Vec<u8>>> {
     let values = hostile_values();
     let mut out = Vec::new();
     for t in templates {
-        for i in t.from.max(1)..t.argv.len() {
-            for v in &values {
-                let mut argv = t.argv.clone();
-                argv[i] = v.clone();
-                out.push(argv);
-            }
-        }
-        out.extend((1..t.argv.len()).map(|k| t.argv[..k].to_vec()));
-        let mut repeated = t.argv.clone();
-        repeated.extend_from_slice(&t.argv[t.argv.len().saturating_sub(2).max(1)..]);
-        out.push(repeated);
-        for word in keywords {
-            for at in [2.min(t.argv.len()), t.argv.len()] {
-                let mut argv = t.argv.clone();
-                argv.insert(at, word.as_bytes().to_vec());
-                out.push(argv);
-            }
+        out.extend(replaced(t, &values));
+        out.extend(cut_and_repeated(t));
+        out.extend(keywords_inserted(t, keywords));
+    }
+    out
+}
+
+/// Each varied position of `t` replaced by each hostile value.
+fn replaced(t: &Template, values: &[Vec<u8>]) -> Vec<Vec<Vec<u8>>> {
+    let positions = t.from.max(1)..t.argv.len();
+    let each = |i: usize| {
+        values.iter().map(move |v| {
+            let mut argv = t.argv.clone();
+            argv[i] = v.clone();
+            argv
+        })
+    };
+    positions.flat_map(each).collect()
+}
+
+/// `t` cut short at every length, and with its last two arguments (an
+/// option and its value) repeated.
+fn cut_and_repeated(t: &Template) -> Vec<Vec<Vec<u8>>> {
+    let mut out: Vec<Vec<Vec<u8>>> = (1..t.argv.len()).map(|k| t.argv[..k].to_vec()).collect();
+    let mut repeated = t.argv.clone();
+    repeated.extend_from_slice(&t.argv[t.argv.len().saturating_sub(2).max(1)..]);
+    out.push(repeated);
+    out
+}
+
+/// Each keyword of the module put after the event of `t`, and at its end.
+fn keywords_inserted(t: &Template, keywords: &[String]) -> Vec<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    for word in keywords {
+        for at in [2.min(t.argv.len()), t.argv.len()] {
+            let mut argv = t.argv.clone();
+            argv.insert(at, word.as_bytes().to_vec());
+            out.push(argv);
         }
     }
     out
@@ -723,8 +625,8 @@ impl Sweep {
     /// the digest before, the call, `PING`, the digest after.
     fn check(&mut self, argv: &[Vec<u8>]) {
         self.calls += 1;
-        let digest = argv_of(&["DEBUG", "DIGEST"]);
-        let batch = [digest.clone(), argv.to_vec(), argv_of(&["PING"]), digest];
+        let digest = args(&["DEBUG", "DIGEST"]);
+        let batch = [digest.clone(), argv.to_vec(), args(&["PING"]), digest];
         let (replies, broken) = self.conn.pipeline(&batch);
         if let Some(broken) = broken {
             return self.broke(argv, replies.len(), broken);
@@ -796,8 +698,8 @@ impl Sweep {
 /// changes `DEBUG DIGEST` (the server allows `DEBUG`), and the fixture is
 /// made again after it.
 fn digest_sees_a_write(conn: &mut Raw) {
-    let digest = argv(&["DEBUG", "DIGEST"]);
-    let batch = [digest.clone(), argv(&["TICKET.CLAIM", "ga", "zed"]), digest];
+    let digest = args(&["DEBUG", "DIGEST"]);
+    let batch = [digest.clone(), args(&["TICKET.CLAIM", "ga", "zed"]), digest];
     let (replies, broken) = conn.pipeline(&batch);
     assert!(broken.is_none(), "{broken:?}");
     assert!(
@@ -817,10 +719,6 @@ fn digest_sees_a_write(conn: &mut Raw) {
 /// The fixture's events and those the templates create.
 const FIXTURE_EVENTS: [&str; 8] = ["ga", "held", "hall", "draw", "wl", "new", "rr", "rs"];
 
-fn argv_of(parts: &[&str]) -> Vec<Vec<u8>> {
-    argv(parts)
-}
-
 /// A connection to `server` holding a fresh fixture.
 fn fresh(server: &RedisServer) -> Raw {
     let mut conn = Raw::connect(server.port(), CALL_TIMEOUT).expect("connect to redis-server");
@@ -830,7 +728,7 @@ fn fresh(server: &RedisServer) -> Raw {
 
 /// Empties the server and makes the fixture again; every step must work.
 fn reset(conn: &mut Raw) -> Result<(), Broken> {
-    let mut batch = vec![argv(&["FLUSHALL"])];
+    let mut batch = vec![args(&["FLUSHALL"])];
     batch.extend(fixture());
     let (replies, broken) = conn.pipeline(&batch);
     if let Some(broken) = broken {
