@@ -53,3 +53,22 @@ fn every_target_has_a_small_corpus_and_a_cargo_fuzz_binary() {
         );
     }
 }
+
+/// An input too big for the corpus and for libFuzzer's inputs: a venue
+/// at the limits (40 sections of 1,000 rows of 5 seats, 200,000 seats) is
+/// 1 MB of JSON, while its stored form, every default written out, is
+/// over the 4 MiB a layout may have; the `layout` target requires that
+/// what parses can be parsed again from its stored form (the module
+/// stores it, a replica and the sidecar parse it), or is refused.
+#[test]
+fn a_venue_at_the_limits_parses_again_from_its_stored_form() {
+    let rows: Vec<String> = (0..1000)
+        .map(|i| format!(r#"{{"name":"{i}","seats":5}}"#))
+        .collect();
+    let sections: Vec<String> = (0..40)
+        .map(|s| format!(r#"{{"name":"S{s}","rows":[{}]}}"#, rows.join(",")))
+        .collect();
+    let json = format!(r#"{{"sections":[{}]}}"#, sections.join(","));
+    let layout = fuzz_targets::target("layout").expect("the layout target");
+    (layout.run)(json.as_bytes());
+}
