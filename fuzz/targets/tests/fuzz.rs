@@ -57,11 +57,10 @@ fn every_target_has_a_small_corpus_and_a_cargo_fuzz_binary() {
 /// An input too big for the corpus and for libFuzzer's inputs: a venue
 /// at the limits (40 sections of 1,000 rows of 5 seats, 200,000 seats) is
 /// 1 MB of JSON, while its stored form, every default written out, is
-/// over the 4 MiB a layout may have; the `layout` target requires that
-/// what parses can be parsed again from its stored form (the module
-/// stores it, a replica and the sidecar parse it), or is refused.
+/// over the 4 MiB a layout may have: `INIT` and `RESTORE` refuse it whole
+/// (`Layout::stored`), and the `layout` target finds nothing to store.
 #[test]
-fn a_venue_at_the_limits_parses_again_from_its_stored_form() {
+fn a_venue_too_large_once_stored_is_refused_whole() {
     let rows: Vec<String> = (0..1000)
         .map(|i| format!(r#"{{"name":"{i}","seats":5}}"#))
         .collect();
@@ -69,6 +68,9 @@ fn a_venue_at_the_limits_parses_again_from_its_stored_form() {
         .map(|s| format!(r#"{{"name":"S{s}","rows":[{}]}}"#, rows.join(",")))
         .collect();
     let json = format!(r#"{{"sections":[{}]}}"#, sections.join(","));
+    // About 1 MB sent, 5 MB once every default is filled in.
+    let refused = protocol::seats::Layout::stored(&json, 200_000).unwrap_err();
+    assert!(refused.0.contains("stored form"), "{}", refused.0);
     let layout = fuzz_targets::target("layout").expect("the layout target");
     (layout.run)(json.as_bytes());
 }
