@@ -6,7 +6,7 @@
 /// True when MySQL connections use TLS (`--mysql-ca` installed).
 fn mysql_tls_on() -> bool {
     #[cfg(feature = "mysql")]
-    return crate::installed().mysql.enabled();
+    return crate::settings::installed().mysql.enabled();
     #[cfg(not(feature = "mysql"))]
     return false;
 }

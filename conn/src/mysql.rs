@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::read_file;
+use crate::files::read_file;
 
 /// The MySQL certificate flag (global: every subcommand takes it).
 #[derive(Args, Debug, Default, Clone)]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use redis::{ClientTlsConfig, TlsCertificates};
 
-use crate::read_file;
+use crate::files::read_file;
 
 /// The Redis certificate flags (global: every subcommand takes them).
 #[derive(Args, Debug, Default, Clone)]
@@ -78,8 +78,11 @@ fn check_url(url: &str) -> Result<String, String> {
     Ok(s.node_url(&s.sentinels[0]))
 }
 
+/// The scheme of `url`, for a message: never the URL itself, which may
+/// carry a password.
 fn scheme_of(url: &str) -> &str {
-    url.split_once("://").map(|(s, _)| s).unwrap_or(url)
+    url.split_once("://")
+        .map_or("a URL without a scheme", |(s, _)| s)
 }
 
 /// The PEM files of the flags, or `None` when none is given.
@@ -143,6 +146,11 @@ mod tests {
         assert!(
             err.contains("rediss://") && err.contains("got redis"),
             "{err}"
+        );
+        let no_scheme = RedisTls::load(&args, Some("u:hunter2@h:1")).err().unwrap();
+        assert!(
+            !no_scheme.contains("hunter2") && no_scheme.contains("without a scheme"),
+            "{no_scheme}"
         );
         let sentinel = RedisTls::load(&args, Some("redis+sentinel://h/m"))
             .err()

@@ -1,7 +1,8 @@
-//! Holds the code to the layer list of `lib.rs`'s guide: every `crate::`
-//! path of every file under `src/` names a layer listed before the file's
-//! own. Read from the files, so the guide a newcomer reads is the rule the
-//! build checks.
+//! Holds the code to the layer lists its guides give: every `crate::` path
+//! of every file under `src/` names a layer listed before the file's own in
+//! `lib.rs`, and every `super::` path of a file of `pool/` a file listed
+//! before its own in `pool/mod.rs`. Read from the files, so the guide a
+//! newcomer reads is the rule the build checks.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -11,8 +12,21 @@ use std::path::Path;
 /// names its modules in backticks before its first `:`.
 fn layers(lib: &str) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
-    let bullets = lib.lines().filter_map(|l| l.strip_prefix("//! - "));
-    for (rank, bullet) in bullets.enumerate() {
+    // A bullet goes on over the `//!   ` lines under it.
+    let mut bullets: Vec<String> = Vec::new();
+    for line in lib.lines() {
+        match (line.strip_prefix("//! - "), line.strip_prefix("//!   ")) {
+            (Some(start), _) => bullets.push(start.to_owned()),
+            (None, Some(more)) if !bullets.is_empty() => {
+                if let Some(last) = bullets.last_mut() {
+                    last.push(' ');
+                    last.push_str(more);
+                }
+            }
+            _ => {}
+        }
+    }
+    for (rank, bullet) in bullets.iter().enumerate() {
         let head = bullet.split(':').next().unwrap_or_default();
         for name in head.split('`').skip(1).step_by(2) {
             out.insert(name.to_owned(), rank);
@@ -44,6 +58,12 @@ fn declared(lib: &str) -> Vec<String> {
 /// The first module of every `crate::` path in `code` (comments cut off),
 /// with the names inside `crate::{..}` groups.
 fn imports(code: &str) -> Vec<String> {
+    paths_after(code, "crate::")
+}
+
+/// The first name of every `<prefix>` path in `code` (comments cut off),
+/// with the names inside `<prefix>{..}` groups.
+fn paths_after(code: &str, prefix: &str) -> Vec<String> {
     let code: String = code
         .lines()
         .map(|l| l.split("//").next().unwrap_or_default())
@@ -51,8 +71,9 @@ fn imports(code: &str) -> Vec<String> {
         .join("\n");
     let mut out = Vec::new();
     for (_, rest) in code
-        .match_indices("crate::")
-        .map(|(i, _)| code.split_at(i + 7))
+        .match_indices(prefix)
+        .filter(|(i, _)| !code[..*i].ends_with(|c: char| c.is_alphanumeric() || c == ':'))
+        .map(|(i, _)| code.split_at(i + prefix.len()))
     {
         match rest.strip_prefix('{') {
             Some(group) => {
@@ -137,6 +158,35 @@ fn every_import_goes_down_the_guide() {
     assert!(
         upward.is_empty(),
         "imports that go up or sideways: {upward:#?}"
+    );
+}
+
+#[test]
+fn every_pool_file_imports_only_files_listed_before_it() {
+    let pool = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pool");
+    let guide = fs::read_to_string(pool.join("mod.rs")).unwrap_or_default();
+    let order = layers(&guide);
+    for file in declared(&guide) {
+        assert!(
+            order.contains_key(&file) || file == "memory",
+            "pool/mod.rs's list omits `{file}`"
+        );
+    }
+    let mut upward = Vec::new();
+    for (file, &mine) in &order {
+        let code = fs::read_to_string(pool.join(format!("{file}.rs"))).unwrap_or_default();
+        for used in paths_after(&code, "super::") {
+            match order.get(&used) {
+                Some(&theirs) if used != *file && theirs >= mine => {
+                    upward.push(format!("pool/{file}.rs imports {used}"))
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "pool imports that go up or sideways: {upward:#?}"
     );
 }
 

@@ -14,39 +14,39 @@
 //!   no Redis in it, unit- and property-tested over an in-memory store.
 //! - [`args`]: argument rules (pure; the bounds are the pool's; one
 //!   `unsafe`, an id already checked to be ASCII taken as text).
-//! - [`meta_cache`], [`seat_cache`], [`stats`], [`expiry`], [`migration`]:
-//!   what the process keeps in memory: the per-event copies of the meta
-//!   hash and of a seated event's layout and seat state, the `INFO ticket`
-//!   counters, the index of hold deadlines, the slots being imported.
+//! - [`seat_cache`], [`stats`], [`expiry`], [`migration`]: what the
+//!   process keeps in memory beside the per-event strings and meta copy
+//!   (`host::cache`): a seated event's layout and seat state, the `INFO
+//!   ticket` counters, the index of hold deadlines, the slots being
+//!   imported.
 //! - [`host`]: the Redis side, the only FFI and every other `unsafe`:
 //!   command registration from the table it is handed, server events, the
-//!   Redis `Store` (native key API) and replication.
-//! - [`commit`]: the commit step that replicates, announces and notes the
-//!   deadlines of what the pool decided, after a command or a sweep.
-//! - [`cmd`], [`sweep`]: what runs the pool: one file per `TICKET.*`
-//!   command (syntax, replies, errors) with THE command table
-//!   (`cmd::table`) that registration and `COMMAND DOCS` both come from;
-//!   the expiry sweep Redis's cron runs.
+//!   Redis `Store` (native key API), the log entry and the replicated
+//!   effect of a change.
+//! - [`cmd`]: what runs the pool: one file per `TICKET.*` command (syntax,
+//!   replies, errors) with THE command table (`cmd::table`) that
+//!   registration and `COMMAND DOCS` both come from, and the commit step
+//!   that replicates, announces and notes the deadlines of what the pool
+//!   decided.
+//! - [`sweep`]: the expiry sweep Redis's cron runs (with the commands'
+//!   commit step).
 //! - `onload`: the entry point (`RedisModule_OnLoad`), the one file that
 //!   knows every layer: it hands `host::register` the command table, the
 //!   configs and the sweep.
 //!
-//! Follow a claim: `host::register` (its C entry point) -> `cmd::claim` ->
-//! `pool::claim` (decides, applies through `pool::apply` onto
-//! `host::store`) -> `commit` (replicates through `host::replicate`).
+//! Follow a claim, file by file: docs/design.md "Where things are" (a
+//! test holds that walk to the code).
 //! This file holds `POOL_CHUNK`, a config any layer may read. The design
 //! these files cite lives in docs/design.md.
 
 pub mod args;
 pub mod cmd;
-pub mod commit;
 pub mod error;
 pub mod expiry;
 pub mod fault;
 pub mod host;
 #[cfg(test)]
 mod layering;
-pub mod meta_cache;
 pub mod migration;
 #[cfg(not(test))]
 mod onload;

@@ -1,8 +1,8 @@
 //! The expiry sweep: run from Redis's cron every `ticket.sweep-interval`
 //! ms at most, it expires the due holds of the events the index names (on
-//! a primary), commits those expiries like a command would, and notes each
-//! event's next deadline again. Like a command it sits above the commit
-//! step; the load step hands it to Redis's cron (`host::events`).
+//! a primary), commits those expiries with the commands' commit step
+//! (`cmd::commit`), and notes each event's next deadline again. The load
+//! step hands it to Redis's cron (`host::events`).
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -10,7 +10,7 @@ use redis_module::Context;
 
 use protocol::keys::{event_of_key, Part};
 
-use crate::commit::commit;
+use crate::cmd::commit;
 use crate::expiry::{maybe_due, note, sweep_max, take_due, take_stale};
 use crate::host::ffi::{is_loading, is_primary, now_ms, scan_keys, select_db, writes_paused};
 use crate::host::store::{Access, RedisStore};

@@ -78,7 +78,7 @@
 //! know is refused with an error naming both versions.
 
 use crate::keys::valid_event;
-use crate::model::{parse_time, Record, Tickets, Value};
+use crate::model::{parse_time, shown, Record, Tickets, Value};
 use crate::ops::{self, Form, OpSpec, Parts};
 use crate::record;
 use crate::restore::{self, Begin, Order};
@@ -336,12 +336,12 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Effect<&'a str>), BadEf
     let [version, event, op, rest @ ..] = args else {
         return Err(bad("needs a version, an event and an op"));
     };
-    let version = text(version, "version")?;
-    let version = match parse_time(version) {
+    let version = match parse_time(text(version, "version")?) {
         Some(v) if (1..=VERSION).contains(&v) => v,
         _ => {
             return Err(bad(format!(
-                "effect version '{version}' is not one this module reads (1..={VERSION}): upgrade replicas before their primary"
+                "effect version '{}' is not one this module reads (1..={VERSION}): upgrade replicas before their primary",
+                shown(version)
             )))
         }
     };
@@ -447,15 +447,14 @@ fn append<'a>(
     rest: &[&'a [u8]],
     text: impl Fn(&'a [u8], &str) -> Result<&'a str, BadEffect>,
 ) -> Result<Effect<&'a str>, BadEffect> {
+    let Some(spec) = ops::find(op.as_bytes()) else {
+        return Err(bad(format!("unknown op '{}'", shown(op.as_bytes()))));
+    };
     let [id, at, values @ ..] = rest else {
         return Err(bad(format!("{op} needs a stream id and a time")));
     };
     let id = StreamId::parse(text(id, "stream id")?).ok_or_else(|| bad("invalid stream id"))?;
     let at = parse_time(text(at, "time")?).ok_or_else(|| bad("invalid time"))?;
-    let Some(spec) = ops::find(op.as_bytes()) else {
-        let shown: String = op.chars().take(32).collect();
-        return Err(bad(format!("unknown op '{shown}'")));
-    };
     let wrong_number = || bad(format!("wrong number of arguments for {op}"));
     if !spec.effect_takes(values.len()) {
         return Err(wrong_number());
@@ -843,6 +842,71 @@ mod tests {
             let err = decode(&raw).unwrap_err();
             assert!(err.0.contains(want), "{args:?}: {err}");
         }
+    }
+
+    /// Found by the `effect` fuzz target: an error quoted a version, an
+    /// op or a field name as it came, control bytes and all, however long.
+    #[test]
+    fn errors_quote_hostile_input_escaped_and_cut() {
+        let long = "x".repeat(1 << 20);
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["\u{100}\r", "e", "drop"],
+                "effect version '\u{100}\\r' is not",
+            ),
+            (
+                &["1", "e", "\u{4e00}\0", "1-1", "1"],
+                "unknown op '\u{4e00}\\0'",
+            ),
+            (&["1", "e", &long], "unknown op 'xxxx"),
+            (
+                &["3", "e", "claim", "1", "1", "0", "u", "\n", "1"],
+                "invalid field '\\n'",
+            ),
+        ];
+        for (args, want) in cases {
+            let raw: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+            let err = decode(&raw).unwrap_err().0;
+            assert!(err.contains(want), "{err}");
+            assert!(
+                err.len() < 300 && !err.chars().any(char::is_control),
+                "{err}"
+            );
+        }
+    }
+
+    /// Found by the `effect` fuzz target: a draw init whose secret is
+    /// not known (`""`) was written without it, so its layout took the
+    /// secret's place and decoded as another effect.
+    #[test]
+    fn a_draw_init_without_its_secret_keeps_the_layout_in_place() {
+        let commitment = "ab".repeat(32);
+        let layout = "cd".repeat(32);
+        let args = [
+            "1",
+            "d",
+            "init",
+            "5-0",
+            "4",
+            "1",
+            "0",
+            "0",
+            "300000",
+            "1",
+            "300000",
+            "0123456789abcdef",
+            &commitment,
+            "0",
+            "",
+            &layout,
+        ];
+        let raw: Vec<Vec<u8>> = args.iter().map(|a| a.as_bytes().to_vec()).collect();
+        let (event, effect) = decoded(&raw).unwrap();
+        assert_eq!(wire(&effect.borrowed(), &event), raw);
+        assert_eq!(
+            decoded(&wire(&effect.borrowed(), &event)),
+            Ok((event, effect))
+        );
     }
 
     fn any_effect() -> impl Strategy<Value = Effect> {

@@ -515,6 +515,41 @@ impl<U: AsRef<str>> Record<U> {
     }
 }
 
+/// Most characters of an input an error text quotes.
+pub const SHOWN_CHARS: usize = 40;
+
+/// Input quoted in an error text, whatever its bytes: its first
+/// [`SHOWN_CHARS`] characters, invalid UTF-8 as U+FFFD, what could hide
+/// or mislead escaped ([`printable`]). Every decoder's error names bad
+/// input this way, so the text can be shown to a client, logged or stored
+/// as it is (docs/design.md "Hostile input").
+pub fn shown(raw: &[u8]) -> String {
+    printable(&String::from_utf8_lossy(raw), SHOWN_CHARS)
+}
+
+/// `text` with every character Rust's `{:?}` escapes but quotes (control
+/// and format characters such as a right-to-left override, unassigned
+/// code points, combining marks, `\`) written as in a string literal
+/// (`\r`, `\0`, `\u{202e}`), cut to at most `max_chars` characters once
+/// escaped (an escape is never cut in half).
+pub fn printable(text: &str, max_chars: usize) -> String {
+    let mut out = String::new();
+    let mut written = 0;
+    for c in text.chars() {
+        let escaped = Some(c.escape_debug()).filter(|e| e.len() > 1 && !matches!(c, '"' | '\''));
+        let len = escaped.as_ref().map_or(1, ExactSizeIterator::len);
+        if written + len > max_chars {
+            break;
+        }
+        written += len;
+        match escaped {
+            Some(escaped) => out.extend(escaped),
+            None => out.push(c),
+        }
+    }
+    out
+}
+
 /// A unix time in ms: plain decimal digits, fits an i64.
 pub fn parse_time(text: &str) -> Option<i64> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
@@ -586,5 +621,31 @@ impl<'a> Args<'a> {
             true => &self.items[..self.len],
             false => &self.more,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by libFuzzer on the `restore` target: the cut came before
+    /// the escapes, so 300 DEL characters made an error of 1,800 bytes.
+    #[test]
+    fn printable_text_is_cut_after_its_escapes() {
+        let dels = "\u{7f}".repeat(1000);
+        let out = printable(&dels, 300);
+        assert_eq!(out, r"\u{7f}".repeat(50));
+        assert_eq!(printable("a\rb", 3), r"a\r");
+        assert_eq!(printable("a\rb", 2), "a");
+        assert_eq!(printable("\u{4e00}\0", 10), "\u{4e00}\\0");
+        assert_eq!(shown(b"x\xffy"), "x\u{fffd}y");
+        // Also what is not a control character but hides or misleads; a
+        // quote stays (the texts quote input themselves).
+        let tricky = "\u{10ffff}\u{202e}\u{200b}\\\"'\u{100}";
+        assert_eq!(
+            shown(tricky.as_bytes()),
+            r#"\u{10ffff}\u{202e}\u{200b}\\"'"#.to_owned() + "\u{100}"
+        );
+        assert_eq!(shown(&[b'a'; 100]).len(), SHOWN_CHARS);
     }
 }

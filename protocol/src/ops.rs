@@ -433,13 +433,16 @@ impl<U> Op<U> {
 impl DrawTerms {
     /// How an init writes its draw terms: the record carries the
     /// commitment and `admit` when set; the effect carries all three,
-    /// `admit` 0 when unset, so the secret keeps its position.
+    /// `admit` 0 when unset and the secret `""` when unknown, so the
+    /// layout after them keeps its position.
     fn value(&self, field: Field, form: Form) -> Option<Value<'_>> {
         match (field, form) {
             (F::Commitment, _) => Some(Value::Bytes(&self.commitment)),
             (F::Admit, Form::Record) => self.admit.map(Value::Number),
             (F::Admit, Form::Effect) => Some(Value::Number(self.admit.unwrap_or(0))),
-            (F::Secret, Form::Effect) => self.seed.as_ref().map(Value::Bytes),
+            (F::Secret, Form::Effect) => {
+                Some(self.seed.as_ref().map_or(Value::Text(""), Value::Bytes))
+            }
             _ => None,
         }
     }

@@ -36,6 +36,7 @@ use crate::keys::valid_user;
 use crate::ops::{self, Field, Form, OpSpec, Parts};
 use crate::StreamId;
 
+use crate::model::shown;
 pub use crate::model::{
     default_offer, parse_number, parse_tickets, parse_time, Checkout, Incarnation, Op, Pick,
     PickHow, Record, Status, Tickets, Value, MAX_HOLD_MS, MAX_TICKETS,
@@ -157,8 +158,8 @@ pub(crate) fn decode_compact<'a>(
             _ => compact_field(spec, name).is_some_and(|field| parts.read(field, value)),
         };
         if !read {
-            let shown: String = name.chars().take(32).collect();
-            return Err(format!("{}: unknown or invalid field '{shown}'", spec.name));
+            let name = shown(name.as_bytes());
+            return Err(format!("{}: unknown or invalid field '{name}'", spec.name));
         }
     }
     let at = match at {
@@ -230,7 +231,7 @@ impl<'f> Fields<'f> {
                 false => k.as_slice(),
             };
             if map.insert(k, v.as_slice()).is_some() {
-                duplicate = Some(String::from_utf8_lossy(k).into_owned());
+                duplicate = Some(shown(k));
             }
         }
         let mut fields = Fields {
@@ -368,8 +369,7 @@ fn decode_full(event: &str, raw: &[(Vec<u8>, Vec<u8>)]) -> Result<Record, Malfor
     }
     let at = fields.time("at")?;
     let Some(spec) = ops::find(op) else {
-        let shown: String = String::from_utf8_lossy(op).chars().take(32).collect();
-        return Err(fields.fail(format!("unknown op '{shown}'")));
+        return Err(fields.fail(format!("unknown op '{}'", shown(op))));
     };
     fields.record(spec, at)
 }
@@ -1001,6 +1001,23 @@ pub(crate) mod tests {
             let err = decode("e1", &raw).unwrap_err();
             assert!(err.reason.contains(want), "{fields:?}: {}", err.reason);
         }
+    }
+
+    /// Found by the `record` fuzz target: a reason quoted raw input, so
+    /// an op or field name with a NUL or `\r` went into the sidecar's
+    /// conflict row as it was.
+    #[test]
+    fn reasons_quote_hostile_input_escaped_and_cut() {
+        let op = f(&[("op", "\u{100}x\0"), ("event", "e1"), ("at", "1")]);
+        assert_eq!(
+            decode("e1", &op).unwrap_err().reason,
+            "unknown op '\u{100}x\\0'"
+        );
+        let long = "\r".repeat(5000);
+        let twice = f(&[("op", "open"), (&long, "1"), (&long, "2")]);
+        let reason = decode("e1", &twice).unwrap_err().reason;
+        assert!(reason.starts_with("duplicate field '\\r\\r"), "{reason}");
+        assert!(reason.len() < 200 && !reason.contains('\r'), "{reason}");
     }
 
     #[test]

@@ -32,10 +32,10 @@ use std::ops::RangeInclusive;
 
 use crate::keys::{valid_event, valid_user, MAX_TOTAL};
 use crate::model::{
-    parse_number, parse_tickets, parse_time, Args, Checkout, Incarnation, Status, Tickets, Value,
-    MAX_HOLD_MS, MAX_TICKETS,
+    parse_number, parse_tickets, parse_time, printable, Args, Checkout, Incarnation, Status,
+    Tickets, Value, MAX_HOLD_MS, MAX_TICKETS,
 };
-use crate::seats::Layout;
+use crate::seats::{Layout, LayoutError};
 use crate::StreamId;
 
 /// The command name.
@@ -184,8 +184,10 @@ impl Begin {
 /// (a seated event's seats all exist from the start).
 fn seated_layout(begin: &Begin, json: &[u8]) -> Result<String, String> {
     let json = std::str::from_utf8(json).map_err(|_| "invalid layout: not UTF-8".to_owned())?;
-    let stored =
-        Layout::stored(json, begin.total).map_err(|e| format!("invalid layout: {}", e.0))?;
+    // A layout's error can quote its JSON (serde names an unknown field).
+    let invalid =
+        |e: LayoutError| format!("invalid layout: {}", printable(&e.0, LAYOUT_ERROR_CHARS));
+    let stored = Layout::stored(json, begin.total).map_err(invalid)?;
     if begin.minted != begin.total {
         return Err(format!(
             "a seated event's minted ({}) must be its total ({})",
@@ -448,9 +450,11 @@ fn text(raw: &[u8]) -> &str {
 
 /// User input for an error message: quoted, escaped, cut short.
 fn shown(raw: &[u8]) -> String {
-    let s: String = String::from_utf8_lossy(raw).chars().take(40).collect();
-    format!("{s:?}")
+    format!("\"{}\"", crate::model::shown(raw))
 }
+
+/// Most characters of a layout's error a restore's error repeats.
+const LAYOUT_ERROR_CHARS: usize = 200;
 
 fn wrong(what: &str, raw: &[u8], want: &str) -> String {
     format!("{what} {} must be {want}", shown(raw))
@@ -729,6 +733,26 @@ pub(crate) mod tests {
         let mut a = begin_args("BEGIN", &["SEATS"]);
         (a[3], a[4]) = (b"4".to_vec(), b"4".to_vec());
         assert!(decoded(&a).unwrap_err().contains("SEATS needs a layout"));
+    }
+
+    /// Found by the `restore` fuzz target: a seated BEGIN's error
+    /// repeated the layout's error, which quotes the JSON (an unknown
+    /// field named `\u{85}sections`), control characters and all.
+    #[test]
+    fn a_layout_error_is_repeated_escaped_and_cut() {
+        // JSON escapes: the field name serde quotes holds U+0085 and CRs.
+        let hostile = format!(r#"{{"\u0085{}":[]}}"#, r"\r".repeat(5000));
+        let mut args = begin_args("BEGIN", &["SEATS", &hostile]);
+        (args[3], args[4]) = (b"4".to_vec(), b"4".to_vec());
+        let err = decoded(&args).unwrap_err();
+        assert!(
+            err.starts_with("invalid layout: unknown field `\\u{85}\\r"),
+            "{err}"
+        );
+        assert!(
+            err.len() < 1000 && !err.chars().any(char::is_control),
+            "{err}"
+        );
     }
 
     #[test]

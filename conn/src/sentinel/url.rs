@@ -89,6 +89,11 @@ impl SentinelUrl {
         let Some((authority, path)) = rest.split_once('/') else {
             return bad("no /<master-name> after the sentinels".into());
         };
+        if path.contains('@') {
+            // A `/` in the password cut the URL short: the rest of the
+            // password must not be shown as a master name.
+            return bad("an @ after the first /: write a / in the password as %2F".into());
+        }
         let master = path.strip_suffix('/').unwrap_or(path);
         if master.is_empty() {
             return bad("the master name after the last / is empty".into());
@@ -105,12 +110,19 @@ impl SentinelUrl {
             Ok(s) => s,
             Err(e) => return bad(e),
         };
-        Ok(SentinelUrl {
+        let parsed = SentinelUrl {
             sentinels,
             master: master.to_owned(),
             tls,
             userinfo,
-        })
+        };
+        // The data nodes' URLs carry the credentials as written: the
+        // `redis` crate must take them (a `%XX` escape that decodes to
+        // invalid UTF-8 it refuses), or every connection would fail.
+        match redis::Client::open(parsed.node_url(&parsed.sentinels[0])) {
+            Ok(_) => Ok(parsed),
+            Err(e) => bad(format!("the user or password: {e}")),
+        }
     }
 
     /// The data nodes' user, decoded (`None`: the default user).
@@ -171,18 +183,19 @@ impl fmt::Display for SentinelUrl {
     }
 }
 
-/// `url` with whatever sits between `://` and the last `@` of the authority
-/// reduced to its user, for error messages about URLs that do not parse.
+/// `url` with whatever sits between `://` and its last `@` reduced to the
+/// user, for error messages about URLs that do not parse. The last `@` of
+/// the whole URL, not of its authority: in a URL that does not parse, a
+/// `/` in the password would end the authority and show the password's
+/// rest (better to hide a host than to show a password).
 fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
-    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-    let slash = if rest.contains('/') { "/" } else { "" };
-    match authority.rsplit_once('@') {
-        Some((info, hosts)) => {
+    match rest.rsplit_once('@') {
+        Some((info, after)) => {
             let user = info.split_once(':').map_or("", |(u, _)| u);
-            format!("{scheme}://{user}:***@{hosts}{slash}{path}")
+            format!("{scheme}://{user}:***@{after}")
         }
         None => url.to_owned(),
     }
@@ -217,6 +230,7 @@ fn parse_addr(text: &str) -> Result<Addr, String> {
     if host.is_empty() {
         return Err(format!("{text:?} has no host"));
     }
+    check_host(text, host, text.starts_with('['))?;
     let port = match port {
         None => DEFAULT_PORT,
         Some(p) => match p.parse::<u16>() {
@@ -224,7 +238,43 @@ fn parse_addr(text: &str) -> Result<Addr, String> {
             _ => return Err(format!("{text:?}: the port {p:?} is not a number 1-65535")),
         },
     };
-    Ok(Addr::new(host, port))
+    let addr = Addr::new(host, port);
+    opens(text, &addr)?;
+    Ok(addr)
+}
+
+/// Whether the `redis` crate, which connects to it, takes `addr` (it
+/// refuses a wildcard address such as `0.0.0.0`, `0` or `[::]`).
+fn opens(text: &str, addr: &Addr) -> Result<(), String> {
+    match redis::Client::open(format!("redis://{addr}/")) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("{text:?} is not an address to connect to: {e}")),
+    }
+}
+
+/// A host the sentinels and the data nodes can be reached at: an IPv6
+/// address in brackets, or a name or IPv4 address (ASCII letters, digits,
+/// `.`, `-`, `_`), so that a bad one fails when the URL is read, not at
+/// every connection after it.
+fn check_host(text: &str, host: &str, bracketed: bool) -> Result<(), String> {
+    if bracketed {
+        return match host.parse::<std::net::Ipv6Addr>() {
+            Ok(_) => Ok(()),
+            Err(_) => Err(format!("{text:?}: [{host}] is not an IPv6 address")),
+        };
+    }
+    if host.contains(':') {
+        return Err(format!(
+            "{text:?}: an IPv6 address goes in brackets ([{host}]:port); a host name has no :"
+        ));
+    }
+    let name = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_');
+    if host.len() > 253 || !host.bytes().all(name) {
+        return Err(format!(
+            "{text:?}: the host must be a name or address (letters, digits, . - _, at most 253)"
+        ));
+    }
+    Ok(())
 }
 
 /// Decodes `%XX` escapes (an invalid escape stays as written).
@@ -367,6 +417,48 @@ mod tests {
         // The password never shows in an error.
         let e = err("redis+sentinel://u:hunter2@h:99999/m");
         assert!(!e.contains("hunter2") && e.contains("u:***@"), "{e}");
+    }
+
+    /// Found by the `sentinel_url` fuzz target: a `/` in an unencoded
+    /// password ended the authority, and the error showed the password.
+    #[test]
+    fn a_slash_in_the_password_never_shows() {
+        for url in [
+            "redis+sentinel://u:pa/ss@h/m",
+            "redis+sentinel://u:pa/ss@h:1",
+        ] {
+            let e = err(url);
+            assert!(!e.contains("pa/ss") && !e.contains("ss@"), "{e}");
+        }
+        assert!(err("redis+sentinel://u:pa/ss@h/m").contains("%2F"));
+    }
+
+    /// Found by the `sentinel_url` fuzz target: hosts and passwords the
+    /// `redis` crate cannot open (a space, a stray bracket, a wildcard
+    /// address, `%ec` that decodes to invalid UTF-8) parsed, to fail at
+    /// every connection instead; an address that shows as `[a]b:c]:5` did
+    /// not parse back.
+    #[test]
+    fn hosts_are_names_or_bracketed_ipv6_addresses() {
+        for (url, want) in [
+            ("redis+sentinel://bad host:1/m", "name or address"),
+            ("redis+sentinel://a]b:c:5/m", "brackets"),
+            ("redis+sentinel://fe80::1:26379/m", "brackets"),
+            ("redis+sentinel://[::g]:1/m", "not an IPv6 address"),
+            ("redis+sentinel://\u{100}:1/m", "name or address"),
+            ("redis+sentinel://[::0]:1/m", "not an address to connect to"),
+            (
+                "redis+sentinel://:s%ecret@h:1/m",
+                "password: Password is not valid UTF-8",
+            ),
+        ] {
+            assert!(err(url).contains(want), "{url}: {}", err(url));
+        }
+        let ok = SentinelUrl::parse("redis+sentinel://h_1.example-2:1,[fe80::2]/m").unwrap();
+        assert_eq!(
+            ok.sentinels,
+            [Addr::new("h_1.example-2", 1), Addr::new("fe80::2", 26379)]
+        );
     }
 
     #[test]

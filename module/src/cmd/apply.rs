@@ -15,12 +15,12 @@
 use redis_module::{Context, RedisResult, RedisValue};
 
 use super::guarded;
-use crate::commit::note_deadlines;
+use super::note_deadlines;
 use crate::error::{CommandError, TicketError};
 use crate::host::argv::Argv;
 use crate::host::ffi::{from_primary_or_aof, replicate_verbatim};
 use crate::host::store::{Access, RedisStore};
-use crate::pool::apply;
+use crate::pool::effects;
 use crate::stats;
 
 /// A replica runs one of these per claim: it reads Redis's argv in place.
@@ -45,7 +45,7 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
             argv.user(at + 1, user)
         });
         let mut store = RedisStore::open(ctx, event, Access::Write, user);
-        apply::apply(&mut store, &effect);
+        effects::apply(&mut store, &effect);
         note_deadlines(store.db(), event, &effect);
         drop(store);
         replicate_verbatim(ctx);

@@ -1,42 +1,54 @@
 //! One file per `TICKET.*` command (each opens with its syntax, replies and
 //! errors) and the command table ([`table`]) that registration and
 //! `COMMAND DOCS` both come from (the load step hands it to the host). This
-//! file holds what the commands share: the panic guard at the command
-//! boundary, reply helpers, and [`write`], which runs a pool call on the
-//! event's keys and commits what it decided ([`crate::commit`]).
+//! file holds what the commands share: turning an error into its reply,
+//! reply helpers, [`write`], which runs a pool call on the event's keys, and
+//! [`commit`], the step that follows every write (and every sweep): each
+//! effect the pool decided (and already applied to the keys) is replicated
+//! as one `TICKET._APPLY`, counted in `INFO ticket`, announced when it
+//! offers tickets to the head of a waiting list (`ticket:{E}:offers`), and
+//! its hold deadlines are noted in the expiry index. It runs whether the
+//! command succeeded or not: what the pool applied before an error (an
+//! expiry before a `SOLDOUT`) stays.
 
 pub mod apply;
 pub mod cancel;
+#[cfg(test)]
+mod checklist;
 pub mod claim;
+pub mod close;
 pub mod confirm;
 pub mod drop;
 pub mod healed;
 pub mod holder;
 pub mod init;
 pub mod layout;
-pub mod open_close;
+pub mod leave;
+pub mod open;
 pub mod order;
+pub mod position;
 pub mod reapply;
 pub mod restore;
 pub mod seatmap;
 pub mod status;
 pub mod table;
-pub mod waitlist;
+pub mod wait;
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use redis_module::{Context, RedisError, RedisResult, RedisValue};
 
-use protocol::record::Tickets;
+use protocol::effect::Effect;
+use protocol::record::{Op, Tickets};
 
-use crate::commit::commit;
 use crate::error::{CommandError, TicketError};
 use crate::expiry;
 use crate::host::argv::UserArg;
-use crate::host::ffi::{is_primary, now_ms};
+use crate::host::ffi::{is_primary, now_ms, publish};
 use crate::host::note;
 use crate::host::store::{Access, RedisStore};
-use crate::pool::{self, Clock, Effects, ExpiredFrom};
+use crate::pool::{self, Clock, Decided, Effects, ExpiredFrom};
+use crate::stats;
 
 /// Runs a command body, turning a [`TicketError`] into its error reply
 /// (a panic is caught by the command's entry point, `host::register`).
@@ -120,4 +132,62 @@ pub fn ticket_array(tickets: &Tickets) -> RedisValue {
 /// `op=expire` arrives (or it is promoted and sweeps it itself).
 pub fn expired_from(ctx: &Context, store: &RedisStore<'_>) -> ExpiredFrom {
     is_primary(ctx).then(|| clock(store.db(), store.event()))
+}
+
+/// Replicates, counts, announces and notes the deadlines of `effects`, and
+/// tells the sweep when the pool wants the event visited again (offers left
+/// to it).
+pub fn commit(ctx: &Context, store: &mut RedisStore<'_>, effects: &Effects<'_>) {
+    effects.for_each(|effect| commit_one(ctx, store, effect));
+    if let Some(at) = effects.again() {
+        expiry::note(store.db(), store.event(), at);
+    }
+}
+
+/// The commit step of one effect (one look at what it is: this runs once
+/// per claim).
+fn commit_one(ctx: &Context, store: &mut RedisStore<'_>, effect: &Decided<'_>) {
+    store.replicate(effect);
+    let Effect::Append { record, .. } = effect else {
+        note_deadlines(store.db(), store.event(), effect);
+        return;
+    };
+    match &record.op {
+        Op::Hold { until, .. } => {
+            stats::HOLDS.bump();
+            expiry::note(store.db(), store.event(), *until);
+        }
+        Op::Offer { user, until, .. } => {
+            expiry::note(store.db(), store.event(), *until);
+            let channel = protocol::keys::offers_channel(store.event());
+            publish(ctx, channel.as_bytes(), user.as_bytes());
+        }
+        Op::Confirm { .. } => stats::CONFIRMS.bump(),
+        Op::Expire { .. } => stats::EXPIRED.bump(),
+        Op::Init { .. } => note_deadlines(store.db(), store.event(), effect),
+        _ => {}
+    }
+}
+
+/// Notes in the expiry index the deadlines of the holds `effect` writes,
+/// and when a new draw event opens (then the sweep draws it, with no
+/// command at all). A replica does it for each effect it applies, so that
+/// once promoted it expires them.
+pub fn note_deadlines<U: AsRef<str>>(db: i32, event: &str, effect: &Effect<U>) {
+    match effect {
+        Effect::Append { record, .. } => match &record.op {
+            Op::Hold { until, .. } | Op::Offer { until, .. } => expiry::note(db, event, *until),
+            Op::Init {
+                opens_at,
+                draw: Some(_),
+                ..
+            } if *opens_at > 0 => expiry::note(db, event, *opens_at),
+            _ => {}
+        },
+        Effect::RestoreOrders(orders) => orders
+            .iter()
+            .filter(|order| order.until > 0)
+            .for_each(|order| expiry::note(db, event, order.until)),
+        _ => {}
+    }
 }

@@ -1,6 +1,6 @@
-//! `TICKET.RESTORE event BEGIN|ORDERS|FREE|COMMIT ...` — installs a
-//! snapshot of an event (from MySQL: the sidecar's `rebuild` drives it) in
-//! steps small enough that Redis keeps answering in between. Operator-only.
+//! `TICKET.RESTORE event step [values ...]` — installs a snapshot of an
+//! event (from MySQL: the sidecar's `rebuild` drives it) in steps small
+//! enough that Redis keeps answering in between. Operator-only. The steps:
 //!
 //! ```text
 //! TICKET.RESTORE E BEGIN <incarnation> <total> <minted> <status open|closed> <opens_at> <closes_at> <hold> <limit> <offer> <orders> <from-id> [SEATS <layout>] [FORCE]

@@ -11,9 +11,9 @@
 //! Adding a command is one entry here and one file in `cmd/`.
 
 use super::reapply;
-use super::{apply, cancel, claim, confirm, drop, healed, holder, init, open_close, order};
-use super::{layout, restore, seatmap, status, waitlist};
-pub use crate::host::command::{Access, Arg, Command, Flags, Kind};
+use super::{apply, cancel, claim, close, confirm, drop, healed, holder, init, layout};
+use super::{leave, open, order, position, restore, seatmap, status, wait};
+pub use crate::host::command::{Arg, Audience, Command, Flags, KeyAccess, Kind};
 
 const fn arg(name: &'static str, kind: Kind) -> Arg {
     Arg { name, kind }
@@ -33,7 +33,8 @@ pub const COMMANDS: &[Command] = &[
         since: "0.1.0",
         arity: -3,
         key: 1,
-        access: Access::Insert,
+        access: KeyAccess::Insert,
+        audience: Audience::Client,
         args: &[
             EVENT,
             arg("total", Kind::Integer),
@@ -56,7 +57,8 @@ pub const COMMANDS: &[Command] = &[
         since: "0.1.0",
         arity: -3,
         key: 1,
-        access: Access::Update,
+        access: KeyAccess::Update,
+        audience: Audience::Client,
         args: &[
             EVENT,
             USER,
@@ -78,7 +80,8 @@ pub const COMMANDS: &[Command] = &[
         since: "0.4.0",
         arity: 2,
         key: 1,
-        access: Access::Read,
+        access: KeyAccess::Read,
+        audience: Audience::Client,
         args: &[EVENT],
     },
     Command {
@@ -90,7 +93,8 @@ pub const COMMANDS: &[Command] = &[
         since: "0.4.0",
         arity: 2,
         key: 1,
-        access: Access::Read,
+        access: KeyAccess::Read,
+        audience: Audience::Client,
         args: &[EVENT],
     },
     Command {
@@ -102,7 +106,8 @@ pub const COMMANDS: &[Command] = &[
         since: "0.3.0",
         arity: 3,
         key: 1,
-        access: Access::Update,
+        access: KeyAccess::Update,
+        audience: Audience::Client,
         args: &[EVENT, USER],
     },
     Command {
@@ -114,7 +119,8 @@ pub const COMMANDS: &[Command] = &[
         since: "0.3.0",
         arity: 3,
         key: 1,
-        access: Access::Read,
+        access: KeyAccess::Read,
+        audience: Audience::Client,
         args: &[EVENT, USER],
     },
     Command {
@@ -126,7 +132,8 @@ pub const COMMANDS: &[Command] = &[
         since: "0.1.0",
         arity: 3,
         key: 1,
-        access: Access::Update,
+        access: KeyAccess::Update,
+        audience: Audience::Client,
         args: &[EVENT, USER],
     },
     Command {
@@ -138,7 +145,8 @@ pub const COMMANDS: &[Command] = &[
         since: "0.1.0",
         arity: 3,
         key: 1,
-        access: Access::Read,
+        access: KeyAccess::Read,
+        audience: Audience::Client,
         args: &[EVENT, USER],
     },
     Command {
@@ -150,31 +158,34 @@ pub const COMMANDS: &[Command] = &[
         since: "0.1.0",
         arity: 2,
         key: 1,
-        access: Access::Read,
+        access: KeyAccess::Read,
+        audience: Audience::Client,
         args: &[EVENT],
     },
     Command {
         name: "ticket.open",
         flags: Flags::Write,
-        handler: open_close::open,
+        handler: open::command,
         summary: "Accepts new claims again (the OPENS/CLOSES window still applies).",
         complexity: "O(1)",
         since: "0.1.0",
         arity: 2,
         key: 1,
-        access: Access::Update,
+        access: KeyAccess::Update,
+        audience: Audience::Client,
         args: &[EVENT],
     },
     Command {
         name: "ticket.close",
         flags: Flags::Write,
-        handler: open_close::close,
+        handler: close::command,
         summary: "Stops new claims; repeat claims still answer with the held ticket.",
         complexity: "O(1)",
         since: "0.1.0",
         arity: 2,
         key: 1,
-        access: Access::Update,
+        access: KeyAccess::Update,
+        audience: Audience::Client,
         args: &[EVENT],
     },
     Command {
@@ -186,7 +197,8 @@ pub const COMMANDS: &[Command] = &[
         since: "0.1.0",
         arity: -2,
         key: 1,
-        access: Access::Delete,
+        access: KeyAccess::Delete,
+        audience: Audience::Client,
         args: &[EVENT, arg("force", Kind::Flag("FORCE"))],
     },
     Command {
@@ -198,7 +210,8 @@ pub const COMMANDS: &[Command] = &[
         since: "0.3.0",
         arity: -3,
         key: 1,
-        access: Access::Update,
+        access: KeyAccess::Update,
+        audience: Audience::Operator,
         args: &[
             EVENT,
             arg("step", Kind::Text),
@@ -214,7 +227,8 @@ pub const COMMANDS: &[Command] = &[
         since: "0.4.0",
         arity: -4,
         key: 1,
-        access: Access::Update,
+        access: KeyAccess::Update,
+        audience: Audience::Operator,
         args: &[
             EVENT,
             arg("since", Kind::Option("SINCE")),
@@ -232,43 +246,47 @@ pub const COMMANDS: &[Command] = &[
         since: "0.4.0",
         arity: 2,
         key: 1,
-        access: Access::Update,
+        access: KeyAccess::Update,
+        audience: Audience::Operator,
         args: &[EVENT],
     },
     Command {
         name: "ticket.wait",
         flags: Flags::Write,
-        handler: waitlist::wait,
+        handler: wait::command,
         summary: "Joins the event's FIFO waiting list for COUNT tickets; replies with the 1-based position, or 0 when tickets were offered at once.",
         complexity: "O(log N) in the waiting list, plus O(log N) per offer made",
         since: "0.3.0",
         arity: -3,
         key: 1,
-        access: Access::Update,
+        access: KeyAccess::Update,
+        audience: Audience::Client,
         args: &[EVENT, USER, arg("count", Kind::Option("COUNT"))],
     },
     Command {
         name: "ticket.leave",
         flags: Flags::Write,
-        handler: waitlist::leave,
+        handler: leave::command,
         summary: "Leaves the event's waiting list (1, or 0 when not on it); the next in line may be offered tickets.",
         complexity: "O(log N) in the waiting list, plus O(log N) per offer made",
         since: "0.3.0",
         arity: 3,
         key: 1,
-        access: Access::Update,
+        access: KeyAccess::Update,
+        audience: Audience::Client,
         args: &[EVENT, USER],
     },
     Command {
         name: "ticket.position",
         flags: Flags::Read,
-        handler: waitlist::position,
+        handler: position::command,
         summary: "The user's 1-based position in the event's waiting list, or nil.",
         complexity: "O(log N)",
         since: "0.3.0",
         arity: 3,
         key: 1,
-        access: Access::Read,
+        access: KeyAccess::Read,
+        audience: Audience::Client,
         args: &[EVENT, USER],
     },
     Command {
@@ -280,7 +298,8 @@ pub const COMMANDS: &[Command] = &[
         since: "0.2.0",
         arity: -4,
         key: 2,
-        access: Access::Update,
+        access: KeyAccess::Update,
+        audience: Audience::Replication,
         args: &[
             arg("version", Kind::Integer),
             EVENT,
@@ -338,7 +357,7 @@ mod tests {
     #[test]
     fn read_only_commands_are_flagged_read() {
         for command in COMMANDS {
-            let read = command.access == Access::Read;
+            let read = command.access == KeyAccess::Read;
             assert_eq!(read, command.flags == Flags::Read, "{}", command.name);
         }
     }
@@ -361,7 +380,7 @@ mod tests {
     fn only_order_holder_status_and_position_are_read_only() {
         let read: Vec<_> = COMMANDS
             .iter()
-            .filter(|d| d.access == Access::Read)
+            .filter(|d| d.access == KeyAccess::Read)
             .map(|d| d.name)
             .collect();
         assert_eq!(

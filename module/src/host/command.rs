@@ -56,9 +56,9 @@ pub struct Arg {
     pub kind: Kind,
 }
 
-/// How a command touches its event's keys.
+/// How a command touches its event's keys (its key spec in `COMMAND DOCS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
+pub enum KeyAccess {
     Read,
     Insert,
     Update,
@@ -94,6 +94,20 @@ pub struct Command {
     pub arity: i32,
     /// Position of the event argument (the declared key).
     pub key: i32,
-    pub access: Access,
+    pub access: KeyAccess,
+    /// Who sends it: what its checklist holds it to (docs, clients, ACL
+    /// roles: `cmd/checklist.rs`).
+    pub audience: Audience,
     pub args: &'static [Arg],
+}
+
+/// Who sends a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// Applications: every client library has it.
+    Client,
+    /// Operators and the sidecar, from their own tools (an ACL role each).
+    Operator,
+    /// Only a primary's replication link or the AOF (`TICKET._APPLY`).
+    Replication,
 }

@@ -9,7 +9,7 @@ use std::os::raw::c_int;
 
 use redis_module::{raw, Context};
 
-use super::command::{Access, Arg, Command, Kind};
+use super::command::{Arg, Command, KeyAccess, Kind};
 
 /// Sets the docs of every command of `commands` (a no-op before Redis 7.0).
 pub fn register(ctx: &Context, commands: &[Command]) -> Result<(), String> {
@@ -62,10 +62,10 @@ fn info(doc: &Command) -> &'static raw::RedisModuleCommandInfo {
 
 fn key_specs(doc: &Command) -> *mut raw::RedisModuleCommandKeySpec {
     let flags = match doc.access {
-        Access::Read => raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS,
-        Access::Insert => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT,
-        Access::Update => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE,
-        Access::Delete => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_DELETE,
+        KeyAccess::Read => raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS,
+        KeyAccess::Insert => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT,
+        KeyAccess::Update => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE,
+        KeyAccess::Delete => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_DELETE,
     };
     // SAFETY: an all-zero key spec is the array's terminator.
     let mut spec: raw::RedisModuleCommandKeySpec = unsafe { std::mem::zeroed() };

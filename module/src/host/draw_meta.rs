@@ -6,16 +6,16 @@ use redis_module::RedisString;
 
 use protocol::draw::{hex, parse_seed};
 
+use super::cache::{self, Part};
 use super::ffi::{rnum, rstr};
 use super::store::RedisStore;
-use super::strings::{self, Part};
 use crate::error::TicketError;
 use crate::pool::Draw;
 
 impl RedisStore<'_> {
     /// The draw fields of the meta hash; `None` for a plain event.
     pub(super) fn read_draw(&self) -> Result<Option<Box<Draw>>, TicketError> {
-        let c = strings::constants();
+        let c = cache::constants();
         let fields = [
             c.draw,
             c.seed,
@@ -50,7 +50,7 @@ impl RedisStore<'_> {
 
     /// Writes a new event's draw terms (`create_meta`).
     pub(super) fn write_draw_terms(&mut self, draw: &Draw) {
-        let c = strings::constants();
+        let c = cache::constants();
         let commitment = rstr(hex(&draw.commitment).as_bytes());
         let mut pairs = vec![c.draw, commitment.inner];
         let seed = draw.seed.map(|s| rstr(hex(&s).as_bytes()));
@@ -71,7 +71,7 @@ impl RedisStore<'_> {
                 (d.drawn_at, d.admit_second, d.admit_used) = (Some(at), 0, 0);
             }
         });
-        let c = strings::constants();
+        let c = cache::constants();
         let (at, zero) = (rnum(at), rnum(0));
         self.hash_set(
             Part::Meta,
@@ -93,7 +93,7 @@ impl RedisStore<'_> {
                 (d.admit_second, d.admit_used) = (second, used);
             }
         });
-        let c = strings::constants();
+        let c = cache::constants();
         let (second, used) = (rnum(second), rnum(used));
         self.hash_set(
             Part::Meta,

@@ -10,12 +10,12 @@ use std::os::raw::{c_char, c_int, c_void};
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 use redis_module::Context;
 
+use super::cache;
 use super::command::Module;
 use super::ffi::bytes_of;
 use super::panic::guard;
 use super::server::Server;
-use super::strings;
-use crate::{expiry, meta_cache};
+use crate::expiry;
 
 /// Subscribes to what can change a meta or pool key behind the module's back:
 /// keyspace notifications (per key) and the server events that raise none
@@ -70,7 +70,7 @@ unsafe extern "C" fn on_key_event(
         // A cache that missed a change could decide on stale values:
         // forget everything instead.
         guard(ctx, "a keyspace notification", || {
-            strings::forget_all_meta();
+            cache::forget_all_meta();
             crate::seat_cache::clear();
         });
     }
@@ -80,10 +80,10 @@ unsafe extern "C" fn on_key_event(
 /// Forgets what the caches hold of the event whose key `key` changed.
 fn forget_cached(ctx: *mut RedisModuleCtx, key: *mut RedisModuleString) {
     crate::fault::point(crate::fault::Point::KeyEvent);
-    if let Some(event) = meta_cache::event_of_cached_key(bytes_of(key)) {
+    if let Some(event) = cache::event_of_cached_key(bytes_of(key)) {
         // SAFETY: a plain getter on the live context of the change.
         let db = unsafe { raw::RedisModule_GetSelectedDb.unwrap()(ctx) };
-        strings::forget_meta(event);
+        cache::forget_meta(event);
         crate::seat_cache::forget(db, event);
     } else if let Some(event) = crate::seat_cache::event_of_seats_key(bytes_of(key)) {
         // SAFETY: a plain getter on the live context of the change.
@@ -117,7 +117,7 @@ fn forget_all(event: raw::RedisModuleEvent, subevent: u64) {
 /// the same events that change keys behind the module's back can bring
 /// holds the index does not know (the next sweep rebuilds it from the keys).
 fn forget_everything() {
-    strings::forget_all_meta();
+    cache::forget_all_meta();
     crate::seat_cache::clear();
     expiry::invalidate();
 }

@@ -11,9 +11,9 @@ use redis_module::Context;
 
 use protocol::record::Tickets;
 
+use super::cache::{Part, PARTS};
 use super::ffi::{owned, rstr, to_i64, zset_range, Made, HASH_DELETE};
 use super::store::RedisStore;
-use super::strings::{Part, PARTS};
 use crate::error::TicketError;
 
 impl RedisStore<'_> {

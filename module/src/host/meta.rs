@@ -10,9 +10,9 @@ use redis_module::RedisString;
 use protocol::record::Incarnation;
 use protocol::StreamId;
 
+use super::cache::{self, Part};
 use super::ffi::{hash_get_up_to_3, owned, rnum, rstr, stream_id_string, to_i64, HASH_DELETE};
 use super::store::RedisStore;
-use super::strings::{self, Part};
 use crate::error::TicketError;
 use crate::pool::{Meta, Staging, Status};
 use crate::stats;
@@ -34,7 +34,7 @@ impl RedisStore<'_> {
 
     /// Reads the meta hash from its key (the cache missed).
     fn read_meta(&self) -> Result<Option<Meta>, TicketError> {
-        let c = strings::constants();
+        let c = cache::constants();
         let fields = [
             c.total,
             c.minted,
@@ -122,7 +122,7 @@ impl RedisStore<'_> {
     }
 
     pub(super) fn create_meta(&mut self, meta: &Meta, created_at: i64) {
-        let c = strings::constants();
+        let c = cache::constants();
         let values = [
             rnum(meta.total),
             rnum(meta.minted),
@@ -167,14 +167,14 @@ impl RedisStore<'_> {
     pub(super) fn set_status(&mut self, status: Status) {
         self.names.meta().update(self.db, |m| m.status = status);
         let value = rstr(status.as_str().as_bytes());
-        self.hash_set(Part::Meta, &[strings::constants().status, value.inner]);
+        self.hash_set(Part::Meta, &[cache::constants().status, value.inner]);
     }
 
     pub(super) fn set_minted(&mut self, minted: i64) {
         self.names.meta().update(self.db, |m| m.minted = minted);
         // With a chunk of 1 this is also the ticket: one string for both.
         let value = self.number_string(minted);
-        self.hash_set(Part::Meta, &[strings::constants().minted, value]);
+        self.hash_set(Part::Meta, &[cache::constants().minted, value]);
     }
 
     pub(super) fn add_counts(&mut self, held: i64, extra: i64) {
@@ -186,13 +186,13 @@ impl RedisStore<'_> {
         self.names
             .meta()
             .update(self.db, |m| (m.held, m.extra) = (held, extra));
-        let c = strings::constants();
+        let c = cache::constants();
         let (held, extra) = (rnum(held), rnum(extra));
         self.hash_set(Part::Meta, &[c.held, held.inner, c.extra, extra.inner]);
     }
 
     pub(super) fn read_staging(&mut self) -> Result<Option<Staging>, TicketError> {
-        let c = strings::constants();
+        let c = cache::constants();
         let fields = [
             c.restore_status,
             c.restore_orders,
@@ -225,7 +225,7 @@ impl RedisStore<'_> {
     }
 
     pub(super) fn set_staging(&mut self, staging: &Staging) {
-        let c = strings::constants();
+        let c = cache::constants();
         self.names
             .meta()
             .update(self.db, |m| (m.held, m.extra, m.waitseq) = (0, 0, 0));
@@ -264,11 +264,11 @@ impl RedisStore<'_> {
             return;
         };
         let value = rnum(staging.sum.wrapping_add(sum));
-        self.hash_set(Part::Meta, &[strings::constants().restore_sum, value.inner]);
+        self.hash_set(Part::Meta, &[cache::constants().restore_sum, value.inner]);
     }
 
     pub(super) fn clear_staging(&mut self) {
-        let c = strings::constants();
+        let c = cache::constants();
         self.hash_set(
             Part::Meta,
             &[
@@ -292,7 +292,7 @@ impl RedisStore<'_> {
         if seq > meta.waitseq {
             self.names.meta().update(self.db, |m| m.waitseq = seq);
             let value = rnum(seq);
-            self.hash_set(Part::Meta, &[strings::constants().waitseq, value.inner]);
+            self.hash_set(Part::Meta, &[cache::constants().waitseq, value.inner]);
         }
     }
 }

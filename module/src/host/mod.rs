@@ -22,6 +22,7 @@
 //!   `info`: the `INFO ticket` section.
 
 pub mod argv;
+pub mod cache;
 pub mod command;
 #[cfg(not(test))]
 mod docs;
@@ -32,15 +33,13 @@ pub mod ffi;
 #[cfg(not(test))]
 mod info;
 mod keys;
-mod log_append;
+mod log;
 mod meta;
 pub mod note;
 #[cfg(not(test))]
 pub mod panic;
 #[cfg(not(test))]
 pub mod register;
-mod replicate;
 mod seats;
 pub mod server;
 pub mod store;
-pub mod strings;

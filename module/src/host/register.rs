@@ -26,7 +26,7 @@ use super::{docs, events};
 pub fn load<M: Module>(ctx: &Context) -> Status {
     // After MODULE UNLOAD + LOAD the library may stay mapped with its
     // thread-locals, and nothing told us about changes in between.
-    super::strings::forget_all_meta();
+    super::cache::forget_all_meta();
     let server = Server::detect(ctx);
     // SAFETY: the API table is filled; called with the load context.
     unsafe {

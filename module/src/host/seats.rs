@@ -11,9 +11,9 @@ use redis_module::raw;
 use protocol::seats::state::{packed_len, packed_slot};
 use protocol::seats::{Layout, Seat, SeatState};
 
+use super::cache::{self, Part};
 use super::ffi::rstr;
 use super::store::RedisStore;
-use super::strings::{self, Part};
 use crate::error::TicketError;
 use crate::seat_cache::{self, Seating};
 
@@ -30,7 +30,7 @@ impl RedisStore<'_> {
             raw::RedisModule_HashGet.unwrap()(
                 key,
                 raw::REDISMODULE_HASH_EXISTS as c_int,
-                strings::constants().layout,
+                cache::constants().layout,
                 &mut exists as *mut c_int,
                 ptr::null::<c_char>(),
             );
@@ -40,7 +40,7 @@ impl RedisStore<'_> {
 
     /// The stored layout JSON, if any.
     pub(super) fn read_layout(&self) -> Result<Option<String>, TicketError> {
-        let fields = [strings::constants().layout];
+        let fields = [cache::constants().layout];
         let Some([value]) = self.meta_fields(fields)? else {
             return Ok(None);
         };
@@ -110,7 +110,7 @@ impl RedisStore<'_> {
             return;
         };
         let value = rstr(json.as_bytes());
-        self.hash_set(Part::Meta, &[strings::constants().layout, value.inner]);
+        self.hash_set(Part::Meta, &[cache::constants().layout, value.inner]);
         if self.lazy(Part::Seats).is_ok() {
             self.written[Part::Seats as usize] = true;
             // SAFETY: the seat key opened for writing; truncating an empty

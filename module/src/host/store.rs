@@ -23,9 +23,8 @@ use redis_module::{Context, RedisString};
 use protocol::record::{parse_tickets, Record, Tickets, Value};
 use protocol::StreamId;
 
+use super::cache::{self, expected_type, EventStrings, Part, PARTS};
 use super::ffi::{retained, rnum, rstr, same, stream_id_string, to_i64, zset_range, Made};
-use super::log_append::LoggedEntry;
-use super::strings::{self, expected_type, EventStrings, Part, PARTS};
 use crate::error::TicketError;
 use crate::pool::{Meta, MetaWrite, Scope, Set, Staging, Store};
 
@@ -52,6 +51,39 @@ const _: () = assert!(
         && Part::Log as usize == 3
         && PARTS.len() == 8
 );
+
+/// Most strings of a compact entry: its op and user, its tickets, `until`,
+/// the four seat fields and `at`.
+const COMPACT_ARGS: usize = 16;
+
+/// A compact entry as appended: its id and the field/value strings it was
+/// appended with (those made for it kept with the store's retired
+/// strings), which its effect carries too (versions 2 and 3), so
+/// replicating it builds no second set.
+pub(crate) struct LoggedEntry {
+    pub id: StreamId,
+    pub argv: [*mut RedisModuleString; COMPACT_ARGS],
+    pub len: usize,
+}
+
+impl LoggedEntry {
+    /// The entry appended at `id` with `strings`, if a compact one's
+    /// strings fit.
+    pub(super) fn new(id: StreamId, strings: &[*mut RedisModuleString]) -> Option<LoggedEntry> {
+        let mut argv = [ptr::null_mut(); COMPACT_ARGS];
+        let slots = argv.get_mut(..strings.len())?;
+        // Element by element: a copy of a length known only at run time
+        // is a call to memcpy.
+        for (slot, s) in slots.iter_mut().zip(strings) {
+            *slot = *s;
+        }
+        Some(LoggedEntry {
+            id,
+            argv,
+            len: strings.len(),
+        })
+    }
+}
 
 /// The open keys of one event for the duration of one command.
 pub struct RedisStore<'a> {
@@ -100,7 +132,7 @@ impl<'a> RedisStore<'a> {
             Access::Read => raw::REDISMODULE_READ,
             Access::Write => raw::REDISMODULE_READ | raw::REDISMODULE_WRITE,
         } as c_int;
-        let names = strings::event_strings(event);
+        let names = cache::event_strings(event);
         // SAFETY: ctx is the live command context; the names are kept alive
         // by the cache for longer than the handles.
         let open = |part: Part| unsafe {
@@ -271,7 +303,7 @@ impl<'a> RedisStore<'a> {
     /// A string for number `n`: a constant when it is small, else made at
     /// most once per command.
     pub(super) fn number_string(&mut self, n: i64) -> *mut RedisModuleString {
-        if let Some(constant) = strings::constants().number(n) {
+        if let Some(constant) = cache::constants().number(n) {
             return constant;
         }
         let cached = self.numbers.iter().flatten().find(|(c, _)| *c == n);
@@ -372,7 +404,7 @@ impl<'a> RedisStore<'a> {
                 self.user_string(s, made)
             }
             Value::Text(s) if same(s, self.event) || s == self.event => self.names.event(),
-            Value::Text(s) => match strings::constants().named(s) {
+            Value::Text(s) => match cache::constants().named(s) {
                 Some(p) => p,
                 None => self.user_string(s, made),
             },

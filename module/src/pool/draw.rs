@@ -118,7 +118,7 @@ pub(super) fn head_wants(
         let wanted = store.wants(user)?.unwrap_or(1).max(1);
         return Ok((draw.drawn_at.unwrap_or(0), wanted));
     }
-    let seq = super::apply::seq_of(place, meta.draw.is_some());
+    let seq = super::effects::seq_of(place, meta.draw.is_some());
     Ok((seq, (place % WAIT_COUNT_SPAN).max(1)))
 }
 

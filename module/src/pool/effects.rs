@@ -1,23 +1,38 @@
-//! What the pool decided in one command: the effects it applied to the
-//! store, in order, handed back to the command layer, whose commit step
-//! replicates them, announces offers and notes hold deadlines.
+//! A decided change: applied onto the store at once, and collected for the
+//! command layer's commit step (docs/design.md "Effects and replication").
 //!
 //! The pool applies each change as it decides it (the next decision of the
 //! same command reads what the previous one wrote: a claim first expires
-//! due holds, then takes the lowest free number) and collects the effect
-//! here. The commit step runs whether the command then succeeds or fails:
-//! an expiry decided before a claim answered `SOLDOUT` happened all the same.
+//! due holds, then takes the lowest free number) and collects the effect in
+//! [`Effects`], handed back to the command layer, whose commit step
+//! replicates them, announces offers and notes hold deadlines. The commit
+//! step runs whether the command then succeeds or fails: an expiry decided
+//! before a claim answered `SOLDOUT` happened all the same. A claim decides
+//! one effect, kept inline: collecting it allocates nothing.
 //!
-//! A claim decides one effect, kept inline: collecting it allocates nothing.
+//! The writes of a change are shared by the primary and its replicas: the
+//! primary's pool calls [`append`] with no stream id (the store appends the
+//! log entry at an id it picks); `TICKET._APPLY` on a replica or at AOF
+//! load decodes the replicated [`Effect`] and calls [`apply`], which runs
+//! the very same writes at the primary's id. Nothing here decides: every
+//! value is in the record (the meta counters `held` and `extra` are
+//! adjusted by what the record says, and the only thing read, whether a
+//! cancelled order was held, is the same on both sides), so the two sides
+//! cannot diverge.
 
 use std::borrow::Cow;
+use std::ops::RangeInclusive;
 
-use protocol::effect::Effect;
-use protocol::record::Record;
+use protocol::draw::AFTER_DRAW;
+use protocol::effect::{Effect, WAIT_COUNT_SPAN};
+use protocol::keys::WANTS_OFFERED;
+use protocol::record::{Op, Pick, Record, Tickets};
+use protocol::restore::{Begin, Order};
+use protocol::seats::Seat;
 use protocol::StreamId;
 
-use super::apply;
-use super::store::Store;
+use super::model::{Draw, Meta, Staging, Status};
+use super::store::{MetaWrite, Scope, Set, Store};
 
 /// One decided effect: its user ids borrowed from the command's arguments,
 /// or owned when read from the store (an expired hold, an offered head).
@@ -92,14 +107,375 @@ impl<'a> Effects<'a> {
         minted: Option<i64>,
         id: Option<StreamId>,
     ) -> StreamId {
-        let id = apply::append(store, &record, minted, id);
+        let id = append(store, &record, minted, id);
         self.push(Effect::Append { id, record, minted });
         id
     }
 
     /// Applies an effect that is not a log entry and collects it.
     pub(super) fn apply(&mut self, store: &mut impl Store, effect: Decided<'a>) {
-        apply::apply(store, &effect);
+        apply(store, &effect);
         self.push(effect);
     }
+}
+
+/// Performs a replicated effect (an `Append` at its own id).
+pub fn apply<U: AsRef<str>>(store: &mut impl Store, effect: &Effect<U>) {
+    match effect {
+        Effect::Append { id, record, minted } => {
+            append(store, record, *minted, Some(*id));
+        }
+        Effect::DropAll => {
+            store.delete(Scope::State);
+            store.delete(Scope::Log);
+        }
+        Effect::RestoreBegin(begin) => restore_begin(store, begin),
+        Effect::RestoreOrders(orders) => restore_orders(store, orders),
+        Effect::RestoreFree(free) => restore_free(store, free),
+        Effect::Wait { user, place } => {
+            store.set_score(Set::Waiting, user.as_ref(), Some(*place));
+            let drawn = matches!(store.meta(), Ok(Some(meta)) if meta.draw.is_some());
+            store.write_meta(MetaWrite::RaiseWaitSeq(seq_of(*place, drawn)));
+        }
+        Effect::Leave { user } => {
+            store.set_score(Set::Waiting, user.as_ref(), None);
+        }
+        Effect::Answered { user, tickets } => {
+            let held = tickets.as_ref().map_or(&[][..], Tickets::as_slice);
+            store.note_add(&protocol::keys::answered_fields(user.as_ref(), held))
+        }
+        Effect::Healed { term } => store.note_close(*term),
+    }
+}
+
+/// The `seq` of a waiting place: in a draw event those who join after the
+/// draw queue behind every rank, from `AFTER_DRAW` on.
+pub fn seq_of(place: i64, draw_event: bool) -> i64 {
+    let place = match draw_event {
+        true => place.saturating_sub(AFTER_DRAW as i64),
+        false => place,
+    };
+    place / WAIT_COUNT_SPAN
+}
+
+/// Writes the state change `record` describes and appends it to the log (at
+/// `id`, or at an id the store picks); returns the id used. `minted` is the
+/// event's new `minted` when a claim minted numbers: the claimed tickets
+/// above the old `minted` are new, and the numbers above the highest claimed
+/// one up to `minted` go into the pool.
+pub fn append<U: AsRef<str>>(
+    store: &mut impl Store,
+    record: &Record<U>,
+    minted: Option<i64>,
+    id: Option<StreamId>,
+) -> StreamId {
+    match &record.op {
+        Op::Init { .. } => init(store, &record.op, record.at),
+        Op::Claim { .. } | Op::Hold { .. } | Op::Offer { .. } => {
+            order(store, &record.op, minted, record.at)
+        }
+        Op::Confirm { user, tickets } => {
+            store.set_score(Set::Holds, user.as_ref(), None);
+            // Bought: no longer an offer.
+            store.set_wants(user.as_ref(), None);
+            add_counts(store, -count(tickets), 0);
+            if seated(store) {
+                store.set_seats(tickets.as_slice(), Seat::Sold);
+            }
+        }
+        Op::Expire { user, tickets } | Op::Cancel { user, tickets } => {
+            let held = store.set_score(Set::Holds, user.as_ref(), None);
+            if held {
+                // Only a held order can have been an offer.
+                store.set_wants(user.as_ref(), None);
+            }
+            give_back(store, user.as_ref(), tickets, held);
+        }
+        Op::Open => store.write_meta(MetaWrite::Status(Status::Open)),
+        Op::Close => store.write_meta(MetaWrite::Status(Status::Closed)),
+        // The log stays: it is the trace of the drop.
+        Op::Drop => {
+            store.delete(Scope::State);
+        }
+        // The snapshot replaces every earlier entry.
+        Op::Restore { status, .. } => {
+            store.delete(Scope::Log);
+            store.write_meta(MetaWrite::Status(Status::from(*status)));
+            store.write_meta(MetaWrite::ClearStaging);
+        }
+        Op::Enter { user, count, rank } => enter(store, user.as_ref(), *count, *rank, record.at),
+        Op::Leave { user } => {
+            store.set_score(Set::Waiting, user.as_ref(), None);
+            store.set_wants(user.as_ref(), None);
+        }
+        Op::Draw { .. } => store.write_meta(MetaWrite::Drawn(record.at)),
+    }
+    store.append(record, id)
+}
+
+/// A claim (sold), hold or offer (held): its tickets go to its user. An
+/// offer is a hold the waiting list decided for its head, who leaves the
+/// list with it and is marked offered (`WANTS_OFFERED` in the wants hash,
+/// until its confirm, cancel or expiry) so `TICKET.POSITION` answers 0.
+fn order<U: AsRef<str>>(store: &mut impl Store, op: &Op<U>, minted: Option<i64>, at: i64) {
+    let Some((user, tickets, until)) = op.order() else {
+        return;
+    };
+    let (user, pick) = (user.as_ref(), op.pick());
+    match op {
+        Op::Claim { .. } => {
+            take(store, user, tickets, minted, pick);
+            seats(store, pick, tickets, Seat::Sold);
+        }
+        Op::Offer { .. } => {
+            store.set_score(Set::Waiting, user, None);
+            admitted(store, at);
+            store.set_wants(user, Some(WANTS_OFFERED));
+            hold(store, user, tickets, minted, until, pick);
+        }
+        _ => hold(store, user, tickets, minted, until, pick),
+    }
+}
+
+/// An entrant of a draw joins at their rank (always in an effect: a record
+/// decoded without it, which only the sidecar reads, changes no place).
+/// `waitseq` rises to the entry's time so the offer step looks at the list.
+fn enter(store: &mut impl Store, user: &str, count: i64, rank: Option<u64>, at: i64) {
+    if let Some(rank) = rank {
+        store.set_score(Set::Waiting, user, Some(rank as i64));
+    }
+    if count > 1 {
+        store.set_wants(user, Some(count));
+    }
+    store.write_meta(MetaWrite::RaiseWaitSeq(at));
+}
+
+/// An offer of a draw event with `ADMIT`: the bucket gives one token at the
+/// record's time (so a replica's bucket is its primary's).
+fn admitted(store: &mut impl Store, at: i64) {
+    let Ok(Some(meta)) = store.meta() else {
+        return;
+    };
+    let Some(draw) = meta.draw else {
+        return;
+    };
+    if let Some(bucket) = draw.admission() {
+        let after = bucket.take(at, 1);
+        store.write_meta(MetaWrite::Admitted {
+            second: after.second,
+            used: after.used as i64,
+        });
+    }
+}
+
+/// `op=init`: the meta hash of a new event (its pool stays empty until the
+/// first claim mints). A draw event without `OPENS` starts closed: it opens,
+/// and draws, at `TICKET.OPEN`.
+fn init<U>(store: &mut impl Store, op: &Op<U>, at: i64) {
+    let Op::Init {
+        total,
+        opens_at,
+        closes_at,
+        checkout,
+        incarnation,
+        draw,
+        layout,
+    } = op
+    else {
+        return;
+    };
+    let status = match draw {
+        Some(_) if *opens_at == 0 => Status::Closed,
+        _ => Status::Open,
+    };
+    let meta = Meta {
+        total: *total,
+        // A seated event's seats all exist from the start.
+        minted: if layout.is_some() { *total } else { 0 },
+        status,
+        opens_at: *opens_at,
+        closes_at: *closes_at,
+        hold: checkout.hold,
+        limit: checkout.limit,
+        held: 0,
+        extra: 0,
+        offer: checkout.offer,
+        waitseq: 0,
+        incarnation: *incarnation,
+        draw: draw.map(|d| Box::new(Draw::new(d.commitment, d.seed, d.admit))),
+        seated: layout.is_some(),
+    };
+    store.write_meta(MetaWrite::Create {
+        meta: &meta,
+        created_at: at,
+    });
+    if let Some(layout) = layout {
+        store.create_seating(layout);
+    }
+}
+
+fn hold(
+    store: &mut impl Store,
+    user: &str,
+    tickets: &Tickets,
+    minted: Option<i64>,
+    until: i64,
+    pick: Option<&Pick>,
+) {
+    take(store, user, tickets, minted, pick);
+    seats(store, pick, tickets, Seat::Held);
+    store.set_score(Set::Holds, user, Some(until));
+    add_counts(store, count(tickets), 0);
+}
+
+/// A seated event's claim, hold or offer (it carries its pick): the seat
+/// state of its tickets.
+fn seats(store: &mut impl Store, pick: Option<&Pick>, tickets: &Tickets, seat: Seat) {
+    if pick.is_some() {
+        store.set_seats(tickets.as_slice(), seat);
+    }
+}
+
+/// Whether the event is seated (read on the paths that give seats back or
+/// sell them; a claim knows from its pick).
+fn seated(store: &mut impl Store) -> bool {
+    matches!(store.meta(), Ok(Some(meta)) if meta.seated)
+}
+
+fn count(tickets: &Tickets) -> i64 {
+    tickets.as_slice().len() as i64
+}
+
+fn add_counts(store: &mut impl Store, held: i64, extra: i64) {
+    store.write_meta(MetaWrite::AddCounts { held, extra });
+}
+
+/// Gives `tickets` to `user`, taking them from the pool or from the
+/// numbers just minted (a seated event's seats: from the seat state).
+fn take(
+    store: &mut impl Store,
+    user: &str,
+    tickets: &Tickets,
+    minted: Option<i64>,
+    pick: Option<&Pick>,
+) {
+    match (tickets, minted) {
+        _ if pick.is_some() => {}
+        // The hot path: a single freshly minted ticket was never pooled.
+        (Tickets::One(_), Some(_)) => {}
+        // Removing a number the pool does not have (a minted one) is a no-op.
+        _ => tickets
+            .as_slice()
+            .iter()
+            .for_each(|t| store.set_free(*t..=*t, false)),
+    }
+    if let Some(minted) = minted {
+        let highest = tickets.as_slice().last().copied().unwrap_or(minted);
+        if minted > highest {
+            store.set_free(highest + 1..=minted, true);
+        }
+        store.write_meta(MetaWrite::Minted(minted));
+    }
+    store.set_holder(user, Some(tickets));
+    if tickets.as_slice().len() > 1 {
+        add_counts(store, 0, count(tickets) - 1);
+    }
+}
+
+/// Returns `user`'s `tickets` to the pool (`held`: they were a held order).
+fn give_back(store: &mut impl Store, user: &str, tickets: &Tickets, held: bool) {
+    store.set_holder(user, None);
+    if seated(store) {
+        store.set_seats(tickets.as_slice(), Seat::Free);
+    } else {
+        for ticket in tickets.as_slice() {
+            store.set_free(*ticket..=*ticket, true);
+        }
+    }
+    let held = if held { count(tickets) } else { 0 };
+    let extra = count(tickets) - 1;
+    if held != 0 || extra != 0 {
+        add_counts(store, -held, -extra);
+    }
+}
+
+/// A restore begins: the event's state (not its log) is replaced by an
+/// empty one being restored, with the snapshot's settings.
+pub fn restore_begin(store: &mut impl Store, begin: &Begin) {
+    store.delete(Scope::State);
+    let meta = Meta {
+        total: begin.total,
+        minted: begin.minted,
+        status: Status::Restoring,
+        opens_at: begin.opens_at,
+        closes_at: begin.closes_at,
+        hold: begin.checkout.hold,
+        limit: begin.checkout.limit,
+        held: 0,
+        extra: 0,
+        offer: begin.checkout.offer,
+        waitseq: 0,
+        incarnation: Some(begin.incarnation),
+        draw: None,
+        seated: begin.layout.is_some(),
+    };
+    // No creation time: a replica could not know the primary's.
+    store.write_meta(MetaWrite::Create {
+        meta: &meta,
+        created_at: 0,
+    });
+    store.write_meta(MetaWrite::Staging(&Staging {
+        status: begin.status,
+        orders: begin.orders,
+        from: begin.from,
+        sum: 0,
+    }));
+    // A seated event: its layout, every seat free until its orders come.
+    if let Some(layout) = &begin.layout {
+        store.create_seating(layout);
+    }
+}
+
+/// Restored orders: holders, holds, the meta counters and (a seated event)
+/// the seat state, as the apply of their claims would have written them.
+pub fn restore_orders<U: AsRef<str>>(store: &mut impl Store, orders: &[Order<U>]) {
+    let (mut held, mut extra, mut sum) = (0, 0, 0i64);
+    let seated = seated(store);
+    for order in orders {
+        let user = order.user.as_ref();
+        store.set_holder(user, Some(&order.tickets));
+        let n = count(&order.tickets);
+        if seated {
+            let seat = if order.until > 0 {
+                Seat::Held
+            } else {
+                Seat::Sold
+            };
+            store.set_seats(order.tickets.as_slice(), seat);
+        }
+        if order.until > 0 {
+            store.set_score(Set::Holds, user, Some(order.until));
+            held += n;
+        }
+        extra += n - 1;
+        sum = order
+            .tickets
+            .as_slice()
+            .iter()
+            .fold(sum, |s, t| s.wrapping_add(*t));
+    }
+    add_counts(store, held, extra);
+    store.write_meta(MetaWrite::AddStagedSum(sum));
+}
+
+/// Restored free numbers, into the pool.
+pub fn restore_free(store: &mut impl Store, free: &[RangeInclusive<i64>]) {
+    let mut sum = 0i64;
+    for range in free {
+        let (a, b) = (*range.start(), *range.end());
+        let span = (a as i128 + b as i128) * (b as i128 - a as i128 + 1) / 2;
+        sum = sum.wrapping_add(span as i64);
+        store.set_free(range.clone(), true);
+    }
+    store.write_meta(MetaWrite::AddStagedSum(sum));
 }

@@ -11,52 +11,87 @@
 //! (user -> place) and a log stream of what happened, drained to MySQL.
 //!
 //! Every function reads and validates first, then decides its state
-//! changes. Each change is applied at once by [`apply`] (the same code a
-//! replica runs for the replicated effect, so a replica cannot decide
-//! differently) and collected in the command's [`Effects`], which the
-//! pool hands back: the command layer's commit step replicates them,
+//! changes. Each change is applied at once by [`effects::apply`] (the same
+//! code a replica runs for the replicated effect, so a replica cannot
+//! decide differently) and collected in the command's [`Effects`], which
+//! the pool hands back: the command layer's commit step replicates them,
 //! announces offers and notes hold deadlines. So an error never leaves
 //! partial state behind.
 //!
-//! Files, each importing only those listed before it:
-//! `model` (types), `store` (the trait), `apply` (effect application),
-//! `effects` (the collected effects), `tickets` (the lazy pool's numbers),
-//! `draw` (a draw event's entry, draw, ranks and admission pace), `settle` (checks, expiry and the offer step every write runs first),
-//! `claim` (claims and checkout), `waitlist`, `seated` (a seated event's seats: which a claim or offer gets),
-//! `restore`, `note` (the note of answers a promoted primary gave without
-//! logging anything), `reapply` (the heal's re-application of a write an
-//! unplanned failover lost).
+//! The files, bottom up: each imports only files on the lines before its
+//! own (`layering`, a test, holds every `super::` path to this list); the
+//! commands' files mirror `cmd/`, one file per command.
+//!
+//! - `model`: the types (meta, options, reports, the clock).
+//! - `store`: the `Store` trait: the reads and writes of an event's keys.
+//! - `effects`: a change applied onto the store and collected.
+//! - `tickets`: the lazy pool's numbers: the lowest free first.
+//! - `checks`: what every command checks first: the event exists, its keys
+//!   agree, a party within `LIMIT`.
+//! - `draw`, `seated`, `note`: a draw event's entry, draw, ranks and
+//!   pace; a seated event's seats (which a claim or offer gets); the note
+//!   of answers a promoted primary gave without logging anything.
+//! - `settle`: the first step of every write: expire due holds, draw when
+//!   due, serve the waiting list (the sweep runs it too).
+//! - `init`, `claim`, `confirm`, `cancel`, `open`, `close`, `drop`, `order`,
+//!   `status`, `layout`, `seatmap`, `wait`, `leave`, `position`, `restore`,
+//!   `reapply`: one file per command (`reapply`: the heal's re-application
+//!   of a write an unplanned failover lost).
+//! - `holder`: `TICKET.HOLDER`, an order's lowest ticket.
 
-pub mod apply;
-pub mod claim;
+mod cancel;
+mod checks;
+mod claim;
+mod close;
+mod confirm;
 pub mod draw;
+mod drop;
 pub mod effects;
+mod holder;
+mod init;
+mod layout;
+mod leave;
 #[cfg(test)]
 pub mod memory;
 pub mod model;
 pub mod note;
+mod open;
+mod order;
+mod position;
 pub mod reapply;
 pub mod restore;
-pub mod seated;
+mod seated;
+mod seatmap;
 pub mod settle;
+mod status;
 pub mod store;
 mod tickets;
-pub mod waitlist;
+mod wait;
 
 #[cfg(test)]
 mod tests;
 
-pub use claim::{
-    cancel, claim, confirm, create, drop_event, holder, init, order, report, set_status,
-};
+pub use cancel::cancel;
+pub use claim::claim;
+pub use close::close;
+pub use confirm::confirm;
+pub use drop::drop_event;
 pub use effects::{Decided, Effects};
+pub use holder::holder;
+pub use init::{create, init};
+pub use layout::layout;
+pub use leave::leave;
 pub use model::{
     Claim, ClaimOptions, Clock, Draw, DrawReport, ExpiredFrom, Meta, OrderReport, Report, SeatAsk,
     Staging, Status, MAX_HOLD_MS, MAX_LIMIT,
 };
+pub use open::open;
+pub use order::order;
+pub use position::position;
 pub use reapply::reapply;
 pub use restore::{restore_begin, restore_commit, restore_free, restore_orders};
-pub use seated::{layout, seat_map};
+pub use seatmap::seat_map;
 pub use settle::{expire_holds, offer_waiting, sweep};
+pub use status::report;
 pub use store::{MetaWrite, Part, Scope, Set, Store};
-pub use waitlist::{leave, position, wait};
+pub use wait::wait;

@@ -153,6 +153,10 @@ impl Meta {
 }
 
 /// Longest hold, in ms (7 days).
+/// `POSITION`'s answer for a user holding an offer (as `WAIT`'s when the
+/// user is offered at once).
+pub const OFFERED: i64 = 0;
+
 pub const MAX_HOLD_MS: i64 = 7 * 24 * 3600 * 1000;
 
 /// Most tickets one user may hold, whatever the event's `LIMIT` says.

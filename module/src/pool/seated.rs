@@ -222,16 +222,3 @@ fn pick_error(event: &str, l: &Layout, e: PickError) -> TicketError {
         },
     }
 }
-
-/// `TICKET.LAYOUT`: the layout as stored; `None` for an unseated event.
-pub fn layout(store: &mut impl Store, event: &str) -> Result<Option<String>, TicketError> {
-    super::settle::live_meta(store, event)?;
-    store.layout_json()
-}
-
-/// `TICKET.SEATMAP`: one byte per seat id (`.` free, `h` held, `s` sold);
-/// `None` for an unseated event.
-pub fn seat_map(store: &mut impl Store, event: &str) -> Result<Option<Vec<u8>>, TicketError> {
-    super::settle::live_meta(store, event)?;
-    store.seating(|_, s| s.seat_map())
-}

@@ -21,67 +21,13 @@ use std::borrow::Cow;
 
 use protocol::record::{Op, Pick, PickHow, Record};
 
+use super::checks::{check_consistent, existing_meta, live_meta};
 use super::draw::{draw_if_due, head_wants, paced_until, take_off_list};
 use super::effects::Effects;
 use super::model::{Clock, Meta, Status};
-use super::store::{Part, Set, Store};
+use super::store::{Set, Store};
 use super::tickets::{free_count, lowest_free};
 use crate::error::TicketError;
-
-pub(super) fn existing_meta(store: &mut impl Store, event: &str) -> Result<Meta, TicketError> {
-    store
-        .meta()?
-        .ok_or_else(|| TicketError::NoEvent(event.to_owned()))
-}
-
-/// The meta of an event that is not being restored (`TRYAGAIN` while it is).
-pub(super) fn live_meta(store: &mut impl Store, event: &str) -> Result<Meta, TicketError> {
-    let meta = existing_meta(store, event)?;
-    match meta.status {
-        Status::Restoring => Err(TicketError::Restoring(event.to_owned())),
-        _ => Ok(meta),
-    }
-}
-
-/// Every number up to `minted` is either held or in the pool, and the log
-/// exists. Reading the three also type-checks every key of the event. The
-/// keys disagree only while a cluster slot migration has moved some of an
-/// event's keys and not yet the others (the command is redirected to the
-/// importing node by its event argument, which is not itself a key), or
-/// after hand edits. Writing then could hand out a number twice, so the
-/// command answers `TRYAGAIN` (cluster clients retry it) and changes nothing.
-pub(super) fn check_consistent(
-    store: &mut impl Store,
-    event: &str,
-    meta: &Meta,
-) -> Result<(), TicketError> {
-    // Free tickets at or below `minted` (a seated event: its free seats).
-    let free = free_count(store, meta)? - (meta.total - meta.minted);
-    let accounted = store.len(Part::Holders)? + meta.extra + free;
-    if accounted != meta.minted || !store.exists(Part::Log)? {
-        return Err(TicketError::TryAgain(event.to_owned()));
-    }
-    Ok(())
-}
-
-/// Reads every key of the event, so that a wrong type is an error before
-/// anything is deleted (checking the meta, pool and holders stops at the
-/// first that exists, so the pool and holders are read on their own);
-/// returns the log's length.
-pub(super) fn type_check_all(store: &mut impl Store) -> Result<i64, TicketError> {
-    any_state(store)?;
-    store.len(Part::Pool)?;
-    store.len(Part::Holders)?;
-    store.lowest(Set::Holds, 0, 1)?;
-    store.len(Part::Waiting)?;
-    store.len(Part::Wants)?;
-    store.len(Part::Log)
-}
-
-/// Whether any of the event's meta, pool and holders keys exists.
-pub(super) fn any_state(store: &mut impl Store) -> Result<bool, TicketError> {
-    Ok(store.exists(Part::Meta)? || store.exists(Part::Pool)? || store.exists(Part::Holders)?)
-}
 
 /// Expires up to `max` holds of the event whose deadline is at or before
 /// `now`, each logged as one `op=expire`; returns how many. Claims,
@@ -159,7 +105,8 @@ fn settle(
     clock: Clock,
 ) -> Result<Meta, TicketError> {
     let mut meta = expire_due(store, out, event, meta, clock)?;
-    if draw_if_due(store, out, event, &meta, clock.now)? {
+    // Only a draw event ever draws (a plain claim does not look further).
+    if meta.draw.is_some() && draw_if_due(store, out, event, &meta, clock.now)? {
         meta = existing_meta(store, event)?;
     }
     match meta.waitseq {

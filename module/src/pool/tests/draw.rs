@@ -213,7 +213,7 @@ fn offers_are_bounded_per_command_and_paced_by_admit() {
     }
     // OPEN may make 2 offers; ADMIT allows 3 in the draw's first second.
     bounded(&mut s, 2, |s, out| {
-        c::set_status(s, out, "e", Status::Open, clock(1000, 2))
+        open_or_close(s, out, "e", Status::Open, clock(1000, 2))
     })
     .unwrap();
     assert_eq!(s.offered.len(), 2);
@@ -324,7 +324,7 @@ fn step(s: &mut MemoryStore, a: &Action, now: i64, bound: usize) {
             w::leave(s, out, "e", user(u), at).map(|_| ())
         }),
         Action::Open => bounded(s, bound, |s, out| {
-            c::set_status(s, out, "e", Status::Open, at)
+            open_or_close(s, out, "e", Status::Open, at)
         }),
         Action::Claim(u) => bounded(s, bound, |s, out| {
             let options = ClaimOptions::default();

@@ -23,8 +23,22 @@ use super::effects::Effects;
 use super::memory::MemoryStore;
 use super::model::*;
 use super::store::Store;
-use super::{claim as c, restore as r, settle as st, waitlist as w};
 use crate::error::TicketError;
+use crate::pool::{self as c, self as w, restore as r, settle as st};
+
+/// `TICKET.OPEN` or `TICKET.CLOSE`, as the status to set.
+pub fn open_or_close(
+    store: &mut impl Store,
+    out: &mut Effects<'_>,
+    event: &str,
+    status: Status,
+    clock: Clock,
+) -> Result<(), TicketError> {
+    match status {
+        Status::Open => c::open(store, out, event, clock),
+        _ => c::close(store, out, event, clock),
+    }
+}
 
 /// A store that keeps what the commit step is given.
 trait Committed: Store {
@@ -91,7 +105,7 @@ fn set_status<S: Committed>(
     now: i64,
 ) -> Result<(), TicketError> {
     run(s, |s, out| {
-        c::set_status(s, out, event, status, Clock::at(now))
+        open_or_close(s, out, event, status, Clock::at(now))
     })
 }
 

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use protocol::record::{Op, Tickets};
 
 use super::*;
-use crate::pool::apply;
+use crate::pool::effects;
 
 #[derive(Debug, Clone)]
 enum Action {
@@ -431,7 +431,7 @@ fn check_log_replays_to_the_holders(s: &MemoryStore) -> Result<(), TestCaseError
 pub(super) fn check_a_replica_reaches_the_same_state(s: &MemoryStore) -> Result<(), TestCaseError> {
     let mut replica = MemoryStore::default();
     for effect in &s.effects {
-        apply::apply(&mut replica, &effect.borrowed());
+        effects::apply(&mut replica, &effect.borrowed());
     }
     prop_assert_eq!(
         format!("{:?}", (&replica.meta, &replica.pool, &replica.log)),

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use protocol::record::{Op, Tickets};
 
 use super::*;
-use crate::pool::apply;
+use crate::pool::effects;
 
 /// What MySQL would say about `s` (as `rebuild` reads it): its live
 /// orders, `minted` = the highest live number, the other numbers up to
@@ -297,7 +297,7 @@ proptest! {
         let mut replica = s.clone();
         let from = s.effects.len();
         for effect in &r.effects[from..] {
-            apply::apply(&mut replica, &effect.borrowed());
+            effects::apply(&mut replica, &effect.borrowed());
         }
         prop_assert_eq!(format!("{:?}", (&replica.meta, &replica.pool, &replica.log, &replica.holds)),
             format!("{:?}", (&r.meta, &r.pool, &r.log, &r.holds)));

@@ -9,7 +9,7 @@ use protocol::record::{Checkout, Incarnation, Op};
 use protocol::seats::{Layout, Seat};
 
 use super::*;
-use crate::pool::apply;
+use crate::pool::effects;
 
 /// Two rows of 6 (the first with a wheelchair space at 6), 12 seats.
 const ROWS: &str = r#"{"sections":[{"name":"A","rows":[
@@ -97,7 +97,7 @@ proptest! {
         }
         let mut replica = MemoryStore::default();
         for effect in &s.effects {
-            apply::apply(&mut replica, &effect.borrowed());
+            effects::apply(&mut replica, &effect.borrowed());
         }
         prop_assert_eq!(&replica.holders, &s.holders);
         prop_assert_eq!(&replica.log, &s.log);
