@@ -25,7 +25,7 @@ use clap::{Parser, Subcommand};
 use crate::admin::{audit, rebuild, reconcile, seat_audit};
 use crate::io::backoff::{sleep_unless, Backoff};
 use crate::io::mysql as db;
-use crate::io::redis as redisio;
+use crate::io::redis::connect::{detect_cluster, Conn};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -414,7 +414,7 @@ fn run(urls: Urls, opts: RunOpts, stop: Arc<AtomicBool>) -> Result<ExitCode, Str
     })?;
     drop(conn);
     let cluster = connect_retry(conn::Server::Redis, &redis_url, urls.timeout, &stop, || {
-        redisio::detect_cluster(&redis_url)
+        detect_cluster(&redis_url)
     })?;
     log::info!(
         "draining {}{} into {}",
@@ -439,16 +439,13 @@ fn run(urls: Urls, opts: RunOpts, stop: Arc<AtomicBool>) -> Result<ExitCode, Str
 
 /// MySQL and Redis connections of an admin command (reconcile, rebuild),
 /// and the Redis URL.
-fn admin_conns(
-    urls: Urls,
-    stop: &AtomicBool,
-) -> Result<(mysql::Conn, redisio::Conn, String), String> {
+fn admin_conns(urls: Urls, stop: &AtomicBool) -> Result<(mysql::Conn, Conn, String), String> {
     let redis_url = urls.redis()?;
     let mysql_url = urls.mysql()?;
     let my = urls.connect_mysql(&mysql_url, stop)?;
     let rc = connect_retry(conn::Server::Redis, &redis_url, urls.timeout, stop, || {
-        let cluster = redisio::detect_cluster(&redis_url)?;
-        redisio::Conn::open(&redis_url, Duration::from_secs(10), cluster)
+        let cluster = detect_cluster(&redis_url)?;
+        Conn::open(&redis_url, Duration::from_secs(10), cluster)
     })?;
     Ok((my, rc, redis_url))
 }

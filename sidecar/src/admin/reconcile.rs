@@ -33,7 +33,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::io::mysql as db;
-use crate::io::redis::{self as redisio, RedisEvent};
+use crate::io::redis::connect::Conn;
+use crate::io::redis::inspect::{
+    first_after, read_event, read_status, stream_info, time_ms, RedisEvent,
+};
+use crate::io::redis::scan::scan_all;
 use crate::loss::quarantine::check;
 use crate::loss::verify::{self, Row};
 use crate::model::{Evidence, Live};
@@ -67,7 +71,7 @@ pub struct Options {
 /// settle.
 pub fn run(
     my: &mut mysql::Conn,
-    rc: &mut redisio::Conn,
+    rc: &mut Conn,
     redis_url: &str,
     opts: Options,
     stop: &AtomicBool,
@@ -76,7 +80,7 @@ pub fn run(
     let events: Vec<String> = match opts.only {
         Some(e) => vec![e],
         None => {
-            let found = redisio::scan_all(redis_url, rc, protocol::keys::Part::Meta, "hash")
+            let found = scan_all(redis_url, rc, protocol::keys::Part::Meta, "hash")
                 .map_err(|e| format!("Redis: {e}"))?;
             let all: BTreeSet<String> = rows.keys().cloned().chain(found).collect();
             all.into_iter().collect()
@@ -127,7 +131,7 @@ pub fn run(
 /// The STUCK line of `e` (see [`stuck_line`]); none for an event that is
 /// dropped or quarantined (its own line says why nothing is applied).
 fn stuck(
-    rc: &mut redisio::Conn,
+    rc: &mut Conn,
     e: &str,
     row: Option<&Row>,
     after: Duration,
@@ -137,9 +141,9 @@ fn stuck(
     }
     let redis_err = |err: redis::RedisError| format!("Redis, event {e}: {err}");
     let offset = row.map_or(StreamId::ZERO, |r| r.offset);
-    let first = redisio::first_after(rc.as_dyn(), e, offset).map_err(redis_err)?;
+    let first = first_after(rc.as_dyn(), e, offset).map_err(redis_err)?;
     let Some(first) = first else { return Ok(None) };
-    let now = redisio::time_ms(rc.as_dyn()).map_err(redis_err)?;
+    let now = time_ms(rc.as_dyn()).map_err(redis_err)?;
     Ok(stuck_line(e, offset, first, now, after))
 }
 
@@ -169,7 +173,7 @@ fn rows_by_event(my: &mut mysql::Conn) -> Result<HashMap<String, Row>, String> {
 
 /// Waits until the logs of `events` are empty, or `deadline`.
 fn wait_drained(
-    rc: &mut redisio::Conn,
+    rc: &mut Conn,
     events: &[&String],
     deadline: Instant,
     stop: &AtomicBool,
@@ -177,8 +181,7 @@ fn wait_drained(
     while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
         let mut pending = 0i64;
         for e in events {
-            let r = redisio::read_event(rc.as_dyn(), e)
-                .map_err(|err| format!("Redis, event {e}: {err}"))?;
+            let r = read_event(rc.as_dyn(), e).map_err(|err| format!("Redis, event {e}: {err}"))?;
             pending += r.map_or(0, |r| r.unsynced);
         }
         if pending == 0 {
@@ -223,7 +226,7 @@ impl Report {
 /// flight is drift.
 fn settled_report(
     my: &mut mysql::Conn,
-    rc: &mut redisio::Conn,
+    rc: &mut Conn,
     e: &str,
     row: Option<&Row>,
     deadline: Instant,
@@ -242,7 +245,7 @@ fn settled_report(
 /// What is wrong with one event, or that it is fine.
 fn event_report(
     my: &mut mysql::Conn,
-    rc: &mut redisio::Conn,
+    rc: &mut Conn,
     e: &str,
     row: Option<&Row>,
 ) -> Result<Report, String> {
@@ -254,7 +257,7 @@ fn event_report(
         return Ok(Report::fine(format!("{e}: dropped")));
     }
     let log_before = log_position(rc, e).map_err(redis_err)?;
-    let r = redisio::read_event(rc.as_dyn(), e).map_err(redis_err)?;
+    let r = read_event(rc.as_dyn(), e).map_err(redis_err)?;
     if r.is_none() && row.is_some_and(|r| r.entries.is_none()) {
         return Ok(Report::fine(format!("{e}: only in MySQL, synced before V3 (dropped before release 0.3, which left no trace), not compared")));
     }
@@ -301,8 +304,8 @@ fn mysql_event(
 
 /// The last id of `e`'s log (`None` without a log): reading it before
 /// Redis's side and after MySQL's tells whether the log moved meanwhile.
-fn log_position(rc: &mut redisio::Conn, e: &str) -> redis::RedisResult<Option<StreamId>> {
-    Ok(redisio::stream_info(rc.as_dyn(), e)?.map(|(last, _, _)| last))
+fn log_position(rc: &mut Conn, e: &str) -> redis::RedisResult<Option<StreamId>> {
+    Ok(stream_info(rc.as_dyn(), e)?.map(|(last, _, _)| last))
 }
 
 /// How long after its deadline a hold may still be held in Redis's keys:
@@ -323,9 +326,9 @@ fn in_flight(r: &RedisEvent) -> bool {
 }
 
 /// The loss line of `e`: quarantined in MySQL, or evidence found now.
-fn loss(rc: &mut redisio::Conn, e: &str, row: Option<&Row>) -> redis::RedisResult<Option<String>> {
+fn loss(rc: &mut Conn, e: &str, row: Option<&Row>) -> redis::RedisResult<Option<String>> {
     let Some(row) = row else { return Ok(None) };
-    let live = redisio::read_meta(rc.as_dyn(), e)?.is_some_and(|m| m.status != "restoring");
+    let live = read_status(rc.as_dyn(), e)?.is_some_and(|m| m.status != "restoring");
     if let Some(stored) = &row.quarantine {
         let (reason, text) = Evidence::from_stored(stored);
         let code = reason.map_or("quarantined", |r| r.code());

@@ -34,7 +34,7 @@ use mysql::prelude::Queryable;
 use mysql::Transaction;
 use redis::ConnectionLike;
 
-use crate::io::redis as redisio;
+use crate::io::redis::{stream, trim::trim as xtrim};
 use crate::model::content;
 use crate::model::Entry;
 use protocol::StreamId;
@@ -296,14 +296,10 @@ pub fn trim(
             .arg(anchor_key(event))
             .arg("none")
             .query::<()>(conn)?;
-        return redisio::trim(conn, event, offset);
+        return xtrim(conn, event, offset);
     };
-    let v: redis::Value = redis::cmd("XRANGE")
-        .arg(redisio::log_key(event))
-        .arg(offset.to_string())
-        .arg(offset.to_string())
-        .query(conn)?;
-    let held = redisio::parse_entries(event, &v)
+    let at = offset.to_string();
+    let held = stream::range(conn, event, (&at, &at), None)?
         .first()
         .is_some_and(|e| e.id == offset && content::has_digest(event, e, d));
     if !held {
@@ -318,7 +314,7 @@ pub fn trim(
         .arg(anchor_key(event))
         .arg(format!("{offset} {d}"))
         .query::<()>(conn)?;
-    redisio::trim(conn, event, offset)
+    xtrim(conn, event, offset)
 }
 
 /// The anchor Redis has for `event`: (id, digest).

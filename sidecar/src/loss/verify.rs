@@ -28,7 +28,8 @@ use crate::batch::{journal, lock_offset};
 use crate::io::backoff::{sleep_unless, Backoff};
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
-use crate::io::redis as redisio;
+use crate::io::redis::connect::Conn;
+use crate::io::redis::inspect::{count_upto, read_status, stream_info};
 use crate::io::rounds::{take_request, Rounds};
 use crate::loss::quarantine::{
     adopt, check, check_identity, Adopt, LogInfo, MysqlFacts, RedisFacts,
@@ -118,17 +119,16 @@ pub fn redis_facts(
     count_below: Option<StreamId>,
 ) -> redis::RedisResult<RedisFacts> {
     let applied_present = match count_below {
-        Some(offset) => redisio::count_upto(conn, event, offset, COUNT_CAP)?,
+        Some(offset) => count_upto(conn, event, offset, COUNT_CAP)?,
         None => 0,
     };
-    let meta = redisio::read_meta(conn, event)?.map(|m| m.incarnation);
-    let log =
-        redisio::stream_info(conn, event)?.map(|(last_generated, entries_added, length)| LogInfo {
-            last_generated,
-            entries_added,
-            length,
-            applied_present,
-        });
+    let meta = read_status(conn, event)?.map(|m| m.incarnation);
+    let log = stream_info(conn, event)?.map(|(last_generated, entries_added, length)| LogInfo {
+        last_generated,
+        entries_added,
+        length,
+        applied_present,
+    });
     Ok(RedisFacts { meta, log })
 }
 
@@ -145,7 +145,7 @@ pub struct Settings {
 #[derive(Default)]
 struct Conns {
     my: Option<mysql::Conn>,
-    rc: Option<redisio::Conn>,
+    rc: Option<Conn>,
 }
 
 /// The thread: a round every `interval`, and one whenever one is asked for.
@@ -189,7 +189,7 @@ fn round(
         c.my = Some(my.map_err(|e| format!("MySQL: {e}"))?);
     }
     if c.rc.is_none() {
-        let conn = redisio::Conn::open(&cfg.redis_url, Duration::from_secs(10), cfg.cluster);
+        let conn = Conn::open(&cfg.redis_url, Duration::from_secs(10), cfg.cluster);
         c.rc = Some(conn.map_err(|e| format!("Redis: {e}"))?);
     }
     let (Some(my), Some(rc)) = (c.my.as_mut(), c.rc.as_mut()) else {

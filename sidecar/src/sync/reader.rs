@@ -31,11 +31,13 @@ use crossbeam_channel::{Receiver, SendTimeoutError, Sender};
 use crate::io::backoff::{sleep_unless, Backoff};
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
-use crate::io::redis::{self as redisio, Conn};
+use crate::io::redis::connect::Conn;
+use crate::io::redis::scan::scan_all;
+use crate::io::redis::stream::{log_key, xread};
 use crate::io::rounds::Rounds;
 use crate::model::Entry;
 use crate::sync::writer::Batch;
-use protocol::keys::Part;
+use protocol::keys::{self, Part};
 use protocol::StreamId;
 
 /// How long the reader waits for the verifier after connecting to Redis.
@@ -246,7 +248,7 @@ impl Reader {
 
     /// SCANs for logs: forgets the ones gone, starts the new ones.
     fn scan(&mut self, c: &mut Conn) -> redis::RedisResult<()> {
-        let found = redisio::scan_all(&self.cfg.redis_url, c, Part::Log, "stream")?;
+        let found = scan_all(&self.cfg.redis_url, c, Part::Log, "stream")?;
         let found: BTreeSet<String> = found.into_iter().collect();
         self.forget_gone(c, &found);
         self.start_found(found);
@@ -265,9 +267,8 @@ impl Reader {
             .cloned()
             .collect();
         for event in missing {
-            let exists: redis::RedisResult<bool> = redis::cmd("EXISTS")
-                .arg(redisio::log_key(&event))
-                .query(c.as_dyn());
+            let exists: redis::RedisResult<bool> =
+                redis::cmd("EXISTS").arg(log_key(&event)).query(c.as_dyn());
             if let Ok(false) = exists {
                 log::info!(
                     "event {event}: log is gone, no longer draining it (the verifier tells a loss from a drop)"
@@ -323,7 +324,7 @@ impl Reader {
         let mut by_slot: BTreeMap<u16, Vec<(String, StreamId)>> = BTreeMap::new();
         for item in list {
             by_slot
-                .entry(redisio::key_slot(&item.0))
+                .entry(keys::slot_of(&item.0))
                 .or_default()
                 .push(item);
         }
@@ -337,7 +338,7 @@ impl Reader {
         chunk: &[(String, StreamId)],
         block: Option<u64>,
     ) -> Result<bool, Pass> {
-        let streams = match redisio::xread(c.as_dyn(), chunk, self.cfg.batch_size, block) {
+        let streams = match xread(c.as_dyn(), chunk, self.cfg.batch_size, block) {
             Ok(streams) => streams,
             Err(e) => {
                 log::warn!("reader: XREAD failed: {e}");
@@ -397,14 +398,13 @@ impl Reader {
     /// Stops draining the events of `chunk` whose log key is not a stream.
     fn drop_non_streams(&mut self, c: &mut Conn, chunk: &[(String, StreamId)]) {
         for (event, _) in chunk {
-            let t: redis::RedisResult<String> = redis::cmd("TYPE")
-                .arg(redisio::log_key(event))
-                .query(c.as_dyn());
+            let t: redis::RedisResult<String> =
+                redis::cmd("TYPE").arg(log_key(event)).query(c.as_dyn());
             if let Ok(t) = t {
                 if t != "stream" && t != "none" {
                     log::error!(
                         "event {event}: {} is a {t}, not a stream; not draining it",
-                        redisio::log_key(event)
+                        log_key(event)
                     );
                     self.cursors.remove(event);
                     self.links.metrics.forget(event);

@@ -29,7 +29,8 @@ use crate::batch::apply_rest;
 use crate::batch::seating::recount_categories;
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
-use crate::io::redis as redisio;
+use crate::io::redis::inspect::{count_upto, stream_info};
+use crate::io::redis::stream;
 use crate::model::order::ChangeKind;
 use crate::model::{Conflict, Entry, Evidence, Outcome, Reason};
 use protocol::record::Op;
@@ -198,12 +199,7 @@ fn range_entries(
     start: &str,
     end: &str,
 ) -> Result<Vec<Entry>, Error> {
-    let v: redis::Value = redis::cmd("XRANGE")
-        .arg(redisio::log_key(event))
-        .arg(start)
-        .arg(end)
-        .query(rc)?;
-    Ok(redisio::parse_entries(event, &v))
+    Ok(stream::range(rc, event, (start, end), None)?)
 }
 
 /// [`range_entries`] as the heal compares them.
@@ -614,9 +610,9 @@ fn move_offset(
     // XINFO before the count: a trim in between then counts its entries
     // in neither (an alarm missed) rather than in both (a false
     // `entries_lost` later).
-    let deleted = redisio::stream_info(rc, event)?
-        .map_or(0, |(_, added, length)| added.saturating_sub(length));
-    let kept = redisio::count_upto(rc, event, to, 10_000_000)?;
+    let deleted =
+        stream_info(rc, event)?.map_or(0, |(_, added, length)| added.saturating_sub(length));
+    let kept = count_upto(rc, event, to, 10_000_000)?;
     tx.exec_drop(
         "UPDATE ticket_sync_offset SET last_stream_id = ?, entries = ?, updated_at = NOW(3) WHERE event_id = ?",
         (to.to_string(), (deleted + kept) as i64, event),

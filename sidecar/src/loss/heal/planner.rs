@@ -224,11 +224,13 @@ fn previous_status<'a>(
     earlier: impl DoubleEndedIterator<Item = &'a Logged>,
     lost: &Op<String>,
 ) -> &'static str {
-    let last = earlier.rev().find_map(|e| match e.rec.as_ref().map(|r| &r.op) {
-        Some(Op::Open) => Some("open"),
-        Some(Op::Close) => Some("closed"),
-        _ => None,
-    });
+    let last = earlier
+        .rev()
+        .find_map(|e| match e.rec.as_ref().map(|r| &r.op) {
+            Some(Op::Open) => Some("open"),
+            Some(Op::Close) => Some("closed"),
+            _ => None,
+        });
     last.unwrap_or(match lost {
         Op::Open => "closed",
         _ => "open",
