@@ -11,9 +11,10 @@
 //!
 //! - [`subscriber`] — `io::redis::connect` (SUBSCRIBE), hands event ids to
 //!   the reader.
-//! - [`reader`] — `io::redis::stream` (XREAD), `io::redis::scan` (SCAN),
-//!   `io::mysql` (committed offsets at discovery), `io::rounds` (waits for
-//!   the verifier's round at every connect); hands batches to the writers.
+//! - [`reader`] — XREAD (decoded by `io::redis::reply`), `io::redis::scan`
+//!   (SCAN), `io::mysql` (committed offsets at discovery), `io::rounds`
+//!   (waits for the verifier's round at every connect); hands batches to
+//!   the writers.
 //! - [`writer`] — `batch::commit_batch`, one transaction per (merged) batch,
 //!   retried until it commits, each event with its own backoff
 //!   ([`schedule`], pure) so a failing event never holds up the others;

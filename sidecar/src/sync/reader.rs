@@ -1,5 +1,6 @@
-//! The reader thread: reads every known log from in-memory cursors and
-//! hands the entries, one batch per event, to that event's writer.
+//! The reader thread: reads every known log from in-memory cursors
+//! (`XREAD`, the entries decoded by `io::redis::reply`) and hands the
+//! entries, one batch per event, to that event's writer.
 //!
 //! - **Discovery**: the subscriber forwards event ids the module announces;
 //!   the reader SCANs for `ticket:{*}:log` once the subscription is live
@@ -27,13 +28,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, SendTimeoutError, Sender};
+use redis::{ConnectionLike, RedisResult, Value};
 
 use crate::io::backoff::{sleep_unless, Backoff};
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
 use crate::io::redis::connect::Conn;
+use crate::io::redis::reply::{take_entries, take_xread};
 use crate::io::redis::scan::scan_all;
-use crate::io::redis::stream::{log_key, xread};
 use crate::io::rounds::Rounds;
 use crate::model::Entry;
 use crate::sync::writer::Batch;
@@ -267,8 +269,9 @@ impl Reader {
             .cloned()
             .collect();
         for event in missing {
-            let exists: redis::RedisResult<bool> =
-                redis::cmd("EXISTS").arg(log_key(&event)).query(c.as_dyn());
+            let exists: redis::RedisResult<bool> = redis::cmd("EXISTS")
+                .arg(keys::key(&event, Part::Log))
+                .query(c.as_dyn());
             if let Ok(false) = exists {
                 log::info!(
                     "event {event}: log is gone, no longer draining it (the verifier tells a loss from a drop)"
@@ -398,13 +401,14 @@ impl Reader {
     /// Stops draining the events of `chunk` whose log key is not a stream.
     fn drop_non_streams(&mut self, c: &mut Conn, chunk: &[(String, StreamId)]) {
         for (event, _) in chunk {
-            let t: redis::RedisResult<String> =
-                redis::cmd("TYPE").arg(log_key(event)).query(c.as_dyn());
+            let t: redis::RedisResult<String> = redis::cmd("TYPE")
+                .arg(keys::key(event, Part::Log))
+                .query(c.as_dyn());
             if let Ok(t) = t {
                 if t != "stream" && t != "none" {
                     log::error!(
                         "event {event}: {} is a {t}, not a stream; not draining it",
-                        log_key(event)
+                        keys::key(event, Part::Log)
                     );
                     self.cursors.remove(event);
                     self.links.metrics.forget(event);
@@ -423,6 +427,37 @@ impl Reader {
             }
         }
     }
+}
+
+/// `XREAD COUNT count [BLOCK ms] STREAMS k.. id..` over `events` (event,
+/// cursor); the decoded entries per event.
+fn xread(
+    conn: &mut dyn ConnectionLike,
+    events: &[(String, StreamId)],
+    count: usize,
+    block_ms: Option<u64>,
+) -> RedisResult<Vec<(String, Vec<Entry>)>> {
+    let mut cmd = redis::cmd("XREAD");
+    cmd.arg("COUNT").arg(count);
+    if let Some(ms) = block_ms {
+        cmd.arg("BLOCK").arg(ms);
+    }
+    cmd.arg("STREAMS");
+    for (e, _) in events {
+        cmd.arg(keys::key(e, Part::Log));
+    }
+    for (_, id) in events {
+        cmd.arg(id.to_string());
+    }
+    let reply: Value = cmd.query(conn)?;
+    Ok(take_xread(reply)
+        .into_iter()
+        .filter_map(|(key, v)| {
+            let event = keys::event_of_key(key.as_bytes(), Part::Log)?.to_owned();
+            let entries = take_entries(&event, v);
+            Some((event, entries))
+        })
+        .collect())
 }
 
 /// Every event's committed offset from `ticket_sync_offset`; empty (and a

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 
 use redis::{ConnectionLike, RedisResult, Value};
 
-use super::reply::{pairs, text, text_pairs};
-use super::stream::{first_id, log_key, range, range_value};
+use super::reply::{first_id, pairs, text, text_pairs};
+use super::stream::{log_key, range, range_value};
 use crate::model::live::redis_users;
 use crate::model::{Entry, Live};
 use protocol::keys::{self, Part};

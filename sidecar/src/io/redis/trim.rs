@@ -5,7 +5,8 @@
 
 use redis::{ConnectionLike, RedisResult, Value};
 
-use super::stream::{first_id, log_key};
+use super::reply::first_id;
+use super::stream::log_key;
 use protocol::StreamId;
 
 /// `XTRIM ticket:{E}:log MINID = <next id after offset>`: drops the applied
