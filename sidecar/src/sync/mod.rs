@@ -16,14 +16,13 @@
 //!   (waits for the verifier's round at every connect); hands batches to
 //!   the writers.
 //! - [`writer`] — `batch::commit_batch`, one transaction per (merged) batch,
-//!   retried until it commits, each event with its own backoff
-//!   ([`schedule`], pure) so a failing event never holds up the others;
+//!   retried until it commits, each event with its own backoff (its
+//!   pure `Schedule`) so a failing event never holds up the others;
 //!   offsets to the trimmer, rewinds to the reader.
 //! - [`trimmer`] — `batch::journal::trim` (the anchor, then `XTRIM MINID`)
 //!   and the lag gauges through `io::redis::trim`.
 
 pub mod reader;
-pub mod schedule;
 pub mod subscriber;
 pub mod trimmer;
 pub mod writer;
