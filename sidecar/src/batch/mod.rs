@@ -12,7 +12,8 @@
 //! 3. ask the [`gate`]: a quarantined, re-created or replaced event is
 //!    refused, and only its quarantine or conflict commits, no entry;
 //! 4. apply the rest as [`plan`]ned: the [`fast`] path, or record by record
-//!    ([`slow`]), both on [`sql`];
+//!    ([`slow`]), both writing the rows of [`order`] and [`event`], each
+//!    row shape built in one place;
 //! 5. last, move the offset to the batch's last entry and write the
 //!    [`journal`] in the same transaction; then `COMMIT`.
 //!
@@ -25,32 +26,37 @@
 //! else (connection lost, deadlock, lock wait timeout, missing table,
 //! read-only server) is returned to the caller, which rolls back and
 //! retries with backoff — never skipping an entry. [`queue`] holds a draw
-//! event's steps, [`seating`] a seated event's seats and category stocks; the heal (`loss::heal`) re-applies entries through
+//! event's steps; the heal (`loss::heal`) re-applies entries through
 //! [`apply_rest`].
 
+pub mod event;
 pub mod fast;
 pub mod gate;
 pub mod journal;
+pub mod order;
 pub mod plan;
 pub mod queue;
-pub mod seating;
 pub mod slow;
-pub mod sql;
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use mysql::prelude::Queryable;
 use mysql::{Conn, Transaction, TxOpts};
 
 use crate::io::mysql::{packet_limit, quarantine, record_conflict_once};
 use crate::io::rounds::request_now;
-use crate::model::event::restored_status;
 use crate::model::poison::refusal;
+use crate::model::seating::choose_layout;
 use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, EventState, Evidence, Outcome};
+use event::restored_status;
 use gate::{gate, Gate, Restore};
 use plan::{count_ops, plan, Plan};
 use protocol::record::Incarnation;
+use protocol::seats::Layout;
 use protocol::StreamId;
 
 /// Applies one batch of `event`'s entries (ascending ids, read from the
@@ -316,7 +322,7 @@ pub(crate) fn apply_rest(
     seated: Option<bool>,
     out: &mut Outcome,
 ) -> Result<bool, mysql::Error> {
-    let layout = seating::batch_layout(tx, event, rest, seated)?;
+    let layout = batch_layout(tx, event, rest, seated)?;
     let (todo, p) = plan(base, rest, layout.as_deref());
     let packet = packet_limit();
     let p = match (p, force_slow) {
@@ -448,6 +454,63 @@ fn event_state(
         dropped,
     });
     Ok((state, seated))
+}
+
+thread_local! {
+    /// Stored layouts this writer has parsed, by event. A stored layout
+    /// never changes (written once, with the event's row; event ids are
+    /// not reused), so each writer parses an event's once, not per batch
+    /// (the 80,000-seat arena's is ~150 KB and ~1 ms to parse).
+    static PARSED: RefCell<HashMap<String, Arc<Layout>>> = RefCell::new(HashMap::new());
+}
+
+/// Most layouts a writer keeps parsed (then it starts over).
+const PARSED_MAX: usize = 64;
+
+/// The layout a batch of `event` is applied with (see [`choose_layout`]),
+/// reading the one MySQL stores (parsed once per writer). `seated`:
+/// whether the event's row has one, when the caller read it and found a
+/// row. An event MySQL has without a layout has none: an init in its
+/// batch is a duplicate (a conflict), and its layout must not judge the
+/// claims after it.
+fn batch_layout(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    todo: &[Entry],
+    seated: Option<bool>,
+) -> Result<Option<Arc<Layout>>, mysql::Error> {
+    let seated = match seated {
+        Some(known) => Some(known),
+        None => tx.exec_first(
+            "SELECT seat_layout IS NOT NULL FROM ticket_event WHERE event_id = ?",
+            (event,),
+        )?,
+    };
+    match seated {
+        Some(false) => return Ok(None),
+        None => return Ok(choose_layout(None, todo).map(Arc::new)),
+        Some(true) => {}
+    }
+    if let Some(layout) = PARSED.with(|p| p.borrow().get(event).cloned()) {
+        return Ok(Some(layout));
+    }
+    let stored: Option<String> = tx
+        .exec_first::<Option<String>, _, _>(
+            "SELECT seat_layout FROM ticket_event WHERE event_id = ?",
+            (event,),
+        )?
+        .flatten();
+    let layout = choose_layout(stored, todo).map(Arc::new);
+    if let Some(l) = &layout {
+        PARSED.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() >= PARSED_MAX {
+                p.clear();
+            }
+            p.insert(event.to_owned(), l.clone());
+        });
+    }
+    Ok(layout)
 }
 
 /// Applies a restore: the event's status and incarnation, quarantine lifted.

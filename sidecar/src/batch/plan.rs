@@ -36,9 +36,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::batch::event::{status_of, Init};
+use crate::batch::order::{Change, NewOrder};
 use crate::batch::queue::{Drawn, QueueStep, StepKind};
-use crate::model::event::{status_of, Init};
-use crate::model::order::{Change, NewOrder};
 use crate::model::seating::{tally, CategoryNeed};
 use crate::model::Entry;
 use protocol::record::{Op, Record};
@@ -148,11 +148,11 @@ impl<'a> Planner<'a> {
     }
 
     fn entry(&mut self, i: usize, id: StreamId, rec: &'a Record) -> Result<(), String> {
-        if let Some(status) = status_of(&rec.op) {
-            self.fp.status = Some((status, rec.at));
-            return Ok(());
-        }
         match &rec.op {
+            Op::Open | Op::Close | Op::Drop => {
+                self.fp.status = status_of(&rec.op).map(|status| (status, rec.at));
+                Ok(())
+            }
             Op::Init {
                 layout: Some(_), ..
             } if i == 0 && self.layout.is_none() => {
@@ -164,20 +164,27 @@ impl<'a> Planner<'a> {
             }
             Op::Init { .. } => Err(format!("init {id} not first in batch")),
             Op::Enter { .. } | Op::Leave { .. } | Op::Draw { .. } => self.queue(id, rec),
-            op => match (
-                op.order(),
-                NewOrder::created_by(id, rec),
-                Change::of(id, rec),
-            ) {
-                (Some((user, _, _)), Some(order), _) => {
-                    self.fp
-                        .queue
-                        .extend(QueueStep::of(id, rec).filter(|s| s.kind == StepKind::Offer));
-                    self.create(user, order)
-                }
-                (Some((user, _, _)), None, Some(c)) => self.change(user, c),
-                _ => Err(format!("{} {id} has no fast path", op.name())),
-            },
+            Op::Offer { .. } => {
+                // A draw event keeps its offers as queue steps too.
+                self.fp.queue.extend(QueueStep::of(id, rec));
+                self.order(id, rec)
+            }
+            _ => self.order(id, rec),
+        }
+    }
+
+    /// A claim, hold or offer (a new order), or a confirm, expire or
+    /// cancel (a change of one).
+    fn order(&mut self, id: StreamId, rec: &'a Record) -> Result<(), String> {
+        let op = &rec.op;
+        match (
+            op.order(),
+            NewOrder::created_by(id, rec),
+            Change::of(id, rec),
+        ) {
+            (Some((user, _, _)), Some(order), _) => self.create(user, order),
+            (Some((user, _, _)), None, Some(c)) => self.change(user, c),
+            _ => Err(format!("{} {id} has no fast path", op.name())),
         }
     }
 
@@ -294,10 +301,9 @@ pub fn count_ops(entries: &[Entry]) -> HashMap<&'static str, u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::order::OrderStatus;
     use crate::batch::queue::{admitted, DrawState};
-    use crate::batch::seating::{choose_layout, init_layout};
-    use crate::model::order::OrderStatus;
-    use crate::model::seating::category_sizes;
+    use crate::model::seating::{category_sizes, choose_layout, init_layout};
     use proptest::prelude::*;
     use protocol::record::{Checkout, Incarnation, Malformed, Tickets};
 

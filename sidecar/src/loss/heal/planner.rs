@@ -27,9 +27,9 @@
 //! MySQL: random histories, random divergences, colliding ids, refusals by
 //! the module, and a second failover after (or during) a heal.
 
+use crate::batch::order::ChangeKind;
 use crate::model::content::stand_in_op;
 pub use crate::model::content::Logged;
-use crate::model::order::ChangeKind;
 use protocol::record::Op;
 pub use protocol::touch::Touch;
 use protocol::StreamId;
