@@ -35,7 +35,7 @@ use mysql::Transaction;
 use redis::ConnectionLike;
 
 use crate::io::redis::{stream, trim::trim as xtrim};
-use crate::model::content;
+use crate::model::entry;
 use crate::model::Entry;
 use protocol::StreamId;
 
@@ -119,7 +119,7 @@ impl Journal {
 /// `seq` on, and the anchor: pure, so the writer sends them in one
 /// statement (see [`write_rows`]). A row closes at [`PER_ROW`] entries or
 /// once its content reaches [`ROW_BYTES`], so a row (each text bounded by
-/// `content::MAX_TEXT_BYTES`) always fits a statement.
+/// `entry::MAX_TEXT_BYTES`) always fits a statement.
 pub fn rows(event: &str, applied: &[Entry], seq: i64) -> Journal {
     let mut out = Journal {
         rows: Vec::with_capacity(applied.len().div_ceil(PER_ROW)),
@@ -136,11 +136,11 @@ pub fn rows(event: &str, applied: &[Entry], seq: i64) -> Journal {
         // Writing into a String cannot fail.
         let _ = write!(content, "{}{ID_SEP}", e.id);
         let from = content.len();
-        content::write_text(&mut content, event, e);
+        entry::write_text(&mut content, event, e);
         count += 1;
         let last = i + 1 == applied.len();
         if last {
-            out.anchor = Some(content::digest(&content[from..]));
+            out.anchor = Some(entry::digest(&content[from..]));
         }
         if last || count == PER_ROW || content.len() >= ROW_BYTES {
             out.rows
@@ -179,7 +179,7 @@ const ROWS_PER_STATEMENT: usize = 16;
 
 /// A statement takes no more rows once their content reaches this: with a
 /// row of at most [`ROW_BYTES`] plus one text, a statement stays under
-/// `model::poison::MIN_PACKET`.
+/// `model::entry::MIN_PACKET`.
 pub const STATEMENT_BYTES: usize = 512 << 10;
 
 /// Writes journal rows (seq, last entry, content) of `event`, each in its
@@ -267,7 +267,7 @@ pub fn anchored(
     };
     let found = entries.iter().find(|e| e.id == offset);
     Ok(match found {
-        Some(e) if content::has_digest(event, e, &anchor) => Ok(()),
+        Some(e) if entry::has_digest(event, e, &anchor) => Ok(()),
         Some(_) => Err(format!(
             "the entry at the offset {offset} has other content than MySQL applied"
         )),
@@ -301,7 +301,7 @@ pub fn trim(
     let at = offset.to_string();
     let held = stream::range(conn, event, (&at, &at), None)?
         .first()
-        .is_some_and(|e| e.id == offset && content::has_digest(event, e, d));
+        .is_some_and(|e| e.id == offset && entry::has_digest(event, e, d));
     if !held {
         // Trimmed at this offset already (the anchor says so), or the
         // entry is not there: leave the log to the verifier.
@@ -362,11 +362,11 @@ mod tests {
         // each entry: `<id>ID_SEP<canonical text>`, joined by ENTRY_SEP
         let want: Vec<String> = applied[PER_ROW..]
             .iter()
-            .map(|e| format!("{}{ID_SEP}{}", e.id, content::text("e", e)))
+            .map(|e| format!("{}{ID_SEP}{}", e.id, entry::text("e", e)))
             .collect();
         assert_eq!(j.rows[1].2, want.join(&ENTRY_SEP.to_string()));
-        let last_text = content::text("e", &applied[PER_ROW + 1]);
-        assert_eq!(j.anchor, Some(content::digest(&last_text)));
+        let last_text = entry::text("e", &applied[PER_ROW + 1]);
+        assert_eq!(j.anchor, Some(entry::digest(&last_text)));
     }
 
     #[test]
@@ -378,7 +378,7 @@ mod tests {
 
     #[test]
     fn rows_and_statements_stay_under_their_byte_bounds() {
-        // 60 KB texts (under content::MAX_TEXT_BYTES): a row closes at the
+        // 60 KB texts (under entry::MAX_TEXT_BYTES): a row closes at the
         // fifth, once it holds 256 KiB
         let applied: Vec<Entry> = (1..=12)
             .map(|ms| Entry::test_init(ms, Some(60 << 10)))
@@ -390,7 +390,7 @@ mod tests {
             .map(|r| r.2.split(ENTRY_SEP).count())
             .collect();
         assert_eq!(sizes, [5, 5, 2]);
-        let most = ROW_BYTES + content::MAX_TEXT_BYTES;
+        let most = ROW_BYTES + entry::MAX_TEXT_BYTES;
         assert!(j.rows.iter().all(|r| r.2.len() <= most));
         let groups: Vec<usize> = statements(&j.rows).iter().map(|g| g.len()).collect();
         assert_eq!(
@@ -400,7 +400,7 @@ mod tests {
         );
         for g in statements(&j.rows) {
             let bytes: usize = g.iter().map(|r| r.2.len()).sum();
-            assert!(bytes < crate::model::poison::MIN_PACKET as usize - (64 << 10));
+            assert!(bytes < crate::model::entry::MIN_PACKET as usize - (64 << 10));
         }
         // small rows: 16 to a statement
         let many: Vec<(i64, StreamId, String)> = (0..40)

@@ -10,7 +10,8 @@
 //! 2. skip the entries at or below the locked offset: applied already (a
 //!    retry, a restart after `kill -9`, the sidecar that held the lock);
 //! 3. ask the [`gate`]: a quarantined, re-created or replaced event is
-//!    refused, and only its quarantine or conflict commits, no entry;
+//!    refused, and only its quarantine or conflict commits, no entry (see
+//!    docs/design.md, "Incarnations and Redis data loss");
 //! 4. apply the rest as [`plan`]ned: the [`fast`] path, or record by record
 //!    ([`slow`]), both writing the rows of [`order`] and [`event`], each
 //!    row shape built in one place;
@@ -31,7 +32,6 @@
 
 pub mod event;
 pub mod fast;
-pub mod gate;
 pub mod journal;
 pub mod order;
 pub mod plan;
@@ -48,14 +48,13 @@ use mysql::{Conn, Transaction, TxOpts};
 
 use crate::io::mysql::{packet_limit, quarantine, record_conflict_once};
 use crate::io::rounds::request_now;
-use crate::model::poison::refusal;
+use crate::model::entry::refusal;
 use crate::model::seating::choose_layout;
 use crate::model::time::datetime;
-use crate::model::{Conflict, Entry, EventState, Evidence, Outcome};
+use crate::model::{Conflict, Entry, EventState, Evidence, Outcome, Reason};
 use event::restored_status;
-use gate::{gate, Gate, Restore};
 use plan::{count_ops, plan, Plan};
-use protocol::record::Incarnation;
+use protocol::record::{Incarnation, Op, Status};
 use protocol::seats::Layout;
 use protocol::StreamId;
 
@@ -219,6 +218,187 @@ fn attempt(
     )?;
     Ok(done.map_or(Attempt::Slow, Attempt::Commit))
 }
+
+// ---- The gate: may the batch apply at all? ----
+
+/// An `op=restore` to apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restore {
+    pub id: StreamId,
+    pub incarnation: Incarnation,
+    pub status: Status,
+    pub at: i64,
+}
+
+/// The gate's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    /// Apply `todo[from..]`; with `restore`, `todo[from]` is that restore.
+    Apply {
+        from: usize,
+        restore: Option<Restore>,
+    },
+    /// Apply nothing of `todo[..=upto]` (entries of a dropped event's
+    /// re-created id): record each as a conflict and move the offset past
+    /// them. With `lifted`, `todo[upto]` is the re-created sale's drop: the
+    /// quarantine is lifted, and the rest is read again and gated anew.
+    Discard { upto: usize, lifted: bool },
+    /// Apply nothing; quarantine with `quarantine` (None: already
+    /// quarantined) and record `conflict`.
+    Refuse {
+        quarantine: Option<Evidence>,
+        conflict: Option<Conflict>,
+    },
+}
+
+/// What may be applied of `todo` (the entries above `offset`), given
+/// the event's row as MySQL has it under the offset row lock (pure):
+/// [`Gate::Apply`] from which entry on, and whether that entry is an
+/// `op=restore` to apply first; or [`Gate::Refuse`], nothing applied and
+/// the offset kept, so the reader reads it again (docs/design.md,
+/// "Incarnations and Redis data loss"):
+///
+/// * a quarantined event is refused unless the batch holds an
+///   `op=restore` (the last one counts: each rebuild starts a new log).
+///   Entries before it are skipped (rebuild recorded them as conflicts);
+///   the restore applies when MySQL's incarnation is none or the
+///   record's, and the offset is its `from`, else it is a
+///   `restore_mismatch` conflict and the event is (or stays) quarantined;
+/// * an `op=init` for an event MySQL already has with another incarnation
+///   (or one side has none) quarantines it: a re-created event must never
+///   be applied on top of the old one's rows;
+/// * an event MySQL has as dropped and that is quarantined (its id was
+///   re-created in Redis: event ids are not reused, MySQL keys a sale's
+///   rows by its id) has its entries discarded, [`Gate::Discard`]: each
+///   becomes a `reused_after_drop` conflict and the offset moves past it.
+///   The quarantine (the alarm) stays until the re-created sale is
+///   dropped too: its `op=drop` lifts it, and the event stays dropped.
+pub fn gate(event: &str, state: Option<&EventState>, offset: StreamId, todo: &[Entry]) -> Gate {
+    let restore = todo
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, e)| match &e.rec {
+            Ok(r) => match r.op {
+                Op::Restore {
+                    incarnation,
+                    status,
+                    from,
+                } => Some((
+                    i,
+                    Restore {
+                        id: e.id,
+                        incarnation,
+                        status,
+                        at: r.at,
+                    },
+                    from,
+                )),
+                _ => None,
+            },
+            Err(_) => None,
+        });
+    let quarantined = state.is_some_and(|s| s.quarantined);
+    if let Some((i, r, from)) = restore {
+        return restore_gate(event, state, offset, (i, &todo[i]), r, from);
+    }
+    if let Some(discard) = reused_after_drop(state, todo) {
+        return discard;
+    }
+    if quarantined {
+        return Gate::Refuse {
+            quarantine: None,
+            conflict: None,
+        };
+    }
+    match state.and_then(|s| changed_init(event, s, todo)) {
+        Some(ev) => Gate::Refuse {
+            quarantine: Some(ev),
+            conflict: None,
+        },
+        None => Gate::Apply {
+            from: 0,
+            restore: None,
+        },
+    }
+}
+
+/// The discard of `todo` when the event is dropped in MySQL and
+/// quarantined (its id was re-created in Redis): up to its last `op=drop`
+/// (which lifts the quarantine), or all of it.
+fn reused_after_drop(state: Option<&EventState>, todo: &[Entry]) -> Option<Gate> {
+    let s = state?;
+    if !(s.quarantined && s.dropped) || todo.is_empty() {
+        return None;
+    }
+    let drop = todo
+        .iter()
+        .rposition(|e| matches!(&e.rec, Ok(r) if matches!(r.op, Op::Drop)));
+    Some(Gate::Discard {
+        upto: drop.unwrap_or(todo.len() - 1),
+        lifted: drop.is_some(),
+    })
+}
+
+/// A batch with a restore at `todo[i]`.
+fn restore_gate(
+    event: &str,
+    state: Option<&EventState>,
+    offset: StreamId,
+    (i, entry): (usize, &Entry),
+    r: Restore,
+    from: StreamId,
+) -> Gate {
+    let mine = state.and_then(|s| s.incarnation);
+    if mine.is_none_or(|m| m == r.incarnation) && offset == from {
+        return Gate::Apply {
+            from: i,
+            restore: Some(r),
+        };
+    }
+    let shown = mine.map_or("none".into(), |m| m.to_string());
+    let detail = format!(
+        "restore of incarnation {} from {from}, but MySQL has incarnation {shown} at offset {offset}: rebuild again",
+        r.incarnation
+    );
+    let quarantined = state.is_some_and(|s| s.quarantined);
+    Gate::Refuse {
+        quarantine: (!quarantined).then(|| Evidence {
+            reason: Reason::RestoreMismatch,
+            text: format!("event {event}: {detail}"),
+        }),
+        conflict: Some(Conflict::about(entry, "restore_mismatch", detail)),
+    }
+}
+
+/// Evidence when an init in `todo` carries another incarnation than MySQL's.
+fn changed_init(event: &str, s: &EventState, todo: &[Entry]) -> Option<Evidence> {
+    todo.iter().find_map(|e| {
+        let r = e.rec.as_ref().ok()?;
+        let Op::Init { incarnation, .. } = &r.op else {
+            return None;
+        };
+        if *incarnation == s.incarnation {
+            return None;
+        }
+        let show = |i: &Option<Incarnation>| i.map_or("none".into(), |i| i.to_string());
+        let dropped = match s.dropped {
+            true => " (MySQL has the event as dropped: an event id cannot be reused; TICKET.DROP it again and pick a new id)",
+            false => " (the event was re-created in Redis)",
+        };
+        Some(Evidence {
+            reason: Reason::IncarnationChanged,
+            text: format!(
+                "event {event}: init {} carries incarnation {} but MySQL has {}{dropped}",
+                e.id,
+                show(incarnation),
+                show(&s.incarnation)
+            ),
+        })
+    })
+}
+
+// ---- Applying what the gate let through ----
 
 /// How the entries the gate let through are applied.
 #[derive(Debug, Clone, Copy)]
@@ -522,39 +702,4 @@ fn apply_restore(tx: &mut Transaction<'_>, event: &str, r: &Restore) -> Result<(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use protocol::record::{Op, Record};
-
-    fn entries(ms: &[u64]) -> Vec<Entry> {
-        ms.iter()
-            .map(|ms| {
-                Entry::new(
-                    StreamId::new(*ms, 0),
-                    Ok(Record {
-                        op: Op::Open,
-                        at: *ms as i64,
-                    }),
-                )
-            })
-            .collect()
-    }
-
-    fn ids(e: &[Entry]) -> Vec<u64> {
-        e.iter().map(|e| e.id.ms).collect()
-    }
-
-    #[test]
-    fn above_the_offset_borrows_ascending_entries_and_filters_others() {
-        let asc = entries(&[1, 2, 3, 5]);
-        let todo = above(&asc, StreamId::new(2, 0));
-        assert!(matches!(todo, Cow::Borrowed(_)));
-        assert_eq!(ids(&todo), [3, 5]);
-        assert!(above(&asc, StreamId::new(5, 0)).is_empty());
-        assert_eq!(ids(&above(&asc, StreamId::ZERO)), [1, 2, 3, 5]);
-        let unordered = entries(&[3, 1, 4, 2]);
-        let todo = above(&unordered, StreamId::new(2, 0));
-        assert!(matches!(todo, Cow::Owned(_)));
-        assert_eq!(ids(&todo), [3, 4]);
-    }
-}
+mod tests;

@@ -21,7 +21,7 @@
 //!   a restore here (not at the head of its batch): `restore_mismatch`;
 //! * `malformed` entries, and `sql_error` for data MySQL refuses;
 //! * before any of these, what MySQL cannot take at all (see
-//!   `model::poison`): `too_large` (beyond the entry bound) and
+//!   `model::entry`): `too_large` (beyond the entry bound) and
 //!   `too_large_for_packet` (a seated init beyond `max_allowed_packet`),
 //!   never sent.
 
@@ -36,7 +36,7 @@ use crate::batch::order::{
 };
 use crate::batch::queue::{Drawn, QueueStep, StepKind};
 use crate::io::mysql::{insert_conflict, is_record_level, packet_limit};
-use crate::model::poison::refusal;
+use crate::model::entry::refusal;
 use crate::model::seating::{init_layout, tally};
 use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, Outcome};

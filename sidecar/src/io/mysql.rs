@@ -16,8 +16,8 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Transaction};
 use mysql_common::proto::codec::error::PacketCodecError;
 
+use crate::model::entry::MIN_PACKET;
 use crate::model::live::mysql_users;
-use crate::model::poison::MIN_PACKET;
 use crate::model::{Conflict, Evidence, Live};
 use protocol::StreamId;
 

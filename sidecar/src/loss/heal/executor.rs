@@ -22,7 +22,7 @@ use mysql::prelude::Queryable;
 use mysql::Transaction;
 use redis::ConnectionLike;
 
-use super::content;
+use super::entry;
 use super::journal;
 use super::planner::{self, Fate, Logged, Touch, Undo};
 use crate::batch::apply_rest;
@@ -179,7 +179,7 @@ fn holds_applied(
         return Ok(false);
     }
     let at_offset = log.last().filter(|e| e.id == offset);
-    if at_offset.is_none_or(|e| content::digest(&e.text) != anchor) {
+    if at_offset.is_none_or(|e| entry::digest(&e.text) != anchor) {
         return Ok(false);
     }
     Ok(match journal::after_anchor(tx, event, (*from, digest))? {
@@ -215,7 +215,7 @@ fn range(
 fn logged(event: &str, e: Entry) -> Logged {
     Logged {
         id: e.id,
-        text: content::text(event, &e),
+        text: entry::text(event, &e),
         rec: e.rec.ok(),
     }
 }
@@ -476,7 +476,7 @@ fn send(
 ) -> Result<Result<StreamId, String>, Error> {
     let mut cmd = redis::cmd("TICKET.REAPPLY");
     cmd.arg(event).arg("SINCE").arg(since.to_string());
-    for (k, v) in content::pairs(&l.text) {
+    for (k, v) in entry::text_fields(&l.text) {
         cmd.arg(k).arg(v);
     }
     match cmd.query::<String>(rc) {
@@ -619,7 +619,7 @@ fn move_offset(
     if anchor_is_d {
         tx.exec_drop(
             "UPDATE ticket_sync_offset SET anchor = ? WHERE event_id = ?",
-            (content::digest(&d.text), event),
+            (entry::digest(&d.text), event),
         )?;
     }
     Ok(())

@@ -28,8 +28,8 @@
 //! the module, and a second failover after (or during) a heal.
 
 use crate::batch::order::ChangeKind;
-use crate::model::content::stand_in_op;
-pub use crate::model::content::Logged;
+use crate::model::entry::stand_in_op;
+pub use crate::model::entry::Logged;
 use protocol::record::Op;
 pub use protocol::touch::Touch;
 use protocol::StreamId;
@@ -54,7 +54,7 @@ pub fn place(journal: &[Logged], anchor: (StreamId, &str), log: &[Logged]) -> Re
     let (id, digest) = anchor;
     let Some(at) = journal
         .iter()
-        .position(|e| e.id == id && super::content::digest(&e.text) == digest)
+        .position(|e| e.id == id && super::entry::digest(&e.text) == digest)
     else {
         return Err(format!(
             "the new primary's anchor {id} is not in MySQL's journal (from {} on): its log cannot be placed",

@@ -385,13 +385,13 @@ fn logged(id: StreamId, r: Record) -> Logged {
     let entry = crate::model::Entry::new(id, Ok(r.clone()));
     Logged {
         id,
-        text: crate::model::content::text("e", &entry),
+        text: crate::model::entry::text("e", &entry),
         rec: Some(r),
     }
 }
 
 fn anchor_of(e: &Logged) -> (StreamId, String) {
-    (e.id, crate::model::content::digest(&e.text))
+    (e.id, crate::model::entry::digest(&e.text))
 }
 
 fn replay(hist: &[Logged]) -> Redis {
@@ -696,14 +696,14 @@ fn the_model_sees_both_outcomes_and_colliding_ids() {
 
 #[test]
 fn a_lost_seated_init_journaled_as_a_stand_in_is_unhealable() {
-    use crate::model::content::{self, MAX_TEXT_BYTES};
+    use crate::model::entry::{self, MAX_TEXT_BYTES};
     let id = StreamId::new(9, 0);
     let init = crate::model::Entry::test_init(9, Some(MAX_TEXT_BYTES));
-    let text = content::text("e", &init);
+    let text = entry::text("e", &init);
     // as the heal reads it back from the journal: no record, only its op
     let lost = Logged {
         id,
-        rec: content::record_of("e", &text),
+        rec: entry::record_of("e", &text),
         text,
     };
     assert!(lost.rec.is_none());
