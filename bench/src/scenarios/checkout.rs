@@ -13,7 +13,8 @@ use protocol::record::{Op, Record};
 
 use super::*;
 use crate::load::{Action, Actor};
-use crate::report::{quantile, LogCheck};
+use crate::oracle::LogCheck;
+use crate::report::quantile;
 
 /// The Lua path's client sweep: the module's default `ticket.sweep-interval`
 /// and `ticket.sweep-max`.

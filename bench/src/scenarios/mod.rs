@@ -14,10 +14,8 @@ use crate::env::{self, Servers};
 use crate::load::{self, ClosedLoopResult, Request};
 use crate::lua::{self, LuaKeys};
 use crate::mysqlpath::{self, Writers};
-use crate::report::{
-    check_claims, col, combine_rounds, diff_holders, median, ratio, target, Goal, Row,
-    ScenarioReport,
-};
+use crate::oracle::{check_claims, diff_holders};
+use crate::report::{col, combine_rounds, median, ratio, target, Goal, Row, ScenarioReport};
 use crate::resp::{encode, RawConn, Reply};
 use crate::{Sizes, Ui};
 
