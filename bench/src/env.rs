@@ -396,7 +396,7 @@ pub fn mysql_conflict_reasons(c: &mut mysql::Conn, event: &str) -> Result<Vec<(S
     )?)
 }
 
-/// Polls until the sidecar has applied `expected` active rows of a
+/// Polls until the sidecar has written `expected` active rows of a
 /// ticketgate event and its log is drained; returns when that happened.
 /// `Err` after `timeout`. Redis's `unsynced` is polled first and MySQL's
 /// row count only once it is 0 (or every [`COUNT_EVERY`] polls, to end

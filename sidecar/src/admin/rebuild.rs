@@ -14,11 +14,11 @@
 //! event unless `--force`; quarantine the event in MySQL (reason
 //! `rebuild_in_progress`, unless already quarantined) and read the snapshot
 //! in the same transaction, under the offset row lock, so the sidecar
-//! applies nothing more of it until the restore; BEGIN; record the log
+//! writes nothing more of it until the restore; BEGIN; record the log
 //! entries after the offset as `ticket_conflict` rows `discarded_by_rebuild`
 //! (idempotently: a rerun adds none twice); ORDERS/FREE; COMMIT. The module
 //! then logs `op=restore` in a new log, and the sidecar lifts the quarantine
-//! when it applies it.
+//! when it writes it.
 
 use std::collections::{BTreeSet, HashMap};
 use std::ops::RangeInclusive;

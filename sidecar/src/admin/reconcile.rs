@@ -7,7 +7,7 @@
 //! `TICKET.STATUS remaining` with `ticket_stock.remaining_stock` (and `held`
 //! with MySQL's held rows, when STATUS reports it), and prints every
 //! difference. Entries still in the log (`unsynced`) are reported too: until
-//! the sidecar has applied them, the two sides legitimately differ. So do
+//! the sidecar has written them, the two sides legitimately differ. So do
 //! they while a due hold waits for the module's sweep (STATUS counts it
 //! free at once) or the log moves as they are read: with `--wait`, such an
 //! event is compared again until it agrees or the wait runs out.
@@ -18,11 +18,11 @@
 //! reported `E: QUARANTINED (<reason>): <evidence> -- repair: ...` (`E:
 //! LOST (vanished): ...` when Redis lost it entirely) and counts as drift,
 //! naming the `rebuild` command that repairs it. An event MySQL has as
-//! dropped (an applied `op=drop`) prints `E: dropped`: not drift.
+//! dropped (a written `op=drop`) prints `E: dropped`: not drift.
 //!
 //! An event whose first log entry beyond MySQL's offset has waited longer
 //! than `--stuck-after` (by Redis's clock, which stamped it) is reported
-//! `E: STUCK: ...` first: the sidecar is not applying it (a batch MySQL
+//! `E: STUCK: ...` first: the sidecar is not writing it (a batch MySQL
 //! keeps refusing, or no sidecar running), which its log and
 //! `ticketgate_event_stuck_seconds` explain.
 //! Exit status: 0 = consistent, 1 = drift, 2 = could not compare.
@@ -96,7 +96,7 @@ pub fn run(
         .collect();
     let deadline = Instant::now() + opts.wait;
     wait_drained(rc, &draining, deadline, stop)?;
-    // read again: the sidecar may have applied (or quarantined) meanwhile
+    // read again: the sidecar may have written (or quarantined) meanwhile
     let rows = rows_by_event(my)?;
     let mut drift = 0usize;
     for e in &events {
@@ -129,7 +129,7 @@ pub fn run(
 }
 
 /// The STUCK line of `e` (see [`stuck_line`]); none for an event that is
-/// dropped or quarantined (its own line says why nothing is applied).
+/// dropped or quarantined (its own line says why nothing is written).
 fn stuck(
     rc: &mut Conn,
     e: &str,
@@ -314,9 +314,9 @@ fn log_position(rc: &mut Conn, e: &str) -> redis::RedisResult<Option<StreamId>> 
 const EXPIRY_SLACK_MS: i64 = 2_000;
 
 /// Whether the two sides may differ only for a moment: the log holds
-/// entries MySQL has not applied, or a hold is at or past its deadline
+/// entries MySQL has not written, or a hold is at or past its deadline
 /// (STATUS counts it free at once; MySQL holds it until its expiry is
-/// logged and applied).
+/// logged and written).
 fn in_flight(r: &RedisEvent) -> bool {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -364,7 +364,7 @@ pub fn diff(event: &str, redis: Option<&RedisEvent>, mysql: Option<&MysqlEvent>)
     let mut out = Vec::new();
     let (r, m) = match (redis, mysql) {
         (None, None) => return vec![format!("{event}: unknown to both Redis and MySQL")],
-        // In MySQL, not in Redis, and no drop applied: Redis lost it.
+        // In MySQL, not in Redis, and no drop written: Redis lost it.
         (None, Some(_)) => {
             return vec![format!(
                 "{event}: LOST: in MySQL but not in Redis, and no drop was applied -- repair: ticketgate-sidecar rebuild --event {event} --apply"

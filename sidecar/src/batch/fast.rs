@@ -127,9 +127,9 @@ enum Want {
     Zero,
 }
 
-/// Applies `fp` to `event` (`layout`: the event's, when seated).
+/// Writes `fp` to `event` (`layout`: the event's, when seated).
 /// `Ok(Err(why))` = anomaly: roll back, go slow.
-pub fn apply(
+pub fn write(
     tx: &mut Transaction<'_>,
     event: &str,
     fp: &FastPlan,

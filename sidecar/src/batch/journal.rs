@@ -1,9 +1,9 @@
-//! The evidence of what MySQL applied, on both sides (I/O), kept by the
+//! The evidence of what MySQL wrote, on both sides (I/O), kept by the
 //! drain itself: the writer journals each batch and checks the anchor, the
 //! trimmer names the anchor before it trims. The heal (`loss::heal`) reads
 //! it back; it lives here, below the heal, so the drain never imports it.
 //!
-//! * MySQL: `ticket_journal` holds the applied entries of each event (ids
+//! * MySQL: `ticket_journal` holds the written entries of each event (ids
 //!   and canonical content), one row per batch of up to [`PER_ROW`] entries,
 //!   in a ring of [`SLOTS`] rows (the daemon's MySQL user may not DELETE;
 //!   a row also closes at [`ROW_BYTES`], a statement at [`STATEMENT_BYTES`],
@@ -15,7 +15,7 @@
 //!   offset (it read `journal_seq` with the offset's lock); [`record`]
 //!   does the same on its own for the heal. Rows of up to 500 entries,
 //!   not one per entry, so the drain pays little for it.
-//! * Redis: `ticket:{E}:synced` holds `<id> <digest>` of the last applied
+//! * Redis: `ticket:{E}:synced` holds `<id> <digest>` of the last written
 //!   entry. [`trim`] sets it **before** `XTRIM MINID next(id)`, on one
 //!   connection: a replica (and so a promoted replica) always has an
 //!   anchor at or below every entry it lacks, and every entry after it.
@@ -54,7 +54,7 @@ pub const ROW_BYTES: usize = 256 << 10;
 pub const ENTRY_SEP: char = '\u{1e}';
 pub const ID_SEP: char = '\u{1d}';
 
-/// Digests of the entries the writers applied last, per event, for the
+/// Digests of the entries the writers wrote last, per event, for the
 /// trimmer (which only learns committed offsets): a few per event.
 static RECENT: Mutex<Option<Recent>> = Mutex::new(None);
 
@@ -115,21 +115,21 @@ impl Journal {
     }
 }
 
-/// The journal rows of `applied` (ascending, just applied) from row
+/// The journal rows of `written` (ascending, just written) from row
 /// `seq` on, and the anchor: pure, so the writer sends them in one
 /// statement (see [`write_rows`]). A row closes at [`PER_ROW`] entries or
 /// once its content reaches [`ROW_BYTES`], so a row (each text bounded by
 /// `entry::MAX_TEXT_BYTES`) always fits a statement.
-pub fn rows(event: &str, applied: &[Entry], seq: i64) -> Journal {
+pub fn rows(event: &str, written: &[Entry], seq: i64) -> Journal {
     let mut out = Journal {
-        rows: Vec::with_capacity(applied.len().div_ceil(PER_ROW)),
+        rows: Vec::with_capacity(written.len().div_ceil(PER_ROW)),
         anchor: None,
-        last: applied.last().map(|e| e.id),
+        last: written.last().map(|e| e.id),
         next_seq: seq,
     };
     let mut content = String::new();
     let mut count = 0;
-    for (i, e) in applied.iter().enumerate() {
+    for (i, e) in written.iter().enumerate() {
         if count > 0 {
             content.push(ENTRY_SEP);
         }
@@ -138,7 +138,7 @@ pub fn rows(event: &str, applied: &[Entry], seq: i64) -> Journal {
         let from = content.len();
         entry::write_text(&mut content, event, e);
         count += 1;
-        let last = i + 1 == applied.len();
+        let last = i + 1 == written.len();
         if last {
             out.anchor = Some(entry::digest(&content[from..]));
         }
@@ -152,18 +152,18 @@ pub fn rows(event: &str, applied: &[Entry], seq: i64) -> Journal {
     out
 }
 
-/// Journals `applied` (ascending, just applied) and stores the digest of
+/// Journals `written` (ascending, just written) and stores the digest of
 /// the last as the offset's anchor (the heal's path; the writer's reads
 /// `journal_seq` with the offset's lock and sets it with the offset).
-pub fn record(tx: &mut Transaction<'_>, event: &str, applied: &[Entry]) -> mysql::Result<()> {
-    if applied.is_empty() {
+pub fn record(tx: &mut Transaction<'_>, event: &str, written: &[Entry]) -> mysql::Result<()> {
+    if written.is_empty() {
         return Ok(());
     }
     let next: Option<i64> = tx.exec_first(
         "SELECT journal_seq FROM ticket_sync_offset WHERE event_id = ?",
         (event,),
     )?;
-    let journal = rows(event, applied, next.unwrap_or(0));
+    let journal = rows(event, written, next.unwrap_or(0));
     write_rows(tx, event, &journal.rows)?;
     tx.exec_drop(
         "UPDATE ticket_sync_offset SET anchor = ?, journal_seq = ? WHERE event_id = ?",
@@ -281,7 +281,7 @@ pub fn anchored(
 /// ticket:{E}:log MINID = next(offset)`; the entries removed. Only when
 /// Redis holds the offset's entry with that content: a trim queued before
 /// a failover must neither name a lost entry as the anchor nor delete
-/// entries of the new primary that MySQL never applied (the heal needs
+/// entries of the new primary that MySQL never wrote (the heal needs
 /// them). Without a digest (an offset from before V4) the anchor is
 /// cleared (`none`) and the log trimmed as before.
 pub fn trim(
@@ -350,22 +350,22 @@ mod tests {
 
     #[test]
     fn rows_hold_ids_and_canonical_texts_and_the_last_as_anchor() {
-        let applied: Vec<Entry> = (1..=PER_ROW as u64 + 2)
+        let written: Vec<Entry> = (1..=PER_ROW as u64 + 2)
             .map(|ms| claim(ms, &format!("u{ms}")))
             .collect();
-        let j = rows("e", &applied, 7);
+        let j = rows("e", &written, 7);
         assert_eq!(j.rows.len(), 2, "{PER_ROW} entries per row");
         assert_eq!((j.rows[0].0, j.rows[1].0, j.next_seq), (7, 8, 9));
         assert_eq!(j.rows[0].1, StreamId::new(PER_ROW as u64, 0));
-        let last = applied.last().map(|e| e.id);
+        let last = written.last().map(|e| e.id);
         assert_eq!((j.rows[1].1, j.last), (StreamId::new(502, 0), last));
         // each entry: `<id>ID_SEP<canonical text>`, joined by ENTRY_SEP
-        let want: Vec<String> = applied[PER_ROW..]
+        let want: Vec<String> = written[PER_ROW..]
             .iter()
             .map(|e| format!("{}{ID_SEP}{}", e.id, entry::text("e", e)))
             .collect();
         assert_eq!(j.rows[1].2, want.join(&ENTRY_SEP.to_string()));
-        let last_text = entry::text("e", &applied[PER_ROW + 1]);
+        let last_text = entry::text("e", &written[PER_ROW + 1]);
         assert_eq!(j.anchor, Some(entry::digest(&last_text)));
     }
 
@@ -380,10 +380,10 @@ mod tests {
     fn rows_and_statements_stay_under_their_byte_bounds() {
         // 60 KB texts (under entry::MAX_TEXT_BYTES): a row closes at the
         // fifth, once it holds 256 KiB
-        let applied: Vec<Entry> = (1..=12)
+        let written: Vec<Entry> = (1..=12)
             .map(|ms| Entry::test_init(ms, Some(60 << 10)))
             .collect();
-        let j = rows("e", &applied, 0);
+        let j = rows("e", &written, 0);
         let sizes: Vec<usize> = j
             .rows
             .iter()

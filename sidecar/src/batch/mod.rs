@@ -1,4 +1,4 @@
-//! One batch of one event's log entries, applied to MySQL exactly once:
+//! One batch of one event's log entries, written to MySQL exactly once:
 //! the transaction the writer threads (`sync::writer`) run, and its parts.
 //!
 //! The invariant, step by step in [`commit_batch`] (rust-rdkafka's
@@ -7,12 +7,12 @@
 //!
 //! 1. open a transaction and lock the event's `ticket_sync_offset` row
 //!    (`SELECT .. FOR UPDATE`): a second sidecar waits here;
-//! 2. skip the entries at or below the locked offset: applied already (a
+//! 2. skip the entries at or below the locked offset: written already (a
 //!    retry, a restart after `kill -9`, the sidecar that held the lock);
 //! 3. ask the [`gate`]: a quarantined, re-created or replaced event is
 //!    refused, and only its quarantine or conflict commits, no entry (see
 //!    docs/design.md, "Incarnations and Redis data loss");
-//! 4. apply the rest as [`plan`]ned: the [`fast`] path, or record by record
+//! 4. write the rest as [`plan`]ned: the [`fast`] path, or record by record
 //!    ([`slow`]), both writing the rows of [`order`] and [`event`], each
 //!    row shape built in one place;
 //! 5. last, move the offset to the batch's last entry and write the
@@ -58,7 +58,7 @@ use protocol::record::{Incarnation, Op, Status};
 use protocol::seats::Layout;
 use protocol::StreamId;
 
-/// Applies one batch of `event`'s entries (ascending ids, read from the
+/// Writes one batch of `event`'s entries (ascending ids, read from the
 /// log after `after`) exactly once, unless the gate refuses it (see
 /// [`gate`]): the one function that opens and commits the transaction,
 /// retried slowly in a new one when the fast path finds an anomaly. The
@@ -195,7 +195,7 @@ fn attempt(
     }
     let (state, seated) = event_state(tx, event)?;
     let (from, restore) = match gate(event, state.as_ref(), offset, &todo) {
-        Gate::Apply { from, restore } => (from, restore),
+        Gate::Write { from, restore } => (from, restore),
         Gate::Discard { upto, lifted } => {
             let more = upto + 1 < todo.len();
             return discard(tx, (event, locked), &todo[..=upto], lifted, more).map(Attempt::Commit);
@@ -209,7 +209,7 @@ fn attempt(
         return refuse(tx, event, offset, None, None).map(Attempt::Commit);
     }
     let how = How { force_slow, seated };
-    let done = apply_gated(
+    let done = write_gated(
         tx,
         (event, locked),
         (&todo[from..], last),
@@ -219,9 +219,9 @@ fn attempt(
     Ok(done.map_or(Attempt::Slow, Attempt::Commit))
 }
 
-// ---- The gate: may the batch apply at all? ----
+// ---- The gate: may the batch be written at all? ----
 
-/// An `op=restore` to apply.
+/// An `op=restore` to write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Restore {
     pub id: StreamId,
@@ -233,17 +233,17 @@ pub struct Restore {
 /// The gate's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Gate {
-    /// Apply `todo[from..]`; with `restore`, `todo[from]` is that restore.
-    Apply {
+    /// Write `todo[from..]`; with `restore`, `todo[from]` is that restore.
+    Write {
         from: usize,
         restore: Option<Restore>,
     },
-    /// Apply nothing of `todo[..=upto]` (entries of a dropped event's
+    /// Write nothing of `todo[..=upto]` (entries of a dropped event's
     /// re-created id): record each as a conflict and move the offset past
     /// them. With `lifted`, `todo[upto]` is the re-created sale's drop: the
     /// quarantine is lifted, and the rest is read again and gated anew.
     Discard { upto: usize, lifted: bool },
-    /// Apply nothing; quarantine with `quarantine` (None: already
+    /// Write nothing; quarantine with `quarantine` (None: already
     /// quarantined) and record `conflict`.
     Refuse {
         quarantine: Option<Evidence>,
@@ -251,22 +251,22 @@ pub enum Gate {
     },
 }
 
-/// What may be applied of `todo` (the entries above `offset`), given
+/// What may be written of `todo` (the entries above `offset`), given
 /// the event's row as MySQL has it under the offset row lock (pure):
-/// [`Gate::Apply`] from which entry on, and whether that entry is an
-/// `op=restore` to apply first; or [`Gate::Refuse`], nothing applied and
+/// [`Gate::Write`] from which entry on, and whether that entry is an
+/// `op=restore` to write first; or [`Gate::Refuse`], nothing written and
 /// the offset kept, so the reader reads it again (docs/design.md,
 /// "Incarnations and Redis data loss"):
 ///
 /// * a quarantined event is refused unless the batch holds an
 ///   `op=restore` (the last one counts: each rebuild starts a new log).
 ///   Entries before it are skipped (rebuild recorded them as conflicts);
-///   the restore applies when MySQL's incarnation is none or the
+///   the restore is written when MySQL's incarnation is none or the
 ///   record's, and the offset is its `from`, else it is a
 ///   `restore_mismatch` conflict and the event is (or stays) quarantined;
 /// * an `op=init` for an event MySQL already has with another incarnation
 ///   (or one side has none) quarantines it: a re-created event must never
-///   be applied on top of the old one's rows;
+///   be written on top of the old one's rows;
 /// * an event MySQL has as dropped and that is quarantined (its id was
 ///   re-created in Redis: event ids are not reused, MySQL keys a sale's
 ///   rows by its id) has its entries discarded, [`Gate::Discard`]: each
@@ -316,7 +316,7 @@ pub fn gate(event: &str, state: Option<&EventState>, offset: StreamId, todo: &[E
             quarantine: Some(ev),
             conflict: None,
         },
-        None => Gate::Apply {
+        None => Gate::Write {
             from: 0,
             restore: None,
         },
@@ -351,7 +351,7 @@ fn restore_gate(
 ) -> Gate {
     let mine = state.and_then(|s| s.incarnation);
     if mine.is_none_or(|m| m == r.incarnation) && offset == from {
-        return Gate::Apply {
+        return Gate::Write {
             from: i,
             restore: Some(r),
         };
@@ -398,9 +398,9 @@ fn changed_init(event: &str, s: &EventState, todo: &[Entry]) -> Option<Evidence>
     })
 }
 
-// ---- Applying what the gate let through ----
+// ---- Writing what the gate let through ----
 
-/// How the entries the gate let through are applied.
+/// How the entries the gate let through are written.
 #[derive(Debug, Clone, Copy)]
 struct How {
     /// Record by record (the fast path refused once).
@@ -410,11 +410,11 @@ struct How {
     seated: Option<bool>,
 }
 
-/// Applies `todo` (what the gate let through, a restore first when
+/// Writes `todo` (what the gate let through, a restore first when
 /// `restore`) above the locked offset and advances the offset to `last`
 /// (the batch's last entry); `None` when the fast path refused and the
 /// batch must be replayed slowly.
-fn apply_gated(
+fn write_gated(
     tx: &mut Transaction<'_>,
     (event, locked): (&str, Locked),
     (todo, last): (&[Entry], StreamId),
@@ -428,19 +428,19 @@ fn apply_gated(
     let mut rest = todo;
     let mut base = locked.offset;
     if let Some(r) = restore {
-        apply_restore(tx, event, r)?;
+        write_restore(tx, event, r)?;
         out.restored = Some(r.id);
-        out.applied.insert("restore", 1);
+        out.written.insert("restore", 1);
         (base, rest) = (r.id, &rest[1..]);
     }
-    if !apply_rest(tx, event, base, rest, how.force_slow, how.seated, &mut out)? {
+    if !write_entries(tx, event, base, rest, how.force_slow, how.seated, &mut out)? {
         return Ok(None);
     }
     advance(tx, (event, locked), last, todo, restore.is_some())?;
     Ok(Some(out))
 }
 
-/// Moves the offset to `last`, counts the `applied` entries and journals
+/// Moves the offset to `last`, counts the `written` entries and journals
 /// them, the anchor and the journal's next row in the same UPDATE; after
 /// a restore the count starts again (the new log: the restore and what
 /// follows it).
@@ -448,7 +448,7 @@ fn advance(
     tx: &mut Transaction<'_>,
     (event, locked): (&str, Locked),
     last: StreamId,
-    applied: &[Entry],
+    written: &[Entry],
     restored: bool,
 ) -> Result<(), mysql::Error> {
     let count = match restored {
@@ -456,18 +456,18 @@ fn advance(
         false => "entries = entries + ?",
     };
     // The journal and the offset's anchor, in this transaction.
-    let journal = journal::rows(event, applied, locked.journal_seq);
+    let journal = journal::rows(event, written, locked.journal_seq);
     journal::write_rows(tx, event, &journal.rows)?;
     tx.exec_drop(
         format!("UPDATE ticket_sync_offset SET last_stream_id = ?, {count}, updated_at = NOW(3), anchor = COALESCE(?, anchor), journal_seq = ? WHERE event_id = ?"),
-        (last.to_string(), applied.len() as i64, &journal.anchor, journal.next_seq, event),
+        (last.to_string(), written.len() as i64, &journal.anchor, journal.next_seq, event),
     )?;
     journal.remember(event);
     Ok(())
 }
 
 /// Whether the batch carries the offset's anchor: a batch read from before
-/// the offset must hold the offset's entry with the content MySQL applied,
+/// the offset must hold the offset's entry with the content MySQL wrote,
 /// else Redis was replaced since (see [`journal::anchored`]); when not,
 /// asks the verifier for a round now.
 fn anchor_holds(
@@ -489,11 +489,11 @@ fn anchor_holds(
     }
 }
 
-/// Plans and applies `rest` (the entries above `base`) into `out`; false
+/// Plans and writes `rest` (the entries above `base`) into `out`; false
 /// when the fast path refused and the batch must be replayed slowly.
 /// `seated`: whether the event's row has a seat layout, when the caller
 /// read it and found a row (else it is read here).
-pub(crate) fn apply_rest(
+pub(crate) fn write_entries(
     tx: &mut Transaction<'_>,
     event: &str,
     base: StreamId,
@@ -516,11 +516,11 @@ pub(crate) fn apply_rest(
     };
     match p {
         Plan::Nothing => out.path = "fast",
-        Plan::Fast(fp) => match fast::apply(tx, event, &fp, layout.as_deref())? {
+        Plan::Fast(fp) => match fast::write(tx, event, &fp, layout.as_deref())? {
             Ok(()) => {
                 out.path = "fast";
                 for (op, n) in count_ops(&todo) {
-                    *out.applied.entry(op).or_insert(0) += n;
+                    *out.written.entry(op).or_insert(0) += n;
                 }
             }
             Err(why) => {
@@ -533,7 +533,7 @@ pub(crate) fn apply_rest(
         Plan::Slow(why) => {
             log::debug!("event {event}: slow path: {why}");
             out.path = "slow";
-            slow::apply(tx, event, &todo, layout.as_deref(), out)?;
+            slow::write(tx, event, &todo, layout.as_deref(), out)?;
         }
     }
     Ok(true)
@@ -647,7 +647,7 @@ thread_local! {
 /// Most layouts a writer keeps parsed (then it starts over).
 const PARSED_MAX: usize = 64;
 
-/// The layout a batch of `event` is applied with (see [`choose_layout`]),
+/// The layout a batch of `event` is written with (see [`choose_layout`]),
 /// reading the one MySQL stores (parsed once per writer). `seated`:
 /// whether the event's row has one, when the caller read it and found a
 /// row. An event MySQL has without a layout has none: an init in its
@@ -693,8 +693,8 @@ fn batch_layout(
     Ok(layout)
 }
 
-/// Applies a restore: the event's status and incarnation, quarantine lifted.
-fn apply_restore(tx: &mut Transaction<'_>, event: &str, r: &Restore) -> Result<(), mysql::Error> {
+/// Writes a restore: the event's status and incarnation, quarantine lifted.
+fn write_restore(tx: &mut Transaction<'_>, event: &str, r: &Restore) -> Result<(), mysql::Error> {
     tx.exec_drop(
         "UPDATE ticket_event SET status = ?, incarnation = ?, quarantined_at = NULL, quarantine_reason = NULL, updated_at = ? WHERE event_id = ?",
         (restored_status(r.status), r.incarnation.to_string(), datetime(r.at), event),

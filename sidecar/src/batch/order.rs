@@ -26,18 +26,18 @@ pub enum OrderStatus {
     /// Sold.
     Active,
     /// Given back by a cancel.
-    Canceled,
+    Cancelled,
     /// The hold ran out.
     Expired,
 }
 
 impl OrderStatus {
-    /// The SQL ENUM value.
+    /// The SQL ENUM value (the schema spells it `canceled`).
     pub fn as_str(self) -> &'static str {
         match self {
             OrderStatus::Held => "held",
             OrderStatus::Active => "active",
-            OrderStatus::Canceled => "canceled",
+            OrderStatus::Cancelled => "canceled",
             OrderStatus::Expired => "expired",
         }
     }
@@ -47,7 +47,7 @@ impl OrderStatus {
         [
             OrderStatus::Held,
             OrderStatus::Active,
-            OrderStatus::Canceled,
+            OrderStatus::Cancelled,
             OrderStatus::Expired,
         ]
         .into_iter()
@@ -100,7 +100,7 @@ impl ChangeKind {
         match self {
             ChangeKind::Confirm => OrderStatus::Active,
             ChangeKind::Expire => OrderStatus::Expired,
-            ChangeKind::Cancel => OrderStatus::Canceled,
+            ChangeKind::Cancel => OrderStatus::Cancelled,
         }
     }
 
@@ -169,7 +169,7 @@ pub struct NewOrder {
     /// Unix ms of the creating entry.
     pub created_at: i64,
     pub confirmed_at: Option<i64>,
-    pub canceled_at: Option<i64>,
+    pub cancelled_at: Option<i64>,
     pub expired_at: Option<i64>,
     /// The last entry that changed the order (`stream_id`).
     pub last: StreamId,
@@ -194,7 +194,7 @@ impl NewOrder {
             held_until: (until > 0).then_some(until),
             created_at: rec.at,
             confirmed_at: None,
-            canceled_at: None,
+            cancelled_at: None,
             expired_at: None,
             last: id,
             pick: rec.op.pick().cloned(),
@@ -212,7 +212,7 @@ impl NewOrder {
         let slot = match kind {
             ChangeKind::Confirm => &mut self.confirmed_at,
             ChangeKind::Expire => &mut self.expired_at,
-            ChangeKind::Cancel => &mut self.canceled_at,
+            ChangeKind::Cancel => &mut self.cancelled_at,
         };
         *slot = Some(at);
         self.last = c.id;
@@ -259,7 +259,7 @@ static COLUMNS: [Column; 17] = [
         when(o.confirmed_at)
     }),
     col("canceled_at", Some(Value::NULL), |_, (o, _, _)| {
-        when(o.canceled_at)
+        when(o.cancelled_at)
     }),
     col("expired_at", Some(Value::NULL), |_, (o, _, _)| {
         when(o.expired_at)

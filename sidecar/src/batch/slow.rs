@@ -1,7 +1,7 @@
-//! The slow path: a batch applied one record at a time, each in its own
+//! The slow path: a batch written one record at a time, each in its own
 //! savepoint. Every record is checked explicitly, in the order the planning
 //! model (the `plan` module's tests) follows, so an anomaly is named precisely and
-//! lands in `ticket_conflict` while the rest of the batch applies:
+//! lands in `ticket_conflict` while the rest of the batch is written:
 //!
 //! * claim / hold / offer: `unknown_event`, `duplicate_order` (the user
 //!   already has a live order), `collision` (a ticket is live for someone
@@ -46,9 +46,9 @@ use protocol::StreamId;
 
 type Verdict = Result<(), (&'static str, String)>;
 
-/// Applies `todo` record by record (`layout`: the event's, when seated);
+/// Writes `todo` record by record (`layout`: the event's, when seated);
 /// bad records become conflicts.
-pub fn apply(
+pub fn write(
     tx: &mut Transaction<'_>,
     event: &str,
     todo: &[Entry],
@@ -78,7 +78,7 @@ pub fn apply(
         match verdict {
             Ok(op) => {
                 tx.query_drop("RELEASE SAVEPOINT rec")?;
-                *out.applied.entry(op).or_insert(0) += 1;
+                *out.written.entry(op).or_insert(0) += 1;
             }
             Err(c) => {
                 tx.query_drop("ROLLBACK TO SAVEPOINT rec")?;
@@ -106,7 +106,7 @@ fn record_conflict(
     insert_conflict(tx, event, c, false).map(|_| ())
 }
 
-/// Applies one record with explicit checks.
+/// Writes one record with explicit checks.
 fn one(
     tx: &mut Transaction<'_>,
     (event, layout): (&str, Option<&Layout>),
@@ -144,7 +144,7 @@ fn one(
     })
 }
 
-/// A queue step (an enter, leave, draw, or an offer already applied as
+/// A queue step (an enter, leave, draw, or an offer already written as
 /// an order) checked against the event's draw state; a draw stores its
 /// seed. An offer of an event without a draw keeps no step.
 fn queue(

@@ -133,17 +133,17 @@ mod gate {
     }
 
     #[test]
-    fn plain_batches_apply() {
+    fn plain_batches_write() {
         let todo = [entry(1, init(Some(7))), entry(2, claim("a"))];
-        let apply = Gate::Apply {
+        let write = Gate::Write {
             from: 0,
             restore: None,
         };
-        assert_eq!(gate("e", None, StreamId::ZERO, &todo), apply);
+        assert_eq!(gate("e", None, StreamId::ZERO, &todo), write);
         // the same incarnation again is a duplicate_init, not a quarantine
         assert_eq!(
             gate("e", Some(&state(Some(7), false)), offset(0), &todo),
-            apply
+            write
         );
     }
 
@@ -187,7 +187,7 @@ mod gate {
             entry(10, restore(7, 5)),
             entry(11, claim("y")),
         ];
-        let Gate::Apply {
+        let Gate::Write {
             from: 1,
             restore: Some(r),
         } = gate("e", Some(&q), offset(5), &todo)
@@ -201,7 +201,7 @@ mod gate {
         // a pre-0.3 event takes the restore's incarnation
         assert!(matches!(
             gate("e", Some(&state(None, true)), offset(5), &todo),
-            Gate::Apply { from: 1, .. }
+            Gate::Write { from: 1, .. }
         ));
     }
 

@@ -4,7 +4,7 @@
 //! quarantine, and the reads of offsets, events, stock and live tickets.
 //! Record-level server errors (duplicate key, value out of range, a packet
 //! too large, ...) are told apart here ([`is_record_level`]): they mean
-//! "this data is wrong", everything else is retried. Applying a batch
+//! "this data is wrong", everything else is retried. Writing a batch
 //! lives in `batch`.
 
 use std::collections::{HashMap, HashSet};

@@ -12,7 +12,7 @@
 //! error naming the event and the evidence, and sets the metrics; a row
 //! from before V3 without an entry count adopts the one Redis shows.
 //!
-//! The same fact gathering, read-only (no XTRIM, the applied entries still
+//! The same fact gathering, read-only (no XTRIM, the written entries still
 //! in the log counted instead), serves `reconcile`.
 
 use std::collections::BTreeMap;
@@ -37,7 +37,7 @@ use crate::loss::quarantine::{
 use crate::model::Evidence;
 use protocol::StreamId;
 
-/// Most applied-but-untrimmed entries reconcile counts in a log.
+/// Most written-but-untrimmed entries reconcile counts in a log.
 const COUNT_CAP: usize = 1_000_000;
 
 /// What MySQL has about one event for the checks.
@@ -118,7 +118,7 @@ pub fn redis_facts(
     event: &str,
     count_below: Option<StreamId>,
 ) -> redis::RedisResult<RedisFacts> {
-    let applied_present = match count_below {
+    let written_present = match count_below {
         Some(offset) => count_upto(conn, event, offset, COUNT_CAP)?,
         None => 0,
     };
@@ -127,7 +127,7 @@ pub fn redis_facts(
         last_generated,
         entries_added,
         length,
-        applied_present,
+        written_present,
     });
     Ok(RedisFacts { meta, log })
 }
@@ -270,7 +270,7 @@ fn verify_event(
     };
     let m = r.facts();
     let before = redis_facts(rc, event, None).map_err(redis_err)?;
-    // heal hook: a log of this incarnation that lost applied writes is
+    // heal hook: a log of this incarnation that lost writes is
     // healed here, or is evidence; see `loss::heal`.
     let mut intact = false;
     if before.meta == Some(m.incarnation.clone()) && before.log.is_some() {

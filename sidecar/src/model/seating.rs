@@ -1,4 +1,4 @@
-//! A seated event in MySQL's terms, pure: the layout a batch is applied
+//! A seated event in MySQL's terms, pure: the layout a batch is written
 //! with ([`choose_layout`]), the `ticket_seat` rows and the
 //! `ticket_seat_stock` rows of a layout, the categories an order's seats
 //! fall in, and the peak need of a batch per category (what the one
@@ -99,7 +99,7 @@ impl CategoryNeed {
     }
 }
 
-/// The layout a batch is applied with: the one MySQL stores for the
+/// The layout a batch is written with: the one MySQL stores for the
 /// event, else (a new event) the one its first entry's `init` carries;
 /// None for an unseated event, or an init's layout that is not valid (the
 /// slow path makes that init a `bad_layout` conflict).

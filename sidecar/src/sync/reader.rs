@@ -11,7 +11,7 @@
 //!   against the locked offset row, so MySQL stays the truth for progress.
 //! - **Verification first**: at every connect the reader asks the verifier
 //!   for a round ([`Rounds`]) and waits for it (up to 30 s), so entries of
-//!   an event Redis lost are not applied before it could be quarantined.
+//!   an event Redis lost are not written before it could be quarantined.
 //! - **Rewinds**: a writer that refused a batch (a quarantined event) sends
 //!   back the committed offset; the reader moves the cursor there and leaves
 //!   the event alone for a second.
@@ -123,7 +123,7 @@ enum Pass {
     Stop,
 }
 
-/// The writer that applies every batch of `event`.
+/// The writer that writes every batch of `event`.
 pub fn writer_of(event: &str, n: usize) -> usize {
     let mut h = DefaultHasher::new();
     event.hash(&mut h);
@@ -284,7 +284,7 @@ impl Reader {
 
     /// Starts new logs at their committed offset (one query for all of
     /// them); 0-0 when MySQL cannot say, which is merely slower: the writer
-    /// skips what is applied.
+    /// skips what is written.
     fn start_found(&mut self, found: BTreeSet<String>) {
         let offsets = if found.iter().any(|e| !self.cursors.contains_key(e)) {
             committed_offsets(&self.cfg.mysql_url)

@@ -1,13 +1,13 @@
-//! The writer threads: each applies the batches of its events, each
+//! The writer threads: each writes the batches of its events, each
 //! event's in log order, so the reader's cursor never runs past an
-//! unapplied entry. An event always hashes to the same writer.
+//! unwritten entry. An event always hashes to the same writer.
 //! `batch::commit_batch` is the one place a batch meets MySQL.
 //!
 //! A writer's [`Schedule`] (pure) keeps a queue per event and gives them
 //! turns, merging an event's batches read one after the other into one
 //! transaction. An event whose batch fails (its offset row locked
 //! elsewhere, a statement the server keeps refusing) waits out its own
-//! backoff while the writer applies the other events' batches: one event
+//! backoff while the writer writes the other events' batches: one event
 //! never stalls the others that hash to the same writer (a stuck event is
 //! logged and in the metrics: `ticketgate_stuck_events`,
 //! `..._event_stuck_seconds`). Nothing of it is skipped: the failed group
@@ -83,7 +83,7 @@ impl Writer {
         }
     }
 
-    /// Applies batches until `stop` is set or the reader is gone.
+    /// Writes batches until `stop` is set or the reader is gone.
     pub fn run(mut self) {
         while !self.stop.load(Ordering::Relaxed) {
             if !self.take_new() {
@@ -255,8 +255,8 @@ impl Outputs {
             m.release(event);
         }
         m.batch(o.path, started.elapsed().as_secs_f64());
-        for (op, k) in &o.applied {
-            m.applied(op, *k);
+        for (op, k) in &o.written {
+            m.written(op, *k);
         }
         log::debug!(
             "event {event}: {n} entries via {} path, offset {offset}",
@@ -358,7 +358,7 @@ impl Schedule {
         Admitted::Queued
     }
 
-    /// The next group to apply at `now`: the batches of the first event in
+    /// The next group to write at `now`: the batches of the first event in
     /// turn that may be tried, each read right after the one before, up to
     /// `max_merge` entries. The event's turn ends; [`Schedule::succeeded`],
     /// [`Schedule::failed`] or [`Schedule::put_back`] gives it the next.
@@ -528,7 +528,7 @@ mod tests {
         // its entries are its own: they hold back no one
         assert_eq!(s.healthy_entries(), 1);
         // while it waits, a batch of it is handed back, to be read again
-        // after what it holds; the other event is applied
+        // after what it holds; the other event is written
         let more = s.admit(batch("stuck", 3, 4..=6));
         assert_eq!(
             more,

@@ -84,7 +84,7 @@ pub struct RedisEvent {
     pub remaining: i64,
     /// Tickets in live holds, when `TICKET.STATUS` reports `held`.
     pub held: Option<i64>,
-    /// Entries in the log (not yet applied and trimmed).
+    /// Entries in the log (not yet written and trimmed).
     pub unsynced: i64,
     /// A seated event's free seats by category (sorted by name).
     pub categories: Option<Vec<(String, i64)>>,
@@ -181,7 +181,7 @@ pub fn first_after(
 }
 
 /// How many entries of `event`'s log are at or below `offset` (at most
-/// `cap`: reconcile's count of applied entries not yet trimmed).
+/// `cap`: reconcile's count of written entries not yet trimmed).
 pub fn count_upto(
     conn: &mut dyn ConnectionLike,
     event: &str,

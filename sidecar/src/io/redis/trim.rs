@@ -9,7 +9,7 @@ use super::reply::first_id;
 use super::stream::log_key;
 use protocol::StreamId;
 
-/// `XTRIM ticket:{E}:log MINID = <next id after offset>`: drops the applied
+/// `XTRIM ticket:{E}:log MINID = <next id after offset>`: drops the written
 /// entries (and only those). Returns the number of entries removed.
 pub fn trim(conn: &mut dyn ConnectionLike, event: &str, offset: StreamId) -> RedisResult<u64> {
     let Some(minid) = offset.next() else {

@@ -1,4 +1,4 @@
-//! MySQL's journal as the heal reads and cuts it (I/O): each applied entry
+//! MySQL's journal as the heal reads and cuts it (I/O): each written entry
 //! with its position in the ring of rows that `batch::journal` writes (which
 //! also holds the anchors and the anchored trim, re-exported here).
 
