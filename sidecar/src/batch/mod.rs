@@ -12,7 +12,7 @@
 //! 3. ask the [`gate`]: a quarantined, re-created or replaced event is
 //!    refused, and only its quarantine or conflict commits, no entry (see
 //!    docs/design.md, "Incarnations and Redis data loss");
-//! 4. write the rest as [`plan`]ned: the [`fast`] path, or record by record
+//! 4. write the rest as [`plan`](mod@plan)ned: the [`fast`] path, or record by record
 //!    ([`slow`]), both writing the rows of [`order`] and [`event`], each
 //!    row shape built in one place;
 //! 5. last, move the offset to the batch's last entry and write the
@@ -28,7 +28,7 @@
 //! read-only server) is returned to the caller, which rolls back and
 //! retries with backoff — never skipping an entry. [`queue`] holds a draw
 //! event's steps; the heal (`loss::heal`) re-applies entries through
-//! [`apply_rest`].
+//! [`write_entries`].
 
 pub mod event;
 pub mod fast;
@@ -617,7 +617,7 @@ fn discard(
 }
 
 /// The event's row as the gate needs it (None when MySQL has no row),
-/// and whether it has a seat layout (for [`apply_rest`]; None without a
+/// and whether it has a seat layout (for [`write_entries`]; None without a
 /// row), in one query.
 fn event_state(
     tx: &mut Transaction<'_>,

@@ -9,7 +9,7 @@
 //! two agree. The daemon's verifier calls it under the offset row lock,
 //! after trimming what was written; `reconcile` calls it read-only, with
 //! the written entries still in the log counted in
-//! [`LogInfo::applied_present`].
+//! [`LogInfo::written_present`].
 //!
 //! Reasons, most specific first:
 //! * `incarnation_changed`: the meta's incarnation is not MySQL's (the

@@ -2,7 +2,7 @@
 //! unplanned failover").
 //!
 //! * `model::entry`: an entry's canonical content and digest (pure,
-//!   re-exported here as [`content`]);
+//!   re-exported here as [`entry`]);
 //! * [`planner`]: where the new primary's log meets MySQL's journal, what
 //!   to re-apply and what to undo (pure, property-tested);
 //! * [`journal`]: MySQL's journal as the heal reads and cuts it; the
