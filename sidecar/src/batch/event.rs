@@ -125,49 +125,36 @@ pub(crate) fn init_rows(
     out
 }
 
-/// Rows per multi-row INSERT of seats.
-const SEAT_CHUNK: usize = 1000;
-
 /// The INSERTs of `layout`'s `ticket_seat` rows and its category stocks
 /// (each category full).
 fn insert_seats(event: &str, layout: &Layout) -> Vec<(String, Vec<Value>)> {
-    let rows: Vec<_> = seat_rows(layout).collect();
-    let mut out: Vec<(String, Vec<Value>)> = rows
-        .chunks(SEAT_CHUNK)
-        .map(|chunk| {
-            let mut params = Vec::with_capacity(chunk.len() * 7);
-            for s in chunk {
-                params.extend([
-                    event.into(),
-                    s.id.into(),
-                    s.section.into(),
-                    s.row.into(),
-                    s.label.into(),
-                    s.category.into(),
-                    s.accessible.into(),
-                ]);
-            }
-            let tuples = vec!["(?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
-            let sql = format!("INSERT INTO ticket_seat (event_id, seat_id, section, row_name, label, category, `accessible`) VALUES {tuples}");
-            (sql, params)
-        })
-        .collect();
-    let sizes = category_sizes(layout);
-    let mut params = Vec::with_capacity(sizes.len() * 4);
-    for (category, seats) in &sizes {
-        params.extend([
-            event.into(),
-            (*category).into(),
-            (*seats).into(),
-            (*seats).into(),
-        ]);
-    }
-    let tuples = vec!["(?, ?, ?, ?)"; sizes.len()].join(", ");
-    out.push((
-        format!(
-            "INSERT INTO ticket_seat_stock (event_id, category, seats, remaining) VALUES {tuples}"
-        ),
-        params,
+    let seats: Vec<_> = seat_rows(layout).collect();
+    let mut out = insert_rows(
+        "INSERT INTO ticket_seat (event_id, seat_id, section, row_name, label, category, `accessible`) VALUES",
+        &seats,
+        |s| {
+            [
+                event.into(),
+                s.id.into(),
+                s.section.into(),
+                s.row.into(),
+                s.label.into(),
+                s.category.into(),
+                s.accessible.into(),
+            ]
+        },
+    );
+    out.extend(insert_rows(
+        "INSERT INTO ticket_seat_stock (event_id, category, seats, remaining) VALUES",
+        &category_sizes(layout),
+        |(category, seats)| {
+            [
+                event.into(),
+                (*category).into(),
+                (*seats).into(),
+                (*seats).into(),
+            ]
+        },
     ));
     out
 }
@@ -225,31 +212,42 @@ pub(crate) fn store_draw(event: &str, d: &Drawn) -> (&'static str, Vec<Value>) {
     (sql, params)
 }
 
-/// Rows per multi-row INSERT of queue steps.
-const STEP_CHUNK: usize = 1000;
-
 /// The multi-row INSERTs of `steps` into `ticket_draw_step`.
 pub(crate) fn insert_steps(event: &str, steps: &[QueueStep]) -> Vec<(String, Vec<Value>)> {
-    steps
-        .chunks(STEP_CHUNK)
-        .map(|chunk| {
-            let mut params = Vec::with_capacity(chunk.len() * 7);
-            for s in chunk {
-                params.extend([
-                    event.into(),
-                    s.id.ms.into(),
-                    s.id.seq.into(),
-                    s.kind.as_str().into(),
-                    s.user.clone().into(),
-                    s.tickets.into(),
-                    datetime(s.at).into(),
-                ]);
-            }
-            let tuples = vec!["(?, ?, ?, ?, ?, ?, ?)"; chunk.len()].join(", ");
-            let sql = format!("INSERT INTO ticket_draw_step (event_id, stream_ms, stream_seq, kind, user_id, tickets, at) VALUES {tuples}");
-            (sql, params)
-        })
-        .collect()
+    insert_rows(
+        "INSERT INTO ticket_draw_step (event_id, stream_ms, stream_seq, kind, user_id, tickets, at) VALUES",
+        steps,
+        |s| {
+            [
+                event.into(),
+                s.id.ms.into(),
+                s.id.seq.into(),
+                s.kind.as_str().into(),
+                s.user.clone().into(),
+                s.tickets.into(),
+                datetime(s.at).into(),
+            ]
+        },
+    )
+}
+
+/// Rows per multi-row INSERT (keeps placeholders far below 65,535).
+const ROWS_PER_INSERT: usize = 1000;
+
+/// `head` (`INSERT INTO t (a, b, ...) VALUES`) over `rows`, the `N`
+/// values of each made by `values`: one statement per [`ROWS_PER_INSERT`]
+/// rows, none for no rows.
+fn insert_rows<T, const N: usize>(
+    head: &str,
+    rows: &[T],
+    values: impl Fn(&T) -> [Value; N],
+) -> Vec<(String, Vec<Value>)> {
+    let tuple = format!("({})", vec!["?"; N].join(", "));
+    let statement = |chunk: &[T]| {
+        let sql = format!("{head} {}", vec![tuple.as_str(); chunk.len()].join(", "));
+        (sql, chunk.iter().flat_map(&values).collect())
+    };
+    rows.chunks(ROWS_PER_INSERT).map(statement).collect()
 }
 
 /// The draw state of `event`'s row; None when MySQL has no row.
