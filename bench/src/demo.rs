@@ -10,7 +10,8 @@ use anyhow::{Context, Result};
 use indicatif::ProgressBar;
 
 use crate::load::{self, Request};
-use crate::report::{check_claims, diff_holders, fmt_num};
+use crate::oracle::{check_claims, diff_holders};
+use crate::report::fmt_num;
 use crate::{env, scenarios, Opts, Sizes, Ui};
 
 fn ms(d: Duration) -> f64 {

@@ -396,7 +396,7 @@ pub fn mysql_conflict_reasons(c: &mut mysql::Conn, event: &str) -> Result<Vec<(S
     )?)
 }
 
-/// Polls until the sidecar has applied `expected` active rows of a
+/// Polls until the sidecar has written `expected` active rows of a
 /// ticketgate event and its log is drained; returns when that happened.
 /// `Err` after `timeout`. Redis's `unsynced` is polled first and MySQL's
 /// row count only once it is 0 (or every [`COUNT_EVERY`] polls, to end
@@ -451,7 +451,7 @@ pub fn compare_event(servers: &Servers, event: &str) -> Result<Vec<String>> {
     let mut m = mysql_conn(&servers.tg_db)?;
     let redis_h = redis_holders(&mut r, &holders_key(event))?;
     let mysql_h = mysql_active(&mut m, event)?;
-    let mut v = crate::report::diff_holders("Redis", &redis_h, "MySQL", &mysql_h);
+    let mut v = crate::oracle::diff_holders("Redis", &redis_h, "MySQL", &mysql_h);
     let st = ticket_status(&mut r, event)?;
     let remaining = status_field(&st, "remaining")?;
     match mysql_stock(&mut m, event)? {
@@ -554,7 +554,7 @@ pub fn compare_baseline(
 ) -> Result<Vec<String>> {
     let mut m = mysql_conn(&servers.baseline_db)?;
     let rows = mysql_active(&mut m, event)?;
-    let mut v = crate::report::diff_holders("replies", winners, "MySQL", &rows);
+    let mut v = crate::oracle::diff_holders("replies", winners, "MySQL", &rows);
     let expect = total as i64 - winners.len() as i64;
     match mysql_stock(&mut m, event)? {
         Some(s) if s == expect => {}

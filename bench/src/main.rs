@@ -10,6 +10,7 @@ mod info;
 mod load;
 mod lua;
 mod mysqlpath;
+mod oracle;
 mod report;
 mod resp;
 mod scenarios;

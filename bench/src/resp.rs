@@ -47,7 +47,8 @@ pub enum Reply {
     Int(i64),
     Str(Vec<u8>),
     Nil,
-    Status(String),
+    /// A simple string (`+OK`).
+    Simple(String),
     Error(String),
     Array(Vec<Reply>),
 }
@@ -135,7 +136,7 @@ pub fn parse(buf: &[u8]) -> Result<Option<(Reply, usize)>> {
             let n = parse_int(line).ok_or_else(|| anyhow!("bad integer reply {:?}", text()))?;
             Ok(Some((Reply::Int(n), after)))
         }
-        b'+' => Ok(Some((Reply::Status(text()), after))),
+        b'+' => Ok(Some((Reply::Simple(text()), after))),
         b'-' => Ok(Some((Reply::Error(text()), after))),
         b'$' => {
             let len = parse_int(line).ok_or_else(|| anyhow!("bad bulk length {:?}", text()))?;
@@ -215,7 +216,7 @@ impl RawConn {
     fn expect_ok(&mut self, cmd: &[u8], what: &str) -> Result<()> {
         self.send(cmd)?;
         match self.read_reply()? {
-            Reply::Status(_) => Ok(()),
+            Reply::Simple(_) => Ok(()),
             other => bail!("{what} failed: {other:?}"),
         }
     }
@@ -342,7 +343,7 @@ mod tests {
         );
         assert_eq!(
             parse(b"+OK\r\n").unwrap(),
-            Some((Reply::Status("OK".into()), 5))
+            Some((Reply::Simple("OK".into()), 5))
         );
         let (r, used) = parse(b"*2\r\n$1\r\n7\r\n$1\r\n7\r\n:1\r\n")
             .unwrap()
@@ -364,6 +365,6 @@ mod tests {
     #[test]
     fn ticket_of_error_is_err() {
         assert!(Reply::Error("SOLDOUT".into()).ticket().is_err());
-        assert!(Reply::Status("OK".into()).ticket().is_err());
+        assert!(Reply::Simple("OK".into()).ticket().is_err());
     }
 }

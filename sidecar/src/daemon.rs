@@ -9,7 +9,7 @@
 //! ```
 //!
 //! - **Quarantine**: a writer refuses every batch of a quarantined event
-//!   (nothing applied, offset unchanged) and tells the reader to rewind that
+//!   (nothing written, offset unchanged) and tells the reader to rewind that
 //!   event's cursor to the committed offset and leave it alone for a
 //!   second, so no entry is ever skipped and a quarantined log is re-read
 //!   about once a second. The verifier checks every synced event against

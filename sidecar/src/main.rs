@@ -25,7 +25,7 @@ use clap::{Parser, Subcommand};
 use crate::admin::{audit, rebuild, reconcile, seat_audit};
 use crate::io::backoff::{sleep_unless, Backoff};
 use crate::io::mysql as db;
-use crate::io::redis as redisio;
+use crate::io::redis::connect::{detect_cluster, Conn};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -80,7 +80,7 @@ struct Cli {
 enum Command {
     /// Run the daemon: drain every event log into MySQL until SIGTERM/SIGINT
     Run {
-        /// Entries read per stream per XREAD (and applied per transaction)
+        /// Entries read per stream per XREAD (and written per transaction)
         #[arg(long, env = "TICKETGATE_BATCH_SIZE", default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         batch_size: u32,
         /// Writer threads, each with one MySQL connection; an event always uses the same writer
@@ -127,7 +127,7 @@ enum Command {
         /// Only this event (default: every event known to Redis or MySQL)
         #[arg(long)]
         event: Option<String>,
-        /// Wait up to SECS for the sidecar to apply what is still in the
+        /// Wait up to SECS for the sidecar to write what is still in the
         /// logs (unsynced = 0), then compare each event again while it
         /// differs with a change under way
         #[arg(long, value_name = "SECS", default_value_t = 0)]
@@ -365,11 +365,11 @@ impl Urls {
 fn migrate(urls: Urls, stop: &AtomicBool) -> Result<ExitCode, String> {
     let url = urls.mysql()?;
     let mut conn = urls.connect_mysql(&url, stop)?;
-    let applied = db::migrate(&mut conn).map_err(|e| format!("migration failed: {e}"))?;
-    if applied.is_empty() {
+    let written = db::migrate(&mut conn).map_err(|e| format!("migration failed: {e}"))?;
+    if written.is_empty() {
         println!("schema up to date");
     }
-    for m in applied {
+    for m in written {
         println!("applied {m}");
     }
     Ok(ExitCode::SUCCESS)
@@ -414,7 +414,7 @@ fn run(urls: Urls, opts: RunOpts, stop: Arc<AtomicBool>) -> Result<ExitCode, Str
     })?;
     drop(conn);
     let cluster = connect_retry(conn::Server::Redis, &redis_url, urls.timeout, &stop, || {
-        redisio::detect_cluster(&redis_url)
+        detect_cluster(&redis_url)
     })?;
     log::info!(
         "draining {}{} into {}",
@@ -439,16 +439,13 @@ fn run(urls: Urls, opts: RunOpts, stop: Arc<AtomicBool>) -> Result<ExitCode, Str
 
 /// MySQL and Redis connections of an admin command (reconcile, rebuild),
 /// and the Redis URL.
-fn admin_conns(
-    urls: Urls,
-    stop: &AtomicBool,
-) -> Result<(mysql::Conn, redisio::Conn, String), String> {
+fn admin_conns(urls: Urls, stop: &AtomicBool) -> Result<(mysql::Conn, Conn, String), String> {
     let redis_url = urls.redis()?;
     let mysql_url = urls.mysql()?;
     let my = urls.connect_mysql(&mysql_url, stop)?;
     let rc = connect_retry(conn::Server::Redis, &redis_url, urls.timeout, stop, || {
-        let cluster = redisio::detect_cluster(&redis_url)?;
-        redisio::Conn::open(&redis_url, Duration::from_secs(10), cluster)
+        let cluster = detect_cluster(&redis_url)?;
+        Conn::open(&redis_url, Duration::from_secs(10), cluster)
     })?;
     Ok((my, rc, redis_url))
 }

@@ -13,7 +13,8 @@ use protocol::record::{Op, Record};
 
 use super::*;
 use crate::load::{Action, Actor};
-use crate::report::{quantile, LogCheck};
+use crate::oracle::LogCheck;
+use crate::report::quantile;
 
 /// The Lua path's client sweep: the module's default `ticket.sweep-interval`
 /// and `ticket.sweep-max`.
@@ -416,7 +417,7 @@ fn mysql_lag(
         let reasons = env::mysql_conflict_reasons(&mut m, event)?;
         if let Some((_, n)) = reasons.iter().find(|(why, _)| why == "unsupported_op") {
             return Ok(Err(format!(
-                "n/a (sidecar does not apply holds: {n} unsupported_op conflicts)"
+                "n/a (sidecar does not write holds: {n} unsupported_op conflicts)"
             )));
         }
         if env::mysql_active_count(&mut m, event)? == total as i64
@@ -604,7 +605,7 @@ fn summarize(rep: &mut ScenarioReport) {
     rep.checks.push(
         "checked: sold == tickets before the deadline, distinct numbers in range, confirmed replies == Redis holders == the log's sold tickets; \
          log replay: no ticket handed out while held or sold, no confirm at or after a deadline, no release before one; \
-         ticketgate: STATUS remaining 0, held 0; MySQL == Redis once the sidecar applies holds; lua: pool and holds empty"
+         ticketgate: STATUS remaining 0, held 0; MySQL == Redis once the sidecar writes holds; lua: pool and holds empty"
             .into(),
     );
 }

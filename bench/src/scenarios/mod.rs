@@ -14,10 +14,8 @@ use crate::env::{self, Servers};
 use crate::load::{self, ClosedLoopResult, Request};
 use crate::lua::{self, LuaKeys};
 use crate::mysqlpath::{self, Writers};
-use crate::report::{
-    check_claims, col, combine_rounds, diff_holders, median, ratio, target, Goal, Row,
-    ScenarioReport,
-};
+use crate::oracle::{check_claims, diff_holders};
+use crate::report::{col, combine_rounds, median, ratio, target, Goal, Row, ScenarioReport};
 use crate::resp::{encode, RawConn, Reply};
 use crate::{Sizes, Ui};
 
@@ -202,7 +200,7 @@ fn check_counters(
         .collect()
 }
 
-/// Waits until the sidecar has applied the `init` of `event` (stock row in MySQL).
+/// Waits until the sidecar has written the `init` of `event` (stock row in MySQL).
 fn wait_event_in_mysql(servers: &Servers, event: &str, sidecar: &mut env::Sidecar) -> Result<()> {
     let mut m = env::mysql_conn(&servers.tg_db)?;
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -212,7 +210,7 @@ fn wait_event_in_mysql(servers: &Servers, event: &str, sidecar: &mut env::Sideca
         }
         if Instant::now() > deadline {
             bail!(
-                "the sidecar did not apply the init of {event} within 60 s; log:\n{}",
+                "the sidecar did not write the init of {event} within 60 s; log:\n{}",
                 sidecar.log_tail()
             );
         }

@@ -14,11 +14,11 @@
 //! event unless `--force`; quarantine the event in MySQL (reason
 //! `rebuild_in_progress`, unless already quarantined) and read the snapshot
 //! in the same transaction, under the offset row lock, so the sidecar
-//! applies nothing more of it until the restore; BEGIN; record the log
+//! writes nothing more of it until the restore; BEGIN; record the log
 //! entries after the offset as `ticket_conflict` rows `discarded_by_rebuild`
 //! (idempotently: a rerun adds none twice); ORDERS/FREE; COMMIT. The module
 //! then logs `op=restore` in a new log, and the sidecar lifts the quarantine
-//! when it applies it.
+//! when it writes it.
 
 use std::collections::{BTreeSet, HashMap};
 use std::ops::RangeInclusive;
@@ -31,7 +31,9 @@ use redis::ConnectionLike;
 
 use crate::batch::lock_offset;
 use crate::io::mysql as db;
-use crate::io::redis::{self as redisio, Meta};
+use crate::io::redis::connect::Conn;
+use crate::io::redis::inspect::{entries_after, read_status, StatusReply};
+use crate::io::redis::reply::text;
 use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, Evidence, Live, Reason};
 use protocol::record::{default_offer, Checkout, Incarnation, Status, Tickets};
@@ -206,7 +208,7 @@ pub fn command(event: &str, step: &Step) -> Vec<String> {
 /// What Redis has of the event now.
 #[derive(Debug, Clone, Default)]
 pub struct RedisNow {
-    pub meta: Option<Meta>,
+    pub meta: Option<StatusReply>,
     /// Log entries after the offset: id and a rendering.
     pub discarded: Vec<(StreamId, String)>,
 }
@@ -280,7 +282,7 @@ pub struct Args {
 const MAX_DISCARDED: usize = 1_000_000;
 
 /// Runs `rebuild`: prints the plan; with `--apply` restores the event.
-pub fn run(my: &mut mysql::Conn, rc: &mut redisio::Conn, args: &Args) -> Result<ExitCode, String> {
+pub fn run(my: &mut mysql::Conn, rc: &mut Conn, args: &Args) -> Result<ExitCode, String> {
     let event = args.event.as_str();
     let redis_err = |e: redis::RedisError| format!("Redis, event {event}: {e}");
     let my_err = |e: mysql::Error| format!("MySQL, event {event}: {e}");
@@ -297,7 +299,7 @@ pub fn run(my: &mut mysql::Conn, rc: &mut redisio::Conn, args: &Args) -> Result<
         return Ok(ExitCode::from(1));
     }
     let before = RedisNow {
-        meta: redisio::read_meta(rc.as_dyn(), event).map_err(redis_err)?,
+        meta: read_status(rc.as_dyn(), event).map_err(redis_err)?,
         discarded: Vec::new(),
     };
     if args.apply && before.live() && !args.force {
@@ -326,7 +328,7 @@ pub fn run(my: &mut mysql::Conn, rc: &mut redisio::Conn, args: &Args) -> Result<
 /// Drives BEGIN, the discarded entries, ORDERS/FREE and COMMIT.
 fn restore(
     my: &mut mysql::Conn,
-    rc: &mut redisio::Conn,
+    rc: &mut Conn,
     args: &Args,
     snap: &Snapshot,
 ) -> Result<ExitCode, String> {
@@ -346,7 +348,7 @@ fn restore(
         };
         match step {
             Step::Begin { .. } => record_discarded(my, rc.as_dyn(), snap, event)?,
-            Step::Commit => restore_id = redisio::text(&reply).unwrap_or_default(),
+            Step::Commit => restore_id = text(&reply).unwrap_or_default(),
             _ => longest = longest.max(started.elapsed().as_millis()),
         }
     }
@@ -375,7 +377,7 @@ fn record_discarded(
     event: &str,
 ) -> Result<(), String> {
     let from = snap.begin.from;
-    let entries = redisio::entries_after(rc, event, from, MAX_DISCARDED)
+    let entries = entries_after(rc, event, from, MAX_DISCARDED)
         .map_err(|e| format!("Redis, event {event}: {e}"))?;
     let my_err = |e: mysql::Error| format!("MySQL, event {event}: {e}");
     let mut tx = my.start_transaction(TxOpts::default()).map_err(my_err)?;
@@ -420,8 +422,8 @@ fn redis_now(
     event: &str,
     from: StreamId,
 ) -> redis::RedisResult<RedisNow> {
-    let meta = redisio::read_meta(conn, event)?;
-    let discarded = redisio::entries_after(conn, event, from, MAX_DISCARDED)?
+    let meta = read_status(conn, event)?;
+    let discarded = entries_after(conn, event, from, MAX_DISCARDED)?
         .iter()
         .map(|e| (e.id, render(event, e)))
         .collect();
@@ -646,7 +648,7 @@ mod tests {
         )
         .unwrap();
         let now = RedisNow {
-            meta: Some(Meta {
+            meta: Some(StatusReply {
                 status: "open".into(),
                 incarnation: Some("00000000000000bb".into()),
                 waiting: 4,

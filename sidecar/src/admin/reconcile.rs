@@ -7,7 +7,7 @@
 //! `TICKET.STATUS remaining` with `ticket_stock.remaining_stock` (and `held`
 //! with MySQL's held rows, when STATUS reports it), and prints every
 //! difference. Entries still in the log (`unsynced`) are reported too: until
-//! the sidecar has applied them, the two sides legitimately differ. So do
+//! the sidecar has written them, the two sides legitimately differ. So do
 //! they while a due hold waits for the module's sweep (STATUS counts it
 //! free at once) or the log moves as they are read: with `--wait`, such an
 //! event is compared again until it agrees or the wait runs out.
@@ -18,11 +18,11 @@
 //! reported `E: QUARANTINED (<reason>): <evidence> -- repair: ...` (`E:
 //! LOST (vanished): ...` when Redis lost it entirely) and counts as drift,
 //! naming the `rebuild` command that repairs it. An event MySQL has as
-//! dropped (an applied `op=drop`) prints `E: dropped`: not drift.
+//! dropped (a written `op=drop`) prints `E: dropped`: not drift.
 //!
 //! An event whose first log entry beyond MySQL's offset has waited longer
 //! than `--stuck-after` (by Redis's clock, which stamped it) is reported
-//! `E: STUCK: ...` first: the sidecar is not applying it (a batch MySQL
+//! `E: STUCK: ...` first: the sidecar is not writing it (a batch MySQL
 //! keeps refusing, or no sidecar running), which its log and
 //! `ticketgate_event_stuck_seconds` explain.
 //! Exit status: 0 = consistent, 1 = drift, 2 = could not compare.
@@ -33,7 +33,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::io::mysql as db;
-use crate::io::redis::{self as redisio, RedisEvent};
+use crate::io::redis::connect::Conn;
+use crate::io::redis::inspect::{
+    first_after, read_event, read_status, stream_info, time_ms, RedisEvent,
+};
+use crate::io::redis::scan::scan_all;
 use crate::loss::quarantine::check;
 use crate::loss::verify::{self, Row};
 use crate::model::{Evidence, Live};
@@ -67,7 +71,7 @@ pub struct Options {
 /// settle.
 pub fn run(
     my: &mut mysql::Conn,
-    rc: &mut redisio::Conn,
+    rc: &mut Conn,
     redis_url: &str,
     opts: Options,
     stop: &AtomicBool,
@@ -76,7 +80,7 @@ pub fn run(
     let events: Vec<String> = match opts.only {
         Some(e) => vec![e],
         None => {
-            let found = redisio::scan_all(redis_url, rc, protocol::keys::Part::Meta, "hash")
+            let found = scan_all(redis_url, rc, protocol::keys::Part::Meta, "hash")
                 .map_err(|e| format!("Redis: {e}"))?;
             let all: BTreeSet<String> = rows.keys().cloned().chain(found).collect();
             all.into_iter().collect()
@@ -92,7 +96,7 @@ pub fn run(
         .collect();
     let deadline = Instant::now() + opts.wait;
     wait_drained(rc, &draining, deadline, stop)?;
-    // read again: the sidecar may have applied (or quarantined) meanwhile
+    // read again: the sidecar may have written (or quarantined) meanwhile
     let rows = rows_by_event(my)?;
     let mut drift = 0usize;
     for e in &events {
@@ -125,9 +129,9 @@ pub fn run(
 }
 
 /// The STUCK line of `e` (see [`stuck_line`]); none for an event that is
-/// dropped or quarantined (its own line says why nothing is applied).
+/// dropped or quarantined (its own line says why nothing is written).
 fn stuck(
-    rc: &mut redisio::Conn,
+    rc: &mut Conn,
     e: &str,
     row: Option<&Row>,
     after: Duration,
@@ -137,9 +141,9 @@ fn stuck(
     }
     let redis_err = |err: redis::RedisError| format!("Redis, event {e}: {err}");
     let offset = row.map_or(StreamId::ZERO, |r| r.offset);
-    let first = redisio::first_after(rc.as_dyn(), e, offset).map_err(redis_err)?;
+    let first = first_after(rc.as_dyn(), e, offset).map_err(redis_err)?;
     let Some(first) = first else { return Ok(None) };
-    let now = redisio::time_ms(rc.as_dyn()).map_err(redis_err)?;
+    let now = time_ms(rc.as_dyn()).map_err(redis_err)?;
     Ok(stuck_line(e, offset, first, now, after))
 }
 
@@ -169,7 +173,7 @@ fn rows_by_event(my: &mut mysql::Conn) -> Result<HashMap<String, Row>, String> {
 
 /// Waits until the logs of `events` are empty, or `deadline`.
 fn wait_drained(
-    rc: &mut redisio::Conn,
+    rc: &mut Conn,
     events: &[&String],
     deadline: Instant,
     stop: &AtomicBool,
@@ -177,8 +181,7 @@ fn wait_drained(
     while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
         let mut pending = 0i64;
         for e in events {
-            let r = redisio::read_event(rc.as_dyn(), e)
-                .map_err(|err| format!("Redis, event {e}: {err}"))?;
+            let r = read_event(rc.as_dyn(), e).map_err(|err| format!("Redis, event {e}: {err}"))?;
             pending += r.map_or(0, |r| r.unsynced);
         }
         if pending == 0 {
@@ -223,7 +226,7 @@ impl Report {
 /// flight is drift.
 fn settled_report(
     my: &mut mysql::Conn,
-    rc: &mut redisio::Conn,
+    rc: &mut Conn,
     e: &str,
     row: Option<&Row>,
     deadline: Instant,
@@ -242,7 +245,7 @@ fn settled_report(
 /// What is wrong with one event, or that it is fine.
 fn event_report(
     my: &mut mysql::Conn,
-    rc: &mut redisio::Conn,
+    rc: &mut Conn,
     e: &str,
     row: Option<&Row>,
 ) -> Result<Report, String> {
@@ -254,7 +257,7 @@ fn event_report(
         return Ok(Report::fine(format!("{e}: dropped")));
     }
     let log_before = log_position(rc, e).map_err(redis_err)?;
-    let r = redisio::read_event(rc.as_dyn(), e).map_err(redis_err)?;
+    let r = read_event(rc.as_dyn(), e).map_err(redis_err)?;
     if r.is_none() && row.is_some_and(|r| r.entries.is_none()) {
         return Ok(Report::fine(format!("{e}: only in MySQL, synced before V3 (dropped before release 0.3, which left no trace), not compared")));
     }
@@ -301,8 +304,8 @@ fn mysql_event(
 
 /// The last id of `e`'s log (`None` without a log): reading it before
 /// Redis's side and after MySQL's tells whether the log moved meanwhile.
-fn log_position(rc: &mut redisio::Conn, e: &str) -> redis::RedisResult<Option<StreamId>> {
-    Ok(redisio::stream_info(rc.as_dyn(), e)?.map(|(last, _, _)| last))
+fn log_position(rc: &mut Conn, e: &str) -> redis::RedisResult<Option<StreamId>> {
+    Ok(stream_info(rc.as_dyn(), e)?.map(|(last, _, _)| last))
 }
 
 /// How long after its deadline a hold may still be held in Redis's keys:
@@ -311,9 +314,9 @@ fn log_position(rc: &mut redisio::Conn, e: &str) -> redis::RedisResult<Option<St
 const EXPIRY_SLACK_MS: i64 = 2_000;
 
 /// Whether the two sides may differ only for a moment: the log holds
-/// entries MySQL has not applied, or a hold is at or past its deadline
+/// entries MySQL has not written, or a hold is at or past its deadline
 /// (STATUS counts it free at once; MySQL holds it until its expiry is
-/// logged and applied).
+/// logged and written).
 fn in_flight(r: &RedisEvent) -> bool {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -323,9 +326,9 @@ fn in_flight(r: &RedisEvent) -> bool {
 }
 
 /// The loss line of `e`: quarantined in MySQL, or evidence found now.
-fn loss(rc: &mut redisio::Conn, e: &str, row: Option<&Row>) -> redis::RedisResult<Option<String>> {
+fn loss(rc: &mut Conn, e: &str, row: Option<&Row>) -> redis::RedisResult<Option<String>> {
     let Some(row) = row else { return Ok(None) };
-    let live = redisio::read_meta(rc.as_dyn(), e)?.is_some_and(|m| m.status != "restoring");
+    let live = read_status(rc.as_dyn(), e)?.is_some_and(|m| m.status != "restoring");
     if let Some(stored) = &row.quarantine {
         let (reason, text) = Evidence::from_stored(stored);
         let code = reason.map_or("quarantined", |r| r.code());
@@ -361,7 +364,7 @@ pub fn diff(event: &str, redis: Option<&RedisEvent>, mysql: Option<&MysqlEvent>)
     let mut out = Vec::new();
     let (r, m) = match (redis, mysql) {
         (None, None) => return vec![format!("{event}: unknown to both Redis and MySQL")],
-        // In MySQL, not in Redis, and no drop applied: Redis lost it.
+        // In MySQL, not in Redis, and no drop written: Redis lost it.
         (None, Some(_)) => {
             return vec![format!(
                 "{event}: LOST: in MySQL but not in Redis, and no drop was applied -- repair: ticketgate-sidecar rebuild --event {event} --apply"

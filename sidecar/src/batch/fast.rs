@@ -19,15 +19,11 @@
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
 
+use crate::batch::event::{draw_state, init_rows, insert_steps, set_status, store_draw};
+use crate::batch::order::{insert_orders, take_category, take_stock, Change, ChangeKind, NewOrder};
 use crate::batch::plan::FastPlan;
 use crate::batch::queue::{admitted, DrawState, QueueStep};
-use crate::batch::seating::{insert_seats, take_category};
-use crate::batch::sql::{
-    draw_state, insert_event, insert_steps, pick_value, set_status, store_draw,
-};
 use crate::io::mysql::is_record_level;
-use crate::model::event::Init;
-use crate::model::order::{Change, ChangeKind, NewOrder};
 use crate::model::time::datetime;
 use protocol::seats::Layout;
 
@@ -52,9 +48,9 @@ impl Sql {
         }
     }
 
-    fn with(text: &str, params: Vec<Value>) -> Sql {
+    fn with(text: impl Into<String>, params: Vec<Value>) -> Sql {
         Sql {
-            text: text.to_owned(),
+            text: text.into(),
             params,
         }
     }
@@ -131,14 +127,9 @@ enum Want {
     Zero,
 }
 
-/// Unix ms (or none) as a DATETIME(3) parameter.
-fn when(ms: Option<i64>) -> Value {
-    ms.map_or(Value::NULL, |ms| datetime(ms).into())
-}
-
-/// Applies `fp` to `event` (`layout`: the event's, when seated).
+/// Writes `fp` to `event` (`layout`: the event's, when seated).
 /// `Ok(Err(why))` = anomaly: roll back, go slow.
-pub fn apply(
+pub fn write(
     tx: &mut Transaction<'_>,
     event: &str,
     fp: &FastPlan,
@@ -195,9 +186,7 @@ fn statements(
     steps.extend(order_steps(event, fp));
     if let Some((status, at)) = fp.status {
         let (sql, params) = set_status(event, status, at);
-        let mut sql = Sql::new(sql);
-        sql.params = params;
-        steps.push((sql, Want::Matched(1)));
+        steps.push((Sql::with(sql, params), Want::Matched(1)));
     }
     steps
 }
@@ -211,25 +200,15 @@ fn event_steps(
     layout: Option<&Layout>,
 ) -> Vec<(Sql, Want)> {
     let mut steps: Vec<(Sql, Want)> = Vec::new();
-    if let Some(i) = &fp.init {
-        steps.extend(init(event, i).map(|sql| (sql, Want::Done)));
-        if let (Some(_), Some(layout)) = (&i.layout, layout) {
-            let seats = insert_seats(event, layout).into_iter();
-            steps.extend(seats.map(|(text, params)| (Sql { text, params }, Want::Done)));
-        }
-    }
+    let init = fp.init.iter().flat_map(|i| init_rows(event, i, layout));
+    steps.extend(init.map(|(text, params)| (Sql::with(text, params), Want::Done)));
     if let Some(d) = &fp.draw {
         let (sql, params) = store_draw(event, d);
-        steps.push((
-            Sql {
-                text: sql.into(),
-                params,
-            },
-            Want::Matched(1),
-        ));
+        steps.push((Sql::with(sql, params), Want::Matched(1)));
     }
-    for (text, params) in insert_steps(event, queue) {
-        steps.push((Sql { text, params }, Want::Done));
+    if !queue.is_empty() {
+        let inserts = insert_steps(event, queue).into_iter();
+        steps.extend(inserts.map(|(text, params)| (Sql::with(text, params), Want::Done)));
     }
     steps
 }
@@ -251,15 +230,11 @@ fn order_steps(event: &str, fp: &FastPlan) -> Vec<(Sql, Want)> {
             .into_iter()
             .map(|sql| (sql, Want::Zero)),
     );
-    steps.extend(
-        insert_orders(event, &fp.orders)
-            .into_iter()
-            .map(|sql| (sql, Want::Done)),
-    );
+    let inserts = insert_orders(event, &fp.orders).into_iter();
+    steps.extend(inserts.map(|(text, params)| (Sql::with(text, params), Want::Done)));
     if !fp.orders.is_empty() || !fp.changes.is_empty() {
-        let mut sql = Sql::new("UPDATE ticket_stock SET remaining_stock = remaining_stock - ? WHERE event_id = ? AND remaining_stock >= ?");
-        sql.params = vec![fp.stock_delta.into(), event.into(), fp.stock_need.into()];
-        steps.push((sql, Want::Matched(1)));
+        let (text, params) = take_stock(event, fp.stock_need, fp.stock_delta);
+        steps.push((Sql::with(text, params), Want::Matched(1)));
     }
     for (category, need, delta) in &fp.categories {
         let (text, params) = take_category(event, category, *need, *delta);
@@ -295,16 +270,6 @@ fn transient(event: &str, orders: &[NewOrder]) -> Vec<Sql> {
         out.push(rows.push(")").take());
     }
     out
-}
-
-/// The event and stock rows of an `init`.
-fn init(event: &str, i: &Init) -> [Sql; 2] {
-    let (sql, params) = insert_event(event, i);
-    let mut ev = Sql::new(sql);
-    ev.params = params;
-    let mut stock = Sql::new("INSERT INTO ticket_stock (event_id, remaining_stock) VALUES (?, ?)");
-    stock.params = vec![event.into(), i.total.into()];
-    [ev, stock]
 }
 
 /// The UPDATE of one kind of change of older orders, with the matched-row
@@ -344,114 +309,6 @@ fn change(event: &str, kind: ChangeKind, chunk: &[&Change]) -> (Sql, u64) {
     }));
     sql.push(")");
     (sql, rows.len() as u64)
-}
-
-/// The INSERTs of the rows of the batch's new orders.
-fn insert_orders(event: &str, orders: &[NewOrder]) -> Vec<Sql> {
-    let rows: Vec<Ticket> = orders
-        .iter()
-        .flat_map(|o| {
-            o.tickets
-                .iter()
-                .enumerate()
-                .map(move |(i, t)| (o, *t, i == 0))
-        })
-        .collect();
-    rows.chunks(CHUNK).map(|rows| insert(event, rows)).collect()
-}
-
-/// Ticket `t` of order `o`; `true` for its first ticket (the lead row).
-type Ticket<'a> = (&'a NewOrder, i64, bool);
-
-/// A column of `ticket_participation` the fast path writes: its name, its
-/// default (None: never the row's value, always sent) and its value for
-/// a ticket of an event.
-struct Column {
-    name: &'static str,
-    default: Option<Value>,
-    cell: fn(&str, Ticket<'_>) -> Value,
-}
-
-/// The columns of a new row, in the order of the INSERT.
-static COLUMNS: [Column; 17] = [
-    col("event_id", None, |e, _| e.into()),
-    col("order_id", None, |_, (o, _, _)| {
-        o.order_id.to_string().into()
-    }),
-    col("order_tickets", Some(Value::Int(1)), |_, (o, _, _)| {
-        (o.tickets.len() as i64).into()
-    }),
-    col("order_lead", Some(Value::Int(1)), |_, (_, _, lead)| {
-        Value::Int(lead as i64)
-    }),
-    col("user_id", None, |_, (o, _, _)| o.user.as_str().into()),
-    col("ticket_number", None, |_, (_, t, _)| t.into()),
-    col("status", None, |_, (o, _, _)| o.status.as_str().into()),
-    col("held_until", Some(Value::NULL), |_, (o, _, _)| {
-        when(o.held_until)
-    }),
-    col("claimed_at", None, |_, (o, _, _)| {
-        datetime(o.created_at).into()
-    }),
-    col("confirmed_at", Some(Value::NULL), |_, (o, _, _)| {
-        when(o.confirmed_at)
-    }),
-    col("canceled_at", Some(Value::NULL), |_, (o, _, _)| {
-        when(o.canceled_at)
-    }),
-    col("expired_at", Some(Value::NULL), |_, (o, _, _)| {
-        when(o.expired_at)
-    }),
-    col("stream_id", None, |_, (o, _, _)| o.last.to_string().into()),
-    col("seat_pick", Some(Value::NULL), |_, (o, _, lead)| {
-        pick_value(o, lead, |p| Some(p.how.as_str().into()))
-    }),
-    col("seat_section", Some(Value::NULL), |_, (o, _, lead)| {
-        pick_value(o, lead, |p| p.section.clone().map(Value::from))
-    }),
-    col("seat_category", Some(Value::NULL), |_, (o, _, lead)| {
-        pick_value(o, lead, |p| p.category.clone().map(Value::from))
-    }),
-    col("seat_accessible", Some(Value::NULL), |_, (o, _, lead)| {
-        pick_value(o, lead, |p| p.accessible.map(Value::from))
-    }),
-];
-
-const fn col(
-    name: &'static str,
-    default: Option<Value>,
-    cell: fn(&str, Ticket<'_>) -> Value,
-) -> Column {
-    Column {
-        name,
-        default,
-        cell,
-    }
-}
-
-/// A multi-row INSERT of `rows` into ticket_participation, leaving out
-/// the columns that hold their default in every row (a claim-only batch
-/// sends no deadlines, end times or order sizes: fewer placeholders, a
-/// faster statement).
-fn insert(event: &str, rows: &[Ticket<'_>]) -> Sql {
-    let kept: Vec<&Column> = COLUMNS
-        .iter()
-        .filter(|c| match &c.default {
-            None => true,
-            Some(d) => rows.iter().any(|r| (c.cell)(event, *r) != *d),
-        })
-        .collect();
-    let names: Vec<&str> = kept.iter().map(|c| c.name).collect();
-    let mut sql = Sql::new(&format!(
-        "INSERT INTO ticket_participation ({}) VALUES ",
-        names.join(", ")
-    ));
-    sql.params.reserve(rows.len() * kept.len());
-    sql.tuples(
-        rows.iter()
-            .map(|r| kept.iter().map(|c| (c.cell)(event, *r))),
-    );
-    sql
 }
 
 /// Runs a statement; record-level errors become `Ok(Err(msg))`.

@@ -1,9 +1,9 @@
-//! The evidence of what MySQL applied, on both sides (I/O), kept by the
+//! The evidence of what MySQL wrote, on both sides (I/O), kept by the
 //! drain itself: the writer journals each batch and checks the anchor, the
 //! trimmer names the anchor before it trims. The heal (`loss::heal`) reads
 //! it back; it lives here, below the heal, so the drain never imports it.
 //!
-//! * MySQL: `ticket_journal` holds the applied entries of each event (ids
+//! * MySQL: `ticket_journal` holds the written entries of each event (ids
 //!   and canonical content), one row per batch of up to [`PER_ROW`] entries,
 //!   in a ring of [`SLOTS`] rows (the daemon's MySQL user may not DELETE;
 //!   a row also closes at [`ROW_BYTES`], a statement at [`STATEMENT_BYTES`],
@@ -15,7 +15,7 @@
 //!   offset (it read `journal_seq` with the offset's lock); [`record`]
 //!   does the same on its own for the heal. Rows of up to 500 entries,
 //!   not one per entry, so the drain pays little for it.
-//! * Redis: `ticket:{E}:synced` holds `<id> <digest>` of the last applied
+//! * Redis: `ticket:{E}:synced` holds `<id> <digest>` of the last written
 //!   entry. [`trim`] sets it **before** `XTRIM MINID next(id)`, on one
 //!   connection: a replica (and so a promoted replica) always has an
 //!   anchor at or below every entry it lacks, and every entry after it.
@@ -34,8 +34,8 @@ use mysql::prelude::Queryable;
 use mysql::Transaction;
 use redis::ConnectionLike;
 
-use crate::io::redis as redisio;
-use crate::model::content;
+use crate::io::redis::{stream, trim::trim as xtrim};
+use crate::model::entry;
 use crate::model::Entry;
 use protocol::StreamId;
 
@@ -54,7 +54,7 @@ pub const ROW_BYTES: usize = 256 << 10;
 pub const ENTRY_SEP: char = '\u{1e}';
 pub const ID_SEP: char = '\u{1d}';
 
-/// Digests of the entries the writers applied last, per event, for the
+/// Digests of the entries the writers wrote last, per event, for the
 /// trimmer (which only learns committed offsets): a few per event.
 static RECENT: Mutex<Option<Recent>> = Mutex::new(None);
 
@@ -115,32 +115,32 @@ impl Journal {
     }
 }
 
-/// The journal rows of `applied` (ascending, just applied) from row
+/// The journal rows of `written` (ascending, just written) from row
 /// `seq` on, and the anchor: pure, so the writer sends them in one
 /// statement (see [`write_rows`]). A row closes at [`PER_ROW`] entries or
 /// once its content reaches [`ROW_BYTES`], so a row (each text bounded by
-/// `content::MAX_TEXT_BYTES`) always fits a statement.
-pub fn rows(event: &str, applied: &[Entry], seq: i64) -> Journal {
+/// `entry::MAX_TEXT_BYTES`) always fits a statement.
+pub fn rows(event: &str, written: &[Entry], seq: i64) -> Journal {
     let mut out = Journal {
-        rows: Vec::with_capacity(applied.len().div_ceil(PER_ROW)),
+        rows: Vec::with_capacity(written.len().div_ceil(PER_ROW)),
         anchor: None,
-        last: applied.last().map(|e| e.id),
+        last: written.last().map(|e| e.id),
         next_seq: seq,
     };
     let mut content = String::new();
     let mut count = 0;
-    for (i, e) in applied.iter().enumerate() {
+    for (i, e) in written.iter().enumerate() {
         if count > 0 {
             content.push(ENTRY_SEP);
         }
         // Writing into a String cannot fail.
         let _ = write!(content, "{}{ID_SEP}", e.id);
         let from = content.len();
-        content::write_text(&mut content, event, e);
+        entry::write_text(&mut content, event, e);
         count += 1;
-        let last = i + 1 == applied.len();
+        let last = i + 1 == written.len();
         if last {
-            out.anchor = Some(content::digest(&content[from..]));
+            out.anchor = Some(entry::digest(&content[from..]));
         }
         if last || count == PER_ROW || content.len() >= ROW_BYTES {
             out.rows
@@ -152,18 +152,18 @@ pub fn rows(event: &str, applied: &[Entry], seq: i64) -> Journal {
     out
 }
 
-/// Journals `applied` (ascending, just applied) and stores the digest of
+/// Journals `written` (ascending, just written) and stores the digest of
 /// the last as the offset's anchor (the heal's path; the writer's reads
 /// `journal_seq` with the offset's lock and sets it with the offset).
-pub fn record(tx: &mut Transaction<'_>, event: &str, applied: &[Entry]) -> mysql::Result<()> {
-    if applied.is_empty() {
+pub fn record(tx: &mut Transaction<'_>, event: &str, written: &[Entry]) -> mysql::Result<()> {
+    if written.is_empty() {
         return Ok(());
     }
     let next: Option<i64> = tx.exec_first(
         "SELECT journal_seq FROM ticket_sync_offset WHERE event_id = ?",
         (event,),
     )?;
-    let journal = rows(event, applied, next.unwrap_or(0));
+    let journal = rows(event, written, next.unwrap_or(0));
     write_rows(tx, event, &journal.rows)?;
     tx.exec_drop(
         "UPDATE ticket_sync_offset SET anchor = ?, journal_seq = ? WHERE event_id = ?",
@@ -179,7 +179,7 @@ const ROWS_PER_STATEMENT: usize = 16;
 
 /// A statement takes no more rows once their content reaches this: with a
 /// row of at most [`ROW_BYTES`] plus one text, a statement stays under
-/// `model::poison::MIN_PACKET`.
+/// `model::entry::MIN_PACKET`.
 pub const STATEMENT_BYTES: usize = 512 << 10;
 
 /// Writes journal rows (seq, last entry, content) of `event`, each in its
@@ -267,7 +267,7 @@ pub fn anchored(
     };
     let found = entries.iter().find(|e| e.id == offset);
     Ok(match found {
-        Some(e) if content::has_digest(event, e, &anchor) => Ok(()),
+        Some(e) if entry::has_digest(event, e, &anchor) => Ok(()),
         Some(_) => Err(format!(
             "the entry at the offset {offset} has other content than MySQL applied"
         )),
@@ -281,7 +281,7 @@ pub fn anchored(
 /// ticket:{E}:log MINID = next(offset)`; the entries removed. Only when
 /// Redis holds the offset's entry with that content: a trim queued before
 /// a failover must neither name a lost entry as the anchor nor delete
-/// entries of the new primary that MySQL never applied (the heal needs
+/// entries of the new primary that MySQL never wrote (the heal needs
 /// them). Without a digest (an offset from before V4) the anchor is
 /// cleared (`none`) and the log trimmed as before.
 pub fn trim(
@@ -296,16 +296,12 @@ pub fn trim(
             .arg(anchor_key(event))
             .arg("none")
             .query::<()>(conn)?;
-        return redisio::trim(conn, event, offset);
+        return xtrim(conn, event, offset);
     };
-    let v: redis::Value = redis::cmd("XRANGE")
-        .arg(redisio::log_key(event))
-        .arg(offset.to_string())
-        .arg(offset.to_string())
-        .query(conn)?;
-    let held = redisio::parse_entries(event, &v)
+    let at = offset.to_string();
+    let held = stream::range(conn, event, (&at, &at), None)?
         .first()
-        .is_some_and(|e| e.id == offset && content::has_digest(event, e, d));
+        .is_some_and(|e| e.id == offset && entry::has_digest(event, e, d));
     if !held {
         // Trimmed at this offset already (the anchor says so), or the
         // entry is not there: leave the log to the verifier.
@@ -318,7 +314,7 @@ pub fn trim(
         .arg(anchor_key(event))
         .arg(format!("{offset} {d}"))
         .query::<()>(conn)?;
-    redisio::trim(conn, event, offset)
+    xtrim(conn, event, offset)
 }
 
 /// The anchor Redis has for `event`: (id, digest).
@@ -354,23 +350,23 @@ mod tests {
 
     #[test]
     fn rows_hold_ids_and_canonical_texts_and_the_last_as_anchor() {
-        let applied: Vec<Entry> = (1..=PER_ROW as u64 + 2)
+        let written: Vec<Entry> = (1..=PER_ROW as u64 + 2)
             .map(|ms| claim(ms, &format!("u{ms}")))
             .collect();
-        let j = rows("e", &applied, 7);
+        let j = rows("e", &written, 7);
         assert_eq!(j.rows.len(), 2, "{PER_ROW} entries per row");
         assert_eq!((j.rows[0].0, j.rows[1].0, j.next_seq), (7, 8, 9));
         assert_eq!(j.rows[0].1, StreamId::new(PER_ROW as u64, 0));
-        let last = applied.last().map(|e| e.id);
+        let last = written.last().map(|e| e.id);
         assert_eq!((j.rows[1].1, j.last), (StreamId::new(502, 0), last));
         // each entry: `<id>ID_SEP<canonical text>`, joined by ENTRY_SEP
-        let want: Vec<String> = applied[PER_ROW..]
+        let want: Vec<String> = written[PER_ROW..]
             .iter()
-            .map(|e| format!("{}{ID_SEP}{}", e.id, content::text("e", e)))
+            .map(|e| format!("{}{ID_SEP}{}", e.id, entry::text("e", e)))
             .collect();
         assert_eq!(j.rows[1].2, want.join(&ENTRY_SEP.to_string()));
-        let last_text = content::text("e", &applied[PER_ROW + 1]);
-        assert_eq!(j.anchor, Some(content::digest(&last_text)));
+        let last_text = entry::text("e", &written[PER_ROW + 1]);
+        assert_eq!(j.anchor, Some(entry::digest(&last_text)));
     }
 
     #[test]
@@ -382,19 +378,19 @@ mod tests {
 
     #[test]
     fn rows_and_statements_stay_under_their_byte_bounds() {
-        // 60 KB texts (under content::MAX_TEXT_BYTES): a row closes at the
+        // 60 KB texts (under entry::MAX_TEXT_BYTES): a row closes at the
         // fifth, once it holds 256 KiB
-        let applied: Vec<Entry> = (1..=12)
+        let written: Vec<Entry> = (1..=12)
             .map(|ms| Entry::test_init(ms, Some(60 << 10)))
             .collect();
-        let j = rows("e", &applied, 0);
+        let j = rows("e", &written, 0);
         let sizes: Vec<usize> = j
             .rows
             .iter()
             .map(|r| r.2.split(ENTRY_SEP).count())
             .collect();
         assert_eq!(sizes, [5, 5, 2]);
-        let most = ROW_BYTES + content::MAX_TEXT_BYTES;
+        let most = ROW_BYTES + entry::MAX_TEXT_BYTES;
         assert!(j.rows.iter().all(|r| r.2.len() <= most));
         let groups: Vec<usize> = statements(&j.rows).iter().map(|g| g.len()).collect();
         assert_eq!(
@@ -404,7 +400,7 @@ mod tests {
         );
         for g in statements(&j.rows) {
             let bytes: usize = g.iter().map(|r| r.2.len()).sum();
-            assert!(bytes < crate::model::poison::MIN_PACKET as usize - (64 << 10));
+            assert!(bytes < crate::model::entry::MIN_PACKET as usize - (64 << 10));
         }
         // small rows: 16 to a statement
         let many: Vec<(i64, StreamId, String)> = (0..40)

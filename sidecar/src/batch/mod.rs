@@ -1,4 +1,4 @@
-//! One batch of one event's log entries, applied to MySQL exactly once:
+//! One batch of one event's log entries, written to MySQL exactly once:
 //! the transaction the writer threads (`sync::writer`) run, and its parts.
 //!
 //! The invariant, step by step in [`commit_batch`] (rust-rdkafka's
@@ -7,12 +7,14 @@
 //!
 //! 1. open a transaction and lock the event's `ticket_sync_offset` row
 //!    (`SELECT .. FOR UPDATE`): a second sidecar waits here;
-//! 2. skip the entries at or below the locked offset: applied already (a
+//! 2. skip the entries at or below the locked offset: written already (a
 //!    retry, a restart after `kill -9`, the sidecar that held the lock);
 //! 3. ask the [`gate`]: a quarantined, re-created or replaced event is
-//!    refused, and only its quarantine or conflict commits, no entry;
-//! 4. apply the rest as [`plan`]ned: the [`fast`] path, or record by record
-//!    ([`slow`]), both on [`sql`];
+//!    refused, and only its quarantine or conflict commits, no entry (see
+//!    docs/design.md, "Incarnations and Redis data loss");
+//! 4. write the rest as [`plan`](mod@plan)ned: the [`fast`] path, or record by record
+//!    ([`slow`]), both writing the rows of [`order`] and [`event`], each
+//!    row shape built in one place;
 //! 5. last, move the offset to the batch's last entry and write the
 //!    [`journal`] in the same transaction; then `COMMIT`.
 //!
@@ -25,35 +27,38 @@
 //! else (connection lost, deadlock, lock wait timeout, missing table,
 //! read-only server) is returned to the caller, which rolls back and
 //! retries with backoff — never skipping an entry. [`queue`] holds a draw
-//! event's steps, [`seating`] a seated event's seats and category stocks; the heal (`loss::heal`) re-applies entries through
-//! [`apply_rest`].
+//! event's steps; the heal (`loss::heal`) re-applies entries through
+//! [`write_entries`].
 
+pub mod event;
 pub mod fast;
-pub mod gate;
 pub mod journal;
+pub mod order;
 pub mod plan;
 pub mod queue;
-pub mod seating;
 pub mod slow;
-pub mod sql;
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use mysql::prelude::Queryable;
 use mysql::{Conn, Transaction, TxOpts};
 
 use crate::io::mysql::{packet_limit, quarantine, record_conflict_once};
 use crate::io::rounds::request_now;
-use crate::model::event::restored_status;
-use crate::model::poison::refusal;
+use crate::model::entry::refusal;
+use crate::model::seating::choose_layout;
 use crate::model::time::datetime;
-use crate::model::{Conflict, Entry, EventState, Evidence, Outcome};
-use gate::{gate, Gate, Restore};
+use crate::model::{Conflict, Entry, EventState, Evidence, Outcome, Reason};
+use event::restored_status;
 use plan::{count_ops, plan, Plan};
-use protocol::record::Incarnation;
+use protocol::record::{Incarnation, Op, Status};
+use protocol::seats::Layout;
 use protocol::StreamId;
 
-/// Applies one batch of `event`'s entries (ascending ids, read from the
+/// Writes one batch of `event`'s entries (ascending ids, read from the
 /// log after `after`) exactly once, unless the gate refuses it (see
 /// [`gate`]): the one function that opens and commits the transaction,
 /// retried slowly in a new one when the fast path finds an anomaly. The
@@ -190,7 +195,7 @@ fn attempt(
     }
     let (state, seated) = event_state(tx, event)?;
     let (from, restore) = match gate(event, state.as_ref(), offset, &todo) {
-        Gate::Apply { from, restore } => (from, restore),
+        Gate::Write { from, restore } => (from, restore),
         Gate::Discard { upto, lifted } => {
             let more = upto + 1 < todo.len();
             return discard(tx, (event, locked), &todo[..=upto], lifted, more).map(Attempt::Commit);
@@ -204,7 +209,7 @@ fn attempt(
         return refuse(tx, event, offset, None, None).map(Attempt::Commit);
     }
     let how = How { force_slow, seated };
-    let done = apply_gated(
+    let done = write_gated(
         tx,
         (event, locked),
         (&todo[from..], last),
@@ -214,7 +219,188 @@ fn attempt(
     Ok(done.map_or(Attempt::Slow, Attempt::Commit))
 }
 
-/// How the entries the gate let through are applied.
+// ---- The gate: may the batch be written at all? ----
+
+/// An `op=restore` to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restore {
+    pub id: StreamId,
+    pub incarnation: Incarnation,
+    pub status: Status,
+    pub at: i64,
+}
+
+/// The gate's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    /// Write `todo[from..]`; with `restore`, `todo[from]` is that restore.
+    Write {
+        from: usize,
+        restore: Option<Restore>,
+    },
+    /// Write nothing of `todo[..=upto]` (entries of a dropped event's
+    /// re-created id): record each as a conflict and move the offset past
+    /// them. With `lifted`, `todo[upto]` is the re-created sale's drop: the
+    /// quarantine is lifted, and the rest is read again and gated anew.
+    Discard { upto: usize, lifted: bool },
+    /// Write nothing; quarantine with `quarantine` (None: already
+    /// quarantined) and record `conflict`.
+    Refuse {
+        quarantine: Option<Evidence>,
+        conflict: Option<Conflict>,
+    },
+}
+
+/// What may be written of `todo` (the entries above `offset`), given
+/// the event's row as MySQL has it under the offset row lock (pure):
+/// [`Gate::Write`] from which entry on, and whether that entry is an
+/// `op=restore` to write first; or [`Gate::Refuse`], nothing written and
+/// the offset kept, so the reader reads it again (docs/design.md,
+/// "Incarnations and Redis data loss"):
+///
+/// * a quarantined event is refused unless the batch holds an
+///   `op=restore` (the last one counts: each rebuild starts a new log).
+///   Entries before it are skipped (rebuild recorded them as conflicts);
+///   the restore is written when MySQL's incarnation is none or the
+///   record's, and the offset is its `from`, else it is a
+///   `restore_mismatch` conflict and the event is (or stays) quarantined;
+/// * an `op=init` for an event MySQL already has with another incarnation
+///   (or one side has none) quarantines it: a re-created event must never
+///   be written on top of the old one's rows;
+/// * an event MySQL has as dropped and that is quarantined (its id was
+///   re-created in Redis: event ids are not reused, MySQL keys a sale's
+///   rows by its id) has its entries discarded, [`Gate::Discard`]: each
+///   becomes a `reused_after_drop` conflict and the offset moves past it.
+///   The quarantine (the alarm) stays until the re-created sale is
+///   dropped too: its `op=drop` lifts it, and the event stays dropped.
+pub fn gate(event: &str, state: Option<&EventState>, offset: StreamId, todo: &[Entry]) -> Gate {
+    let restore = todo
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, e)| match &e.rec {
+            Ok(r) => match r.op {
+                Op::Restore {
+                    incarnation,
+                    status,
+                    from,
+                } => Some((
+                    i,
+                    Restore {
+                        id: e.id,
+                        incarnation,
+                        status,
+                        at: r.at,
+                    },
+                    from,
+                )),
+                _ => None,
+            },
+            Err(_) => None,
+        });
+    let quarantined = state.is_some_and(|s| s.quarantined);
+    if let Some((i, r, from)) = restore {
+        return restore_gate(event, state, offset, (i, &todo[i]), r, from);
+    }
+    if let Some(discard) = reused_after_drop(state, todo) {
+        return discard;
+    }
+    if quarantined {
+        return Gate::Refuse {
+            quarantine: None,
+            conflict: None,
+        };
+    }
+    match state.and_then(|s| changed_init(event, s, todo)) {
+        Some(ev) => Gate::Refuse {
+            quarantine: Some(ev),
+            conflict: None,
+        },
+        None => Gate::Write {
+            from: 0,
+            restore: None,
+        },
+    }
+}
+
+/// The discard of `todo` when the event is dropped in MySQL and
+/// quarantined (its id was re-created in Redis): up to its last `op=drop`
+/// (which lifts the quarantine), or all of it.
+fn reused_after_drop(state: Option<&EventState>, todo: &[Entry]) -> Option<Gate> {
+    let s = state?;
+    if !(s.quarantined && s.dropped) || todo.is_empty() {
+        return None;
+    }
+    let drop = todo
+        .iter()
+        .rposition(|e| matches!(&e.rec, Ok(r) if matches!(r.op, Op::Drop)));
+    Some(Gate::Discard {
+        upto: drop.unwrap_or(todo.len() - 1),
+        lifted: drop.is_some(),
+    })
+}
+
+/// A batch with a restore at `todo[i]`.
+fn restore_gate(
+    event: &str,
+    state: Option<&EventState>,
+    offset: StreamId,
+    (i, entry): (usize, &Entry),
+    r: Restore,
+    from: StreamId,
+) -> Gate {
+    let mine = state.and_then(|s| s.incarnation);
+    if mine.is_none_or(|m| m == r.incarnation) && offset == from {
+        return Gate::Write {
+            from: i,
+            restore: Some(r),
+        };
+    }
+    let shown = mine.map_or("none".into(), |m| m.to_string());
+    let detail = format!(
+        "restore of incarnation {} from {from}, but MySQL has incarnation {shown} at offset {offset}: rebuild again",
+        r.incarnation
+    );
+    let quarantined = state.is_some_and(|s| s.quarantined);
+    Gate::Refuse {
+        quarantine: (!quarantined).then(|| Evidence {
+            reason: Reason::RestoreMismatch,
+            text: format!("event {event}: {detail}"),
+        }),
+        conflict: Some(Conflict::about(entry, "restore_mismatch", detail)),
+    }
+}
+
+/// Evidence when an init in `todo` carries another incarnation than MySQL's.
+fn changed_init(event: &str, s: &EventState, todo: &[Entry]) -> Option<Evidence> {
+    todo.iter().find_map(|e| {
+        let r = e.rec.as_ref().ok()?;
+        let Op::Init { incarnation, .. } = &r.op else {
+            return None;
+        };
+        if *incarnation == s.incarnation {
+            return None;
+        }
+        let show = |i: &Option<Incarnation>| i.map_or("none".into(), |i| i.to_string());
+        let dropped = match s.dropped {
+            true => " (MySQL has the event as dropped: an event id cannot be reused; TICKET.DROP it again and pick a new id)",
+            false => " (the event was re-created in Redis)",
+        };
+        Some(Evidence {
+            reason: Reason::IncarnationChanged,
+            text: format!(
+                "event {event}: init {} carries incarnation {} but MySQL has {}{dropped}",
+                e.id,
+                show(incarnation),
+                show(&s.incarnation)
+            ),
+        })
+    })
+}
+
+// ---- Writing what the gate let through ----
+
+/// How the entries the gate let through are written.
 #[derive(Debug, Clone, Copy)]
 struct How {
     /// Record by record (the fast path refused once).
@@ -224,11 +410,11 @@ struct How {
     seated: Option<bool>,
 }
 
-/// Applies `todo` (what the gate let through, a restore first when
+/// Writes `todo` (what the gate let through, a restore first when
 /// `restore`) above the locked offset and advances the offset to `last`
 /// (the batch's last entry); `None` when the fast path refused and the
 /// batch must be replayed slowly.
-fn apply_gated(
+fn write_gated(
     tx: &mut Transaction<'_>,
     (event, locked): (&str, Locked),
     (todo, last): (&[Entry], StreamId),
@@ -242,19 +428,19 @@ fn apply_gated(
     let mut rest = todo;
     let mut base = locked.offset;
     if let Some(r) = restore {
-        apply_restore(tx, event, r)?;
+        write_restore(tx, event, r)?;
         out.restored = Some(r.id);
-        out.applied.insert("restore", 1);
+        out.written.insert("restore", 1);
         (base, rest) = (r.id, &rest[1..]);
     }
-    if !apply_rest(tx, event, base, rest, how.force_slow, how.seated, &mut out)? {
+    if !write_entries(tx, event, base, rest, how.force_slow, how.seated, &mut out)? {
         return Ok(None);
     }
     advance(tx, (event, locked), last, todo, restore.is_some())?;
     Ok(Some(out))
 }
 
-/// Moves the offset to `last`, counts the `applied` entries and journals
+/// Moves the offset to `last`, counts the `written` entries and journals
 /// them, the anchor and the journal's next row in the same UPDATE; after
 /// a restore the count starts again (the new log: the restore and what
 /// follows it).
@@ -262,7 +448,7 @@ fn advance(
     tx: &mut Transaction<'_>,
     (event, locked): (&str, Locked),
     last: StreamId,
-    applied: &[Entry],
+    written: &[Entry],
     restored: bool,
 ) -> Result<(), mysql::Error> {
     let count = match restored {
@@ -270,18 +456,18 @@ fn advance(
         false => "entries = entries + ?",
     };
     // The journal and the offset's anchor, in this transaction.
-    let journal = journal::rows(event, applied, locked.journal_seq);
+    let journal = journal::rows(event, written, locked.journal_seq);
     journal::write_rows(tx, event, &journal.rows)?;
     tx.exec_drop(
         format!("UPDATE ticket_sync_offset SET last_stream_id = ?, {count}, updated_at = NOW(3), anchor = COALESCE(?, anchor), journal_seq = ? WHERE event_id = ?"),
-        (last.to_string(), applied.len() as i64, &journal.anchor, journal.next_seq, event),
+        (last.to_string(), written.len() as i64, &journal.anchor, journal.next_seq, event),
     )?;
     journal.remember(event);
     Ok(())
 }
 
 /// Whether the batch carries the offset's anchor: a batch read from before
-/// the offset must hold the offset's entry with the content MySQL applied,
+/// the offset must hold the offset's entry with the content MySQL wrote,
 /// else Redis was replaced since (see [`journal::anchored`]); when not,
 /// asks the verifier for a round now.
 fn anchor_holds(
@@ -303,11 +489,11 @@ fn anchor_holds(
     }
 }
 
-/// Plans and applies `rest` (the entries above `base`) into `out`; false
+/// Plans and writes `rest` (the entries above `base`) into `out`; false
 /// when the fast path refused and the batch must be replayed slowly.
 /// `seated`: whether the event's row has a seat layout, when the caller
 /// read it and found a row (else it is read here).
-pub(crate) fn apply_rest(
+pub(crate) fn write_entries(
     tx: &mut Transaction<'_>,
     event: &str,
     base: StreamId,
@@ -316,7 +502,7 @@ pub(crate) fn apply_rest(
     seated: Option<bool>,
     out: &mut Outcome,
 ) -> Result<bool, mysql::Error> {
-    let layout = seating::batch_layout(tx, event, rest, seated)?;
+    let layout = batch_layout(tx, event, rest, seated)?;
     let (todo, p) = plan(base, rest, layout.as_deref());
     let packet = packet_limit();
     let p = match (p, force_slow) {
@@ -330,11 +516,11 @@ pub(crate) fn apply_rest(
     };
     match p {
         Plan::Nothing => out.path = "fast",
-        Plan::Fast(fp) => match fast::apply(tx, event, &fp, layout.as_deref())? {
+        Plan::Fast(fp) => match fast::write(tx, event, &fp, layout.as_deref())? {
             Ok(()) => {
                 out.path = "fast";
                 for (op, n) in count_ops(&todo) {
-                    *out.applied.entry(op).or_insert(0) += n;
+                    *out.written.entry(op).or_insert(0) += n;
                 }
             }
             Err(why) => {
@@ -347,7 +533,7 @@ pub(crate) fn apply_rest(
         Plan::Slow(why) => {
             log::debug!("event {event}: slow path: {why}");
             out.path = "slow";
-            slow::apply(tx, event, &todo, layout.as_deref(), out)?;
+            slow::write(tx, event, &todo, layout.as_deref(), out)?;
         }
     }
     Ok(true)
@@ -431,7 +617,7 @@ fn discard(
 }
 
 /// The event's row as the gate needs it (None when MySQL has no row),
-/// and whether it has a seat layout (for [`apply_rest`]; None without a
+/// and whether it has a seat layout (for [`write_entries`]; None without a
 /// row), in one query.
 fn event_state(
     tx: &mut Transaction<'_>,
@@ -450,8 +636,65 @@ fn event_state(
     Ok((state, seated))
 }
 
-/// Applies a restore: the event's status and incarnation, quarantine lifted.
-fn apply_restore(tx: &mut Transaction<'_>, event: &str, r: &Restore) -> Result<(), mysql::Error> {
+thread_local! {
+    /// Stored layouts this writer has parsed, by event. A stored layout
+    /// never changes (written once, with the event's row; event ids are
+    /// not reused), so each writer parses an event's once, not per batch
+    /// (the 80,000-seat arena's is ~150 KB and ~1 ms to parse).
+    static PARSED: RefCell<HashMap<String, Arc<Layout>>> = RefCell::new(HashMap::new());
+}
+
+/// Most layouts a writer keeps parsed (then it starts over).
+const PARSED_MAX: usize = 64;
+
+/// The layout a batch of `event` is written with (see [`choose_layout`]),
+/// reading the one MySQL stores (parsed once per writer). `seated`:
+/// whether the event's row has one, when the caller read it and found a
+/// row. An event MySQL has without a layout has none: an init in its
+/// batch is a duplicate (a conflict), and its layout must not judge the
+/// claims after it.
+fn batch_layout(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    todo: &[Entry],
+    seated: Option<bool>,
+) -> Result<Option<Arc<Layout>>, mysql::Error> {
+    let seated = match seated {
+        Some(known) => Some(known),
+        None => tx.exec_first(
+            "SELECT seat_layout IS NOT NULL FROM ticket_event WHERE event_id = ?",
+            (event,),
+        )?,
+    };
+    match seated {
+        Some(false) => return Ok(None),
+        None => return Ok(choose_layout(None, todo).map(Arc::new)),
+        Some(true) => {}
+    }
+    if let Some(layout) = PARSED.with(|p| p.borrow().get(event).cloned()) {
+        return Ok(Some(layout));
+    }
+    let stored: Option<String> = tx
+        .exec_first::<Option<String>, _, _>(
+            "SELECT seat_layout FROM ticket_event WHERE event_id = ?",
+            (event,),
+        )?
+        .flatten();
+    let layout = choose_layout(stored, todo).map(Arc::new);
+    if let Some(l) = &layout {
+        PARSED.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() >= PARSED_MAX {
+                p.clear();
+            }
+            p.insert(event.to_owned(), l.clone());
+        });
+    }
+    Ok(layout)
+}
+
+/// Writes a restore: the event's status and incarnation, quarantine lifted.
+fn write_restore(tx: &mut Transaction<'_>, event: &str, r: &Restore) -> Result<(), mysql::Error> {
     tx.exec_drop(
         "UPDATE ticket_event SET status = ?, incarnation = ?, quarantined_at = NULL, quarantine_reason = NULL, updated_at = ? WHERE event_id = ?",
         (restored_status(r.status), r.incarnation.to_string(), datetime(r.at), event),
@@ -459,39 +702,4 @@ fn apply_restore(tx: &mut Transaction<'_>, event: &str, r: &Restore) -> Result<(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use protocol::record::{Op, Record};
-
-    fn entries(ms: &[u64]) -> Vec<Entry> {
-        ms.iter()
-            .map(|ms| {
-                Entry::new(
-                    StreamId::new(*ms, 0),
-                    Ok(Record {
-                        op: Op::Open,
-                        at: *ms as i64,
-                    }),
-                )
-            })
-            .collect()
-    }
-
-    fn ids(e: &[Entry]) -> Vec<u64> {
-        e.iter().map(|e| e.id.ms).collect()
-    }
-
-    #[test]
-    fn above_the_offset_borrows_ascending_entries_and_filters_others() {
-        let asc = entries(&[1, 2, 3, 5]);
-        let todo = above(&asc, StreamId::new(2, 0));
-        assert!(matches!(todo, Cow::Borrowed(_)));
-        assert_eq!(ids(&todo), [3, 5]);
-        assert!(above(&asc, StreamId::new(5, 0)).is_empty());
-        assert_eq!(ids(&above(&asc, StreamId::ZERO)), [1, 2, 3, 5]);
-        let unordered = entries(&[3, 1, 4, 2]);
-        let todo = above(&unordered, StreamId::new(2, 0));
-        assert!(matches!(todo, Cow::Owned(_)));
-        assert_eq!(ids(&todo), [3, 4]);
-    }
-}
+mod tests;

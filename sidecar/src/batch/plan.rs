@@ -2,7 +2,7 @@
 //!
 //! The writer hands a batch (entries of one event, in id order) and the offset
 //! it found under `SELECT .. FOR UPDATE` to [`plan`]. Entries at or below the
-//! offset are dropped (already applied — this is what makes a retry, a second
+//! offset are dropped (already written — this is what makes a retry, a second
 //! sidecar or a restart after `kill -9` harmless). The rest either fit the
 //! **fast path** — a fixed handful of multi-row statements and one conditional
 //! stock UPDATE — or the batch goes down the **slow path**, one record at a
@@ -27,7 +27,7 @@
 //! Whatever the planner cannot see (the rows already in MySQL) is checked by
 //! the statements themselves: matched-row counts, the unique indexes, and the
 //! conditional stock UPDATE with the *peak* need over the batch's prefixes, so
-//! one UPDATE refuses exactly what per-record application would refuse. A
+//! one UPDATE refuses exactly what per-record writing would refuse. A
 //! seated event (planned with its layout) does the same per category: one
 //! conditional UPDATE of each category's stock the batch touches, with the
 //! category's peak need; a ticket that is no seat of the layout, or an init
@@ -36,9 +36,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::batch::event::{status_of, Init};
+use crate::batch::order::{Change, NewOrder};
 use crate::batch::queue::{Drawn, QueueStep, StepKind};
-use crate::model::event::{status_of, Init};
-use crate::model::order::{Change, NewOrder};
 use crate::model::seating::{tally, CategoryNeed};
 use crate::model::Entry;
 use protocol::record::{Op, Record};
@@ -50,7 +50,7 @@ use protocol::StreamId;
 pub struct FastPlan {
     /// Event creation, always the first entry when present.
     pub init: Option<Init>,
-    /// Changes of orders older than the batch, applied before the inserts.
+    /// Changes of orders older than the batch, written before the inserts.
     pub changes: Vec<Change>,
     /// Orders the batch creates, in their final status.
     pub orders: Vec<NewOrder>,
@@ -62,7 +62,7 @@ pub struct FastPlan {
     /// Net stock change: tickets taken minus tickets given back.
     pub stock_delta: i64,
     /// A draw event's enters, leaves, draw and offers, in log order (the
-    /// offers of other events are dropped when applied).
+    /// offers of other events are dropped when written).
     pub queue: Vec<QueueStep>,
     /// The batch's draw (at most one).
     pub draw: Option<Drawn>,
@@ -148,11 +148,11 @@ impl<'a> Planner<'a> {
     }
 
     fn entry(&mut self, i: usize, id: StreamId, rec: &'a Record) -> Result<(), String> {
-        if let Some(status) = status_of(&rec.op) {
-            self.fp.status = Some((status, rec.at));
-            return Ok(());
-        }
         match &rec.op {
+            Op::Open | Op::Close | Op::Drop => {
+                self.fp.status = status_of(&rec.op).map(|status| (status, rec.at));
+                Ok(())
+            }
             Op::Init {
                 layout: Some(_), ..
             } if i == 0 && self.layout.is_none() => {
@@ -164,25 +164,32 @@ impl<'a> Planner<'a> {
             }
             Op::Init { .. } => Err(format!("init {id} not first in batch")),
             Op::Enter { .. } | Op::Leave { .. } | Op::Draw { .. } => self.queue(id, rec),
-            op => match (
-                op.order(),
-                NewOrder::created_by(id, rec),
-                Change::of(id, rec),
-            ) {
-                (Some((user, _, _)), Some(order), _) => {
-                    self.fp
-                        .queue
-                        .extend(QueueStep::of(id, rec).filter(|s| s.kind == StepKind::Offer));
-                    self.create(user, order)
-                }
-                (Some((user, _, _)), None, Some(c)) => self.change(user, c),
-                _ => Err(format!("{} {id} has no fast path", op.name())),
-            },
+            Op::Offer { .. } => {
+                // A draw event keeps its offers as queue steps too.
+                self.fp.queue.extend(QueueStep::of(id, rec));
+                self.order(id, rec)
+            }
+            _ => self.order(id, rec),
+        }
+    }
+
+    /// A claim, hold or offer (a new order), or a confirm, expire or
+    /// cancel (a change of one).
+    fn order(&mut self, id: StreamId, rec: &'a Record) -> Result<(), String> {
+        let op = &rec.op;
+        match (
+            op.order(),
+            NewOrder::created_by(id, rec),
+            Change::of(id, rec),
+        ) {
+            (Some((user, _, _)), Some(order), _) => self.create(user, order),
+            (Some((user, _, _)), None, Some(c)) => self.change(user, c),
+            _ => Err(format!("{} {id} has no fast path", op.name())),
         }
     }
 
     /// An enter, leave or draw: a queue step (checked against the event's
-    /// row when applied); an enter after the batch's draw, or a second
+    /// row when written); an enter after the batch's draw, or a second
     /// draw, goes slow (where it becomes a conflict).
     fn queue(&mut self, id: StreamId, rec: &Record) -> Result<(), String> {
         if let Some(d) = Drawn::of(id, rec) {
@@ -294,10 +301,9 @@ pub fn count_ops(entries: &[Entry]) -> HashMap<&'static str, u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::order::OrderStatus;
     use crate::batch::queue::{admitted, DrawState};
-    use crate::batch::seating::{choose_layout, init_layout};
-    use crate::model::order::OrderStatus;
-    use crate::model::seating::category_sizes;
+    use crate::model::seating::{category_sizes, choose_layout, init_layout};
     use proptest::prelude::*;
     use protocol::record::{Checkout, Incarnation, Malformed, Tickets};
 
@@ -366,7 +372,7 @@ mod tests {
         }
 
         /// Slow path: exactly what the per-record SQL checks, in its order.
-        fn apply_one(&mut self, e: &Entry) {
+        fn write_one(&mut self, e: &Entry) {
             let rec = match &e.rec {
                 Ok(r) => r,
                 Err(_) => return self.conflicts.push((e.id, "malformed")),
@@ -465,7 +471,7 @@ mod tests {
         }
 
         /// Fast path: the statements in fast order; Err = anomaly (rollback).
-        fn apply_fast(&self, fp: &FastPlan) -> Result<Db, ()> {
+        fn write_fast(&self, fp: &FastPlan) -> Result<Db, ()> {
             let mut db = self.clone();
             if let Some(i) = &fp.init {
                 if db.event {
@@ -611,7 +617,7 @@ mod tests {
         let status = prop_oneof![
             Just(OrderStatus::Held),
             Just(OrderStatus::Active),
-            Just(OrderStatus::Canceled),
+            Just(OrderStatus::Cancelled),
             Just(OrderStatus::Expired)
         ];
         let order = (0..5usize, tickets(), status);
@@ -785,7 +791,7 @@ mod tests {
                 let id = StreamId::new(200 + i as u64 / 4, i as u64 % 4);
                 let Some(op) = op else { continue };
                 let e = Entry::new(id, Ok(Record { op, at: i as i64 }));
-                sim.apply_one(&e);
+                sim.write_one(&e);
                 entries.push(e);
             }
             (db, entries)
@@ -803,12 +809,12 @@ mod tests {
             let (todo, p) = plan(StreamId::ZERO, &entries, layout.as_ref());
             let mut seq = db.clone();
             for e in &todo {
-                seq.apply_one(e);
+                seq.write_one(e);
             }
             match p {
                 Plan::Nothing => prop_assert!(todo.is_empty()),
                 Plan::Slow(_) => {}
-                Plan::Fast(fp) => match db.apply_fast(&fp) {
+                Plan::Fast(fp) => match db.write_fast(&fp) {
                     Ok(fast) => {
                         prop_assert!(seq.conflicts.is_empty(), "fast ok but seq {:?}", seq.conflicts);
                         prop_assert_eq!(fast, seq);
@@ -818,7 +824,7 @@ mod tests {
             }
         }
 
-        /// Entries at or below the offset are never applied again.
+        /// Entries at or below the offset are never written again.
         #[test]
         fn skips_at_or_below_offset(entries in arb_entries(), cut in 0..12usize) {
             let offset = entries.get(cut).map(|e| e.id).unwrap_or(StreamId::ZERO);

@@ -3,8 +3,8 @@
 //! checks both batch paths make before writing them.
 //!
 //! The steps are the audit's input (`ticket_draw_step`, keyed by entry id,
-//! so its primary key is log order: see `admin::audit`). A draw applies
-//! only to a draw event not drawn yet, and only when SHA-256 of the
+//! so its primary key is log order: see `admin::audit`). A draw is written
+//! only for a draw event not drawn yet, and only when SHA-256 of the
 //! revealed seed is the commitment its init published: anything else is a
 //! `ticket_conflict`, never a silently stored seed.
 
@@ -122,7 +122,7 @@ pub struct DrawState {
     pub seed: Option<String>,
 }
 
-/// Why a step may not be applied: (conflict reason, detail).
+/// Why a step may not be written: (conflict reason, detail).
 pub type Refusal = (&'static str, String);
 
 impl DrawState {

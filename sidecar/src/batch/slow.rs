@@ -1,7 +1,7 @@
-//! The slow path: a batch applied one record at a time, each in its own
+//! The slow path: a batch written one record at a time, each in its own
 //! savepoint. Every record is checked explicitly, in the order the planning
 //! model (the `plan` module's tests) follows, so an anomaly is named precisely and
-//! lands in `ticket_conflict` while the rest of the batch applies:
+//! lands in `ticket_conflict` while the rest of the batch is written:
 //!
 //! * claim / hold / offer: `unknown_event`, `duplicate_order` (the user
 //!   already has a live order), `collision` (a ticket is live for someone
@@ -21,23 +21,23 @@
 //!   a restore here (not at the head of its batch): `restore_mismatch`;
 //! * `malformed` entries, and `sql_error` for data MySQL refuses;
 //! * before any of these, what MySQL cannot take at all (see
-//!   `model::poison`): `too_large` (beyond the entry bound) and
+//!   `model::entry`): `too_large` (beyond the entry bound) and
 //!   `too_large_for_packet` (a seated init beyond `max_allowed_packet`),
 //!   never sent.
 
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
 
-use crate::batch::queue::{Drawn, QueueStep, StepKind};
-use crate::batch::seating::{init_layout, insert_seats, take_category};
-use crate::batch::sql::{
-    draw_state, insert_event, insert_steps, pick_value, set_status, store_draw,
+use crate::batch::event::{
+    draw_state, init_rows, insert_steps, set_status, status_of, store_draw, Init,
 };
+use crate::batch::order::{
+    insert_orders, return_stock, take_category, take_stock, Change, NewOrder, OrderStatus,
+};
+use crate::batch::queue::{Drawn, QueueStep, StepKind};
 use crate::io::mysql::{insert_conflict, is_record_level, packet_limit};
-use crate::model::event::{status_of, Init};
-use crate::model::order::{Change, NewOrder, OrderStatus};
-use crate::model::poison::refusal;
-use crate::model::seating::tally;
+use crate::model::entry::refusal;
+use crate::model::seating::{init_layout, tally};
 use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, Outcome};
 use protocol::record::Record;
@@ -46,9 +46,9 @@ use protocol::StreamId;
 
 type Verdict = Result<(), (&'static str, String)>;
 
-/// Applies `todo` record by record (`layout`: the event's, when seated);
+/// Writes `todo` record by record (`layout`: the event's, when seated);
 /// bad records become conflicts.
-pub fn apply(
+pub fn write(
     tx: &mut Transaction<'_>,
     event: &str,
     todo: &[Entry],
@@ -78,7 +78,7 @@ pub fn apply(
         match verdict {
             Ok(op) => {
                 tx.query_drop("RELEASE SAVEPOINT rec")?;
-                *out.applied.entry(op).or_insert(0) += 1;
+                *out.written.entry(op).or_insert(0) += 1;
             }
             Err(c) => {
                 tx.query_drop("ROLLBACK TO SAVEPOINT rec")?;
@@ -106,7 +106,7 @@ fn record_conflict(
     insert_conflict(tx, event, c, false).map(|_| ())
 }
 
-/// Applies one record with explicit checks.
+/// Writes one record with explicit checks.
 fn one(
     tx: &mut Transaction<'_>,
     (event, layout): (&str, Option<&Layout>),
@@ -144,7 +144,7 @@ fn one(
     })
 }
 
-/// A queue step (an enter, leave, draw, or an offer already applied as
+/// A queue step (an enter, leave, draw, or an offer already written as
 /// an order) checked against the event's draw state; a draw stores its
 /// seed. An offer of an event without a draw keeps no step.
 fn queue(
@@ -189,19 +189,12 @@ fn init(tx: &mut Transaction<'_>, event: &str, i: &Init) -> Result<Verdict, mysq
         let detail = format!("event already exists with total {t}");
         return Ok(Err(("duplicate_init", detail)));
     }
-    let seats = match i.layout.as_deref().map(|json| init_layout(json, total)) {
+    let layout = match i.layout.as_deref().map(|json| init_layout(json, total)) {
         Some(Err(why)) => return Ok(Err(("bad_layout", format!("the layout: {why}")))),
-        Some(Ok(layout)) => insert_seats(event, &layout),
-        None => Vec::new(),
+        Some(Ok(layout)) => Some(layout),
+        None => None,
     };
-    let (sql, params) = insert_event(event, i);
-    tx.exec_drop(sql, params)?;
-    tx.exec_drop(
-        // (no VALUES() here: deprecated in MySQL 8)
-        "INSERT INTO ticket_stock (event_id, remaining_stock) VALUES (?, ?) ON DUPLICATE KEY UPDATE remaining_stock = ?",
-        (event, total, total),
-    )?;
-    for (sql, params) in seats {
+    for (sql, params) in init_rows(event, i, layout.as_ref()) {
         tx.exec_drop(sql, params)?;
     }
     Ok(Ok(()))
@@ -280,10 +273,8 @@ fn create(
         return Ok(Err(("collision", detail)));
     }
     let k = o.tickets.len() as i64;
-    tx.exec_drop(
-        "UPDATE ticket_stock SET remaining_stock = remaining_stock - ? WHERE event_id = ? AND remaining_stock >= ?",
-        (k, event, k),
-    )?;
+    let (sql, params) = take_stock(event, k, k);
+    tx.exec_drop(sql, params)?;
     if tx.affected_rows() != 1 {
         let detail = format!("remaining_stock is {stock}, {k} needed — conditional UPDATE refused");
         return Ok(Err(("oversell", detail)));
@@ -294,36 +285,10 @@ fn create(
             return Ok(verdict);
         }
     }
-    insert(tx, event, o)?;
-    Ok(Ok(()))
-}
-
-/// Inserts the rows of order `o`, the first one its lead.
-fn insert(tx: &mut Transaction<'_>, event: &str, o: &NewOrder) -> Result<(), mysql::Error> {
-    let id = o.order_id.to_string();
-    let held = o.held_until.map(datetime);
-    for (i, t) in o.tickets.iter().enumerate() {
-        tx.exec_drop(
-            "INSERT INTO ticket_participation (event_id, order_id, order_tickets, order_lead, user_id, ticket_number, status, held_until, claimed_at, stream_id, seat_pick, seat_section, seat_category, seat_accessible) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            vec![
-                event.into(),
-                id.clone().into(),
-                o.tickets.len().into(),
-                (i == 0).into(),
-                o.user.as_str().into(),
-                (*t).into(),
-                o.status.as_str().into(),
-                held.clone().into(),
-                datetime(o.created_at).into(),
-                id.clone().into(),
-                pick_value(o, i == 0, |p| Some(p.how.as_str().into())),
-                pick_value(o, i == 0, |p| p.section.clone().map(Value::from)),
-                pick_value(o, i == 0, |p| p.category.clone().map(Value::from)),
-                pick_value(o, i == 0, |p| p.accessible.map(Value::from)),
-            ],
-        )?;
+    for (sql, params) in insert_orders(event, std::slice::from_ref(o)) {
+        tx.exec_drop(sql, params)?;
     }
-    Ok(())
+    Ok(Ok(()))
 }
 
 /// A confirm, expire or cancel of the user's live order.
@@ -371,10 +336,8 @@ fn change(
         [values, key].concat(),
     )?;
     if kind.releases() {
-        tx.exec_drop(
-            "UPDATE ticket_stock SET remaining_stock = remaining_stock + ? WHERE event_id = ?",
-            (tickets.len(), event),
-        )?;
+        let (sql, params) = return_stock(event, tickets.len() as i64);
+        tx.exec_drop(sql, params)?;
         if let Some(layout) = layout {
             return category_stocks(tx, (event, layout), tickets, -1);
         }

@@ -3,17 +3,17 @@
 //! same stack as `ticketgate-live`).
 //!
 //! Series (all prefixed `ticketgate_`):
-//! - `applied_records_total{op}` — log entries applied to MySQL, by op;
+//! - `applied_records_total{op}` — log entries written to MySQL, by op;
 //! - `conflicts_total{reason}` — entries written to `ticket_conflict`;
 //! - `batches_total{path}` — committed batches by path (`fast`, `slow`, `skip`);
-//! - `batch_duration_seconds` — histogram of batch apply time (lock to commit);
+//! - `batch_duration_seconds` — histogram of batch write time (lock to commit);
 //! - `lag_entries` — entries still in the logs (sum of `XLEN` after trimming);
-//! - `lag_seconds` — age of the oldest unapplied entry, 0 when caught up;
+//! - `lag_seconds` — age of the oldest unwritten entry, 0 when caught up;
 //! - `errors_total{kind}` — retried errors (`mysql`, `redis`);
 //! - `events` — event logs being drained;
 //! - `up{component}` — 1 while `redis` / `mysql` answered the last call;
 //! - `quarantined_events` — events quarantined (Redis lost or replaced
-//!   them; nothing of them is applied until a rebuild);
+//!   them; nothing of them is written until a rebuild);
 //! - `event_quarantined{event,reason}` — 1 per quarantined event;
 //! - `stuck_events` — events whose last batch attempt failed (their
 //!   writer retries them with their own backoff, the others drain on);
@@ -50,7 +50,7 @@ pub const BUCKETS: [f64; 12] = [
 /// All counters and gauges of one sidecar process.
 pub struct Metrics {
     registry: Registry,
-    applied: IntCounterVec,
+    written: IntCounterVec,
     conflicts: IntCounterVec,
     batches: IntCounterVec,
     errors: IntCounterVec,
@@ -198,7 +198,7 @@ impl Metrics {
     pub fn new() -> Arc<Metrics> {
         let registry = Registry::new_custom(Some("ticketgate".into()), None).expect("prefix");
         let m = Metrics {
-            applied: counter_vec(
+            written: counter_vec(
                 "applied_records_total",
                 "Log entries applied to MySQL, by op.",
                 "op",
@@ -258,7 +258,7 @@ impl Metrics {
             Box::new(self.sentinel.switches.clone()),
             Box::new(self.quarantined_events.clone()),
             Box::new(self.event_quarantined.clone()),
-            Box::new(self.applied.clone()),
+            Box::new(self.written.clone()),
             Box::new(self.conflicts.clone()),
             Box::new(self.batches.clone()),
             Box::new(self.errors.clone()),
@@ -276,9 +276,9 @@ impl Metrics {
         }
     }
 
-    /// `n` entries of `op` were applied.
-    pub fn applied(&self, op: &str, n: u64) {
-        self.applied.with_label_values(&[op]).inc_by(n);
+    /// `n` entries of `op` were written.
+    pub fn written(&self, op: &str, n: u64) {
+        self.written.with_label_values(&[op]).inc_by(n);
     }
 
     /// `n` lost writes were `outcome` (`reapplied` or `undone`) by a heal.
@@ -475,7 +475,7 @@ mod tests {
     #[test]
     fn renders_series() {
         let m = Metrics::new();
-        m.applied("claim", 3);
+        m.written("claim", 3);
         m.conflict("oversell");
         m.batch("fast", 0.003);
         m.error("mysql");
@@ -527,7 +527,7 @@ mod tests {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let m = Metrics::new();
-        m.applied("claim", 7);
+        m.written("claim", 7);
         let stop = Arc::new(AtomicBool::new(false));
         let (m2, s2) = (m.clone(), stop.clone());
         let server = std::thread::spawn(move || serve(listener, m2, s2));

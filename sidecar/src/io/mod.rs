@@ -1,14 +1,11 @@
-//! The sidecar's I/O layer, above [`crate::model`]: Redis ([`redis`]: keys,
-//! streams, cluster routing, reads of an event), MySQL ([`mysql`]: connect,
-//! migrate, the queries every layer above shares), the Prometheus endpoint
-//! ([`metrics`]), retry pacing ([`backoff`]), the verification rounds the
-//! threads signal each other by ([`rounds`]) and the master of a Sentinel
-//! URL ([`sentinel`]). TLS settings and Sentinel discovery come from the
-//! `conn` crate (`ticketgate-conn`).
+//! The sidecar's I/O layer, above [`crate::model`]: Redis ([`redis`]: one
+//! file per job, from connecting to reading and trimming the logs), MySQL
+//! ([`mysql`]: connect, migrate, the queries every layer above shares),
+//! the Prometheus endpoint ([`metrics`]), retry pacing ([`backoff`]) and
+//! the verification rounds the threads signal each other by ([`rounds`]).
 
 pub mod backoff;
 pub mod metrics;
 pub mod mysql;
 pub mod redis;
 pub mod rounds;
-pub mod sentinel;

@@ -4,7 +4,7 @@
 //! quarantine, and the reads of offsets, events, stock and live tickets.
 //! Record-level server errors (duplicate key, value out of range, a packet
 //! too large, ...) are told apart here ([`is_record_level`]): they mean
-//! "this data is wrong", everything else is retried. Applying a batch
+//! "this data is wrong", everything else is retried. Writing a batch
 //! lives in `batch`.
 
 use std::collections::{HashMap, HashSet};
@@ -16,8 +16,8 @@ use mysql::prelude::Queryable;
 use mysql::{Conn, Opts, OptsBuilder, Transaction};
 use mysql_common::proto::codec::error::PacketCodecError;
 
+use crate::model::entry::MIN_PACKET;
 use crate::model::live::mysql_users;
-use crate::model::poison::MIN_PACKET;
 use crate::model::{Conflict, Evidence, Live};
 use protocol::StreamId;
 

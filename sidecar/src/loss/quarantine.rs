@@ -2,25 +2,25 @@
 //! back? (docs/design.md, "Incarnations and Redis data loss".)
 //!
 //! [`check`] is a pure function of what MySQL knows about an event (its
-//! committed offset, how many entries it has applied, its incarnation) and
+//! committed offset, how many entries it has written, its incarnation) and
 //! what Redis shows now (the meta hash's incarnation, the log's
 //! `XINFO STREAM` numbers). It answers with [`Evidence`] — a reason code
 //! and a sentence naming the event and the numbers — or `None` when the
 //! two agree. The daemon's verifier calls it under the offset row lock,
-//! after trimming what was applied; `reconcile` calls it read-only, with
-//! the applied entries still in the log counted in
-//! [`LogInfo::applied_present`].
+//! after trimming what was written; `reconcile` calls it read-only, with
+//! the written entries still in the log counted in
+//! [`LogInfo::written_present`].
 //!
 //! Reasons, most specific first:
 //! * `incarnation_changed`: the meta's incarnation is not MySQL's (the
 //!   event was re-created, or another one restored over it);
 //! * `log_restarted`: the log's last generated id is below the offset (the
 //!   log began again: a flush, a restart without AOF, an old RDB);
-//! * `entries_lost`: Redis deleted fewer entries than MySQL applied, so
-//!   entries the sidecar applied are gone (an old RDB, a failover that
+//! * `entries_lost`: Redis deleted fewer entries than MySQL wrote, so
+//!   entries the sidecar wrote are gone (an old RDB, a failover that
 //!   dropped unreplicated writes);
 //! * `vanished`: no meta, and no log or nothing in it after the offset,
-//!   and no drop applied (the caller never asks about dropped events).
+//!   and no drop written (the caller never asks about dropped events).
 
 use crate::model::{Evidence, Reason};
 use protocol::StreamId;
@@ -30,7 +30,7 @@ use protocol::StreamId;
 pub struct MysqlFacts {
     /// The committed offset (`ticket_sync_offset.last_stream_id`).
     pub offset: StreamId,
-    /// Entries applied in total (`entries`; None = unknown, pre-V3).
+    /// Entries written in total (`entries`; None = unknown, pre-V3).
     pub entries: Option<u64>,
     /// The incarnation (16 hex digits; None = an event from before 0.3).
     pub incarnation: Option<String>,
@@ -47,20 +47,20 @@ pub struct LogInfo {
     pub length: u64,
     /// Of those, how many are at or below the offset (0 after the
     /// verifier's XTRIM; reconcile counts them).
-    pub applied_present: u64,
+    pub written_present: u64,
 }
 
 impl LogInfo {
     /// Entries Redis deleted (trimmed) plus those still there at or below
-    /// the offset: what it has seen of what MySQL applied.
-    fn seen_applied(&self) -> u64 {
+    /// the offset: what it has seen of what MySQL wrote.
+    fn seen_written(&self) -> u64 {
         let deleted = self.entries_added.saturating_sub(self.length);
-        deleted + self.applied_present
+        deleted + self.written_present
     }
 
     /// Entries after the offset.
     fn after_offset(&self) -> u64 {
-        self.length.saturating_sub(self.applied_present)
+        self.length.saturating_sub(self.written_present)
     }
 }
 
@@ -78,7 +78,7 @@ pub fn check(event: &str, m: &MysqlFacts, r: &RedisFacts) -> Option<Evidence> {
     check_identity(event, m, r).or_else(|| check_entries(event, m, r))
 }
 
-/// A row from before V3: an older sidecar applied its init without storing
+/// A row from before V3: an older sidecar wrote its init without storing
 /// an incarnation, so the meta's incarnation is adopted, not evidence.
 fn pre_v3(m: &MysqlFacts) -> bool {
     m.entries.is_none() && m.incarnation.is_none()
@@ -123,23 +123,23 @@ pub fn check_identity(event: &str, m: &MysqlFacts, r: &RedisFacts) -> Option<Evi
     None
 }
 
-/// The entry count check: Redis has seen fewer entries than MySQL applied
+/// The entry count check: Redis has seen fewer entries than MySQL wrote
 /// (with no count, a pre-V3 row: none at all, though MySQL has an offset).
 fn check_entries(event: &str, m: &MysqlFacts, r: &RedisFacts) -> Option<Evidence> {
     let log = r.log?;
     let found = |reason, text| Some(Evidence { reason, text });
     match m.entries {
-        None if log.seen_applied() == 0 && m.offset > StreamId::ZERO => {
+        None if log.seen_written() == 0 && m.offset > StreamId::ZERO => {
             let text = format!(
                 "event {event}: Redis's log never held an entry MySQL applied (offset {}): it is another log",
                 m.offset
             );
             found(Reason::EntriesLost, text)
         }
-        Some(applied) if log.seen_applied() < applied => {
+        Some(written) if log.seen_written() < written => {
             let text = format!(
-                "event {event}: MySQL applied {applied} log entries but Redis's log has only seen {} of them ({} added, {} left after offset {}): applied entries are gone from Redis",
-                log.seen_applied(),
+                "event {event}: MySQL applied {written} log entries but Redis's log has only seen {} of them ({} added, {} left after offset {}): applied entries are gone from Redis",
+                log.seen_written(),
                 log.entries_added,
                 log.length,
                 m.offset
@@ -168,7 +168,7 @@ pub fn adopt(m: &MysqlFacts, r: &RedisFacts) -> Option<Adopt> {
         Some(_) => None,
     };
     Some(Adopt {
-        entries: log.seen_applied(),
+        entries: log.seen_written(),
         incarnation,
     })
 }
@@ -199,7 +199,7 @@ mod tests {
             last_generated: id(last),
             entries_added: added,
             length,
-            applied_present: 0,
+            written_present: 0,
         })
     }
 
@@ -217,7 +217,7 @@ mod tests {
     #[test]
     fn a_healthy_event_has_no_evidence() {
         let m = mysql(10, Some(10));
-        // 10 applied and trimmed, 2 new ones waiting
+        // 10 written and trimmed, 2 new ones waiting
         let r = redis(Some("00000000000000aa"), log(12, 12, 2));
         assert_eq!(check("e1", &m, &r), None);
         // pre-0.3 on both sides
@@ -241,7 +241,7 @@ mod tests {
             "{}",
             e.text
         );
-        // an old RDB: ids go on, but 3 applied entries never existed here
+        // an old RDB: ids go on, but 3 written entries never existed here
         let e = check("e1", &m, &redis(Some("00000000000000aa"), log(12, 9, 2))).unwrap();
         assert_eq!(e.reason, Reason::EntriesLost);
         assert!(e.text.contains("applied 10"), "{}", e.text);
@@ -255,7 +255,7 @@ mod tests {
             log: log(10, 10, 0),
         };
         assert_eq!(reason(&m, &empty), Some(Reason::Vanished));
-        // meta gone but entries waiting (a drop not yet applied): no verdict
+        // meta gone but entries waiting (a drop not yet written): no verdict
         let pending = RedisFacts {
             meta: None,
             log: log(11, 11, 1),
@@ -264,14 +264,14 @@ mod tests {
     }
 
     #[test]
-    fn reconcile_counts_untrimmed_applied_entries() {
+    fn reconcile_counts_untrimmed_written_entries() {
         let m = mysql(10, Some(10));
         let mut l = log(12, 12, 5).unwrap();
-        // 7 trimmed + 3 applied but not yet trimmed = 10: fine
-        l.applied_present = 3;
+        // 7 trimmed + 3 written but not yet trimmed = 10: fine
+        l.written_present = 3;
         let r = redis(Some("00000000000000aa"), Some(l));
         assert_eq!(reason(&m, &r), None);
-        l.applied_present = 2;
+        l.written_present = 2;
         let r = redis(Some("00000000000000aa"), Some(l));
         assert_eq!(reason(&m, &r), Some(Reason::EntriesLost));
     }
@@ -297,7 +297,7 @@ mod tests {
         assert_eq!(adopt(&old, &r), want(10, Some("00000000000000aa")));
         // gone from Redis at the upgrade: a DROP before 0.3 left no trace
         assert_eq!(check("e1", &old, &RedisFacts::default()), None);
-        // ... but not a log that never held an applied entry (re-created)
+        // ... but not a log that never held a written entry (re-created)
         let fresh = redis(Some("00000000000000bb"), log(12, 2, 2));
         assert_eq!(reason(&old, &fresh), Some(Reason::EntriesLost));
         assert_eq!(check_identity("e1", &old, &fresh), None);
@@ -318,33 +318,33 @@ mod tests {
         }
     }
 
-    /// Facts of an intact log: `applied` entries applied (and `trimmed` of
+    /// Facts of an intact log: `written` entries written (and `trimmed` of
     /// them trimmed), `waiting` more after the offset.
-    fn intact(applied: u64, trimmed: u64, waiting: u64) -> (MysqlFacts, RedisFacts) {
-        let m = mysql(applied, Some(applied));
+    fn intact(written: u64, trimmed: u64, waiting: u64) -> (MysqlFacts, RedisFacts) {
+        let m = mysql(written, Some(written));
         let l = LogInfo {
-            last_generated: id(applied + waiting),
-            entries_added: applied + waiting,
-            length: applied - trimmed + waiting,
-            applied_present: applied - trimmed,
+            last_generated: id(written + waiting),
+            entries_added: written + waiting,
+            length: written - trimmed + waiting,
+            written_present: written - trimmed,
         };
         (m, redis(Some("00000000000000aa"), Some(l)))
     }
 
     proptest! {
         /// An intact log with its meta never raises an alarm, however much
-        /// of it is applied, trimmed or waiting.
+        /// of it is written, trimmed or waiting.
         #[test]
-        fn intact_logs_are_never_quarantined(applied in 1..1000u64, t in 0..1000u64, waiting in 0..50u64) {
-            let (m, r) = intact(applied, t % (applied + 1), waiting);
+        fn intact_logs_are_never_quarantined(written in 1..1000u64, t in 0..1000u64, waiting in 0..50u64) {
+            let (m, r) = intact(written, t % (written + 1), waiting);
             prop_assert_eq!(check("e", &m, &r), None);
         }
 
-        /// Losing any applied entry (a shorter history) is always evidence.
+        /// Losing any written entry (a shorter history) is always evidence.
         #[test]
-        fn losing_applied_entries_is_always_evidence(applied in 1..1000u64, lost in 1..1000u64, waiting in 0..50u64) {
-            let lost = lost.min(applied);
-            let (m, mut r) = intact(applied, applied, waiting);
+        fn losing_written_entries_is_always_evidence(written in 1..1000u64, lost in 1..1000u64, waiting in 0..50u64) {
+            let lost = lost.min(written);
+            let (m, mut r) = intact(written, written, waiting);
             if let Some(l) = r.log.as_mut() {
                 l.entries_added -= lost;
             }
@@ -354,9 +354,9 @@ mod tests {
 
         /// Any incarnation other than MySQL's is evidence, whatever the log.
         #[test]
-        fn another_incarnation_is_always_evidence(applied in 1..100u64, waiting in 0..5u64, inc in "[0-9a-f]{16}") {
+        fn another_incarnation_is_always_evidence(written in 1..100u64, waiting in 0..5u64, inc in "[0-9a-f]{16}") {
             prop_assume!(inc != "00000000000000aa");
-            let (m, mut r) = intact(applied, applied, waiting);
+            let (m, mut r) = intact(written, written, waiting);
             r.meta = Some(Some(inc));
             prop_assert_eq!(reason(&m, &r), Some(Reason::IncarnationChanged));
         }

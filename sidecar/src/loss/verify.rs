@@ -12,7 +12,7 @@
 //! error naming the event and the evidence, and sets the metrics; a row
 //! from before V3 without an entry count adopts the one Redis shows.
 //!
-//! The same fact gathering, read-only (no XTRIM, the applied entries still
+//! The same fact gathering, read-only (no XTRIM, the written entries still
 //! in the log counted instead), serves `reconcile`.
 
 use std::collections::BTreeMap;
@@ -28,7 +28,8 @@ use crate::batch::{journal, lock_offset};
 use crate::io::backoff::{sleep_unless, Backoff};
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
-use crate::io::redis as redisio;
+use crate::io::redis::connect::Conn;
+use crate::io::redis::inspect::{count_upto, read_status, stream_info};
 use crate::io::rounds::{take_request, Rounds};
 use crate::loss::quarantine::{
     adopt, check, check_identity, Adopt, LogInfo, MysqlFacts, RedisFacts,
@@ -36,7 +37,7 @@ use crate::loss::quarantine::{
 use crate::model::Evidence;
 use protocol::StreamId;
 
-/// Most applied-but-untrimmed entries reconcile counts in a log.
+/// Most written-but-untrimmed entries reconcile counts in a log.
 const COUNT_CAP: usize = 1_000_000;
 
 /// What MySQL has about one event for the checks.
@@ -117,18 +118,17 @@ pub fn redis_facts(
     event: &str,
     count_below: Option<StreamId>,
 ) -> redis::RedisResult<RedisFacts> {
-    let applied_present = match count_below {
-        Some(offset) => redisio::count_upto(conn, event, offset, COUNT_CAP)?,
+    let written_present = match count_below {
+        Some(offset) => count_upto(conn, event, offset, COUNT_CAP)?,
         None => 0,
     };
-    let meta = redisio::read_meta(conn, event)?.map(|m| m.incarnation);
-    let log =
-        redisio::stream_info(conn, event)?.map(|(last_generated, entries_added, length)| LogInfo {
-            last_generated,
-            entries_added,
-            length,
-            applied_present,
-        });
+    let meta = read_status(conn, event)?.map(|m| m.incarnation);
+    let log = stream_info(conn, event)?.map(|(last_generated, entries_added, length)| LogInfo {
+        last_generated,
+        entries_added,
+        length,
+        written_present,
+    });
     Ok(RedisFacts { meta, log })
 }
 
@@ -145,7 +145,7 @@ pub struct Settings {
 #[derive(Default)]
 struct Conns {
     my: Option<mysql::Conn>,
-    rc: Option<redisio::Conn>,
+    rc: Option<Conn>,
 }
 
 /// The thread: a round every `interval`, and one whenever one is asked for.
@@ -189,7 +189,7 @@ fn round(
         c.my = Some(my.map_err(|e| format!("MySQL: {e}"))?);
     }
     if c.rc.is_none() {
-        let conn = redisio::Conn::open(&cfg.redis_url, Duration::from_secs(10), cfg.cluster);
+        let conn = Conn::open(&cfg.redis_url, Duration::from_secs(10), cfg.cluster);
         c.rc = Some(conn.map_err(|e| format!("Redis: {e}"))?);
     }
     let (Some(my), Some(rc)) = (c.my.as_mut(), c.rc.as_mut()) else {
@@ -270,7 +270,7 @@ fn verify_event(
     };
     let m = r.facts();
     let before = redis_facts(rc, event, None).map_err(redis_err)?;
-    // heal hook: a log of this incarnation that lost applied writes is
+    // heal hook: a log of this incarnation that lost writes is
     // healed here, or is evidence; see `loss::heal`.
     let mut intact = false;
     if before.meta == Some(m.incarnation.clone()) && before.log.is_some() {

@@ -18,7 +18,7 @@ const REASON_CHARS: usize = 32;
 /// What ends a detail that was cut.
 const CUT: &str = " [cut]";
 
-/// A conflict written while applying a batch.
+/// A conflict written while writing a batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conflict {
     /// The entry.

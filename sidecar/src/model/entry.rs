@@ -1,14 +1,50 @@
-//! One entry of an event's log as the sidecar reads it: its stream id, the
-//! record decoded from its fields (or why it could not be decoded), and
-//! what it was as read from Redis ([`Raw`]: its size and SHA-256), which
-//! a conflict row names and which tells an entry MySQL can never take
-//! ([`MAX_ENTRY_BYTES`]) from the rest. Pure.
+//! One entry of an event's log, as the sidecar reads it, and what MySQL
+//! makes of it. Pure.
+//!
+//! **As read.** An [`Entry`] holds its stream id, the record decoded from
+//! its fields (or why it could not be decoded), and what it was as read
+//! from Redis ([`Raw`]: its size and SHA-256), which a conflict row names
+//! and which tells an entry MySQL can never take ([`MAX_ENTRY_BYTES`])
+//! from the rest.
+//!
+//! **Its canonical text**, as the journal stores it and the heal compares
+//! it: one text per entry and its 64-bit [`digest`]. A decoded record is
+//! written as its fields in the log format's order
+//! (`op=claim␟event=E␟user=u␟ticket=43␟at=…`, `␟` = U+001F, which no
+//! field can contain: user ids have no control characters); an entry that
+//! did not decode as `malformed␟<its raw rendering>`. Two entries are the
+//! same write when id and content are equal; the new primary's ids may
+//! equal lost ones, so the content decides. [`record_of`] reads a record
+//! back from the text (for `TICKET.REAPPLY`). The text is bounded, so a
+//! journal row always fits a statement: an entry beyond
+//! [`MAX_ENTRY_BYTES`] is `too_large␟bytes=<n>␟sha256=<of the entry as
+//! read>`, and a text longer than [`MAX_TEXT_BYTES`] (only a seated init
+//! carries that much: its layout) is `stand_in␟op=<op>␟bytes=<n>␟sha256=<of
+//! the text>`. Both are a function of the entry alone, so the writer, the
+//! trimmer and the heal, each reading it from Redis, agree on them;
+//! neither decodes back into a record.
+//!
+//! **What MySQL can never take**, known before any statement is sent
+//! ([`refusal`]): an entry beyond [`MAX_ENTRY_BYTES`] (`too_large`), and a
+//! seated init whose layout needs a statement larger than the server's
+//! `max_allowed_packet` (`too_large_for_packet`). Sending either would
+//! fail the same way on every retry: the server refuses the packet (error
+//! 1153, and drops the connection), so the batch could never commit and
+//! the writer would retry it forever. Each becomes one conflict instead.
+//! Every other statement the drain sends stays far below [`MIN_PACKET`]:
+//! multi-row statements carry at most 1,000 rows, journal statements at
+//! most `batch::journal::STATEMENT_BYTES`, a canonical text at most
+//! [`MAX_TEXT_BYTES`], a conflict row a few KB.
+
+use std::fmt::Write;
 
 use sha2::{Digest, Sha256};
 
 use protocol::draw::hex;
-use protocol::record::{decode_entry, Malformed, Record};
+use protocol::record::{decode, decode_entry, Malformed, Op, Record};
 use protocol::StreamId;
+
+// ---- As read ----
 
 /// Most bytes (field names and values summed) an entry may have. The
 /// largest legal entry is an `init` carrying a seated layout of at most
@@ -147,7 +183,7 @@ impl Entry {
     /// An init at `ms`, seated with a layout of `layout` bytes (not a
     /// valid one: only its size matters) or unseated (None).
     pub fn test_init(ms: u64, layout: Option<usize>) -> Entry {
-        let op = protocol::record::Op::Init {
+        let op = Op::Init {
             total: 1,
             opens_at: 0,
             closes_at: 0,
@@ -160,51 +196,188 @@ impl Entry {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+// ---- Its canonical text ----
 
-    fn pairs(v: &[(&[u8], &[u8])]) -> Vec<(Vec<u8>, Vec<u8>)> {
-        v.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect()
+/// One log entry as the heal sees it: id, canonical content, record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Logged {
+    pub id: StreamId,
+    pub text: String,
+    /// None for an entry that did not decode.
+    pub rec: Option<Record>,
+}
+
+/// Separates fields in the canonical text.
+const SEP: char = '\u{1f}';
+
+/// The canonical text of `entry` of `event`.
+pub fn text(event: &str, entry: &Entry) -> String {
+    let mut out = String::new();
+    write_text(&mut out, event, entry);
+    out
+}
+
+/// Longest canonical text kept as it is: 64 KiB, far above any record
+/// but a seated init (a claim of 1,000 tickets is about 11 KB).
+pub const MAX_TEXT_BYTES: usize = 64 << 10;
+
+/// Appends the canonical text of `entry` of `event` to `out` (the
+/// journal writes a batch's texts into one buffer), bounded as the
+/// module's doc says.
+pub fn write_text(out: &mut String, event: &str, entry: &Entry) {
+    let from = out.len();
+    if entry.raw.too_large() {
+        let sha = entry.raw.sha256_hex().unwrap_or_default();
+        // Writing into a String cannot fail.
+        let _ = write!(
+            out,
+            "too_large{SEP}bytes={}{SEP}sha256={sha}",
+            entry.raw.bytes
+        );
+        return;
     }
-
-    #[test]
-    fn the_digest_is_of_netstrings_so_field_borders_count() {
-        let a = Raw::of(&pairs(&[(b"ab", b"c")]));
-        let b = Raw::of(&pairs(&[(b"a", b"bc")]));
-        assert_ne!(a.sha256, b.sha256);
-        assert_eq!((a.bytes, b.bytes), (3, 3));
-        // sha256("2:ab,1:c,"), as `printf '2:ab,1:c,' | sha256sum` says
-        let want = hex(&Sha256::digest(b"2:ab,1:c,"));
-        assert_eq!(a.sha256_hex(), Some(want));
-        let long = Raw::of(&pairs(&[(b"abcdefghijkl", b"")]));
-        let want = hex(&Sha256::digest(b"12:abcdefghijkl,0:,"));
-        assert_eq!(long.sha256_hex(), Some(want));
-        assert_eq!(Raw::default().sha256_hex(), None);
-    }
-
-    #[test]
-    fn an_entry_beyond_the_bound_is_not_decoded_and_shows_its_head() {
-        let big = vec![b'x'; MAX_ENTRY_BYTES as usize];
-        let fields = pairs(&[(b"op", b"init"), (b"layout", &big)]);
-        let e = Entry::read("e", StreamId::new(1, 0), &fields);
-        assert!(e.raw.too_large());
-        let Err(m) = &e.rec else {
-            panic!("decoded: {e:?}")
-        };
-        assert!(m.reason.contains("more than the 8388608"), "{}", m.reason);
-        assert_eq!(m.raw.chars().count(), SHOWN_CHARS);
-        assert!(m.raw.starts_with("op=init layout=xxx"), "{}", m.raw);
-        let small = pairs(&[(b"op", b"open"), (b"event", b"e"), (b"at", b"5")]);
-        let e = Entry::read("e", StreamId::new(5, 0), &small);
-        assert!(e.rec.is_ok() && !e.raw.too_large() && e.raw.sha256.is_some());
-    }
-
-    #[test]
-    fn shown_drops_control_bytes_and_bad_utf8_and_stops_at_the_limit() {
-        let fields = pairs(&[(b"us\0er", b"a\xff\x01b"), (b"k", b"v")]);
-        assert_eq!(shown(&fields, 100), "user=a\u{fffd}b k=v");
-        assert_eq!(shown(&fields, 4), "user");
-        assert_eq!(shown(&[], 4), "");
+    write_full(out, event, entry);
+    if out.len() - from > MAX_TEXT_BYTES {
+        let short = stand_in(&out[from..]);
+        out.truncate(from);
+        out.push_str(&short);
     }
 }
+
+/// The canonical text of `entry` without the bound (see [`write_text`]).
+fn write_full(out: &mut String, event: &str, entry: &Entry) {
+    // Writing into a String cannot fail.
+    let _ = match &entry.rec {
+        Ok(r) => r.fields(event).enumerate().try_for_each(|(i, (k, v))| {
+            if i > 0 {
+                out.push(SEP);
+            }
+            write!(out, "{k}={v}")
+        }),
+        Err(m) => write!(out, "malformed{SEP}{}", m.raw),
+    };
+}
+
+/// The stand-in of a text longer than [`MAX_TEXT_BYTES`]: its op, length
+/// and SHA-256.
+fn stand_in(text: &str) -> String {
+    let op = text
+        .strip_prefix("op=")
+        .and_then(|t| t.split(SEP).next())
+        .unwrap_or("?");
+    let sha = hex(&Sha256::digest(text.as_bytes()));
+    format!(
+        "stand_in{SEP}op={op}{SEP}bytes={}{SEP}sha256={sha}",
+        text.len()
+    )
+}
+
+/// A text as this release writes it: a longer one (journaled by a release
+/// before the bound) becomes its stand-in, so both compare alike.
+pub fn bounded(text: &str) -> String {
+    match text.len() > MAX_TEXT_BYTES {
+        true => stand_in(text),
+        false => text.to_owned(),
+    }
+}
+
+/// The op of a stand-in text (a seated init's), if it is one.
+pub fn stand_in_op(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("stand_in")?.strip_prefix(SEP)?;
+    rest.strip_prefix("op=")?.split(SEP).next()
+}
+
+/// Whether `digest` is the digest of `entry`'s text, or of its text
+/// before the bound (an anchor a release before it stored).
+pub fn has_digest(event: &str, entry: &Entry, anchor: &str) -> bool {
+    if digest(&text(event, entry)) == anchor {
+        return true;
+    }
+    let mut full = String::new();
+    write_full(&mut full, event, entry);
+    full.len() > MAX_TEXT_BYTES && digest(&full) == anchor
+}
+
+/// FNV-1a 64 of the canonical text, as 16 hex digits (the anchor stored
+/// with MySQL's offset).
+pub fn digest(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.as_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The field pairs of a canonical text (none for a malformed entry or a
+/// stand-in).
+pub fn text_fields(text: &str) -> Vec<(String, String)> {
+    let head = text.split(SEP).next().unwrap_or("");
+    if matches!(head, "malformed" | "too_large" | "stand_in") {
+        return Vec::new();
+    }
+    text.split(SEP)
+        .filter_map(|f| f.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+/// The record a canonical text of `event` holds, if it decodes.
+pub fn record_of(event: &str, text: &str) -> Option<Record> {
+    let raw: Vec<(Vec<u8>, Vec<u8>)> = text_fields(text)
+        .into_iter()
+        .map(|(k, v)| (k.into_bytes(), v.into_bytes()))
+        .collect();
+    match raw.is_empty() {
+        true => None,
+        false => decode(event, &raw).ok(),
+    }
+}
+
+// ---- What MySQL can never take ----
+
+/// Bytes a statement needs beside the one big value it carries (the other
+/// columns, the SQL text, the protocol's framing): a generous margin.
+pub const STATEMENT_OVERHEAD: u64 = 64 << 10;
+
+/// The least `max_allowed_packet` the drain needs for everything but a
+/// seated init's layout (see the module's doc); below it the sidecar
+/// warns at connect.
+pub const MIN_PACKET: u64 = 1 << 20;
+
+/// Why MySQL cannot take entry `e` from a server whose
+/// `max_allowed_packet` is `packet` bytes (0: not known, no check):
+/// the conflict's reason and detail.
+pub fn refusal(e: &Entry, packet: u64) -> Option<(&'static str, String)> {
+    if e.raw.too_large() {
+        let detail = format!(
+            "the entry has {} bytes, more than the {} an entry may have (the module never writes one): not applied, not sent to MySQL",
+            e.raw.bytes,
+            MAX_ENTRY_BYTES
+        );
+        return Some(("too_large", detail));
+    }
+    let need = statement_bytes(e).filter(|n| packet > 0 && *n > packet)?;
+    let detail = format!(
+        "the seated init's layout needs a statement of about {need} bytes, more than the server's max_allowed_packet of {packet}: the event is not created; raise max_allowed_packet to at least {need} (docs/operations.md), then replay this entry"
+    );
+    Some(("too_large_for_packet", detail))
+}
+
+/// The largest statement entry `e` needs, when it may be large: a seated
+/// init's event row carries its whole layout.
+fn statement_bytes(e: &Entry) -> Option<u64> {
+    match &e.rec {
+        Ok(Record {
+            op: Op::Init {
+                layout: Some(l), ..
+            },
+            ..
+        }) => Some(l.len() as u64 + STATEMENT_OVERHEAD),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+#[path = "entry_tests.rs"]
+mod tests;

@@ -1,22 +1,18 @@
 //! The sidecar's shared model, below every other layer: a log [`Entry`]
-//! (with its size and SHA-256 as read), the [`Conflict`]s (and the one
-//! shape of their rows) and [`Outcome`] of a batch, an event's row as MySQL
-//! holds it ([`event`]: its init, its state, the quarantine [`Reason`] and
-//! [`Evidence`]), an order's rows ([`order`]: status, changes, new orders),
-//! a user's live tickets ([`Live`]), an entry's canonical content as the
-//! heal compares it ([`content`]), a seated event's seat rows and category
-//! stocks ([`seating`]), the entries MySQL cannot take ([`poison`]), and
-//! time formatting. Nothing here does
+//! (with its size and SHA-256 as read, its canonical text as the journal
+//! and the heal compare it, and whether MySQL can take it at all), the
+//! [`Conflict`]s (and the one
+//! shape of their rows) and [`Outcome`] of a batch, an event's state as
+//! MySQL holds it ([`event`]: the quarantine [`Reason`] and [`Evidence`]),
+//! a user's live tickets ([`Live`]), a seated event's seat rows and
+//! category stocks ([`seating`]), and time formatting. Nothing here does
 //! I/O or imports another layer.
 
 pub mod conflict;
-pub mod content;
 pub mod entry;
 pub mod event;
 pub mod live;
-pub mod order;
 pub mod outcome;
-pub mod poison;
 pub mod seating;
 pub mod time;
 

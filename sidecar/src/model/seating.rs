@@ -1,8 +1,11 @@
-//! A seated event in MySQL's terms, pure: the `ticket_seat` rows and the
+//! A seated event in MySQL's terms, pure: the layout a batch is written
+//! with ([`choose_layout`]), the `ticket_seat` rows and the
 //! `ticket_seat_stock` rows of a layout, the categories an order's seats
 //! fall in, and the peak need of a batch per category (what the one
 //! conditional UPDATE per category must find, as the event's stock).
 
+use super::Entry;
+use protocol::record::Op;
 use protocol::seats::Layout;
 
 /// One `ticket_seat` row.
@@ -94,6 +97,32 @@ impl CategoryNeed {
             .map(|(c, (delta, need))| (c, *need, *delta))
             .collect()
     }
+}
+
+/// The layout a batch is written with: the one MySQL stores for the
+/// event, else (a new event) the one its first entry's `init` carries;
+/// None for an unseated event, or an init's layout that is not valid (the
+/// slow path makes that init a `bad_layout` conflict).
+pub fn choose_layout(stored: Option<String>, todo: &[Entry]) -> Option<Layout> {
+    if let Some(json) = stored {
+        return Layout::parse(&json).ok();
+    }
+    let init = todo.first().and_then(|e| e.rec.as_ref().ok());
+    match init.map(|r| &r.op) {
+        Some(Op::Init {
+            layout: Some(json),
+            total,
+            ..
+        }) => init_layout(json, *total).ok(),
+        _ => None,
+    }
+}
+
+/// An init's layout, valid only when it parses and has `total` seats.
+pub fn init_layout(json: &str, total: i64) -> Result<Layout, String> {
+    let layout = Layout::parse(json).map_err(|e| e.0)?;
+    layout.check_total(total).map_err(|e| e.0)?;
+    Ok(layout)
 }
 
 #[cfg(test)]

@@ -9,19 +9,20 @@
 //!
 //! Which thread calls what:
 //!
-//! - [`subscriber`] — `io::redis` (SUBSCRIBE), hands event ids to the reader.
-//! - [`reader`] — `io::redis` (XREAD, SCAN), `io::mysql` (committed offsets
-//!   at discovery), `io::rounds` (waits for the verifier's round at every
-//!   connect); hands batches to the writers.
+//! - [`subscriber`] — `io::redis::connect` (SUBSCRIBE), hands event ids to
+//!   the reader.
+//! - [`reader`] — XREAD (decoded by `io::redis::reply`), `io::redis::scan`
+//!   (SCAN), `io::mysql` (committed offsets at discovery), `io::rounds`
+//!   (waits for the verifier's round at every connect); hands batches to
+//!   the writers.
 //! - [`writer`] — `batch::commit_batch`, one transaction per (merged) batch,
-//!   retried until it commits, each event with its own backoff
-//!   ([`schedule`], pure) so a failing event never holds up the others;
+//!   retried until it commits, each event with its own backoff (its
+//!   pure `Schedule`) so a failing event never holds up the others;
 //!   offsets to the trimmer, rewinds to the reader.
 //! - [`trimmer`] — `batch::journal::trim` (the anchor, then `XTRIM MINID`)
-//!   and the lag gauges through `io::redis`.
+//!   and the lag gauges through `io::redis::trim`.
 
 pub mod reader;
-pub mod schedule;
 pub mod subscriber;
 pub mod trimmer;
 pub mod writer;

@@ -1,5 +1,6 @@
-//! The reader thread: reads every known log from in-memory cursors and
-//! hands the entries, one batch per event, to that event's writer.
+//! The reader thread: reads every known log from in-memory cursors
+//! (`XREAD`, the entries decoded by `io::redis::reply`) and hands the
+//! entries, one batch per event, to that event's writer.
 //!
 //! - **Discovery**: the subscriber forwards event ids the module announces;
 //!   the reader SCANs for `ticket:{*}:log` once the subscription is live
@@ -10,7 +11,7 @@
 //!   against the locked offset row, so MySQL stays the truth for progress.
 //! - **Verification first**: at every connect the reader asks the verifier
 //!   for a round ([`Rounds`]) and waits for it (up to 30 s), so entries of
-//!   an event Redis lost are not applied before it could be quarantined.
+//!   an event Redis lost are not written before it could be quarantined.
 //! - **Rewinds**: a writer that refused a batch (a quarantined event) sends
 //!   back the committed offset; the reader moves the cursor there and leaves
 //!   the event alone for a second.
@@ -27,15 +28,18 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, SendTimeoutError, Sender};
+use redis::{ConnectionLike, RedisResult, Value};
 
 use crate::io::backoff::{sleep_unless, Backoff};
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
-use crate::io::redis::{self as redisio, Conn};
+use crate::io::redis::connect::Conn;
+use crate::io::redis::reply::{take_entries, take_xread};
+use crate::io::redis::scan::scan_all;
 use crate::io::rounds::Rounds;
 use crate::model::Entry;
 use crate::sync::writer::Batch;
-use protocol::keys::Part;
+use protocol::keys::{self, Part};
 use protocol::StreamId;
 
 /// How long the reader waits for the verifier after connecting to Redis.
@@ -119,7 +123,7 @@ enum Pass {
     Stop,
 }
 
-/// The writer that applies every batch of `event`.
+/// The writer that writes every batch of `event`.
 pub fn writer_of(event: &str, n: usize) -> usize {
     let mut h = DefaultHasher::new();
     event.hash(&mut h);
@@ -246,7 +250,7 @@ impl Reader {
 
     /// SCANs for logs: forgets the ones gone, starts the new ones.
     fn scan(&mut self, c: &mut Conn) -> redis::RedisResult<()> {
-        let found = redisio::scan_all(&self.cfg.redis_url, c, Part::Log, "stream")?;
+        let found = scan_all(&self.cfg.redis_url, c, Part::Log, "stream")?;
         let found: BTreeSet<String> = found.into_iter().collect();
         self.forget_gone(c, &found);
         self.start_found(found);
@@ -266,7 +270,7 @@ impl Reader {
             .collect();
         for event in missing {
             let exists: redis::RedisResult<bool> = redis::cmd("EXISTS")
-                .arg(redisio::log_key(&event))
+                .arg(keys::key(&event, Part::Log))
                 .query(c.as_dyn());
             if let Ok(false) = exists {
                 log::info!(
@@ -280,7 +284,7 @@ impl Reader {
 
     /// Starts new logs at their committed offset (one query for all of
     /// them); 0-0 when MySQL cannot say, which is merely slower: the writer
-    /// skips what is applied.
+    /// skips what is written.
     fn start_found(&mut self, found: BTreeSet<String>) {
         let offsets = if found.iter().any(|e| !self.cursors.contains_key(e)) {
             committed_offsets(&self.cfg.mysql_url)
@@ -323,7 +327,7 @@ impl Reader {
         let mut by_slot: BTreeMap<u16, Vec<(String, StreamId)>> = BTreeMap::new();
         for item in list {
             by_slot
-                .entry(redisio::key_slot(&item.0))
+                .entry(keys::slot_of(&item.0))
                 .or_default()
                 .push(item);
         }
@@ -337,7 +341,7 @@ impl Reader {
         chunk: &[(String, StreamId)],
         block: Option<u64>,
     ) -> Result<bool, Pass> {
-        let streams = match redisio::xread(c.as_dyn(), chunk, self.cfg.batch_size, block) {
+        let streams = match xread(c.as_dyn(), chunk, self.cfg.batch_size, block) {
             Ok(streams) => streams,
             Err(e) => {
                 log::warn!("reader: XREAD failed: {e}");
@@ -398,13 +402,13 @@ impl Reader {
     fn drop_non_streams(&mut self, c: &mut Conn, chunk: &[(String, StreamId)]) {
         for (event, _) in chunk {
             let t: redis::RedisResult<String> = redis::cmd("TYPE")
-                .arg(redisio::log_key(event))
+                .arg(keys::key(event, Part::Log))
                 .query(c.as_dyn());
             if let Ok(t) = t {
                 if t != "stream" && t != "none" {
                     log::error!(
                         "event {event}: {} is a {t}, not a stream; not draining it",
-                        redisio::log_key(event)
+                        keys::key(event, Part::Log)
                     );
                     self.cursors.remove(event);
                     self.links.metrics.forget(event);
@@ -423,6 +427,37 @@ impl Reader {
             }
         }
     }
+}
+
+/// `XREAD COUNT count [BLOCK ms] STREAMS k.. id..` over `events` (event,
+/// cursor); the decoded entries per event.
+fn xread(
+    conn: &mut dyn ConnectionLike,
+    events: &[(String, StreamId)],
+    count: usize,
+    block_ms: Option<u64>,
+) -> RedisResult<Vec<(String, Vec<Entry>)>> {
+    let mut cmd = redis::cmd("XREAD");
+    cmd.arg("COUNT").arg(count);
+    if let Some(ms) = block_ms {
+        cmd.arg("BLOCK").arg(ms);
+    }
+    cmd.arg("STREAMS");
+    for (e, _) in events {
+        cmd.arg(keys::key(e, Part::Log));
+    }
+    for (_, id) in events {
+        cmd.arg(id.to_string());
+    }
+    let reply: Value = cmd.query(conn)?;
+    Ok(take_xread(reply)
+        .into_iter()
+        .filter_map(|(key, v)| {
+            let event = keys::event_of_key(key.as_bytes(), Part::Log)?.to_owned();
+            let entries = take_entries(&event, v);
+            Some((event, entries))
+        })
+        .collect())
 }
 
 /// Every event's committed offset from `ticket_sync_offset`; empty (and a

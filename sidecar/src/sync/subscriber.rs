@@ -12,7 +12,7 @@ use crossbeam_channel::{Sender, TrySendError};
 
 use crate::io::backoff::{sleep_unless, Backoff};
 use crate::io::metrics::Metrics;
-use crate::io::redis as redisio;
+use crate::io::redis::connect::connect;
 use crate::sync::reader::Discovery;
 use protocol::keys::{valid_event, EVENTS_CHANNEL};
 
@@ -32,7 +32,7 @@ impl Subscriber {
     pub fn run(self) {
         let mut backoff = Backoff::standard();
         while !self.stop.load(Ordering::Relaxed) {
-            let mut conn = match redisio::connect(&self.url, Duration::from_secs(5)) {
+            let mut conn = match connect(&self.url, Duration::from_secs(5)) {
                 Ok(c) => c,
                 Err(e) => {
                     self.failed(&format!("cannot connect to Redis: {e}"), &mut backoff);

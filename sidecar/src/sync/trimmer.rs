@@ -14,7 +14,8 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use crate::batch::journal;
 use crate::io::backoff::Backoff;
 use crate::io::metrics::Metrics;
-use crate::io::redis::{self as redisio, Conn};
+use crate::io::redis::connect::Conn;
+use crate::io::redis::trim::{lag, lag_all};
 use crate::model::time::now_ms;
 use protocol::StreamId;
 
@@ -130,7 +131,7 @@ impl Trimmer {
             // Names the anchor in Redis before trimming up to it.
             let digest = journal::digest_of(&event, offset);
             let res = journal::trim(c.as_dyn(), &event, offset, digest.as_deref())
-                .and_then(|_| redisio::lag(c.as_dyn(), &event, now_ms()));
+                .and_then(|_| lag(c.as_dyn(), &event, now_ms()));
             match res {
                 Ok((len, age)) => {
                     self.metrics.set_lag(&event, len, age);
@@ -172,7 +173,7 @@ impl Trimmer {
         }
         let Some(c) = self.conn.as_mut() else { return };
         for chunk in names.chunks(256) {
-            match redisio::lag_all(c.as_dyn(), chunk, now_ms(), !self.cluster) {
+            match lag_all(c.as_dyn(), chunk, now_ms(), !self.cluster) {
                 Ok(lags) => {
                     for (e, (len, age)) in chunk.iter().zip(lags) {
                         self.metrics.set_lag(e, len, age);

@@ -1,7 +1,7 @@
 //! `ticketgate-sidecar audit-seats --event E`: checks a seated event's
 //! seats from MySQL alone. Reads the stored layout (`ticket_event`) and
 //! every order (`ticket_participation`, less what a heal undid), then
-//! [`replay`]s them in log order with `protocol::seats`, the module's own
+//! [`replay`](mod@replay)s them in log order with `protocol::seats`, the module's own
 //! rule code. Prints the first violation (exit 1) or a summary (exit 0);
 //! no Redis needed.
 

@@ -126,7 +126,7 @@ fn a_party_moved_to_worse_seats_is_named() {
 #[test]
 fn a_seat_held_twice_is_named_with_its_holder() {
     let mut s = honest();
-    // cy's order (canceled after bob's) is made to overlap bob's seats
+    // cy's order (cancelled after bob's) is made to overlap bob's seats
     // while both held them: the unique index cannot see this, history can.
     let bob = s.orders[1].seats.clone();
     s.orders[2].seats = vec![bob[0], 20];

@@ -1,12 +1,12 @@
 //! The heal itself (I/O), run by the verifier in its transaction, under
 //! the event's offset row lock, so no writer commits meanwhile.
 //!
-//! [`check`]: Redis holds what MySQL applied when Redis's anchor key names
+//! [`check`]: Redis holds what MySQL wrote when Redis's anchor key names
 //! the entry at MySQL's offset, or when its log from that anchor through
 //! the offset is, entry by entry, the journal's after the anchor (the entry
 //! at the offset alone is not enough: two primaries can log the same record
 //! at the same id). Otherwise the new primary's anchor places its
-//! log against the journal ([`planner::place`]), the lost applied writes
+//! log against the journal ([`planner::place`]), the lost writes
 //! are re-applied through `TICKET.REAPPLY` (in order; one refused, or one
 //! following a refused one, is undone) or undone, MySQL reverts every
 //! lost write and applies the log after D (the re-applied writes among
@@ -22,15 +22,15 @@ use mysql::prelude::Queryable;
 use mysql::Transaction;
 use redis::ConnectionLike;
 
-use super::content;
+use super::entry;
 use super::journal;
 use super::planner::{self, Fate, Logged, Touch, Undo};
-use crate::batch::apply_rest;
-use crate::batch::seating::recount_categories;
+use crate::batch::order::{recount_categories, ChangeKind};
+use crate::batch::write_entries;
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
-use crate::io::redis as redisio;
-use crate::model::order::ChangeKind;
+use crate::io::redis::inspect::{count_upto, stream_info};
+use crate::io::redis::stream;
 use crate::model::{Conflict, Entry, Evidence, Outcome, Reason};
 use protocol::record::Op;
 use protocol::StreamId;
@@ -66,9 +66,9 @@ pub struct Report {
     pub undone: Vec<Conflict>,
     /// Undone expiries and offers (the module's decisions): logged only.
     pub undone_quietly: Vec<Conflict>,
-    /// Conflicts while applying the new primary's entries (none expected).
+    /// Conflicts while writing the new primary's entries (none expected).
     pub conflicts: Vec<Conflict>,
-    pub applied: usize,
+    pub written: usize,
     pub millis: u128,
 }
 
@@ -76,7 +76,7 @@ pub struct Report {
 pub fn announce(event: &str, r: &Report, metrics: &Metrics) {
     log::warn!(
         "event {event}: HEALED after an unplanned failover: the new primary's log diverged from MySQL after {}; {} lost applied write(s): {} re-applied, {} undone (a lost_in_failover conflict for each client write); MySQL moved from {} to {} ({} entries of the new primary applied) in {} ms",
-        r.diverged_at, r.lost, r.reapplied, r.undone.len() + r.undone_quietly.len(), r.before, r.after, r.applied, r.millis
+        r.diverged_at, r.lost, r.reapplied, r.undone.len() + r.undone_quietly.len(), r.before, r.after, r.written, r.millis
     );
     for c in &r.undone {
         log::warn!(
@@ -112,7 +112,7 @@ pub fn announce(event: &str, r: &Report, metrics: &Metrics) {
 /// The outcome of [`check`].
 #[derive(Debug)]
 pub enum Verdict {
-    /// Redis holds what MySQL applied (or there is no evidence either way:
+    /// Redis holds what MySQL wrote (or there is no evidence either way:
     /// the older checks decide).
     Intact,
     Healed(Report),
@@ -134,7 +134,7 @@ pub fn check(
     let Some((key, log)) = anchored_log(rc, event, &offset.to_string())? else {
         return Ok(Verdict::Intact);
     };
-    if key == (offset, anchor.clone()) || holds_applied(tx, event, (offset, &anchor), &key, &log)? {
+    if key == (offset, anchor.clone()) || holds_written(tx, event, (offset, &anchor), &key, &log)? {
         return Ok(Verdict::Intact);
     }
     heal(tx, rc, event, offset)
@@ -168,7 +168,7 @@ fn anchored_log(
 /// partition, the old primary and the promoted replica both expire a hold
 /// in the same millisecond), and MySQL then holds writes the new primary
 /// never had.
-fn holds_applied(
+fn holds_written(
     tx: &mut Transaction<'_>,
     event: &str,
     (offset, anchor): (StreamId, &str),
@@ -179,11 +179,11 @@ fn holds_applied(
         return Ok(false);
     }
     let at_offset = log.last().filter(|e| e.id == offset);
-    if at_offset.is_none_or(|e| content::digest(&e.text) != anchor) {
+    if at_offset.is_none_or(|e| entry::digest(&e.text) != anchor) {
         return Ok(false);
     }
     Ok(match journal::after_anchor(tx, event, (*from, digest))? {
-        journal::Tail::After(applied) => applied == log,
+        journal::Tail::After(written) => written == log,
         journal::Tail::Other => false,
         // Older than the ring: a heal could not place the log either; the
         // entry at the offset is all the evidence left.
@@ -198,12 +198,7 @@ fn range_entries(
     start: &str,
     end: &str,
 ) -> Result<Vec<Entry>, Error> {
-    let v: redis::Value = redis::cmd("XRANGE")
-        .arg(redisio::log_key(event))
-        .arg(start)
-        .arg(end)
-        .query(rc)?;
-    Ok(redisio::parse_entries(event, &v))
+    Ok(stream::range(rc, event, (start, end), None)?)
 }
 
 /// [`range_entries`] as the heal compares them.
@@ -220,7 +215,7 @@ fn range(
 fn logged(event: &str, e: Entry) -> Logged {
     Logged {
         id: e.id,
-        text: content::text(event, &e),
+        text: entry::text(event, &e),
         rec: e.rec.ok(),
     }
 }
@@ -298,7 +293,7 @@ fn plan(
 
 /// MySQL follows the new primary: every lost write reverted, the undone
 /// ones reported, the log after D (`journal[d]`, the entries of `rows`)
-/// applied, the offset moved.
+/// written, the offset moved.
 fn follow(
     tx: &mut Transaction<'_>,
     rc: &mut dyn ConnectionLike,
@@ -308,7 +303,7 @@ fn follow(
     report: &mut Report,
 ) -> Result<(), Error> {
     let lost = &journal[d + 1..];
-    // As read (not rebuilt from their texts): applied and journaled as
+    // As read (not rebuilt from their texts): written and journaled as
     // the writer would, a too-large entry a conflict with its SHA-256.
     let after = range_entries(rc, event, &format!("({}", journal[d].id), "+")?;
     for step in planner::undo_steps(lost, fates, &journal[..=d]) {
@@ -321,7 +316,7 @@ fn follow(
     move_offset(tx, rc, event, report.after, &journal[d], after.is_empty())
 }
 
-/// MySQL applies the new primary's log after D (`rows[d]`), and its
+/// MySQL writes the new primary's log after D (`rows[d]`), and its
 /// journal is cut after D and continued with that log.
 fn catch_up(
     tx: &mut Transaction<'_>,
@@ -332,12 +327,12 @@ fn catch_up(
 ) -> Result<(), Error> {
     let mut out = Outcome::default();
     let from = report.diverged_at;
-    apply_rest(tx, event, from, after, true, None, &mut out)?;
+    write_entries(tx, event, from, after, true, None, &mut out)?;
     report.conflicts = out.conflicts;
     journal::forget_after(tx, event, rows, d)?;
     journal::record(tx, event, after)?;
     report.after = after.last().map_or(from, |e| e.id);
-    report.applied = after.len();
+    report.written = after.len();
     Ok(())
 }
 
@@ -481,7 +476,7 @@ fn send(
 ) -> Result<Result<StreamId, String>, Error> {
     let mut cmd = redis::cmd("TICKET.REAPPLY");
     cmd.arg(event).arg("SINCE").arg(since.to_string());
-    for (k, v) in content::pairs(&l.text) {
+    for (k, v) in entry::text_fields(&l.text) {
         cmd.arg(k).arg(v);
     }
     match cmd.query::<String>(rc) {
@@ -577,7 +572,7 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
                 false => Ok(()),
             }
         }
-        Undo::Status { to } => tx.exec_drop(
+        Undo::SetStatus { to } => tx.exec_drop(
             "UPDATE ticket_event SET status = ? WHERE event_id = ?",
             (to, event),
         ),
@@ -601,7 +596,7 @@ fn stock(tx: &mut Transaction<'_>, event: &str, n: i64) -> mysql::Result<()> {
 }
 
 /// Moves the offset to `to` with the entry count Redis's log shows (what
-/// it deleted plus what it keeps up to `to`), and with no entry applied
+/// it deleted plus what it keeps up to `to`), and with no entry written
 /// after D, the anchor back to D's.
 fn move_offset(
     tx: &mut Transaction<'_>,
@@ -614,9 +609,9 @@ fn move_offset(
     // XINFO before the count: a trim in between then counts its entries
     // in neither (an alarm missed) rather than in both (a false
     // `entries_lost` later).
-    let deleted = redisio::stream_info(rc, event)?
-        .map_or(0, |(_, added, length)| added.saturating_sub(length));
-    let kept = redisio::count_upto(rc, event, to, 10_000_000)?;
+    let deleted =
+        stream_info(rc, event)?.map_or(0, |(_, added, length)| added.saturating_sub(length));
+    let kept = count_upto(rc, event, to, 10_000_000)?;
     tx.exec_drop(
         "UPDATE ticket_sync_offset SET last_stream_id = ?, entries = ?, updated_at = NOW(3) WHERE event_id = ?",
         (to.to_string(), (deleted + kept) as i64, event),
@@ -624,7 +619,7 @@ fn move_offset(
     if anchor_is_d {
         tx.exec_drop(
             "UPDATE ticket_sync_offset SET anchor = ? WHERE event_id = ?",
-            (content::digest(&d.text), event),
+            (entry::digest(&d.text), event),
         )?;
     }
     Ok(())
@@ -645,7 +640,7 @@ fn store_report(tx: &mut Transaction<'_>, event: &str, r: &Report) -> mysql::Res
     let detail = format!(
         "undone (user:ticket): [{}]; {} entries of the new primary applied in {} ms",
         users.join(", "),
-        r.applied,
+        r.written,
         r.millis
     );
     tx.exec_drop(

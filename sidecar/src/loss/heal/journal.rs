@@ -1,4 +1,4 @@
-//! MySQL's journal as the heal reads and cuts it (I/O): each applied entry
+//! MySQL's journal as the heal reads and cuts it (I/O): each written entry
 //! with its position in the ring of rows that `batch::journal` writes (which
 //! also holds the anchors and the anchored trim, re-exported here).
 
@@ -6,7 +6,7 @@ use mysql::prelude::Queryable;
 
 pub use crate::batch::journal::{record, redis_anchor, stored_anchor};
 use crate::batch::journal::{write_row, ENTRY_SEP, ID_SEP};
-use crate::model::content::{self, Logged};
+use crate::model::entry::{self, Logged};
 use protocol::StreamId;
 
 /// Where an entry is in the journal: its row's seq and its place in it.
@@ -63,7 +63,7 @@ pub fn after_anchor(
     for n in [TAIL_ROWS, crate::batch::journal::SLOTS] {
         let part = load_last(tx, event, n)?;
         if let Some(at) = part.iter().rposition(|(_, l)| l.id == id) {
-            if content::digest(&part[at].1.text) != digest {
+            if entry::digest(&part[at].1.text) != digest {
                 return Ok(Tail::Other);
             }
             let rest = part[at + 1..].iter().map(|(_, l)| l.clone());
@@ -86,8 +86,8 @@ fn entries(event: &str, rows: Vec<(i64, String)>) -> Vec<(Pos, Logged)> {
             };
             // A text a release before the bound journaled in full reads
             // as the stand-in the Redis side now computes.
-            let text = content::bounded(text);
-            let rec = content::record_of(event, &text);
+            let text = entry::bounded(text);
+            let rec = entry::record_of(event, &text);
             out.push((Pos { seq, index }, Logged { id, text, rec }));
         }
     }

@@ -1,8 +1,8 @@
 //! Heal after an unplanned failover (docs/design.md, "Healing after an
 //! unplanned failover").
 //!
-//! * `model::content`: an entry's canonical content and digest (pure,
-//!   re-exported here as [`content`]);
+//! * `model::entry`: an entry's canonical content and digest (pure,
+//!   re-exported here as [`entry`]);
 //! * [`planner`]: where the new primary's log meets MySQL's journal, what
 //!   to re-apply and what to undo (pure, property-tested);
 //! * [`journal`]: MySQL's journal as the heal reads and cuts it; the
@@ -15,7 +15,7 @@
 //! asks the verifier for a round at once (`io::rounds::request_now`): a
 //! process-wide flag, so the hook in the writer stays one line.
 
-pub use crate::model::content;
+pub use crate::model::entry;
 
 pub mod executor;
 pub mod journal;

@@ -1,14 +1,14 @@
-//! The heal's plan, pure: MySQL's applied history (the journal) and the new
+//! The heal's plan, pure: MySQL's written history (the journal) and the new
 //! primary's log in, what to re-apply, what to undo and what to apply out.
 //!
 //! 1. [`place`]: the last common entry D, by id **and content** (the new
 //!    primary's ids continue from its own clock and may equal lost ones).
-//!    The new primary's anchor (the last applied entry the trimmer named
+//!    The new primary's anchor (the last written entry the trimmer named
 //!    in Redis before trimming up to it: see [`super::journal`]) must be
 //!    in the journal, and its log holds every entry after the anchor.
 //!    Otherwise the log cannot be placed and the event is quarantined, as
 //!    before.
-//! 2. [`decide`]: the journal's entries after D are the **lost applied
+//! 2. [`decide`]: the journal's entries after D are the **lost
 //!    writes**. Each is already re-applied (a new entry after D has its
 //!    very content: a heal that crashed after `TICKET.REAPPLY`), or is
 //!    tried again in Redis when no new entry after D and no undone lost
@@ -27,9 +27,9 @@
 //! MySQL: random histories, random divergences, colliding ids, refusals by
 //! the module, and a second failover after (or during) a heal.
 
-use crate::model::content::stand_in_op;
-pub use crate::model::content::Logged;
-use crate::model::order::ChangeKind;
+use crate::batch::order::ChangeKind;
+use crate::model::entry::stand_in_op;
+pub use crate::model::entry::Logged;
 use protocol::record::Op;
 pub use protocol::touch::Touch;
 use protocol::StreamId;
@@ -54,7 +54,7 @@ pub fn place(journal: &[Logged], anchor: (StreamId, &str), log: &[Logged]) -> Re
     let (id, digest) = anchor;
     let Some(at) = journal
         .iter()
-        .position(|e| e.id == id && super::content::digest(&e.text) == digest)
+        .position(|e| e.id == id && super::entry::digest(&e.text) == digest)
     else {
         return Err(format!(
             "the new primary's anchor {id} is not in MySQL's journal (from {} on): its log cannot be placed",
@@ -75,7 +75,7 @@ pub fn place(journal: &[Logged], anchor: (StreamId, &str), log: &[Logged]) -> Re
     Ok(meet)
 }
 
-/// What becomes of one lost applied write.
+/// What becomes of one lost write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fate {
     /// A new entry after D has its content: it was re-applied already.
@@ -173,7 +173,7 @@ pub enum Undo {
         previous: Option<StreamId>,
     },
     /// An open or close: the status goes back to `to`.
-    Status { to: &'static str },
+    SetStatus { to: &'static str },
     /// A draw event's enter or leave: its `ticket_draw_step` row is marked
     /// lost (history; a re-applied one comes back as a new entry).
     Step { step: StreamId },
@@ -194,7 +194,7 @@ pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) ->
         }
         let step = match &r.op {
             Op::Claim { .. } | Op::Hold { .. } | Op::Offer { .. } => Undo::Order { order: l.id },
-            Op::Open | Op::Close => Undo::Status {
+            Op::Open | Op::Close => Undo::SetStatus {
                 to: previous_status(journal_before.iter().chain(&lost[..i]), &r.op),
             },
             Op::Enter { .. } | Op::Leave { .. } => Undo::Step { step: l.id },

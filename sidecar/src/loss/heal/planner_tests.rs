@@ -154,7 +154,7 @@ impl Redis {
 enum RowStatus {
     Held,
     Active,
-    Canceled,
+    Cancelled,
     Expired,
     Lost,
 }
@@ -176,7 +176,7 @@ impl Row {
     }
 }
 
-/// MySQL's rows of the event, applied as the sidecar's slow path does.
+/// MySQL's rows of the event, written as the sidecar's slow path does.
 #[derive(Debug, Clone)]
 struct Mysql {
     rows: Vec<Row>,
@@ -201,7 +201,7 @@ impl Mysql {
         }
     }
 
-    fn apply(&mut self, e: &Logged) {
+    fn write(&mut self, e: &Logged) {
         let Some(r) = &e.rec else {
             self.conflicts += 1;
             return;
@@ -289,7 +289,7 @@ impl Mysql {
             match kind {
                 ChangeKind::Confirm => (w.status, w.confirmed) = (RowStatus::Active, true),
                 ChangeKind::Expire => w.status = RowStatus::Expired,
-                ChangeKind::Cancel => w.status = RowStatus::Canceled,
+                ChangeKind::Cancel => w.status = RowStatus::Cancelled,
             }
         }
         if kind.releases() {
@@ -321,7 +321,7 @@ impl Mysql {
                 let target = match kind {
                     ChangeKind::Confirm => RowStatus::Active,
                     ChangeKind::Expire => RowStatus::Expired,
-                    ChangeKind::Cancel => RowStatus::Canceled,
+                    ChangeKind::Cancel => RowStatus::Cancelled,
                 };
                 let mut n = 0;
                 for w in self
@@ -344,7 +344,7 @@ impl Mysql {
                     self.stock -= n;
                 }
             }
-            Undo::Status { to } => self.closed = *to == "closed",
+            Undo::SetStatus { to } => self.closed = *to == "closed",
             Undo::Step { step } => self.lose_step(*step),
             Undo::Draw { draw } => {
                 if self.drawn == Some(*draw) {
@@ -385,13 +385,13 @@ fn logged(id: StreamId, r: Record) -> Logged {
     let entry = crate::model::Entry::new(id, Ok(r.clone()));
     Logged {
         id,
-        text: crate::model::content::text("e", &entry),
+        text: crate::model::entry::text("e", &entry),
         rec: Some(r),
     }
 }
 
 fn anchor_of(e: &Logged) -> (StreamId, String) {
-    (e.id, crate::model::content::digest(&e.text))
+    (e.id, crate::model::entry::digest(&e.text))
 }
 
 fn replay(hist: &[Logged]) -> Redis {
@@ -419,7 +419,7 @@ fn run(hist: &mut Vec<Logged>, cmds: &[(u8, u8)], clock: &mut i64) {
 #[derive(Debug, Clone)]
 struct Round {
     before: Vec<(u8, u8)>,
-    applied: usize,
+    written: usize,
     cut: usize,
     anchor: usize,
     after: Vec<(u8, u8)>,
@@ -439,9 +439,9 @@ fn round() -> impl Strategy<Value = Round> {
         any::<bool>(),
     )
         .prop_map(
-            |(before, applied, cut, anchor, after, racing, crashed)| Round {
+            |(before, written, cut, anchor, after, racing, crashed)| Round {
                 before,
-                applied,
+                written,
                 cut,
                 anchor,
                 after,
@@ -452,12 +452,12 @@ fn round() -> impl Strategy<Value = Round> {
 }
 
 /// The world: the primary's full history, MySQL, its journal (a window of
-/// what it applied) and how much of the history MySQL applied.
+/// what it wrote) and how much of the history MySQL wrote.
 struct World {
     hist: Vec<Logged>,
     mysql: Mysql,
     journal: Vec<Logged>,
-    applied: usize,
+    written: usize,
     clock: i64,
     reapplied: usize,
     undone: usize,
@@ -469,7 +469,7 @@ impl World {
             hist: Vec::new(),
             mysql: Mysql::new(),
             journal: Vec::new(),
-            applied: 0,
+            written: 0,
             clock: 0,
             reapplied: 0,
             undone: 0,
@@ -486,22 +486,22 @@ impl World {
         w
     }
 
-    /// MySQL applies the history up to `upto` the normal way.
+    /// MySQL writes the history up to `upto` the normal way.
     fn mysql_to(&mut self, upto: usize) {
-        for e in &self.hist[self.applied..upto] {
-            self.mysql.apply(e);
+        for e in &self.hist[self.written..upto] {
+            self.mysql.write(e);
             self.journal.push(e.clone());
         }
-        self.applied = upto;
+        self.written = upto;
     }
 
     fn failover(&mut self, r: &Round) -> Result<(), TestCaseError> {
         run(&mut self.hist, &r.before, &mut self.clock);
-        let applied = self.applied + r.applied % (self.hist.len() - self.applied + 1);
-        self.mysql_to(applied);
+        let written = self.written + r.written % (self.hist.len() - self.written + 1);
+        self.mysql_to(written);
         prop_assert_eq!(self.mysql.conflicts, 0, "a plain drain conflicts");
         // The replica got a prefix of the history; the trims it got keep
-        // its log starting at an entry MySQL applied.
+        // its log starting at an entry MySQL wrote.
         let start = self.hist.len() - self.journal.len().min(self.hist.len());
         let first = self
             .hist
@@ -509,7 +509,7 @@ impl World {
             .position(|e| e == &self.journal[0])
             .unwrap_or(start);
         let cut = first + 1 + r.cut % (self.hist.len() - first);
-        let anchor = first + r.anchor % (cut.min(applied) - first);
+        let anchor = first + r.anchor % (cut.min(written) - first);
         let mut new_hist = self.hist[..cut].to_vec();
         run(&mut new_hist, &r.after, &mut self.clock);
         if r.crashed {
@@ -535,7 +535,7 @@ impl World {
         steps.iter().for_each(|s| self.mysql.undo(s));
         let d = anchor + meet.log;
         for e in &new_hist[d + 1..] {
-            self.mysql.apply(e);
+            self.mysql.write(e);
         }
         prop_assert_eq!(self.mysql.conflicts, 0, "heal conflicts; fates {:?}", fates);
         prop_assert_eq!(self.mysql.as_redis(), replay(&new_hist));
@@ -544,7 +544,7 @@ impl World {
         self.journal.truncate(meet.journal + 1);
         self.journal.extend(new_hist[d + 1..].iter().cloned());
         self.hist = new_hist;
-        self.applied = self.hist.len();
+        self.written = self.hist.len();
         Ok(())
     }
 
@@ -637,14 +637,14 @@ fn a_lost_claim_retaken_and_returned_on_the_new_primary_comes_back_in_order() {
         matches!(&fates[0], Fate::Undo(why) if why.contains("ticket 1")),
         "{fates:?}"
     );
-    // MySQL: u1's claim undone before u2's claim applies: no collision.
+    // MySQL: u1's claim undone before u2's claim is written: no collision.
     let mut m = Mysql::new();
-    m.apply(&journal[0]);
-    m.apply(&journal[1]);
+    m.write(&journal[0]);
+    m.write(&journal[1]);
     for s in undo_steps(&lost, &fates, &journal[..1]) {
         m.undo(&s);
     }
-    new.iter().for_each(|e| m.apply(e));
+    new.iter().for_each(|e| m.write(e));
     assert_eq!(m.conflicts, 0);
     assert_eq!(m.stock, TICKETS);
     assert!(m
@@ -696,14 +696,14 @@ fn the_model_sees_both_outcomes_and_colliding_ids() {
 
 #[test]
 fn a_lost_seated_init_journaled_as_a_stand_in_is_unhealable() {
-    use crate::model::content::{self, MAX_TEXT_BYTES};
+    use crate::model::entry::{self, MAX_TEXT_BYTES};
     let id = StreamId::new(9, 0);
     let init = crate::model::Entry::test_init(9, Some(MAX_TEXT_BYTES));
-    let text = content::text("e", &init);
+    let text = entry::text("e", &init);
     // as the heal reads it back from the journal: no record, only its op
     let lost = Logged {
         id,
-        rec: content::record_of("e", &text),
+        rec: entry::record_of("e", &text),
         text,
     };
     assert!(lost.rec.is_none());

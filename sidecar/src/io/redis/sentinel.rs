@@ -16,6 +16,8 @@ use std::time::Duration;
 use conn::sentinel::{Addr, Watcher};
 use redis::{Connection, ConnectionLike, RedisError, RedisResult, Value};
 
+use super::node::connect_node;
+
 /// How long a connect waits for the sentinels to name a master (the
 /// startup's retry loop and the daemon's reconnects go round it).
 const WAIT_MASTER: Duration = Duration::from_secs(2);
@@ -35,7 +37,7 @@ pub fn connect_master(url: &str, io_timeout: Duration) -> RedisResult<Guarded> {
     let watcher = conn::sentinel::watcher(url).map_err(config_error)?;
     let (addr, generation) = watcher.wait_master(WAIT_MASTER).map_err(config_error)?;
     let node = watcher.url().node_url(&addr);
-    let mut c = match super::redis::connect(&node, io_timeout) {
+    let mut c = match connect_node(&node, io_timeout) {
         Ok(c) => c,
         Err(e) => {
             watcher.reask();
