@@ -213,12 +213,20 @@ mod tests {
 
     fn expire(u: &str, n: i64, at: i64) -> Record {
         let (user, tickets) = (u.into(), Tickets::One(n));
-        rec(Op::Expire { user, tickets }, at)
+        rec(
+            Op::Expire {
+                from: None,
+                user,
+                tickets,
+            },
+            at,
+        )
     }
 
     fn hold(u: &str, n: i64, until: i64, at: i64) -> Record {
         rec(
             Op::Hold {
+                from: None,
                 pick: None,
                 user: u.into(),
                 tickets: Tickets::One(n),

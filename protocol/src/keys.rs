@@ -122,6 +122,41 @@ pub fn answered_fields(user: &str, tickets: &[i64]) -> Vec<String> {
         .collect()
 }
 
+/// An event's allocations (`ticket:{E}:alloc`, a hash; docs/design.md
+/// "Allocations"): [`alloc_field`] of each allocation -> its state
+/// (`<release> <claimed> <key hash or -> <free tickets or ->`), and
+/// [`alloc_user`] of a user whose order came from one -> its name. Not a
+/// [`Part`]: opened only by events that have allocations.
+pub fn alloc_key(event: &str) -> String {
+    format!("ticket:{{{event}}}:alloc")
+}
+
+/// The allocations hash's field of the allocation `name` (`a:<name>`).
+pub fn alloc_field(name: &str) -> String {
+    format!("a:{name}")
+}
+
+/// The allocations hash's field of a user whose order came from an
+/// allocation (`u:<user>`).
+pub fn alloc_user(user: &str) -> String {
+    format!("u:{user}")
+}
+
+/// Longest allocation name, in bytes.
+pub const MAX_ALLOCATION_NAME: usize = 32;
+
+/// Most allocations of one event.
+pub const MAX_ALLOCATIONS: usize = 64;
+
+/// An allocation name: 1–32 bytes of `[A-Za-z0-9_.-]`.
+pub fn valid_allocation(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_ALLOCATION_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
 /// The event whose `part` key `key` is, if it is one
 /// (`ticket:{E}:log` -> `E`).
 pub fn event_of_key(key: &[u8], part: Part) -> Option<&str> {

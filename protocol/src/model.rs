@@ -184,6 +184,8 @@ pub enum Op<U = String> {
         tickets: Tickets,
         /// How a seated event's seats were chosen (`None`: not seated).
         pick: Option<Box<Pick>>,
+        /// The allocation the tickets came from (`None`: public stock).
+        from: Option<Box<str>>,
     },
     /// `user` holds `tickets` until `until` (unix ms) while paying.
     Hold {
@@ -191,6 +193,7 @@ pub enum Op<U = String> {
         tickets: Tickets,
         until: i64,
         pick: Option<Box<Pick>>,
+        from: Option<Box<str>>,
     },
     /// Returned `tickets` were offered to `user`, the head of the waiting
     /// list, held until `until`.
@@ -202,10 +205,20 @@ pub enum Op<U = String> {
     },
     /// `user`'s held `tickets` are sold.
     Confirm { user: U, tickets: Tickets },
-    /// `user`'s hold on `tickets` ran out; they are free again.
-    Expire { user: U, tickets: Tickets },
-    /// `user` gave `tickets` back (held or sold).
-    Cancel { user: U, tickets: Tickets },
+    /// `user`'s hold on `tickets` ran out; they are free again (`from`:
+    /// back in that allocation, else public).
+    Expire {
+        user: U,
+        tickets: Tickets,
+        from: Option<Box<str>>,
+    },
+    /// `user` gave `tickets` back (held or sold; `from`: a held order that
+    /// goes back to that allocation).
+    Cancel {
+        user: U,
+        tickets: Tickets,
+        from: Option<Box<str>>,
+    },
     /// Event (re)opened.
     Open,
     /// Event closed.
@@ -234,6 +247,22 @@ pub enum Op<U = String> {
     Leave { user: U },
     /// The draw was made: the seed is revealed and the order fixed.
     Draw { seed: [u8; 32] },
+    /// Free stock moved into the allocation `name` (docs/design.md
+    /// "Allocations"), released to the public at `release` (unix ms) when
+    /// set; `key` is the SHA-256 of its key, carried only by the effect.
+    Allocate {
+        name: String,
+        tickets: Tickets,
+        release: Option<i64>,
+        key: Option<[u8; 32]>,
+    },
+    /// Free stock of the allocation `name` went back to public sale; an
+    /// allocation left with no free tickets by it ends (`tickets` `None`:
+    /// it had none).
+    Release {
+        name: String,
+        tickets: Option<Tickets>,
+    },
 }
 
 /// How a seated event's claim, hold or offer chose its seats: the
@@ -294,8 +323,8 @@ impl<U> Op<U> {
         match self {
             Op::Claim { user, tickets, .. }
             | Op::Confirm { user, tickets }
-            | Op::Expire { user, tickets }
-            | Op::Cancel { user, tickets } => Some((user, tickets, 0)),
+            | Op::Expire { user, tickets, .. }
+            | Op::Cancel { user, tickets, .. } => Some((user, tickets, 0)),
             Op::Hold {
                 user,
                 tickets,
@@ -308,6 +337,18 @@ impl<U> Op<U> {
                 until,
                 ..
             } => Some((user, tickets, *until)),
+            _ => None,
+        }
+    }
+
+    /// The allocation a claim or hold took its tickets from, or an expiry
+    /// or cancel gives them back to.
+    pub fn from(&self) -> Option<&str> {
+        match self {
+            Op::Claim { from, .. }
+            | Op::Hold { from, .. }
+            | Op::Expire { from, .. }
+            | Op::Cancel { from, .. } => from.as_deref(),
             _ => None,
         }
     }
@@ -376,21 +417,25 @@ impl<U> Op<U> {
                 user,
                 tickets,
                 pick,
+                from,
             } => Op::Claim {
                 user: f(user),
                 tickets: tickets.clone(),
                 pick: pick.clone(),
+                from: from.clone(),
             },
             Op::Hold {
                 user,
                 tickets,
                 until,
                 pick,
+                from,
             } => Op::Hold {
                 user: f(user),
                 tickets: tickets.clone(),
                 until: *until,
                 pick: pick.clone(),
+                from: from.clone(),
             },
             Op::Offer {
                 user,
@@ -407,13 +452,23 @@ impl<U> Op<U> {
                 user: f(user),
                 tickets: tickets.clone(),
             },
-            Op::Expire { user, tickets } => Op::Expire {
+            Op::Expire {
+                user,
+                tickets,
+                from,
+            } => Op::Expire {
                 user: f(user),
                 tickets: tickets.clone(),
+                from: from.clone(),
             },
-            Op::Cancel { user, tickets } => Op::Cancel {
+            Op::Cancel {
+                user,
+                tickets,
+                from,
+            } => Op::Cancel {
                 user: f(user),
                 tickets: tickets.clone(),
+                from: from.clone(),
             },
             Op::Enter { user, count, rank } => Op::Enter {
                 user: f(user),
@@ -424,6 +479,8 @@ impl<U> Op<U> {
             op @ (Op::Init { .. }
             | Op::Restore { .. }
             | Op::Draw { .. }
+            | Op::Allocate { .. }
+            | Op::Release { .. }
             | Op::Open
             | Op::Close
             | Op::Drop) => op.without_user(),
@@ -460,6 +517,21 @@ impl<U> Op<U> {
                 from: *from,
             },
             Op::Draw { seed } => Op::Draw { seed: *seed },
+            Op::Allocate {
+                name,
+                tickets,
+                release,
+                key,
+            } => Op::Allocate {
+                name: name.clone(),
+                tickets: tickets.clone(),
+                release: *release,
+                key: *key,
+            },
+            Op::Release { name, tickets } => Op::Release {
+                name: name.clone(),
+                tickets: tickets.clone(),
+            },
             Op::Close => Op::Close,
             Op::Drop => Op::Drop,
             // `Open`: `map_user` passes only the ops without a user.
@@ -470,7 +542,8 @@ impl<U> Op<U> {
 
 impl<U: Clone> Op<U> {
     /// The op as its record carries it: without the values only its effect
-    /// carries (an entrant's rank, a draw event's secret seed).
+    /// carries (an entrant's rank, a draw event's secret seed, an
+    /// allocation's key hash).
     pub fn as_recorded(&self) -> Op<U> {
         match self {
             Op::Enter { user, count, .. } => Op::Enter {
@@ -487,6 +560,13 @@ impl<U: Clone> Op<U> {
                         seed: None,
                         ..*terms
                     });
+                }
+                op
+            }
+            Op::Allocate { key: Some(_), .. } => {
+                let mut op = self.clone();
+                if let Op::Allocate { key, .. } = &mut op {
+                    *key = None;
                 }
                 op
             }

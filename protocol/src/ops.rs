@@ -26,7 +26,7 @@
 //! - docs/design.md "The log record" and the clients' test vectors.
 
 use crate::draw::{parse_seed, AFTER_DRAW};
-use crate::keys::valid_user;
+use crate::keys::{valid_allocation, valid_user};
 use crate::model::{
     default_offer, parse_number, parse_tickets, parse_time, Checkout, DrawTerms, Incarnation, Op,
     Pick, PickHow, Status, Tickets, Value, MAX_ADMIT, MAX_HOLD_MS, MAX_TICKETS,
@@ -50,6 +50,8 @@ pub enum Kind {
     Enter,
     Leave,
     Draw,
+    Allocate,
+    Release,
 }
 
 /// One value an op carries, named as its stream field.
@@ -96,6 +98,17 @@ pub enum Field {
     Section,
     Category,
     Accessible,
+    /// An allocation's name (`allocate`, `release`).
+    Name,
+    /// The allocation a claim or hold took its tickets from, or an expiry
+    /// or cancel gives them back to (written `from`, as a restore's
+    /// offset: no op has both).
+    Allocation,
+    /// When an allocation releases itself (unix ms; in the effect 0 means
+    /// none).
+    Release,
+    /// SHA-256 of an allocation's key: only in the effect (`""`: none).
+    KeyHash,
 }
 
 impl Field {
@@ -126,6 +139,10 @@ impl Field {
             Field::Section => "section",
             Field::Category => "category",
             Field::Accessible => "accessible",
+            Field::Name => "name",
+            Field::Allocation => "from",
+            Field::Release => "release",
+            Field::KeyHash => "key",
         }
     }
 
@@ -138,10 +155,13 @@ impl Field {
         }
     }
 
-    /// Whether the stream record carries it (all but `minted`, `secret`
-    /// and `rank`, which only replicas need).
+    /// Whether the stream record carries it (all but `minted`, `secret`,
+    /// `rank` and an allocation's key hash, which only replicas need).
     pub fn in_record(self) -> bool {
-        !matches!(self, Field::Minted | Field::Secret | Field::Rank)
+        !matches!(
+            self,
+            Field::Minted | Field::Secret | Field::Rank | Field::KeyHash
+        )
     }
 
     /// Whether it says how a seated event chose the tickets (a pick's
@@ -181,46 +201,23 @@ pub struct OpSpec {
 impl OpSpec {
     /// An op whose every field is always written.
     const fn fixed(kind: Kind, name: &'static str, fields: &'static [Field]) -> OpSpec {
-        let n = fields.len();
-        OpSpec {
-            kind,
-            name,
-            fields,
-            record_needs: n,
-            effect_needs: n,
-        }
+        OpSpec::needs(kind, name, fields, fields.len())
     }
 
-    /// An op that takes tickets: `needs` always, then how a seated event
-    /// chose them (absent for an unseated event).
-    const fn seated(kind: Kind, name: &'static str, needs: &'static [Field]) -> OpSpec {
-        let fields: &'static [Field] = match needs.len() {
-            3 => &[
-                F::User,
-                F::Tickets,
-                F::Minted,
-                F::Pick,
-                F::Section,
-                F::Category,
-                F::Accessible,
-            ],
-            _ => &[
-                F::User,
-                F::Tickets,
-                F::Minted,
-                F::Until,
-                F::Pick,
-                F::Section,
-                F::Category,
-                F::Accessible,
-            ],
-        };
+    /// An op whose first `needs` fields are always written (the rest: a
+    /// seated event's pick, an allocation, when there is one).
+    const fn needs(
+        kind: Kind,
+        name: &'static str,
+        fields: &'static [Field],
+        needs: usize,
+    ) -> OpSpec {
         OpSpec {
             kind,
             name,
             fields,
-            record_needs: needs.len(),
-            effect_needs: needs.len(),
+            record_needs: needs,
+            effect_needs: needs,
         }
     }
 
@@ -235,7 +232,7 @@ impl OpSpec {
 use Field as F;
 
 /// Every op, in the order of [`Kind`].
-pub const OPS: [OpSpec; 14] = [
+pub const OPS: [OpSpec; 16] = [
     OpSpec {
         kind: Kind::Init,
         name: "init",
@@ -255,20 +252,65 @@ pub const OPS: [OpSpec; 14] = [
         record_needs: 1,
         effect_needs: 3,
     },
-    OpSpec::seated(Kind::Claim, "claim", &[F::User, F::Tickets, F::Minted]),
-    OpSpec::seated(
+    OpSpec::needs(
+        Kind::Claim,
+        "claim",
+        &[
+            F::User,
+            F::Tickets,
+            F::Minted,
+            F::Pick,
+            F::Section,
+            F::Category,
+            F::Accessible,
+            F::Allocation,
+        ],
+        3,
+    ),
+    OpSpec::needs(
         Kind::Hold,
         "hold",
-        &[F::User, F::Tickets, F::Minted, F::Until],
+        &[
+            F::User,
+            F::Tickets,
+            F::Minted,
+            F::Until,
+            F::Pick,
+            F::Section,
+            F::Category,
+            F::Accessible,
+            F::Allocation,
+        ],
+        4,
     ),
-    OpSpec::seated(
+    OpSpec::needs(
         Kind::Offer,
         "offer",
-        &[F::User, F::Tickets, F::Minted, F::Until],
+        &[
+            F::User,
+            F::Tickets,
+            F::Minted,
+            F::Until,
+            F::Pick,
+            F::Section,
+            F::Category,
+            F::Accessible,
+        ],
+        4,
     ),
     OpSpec::fixed(Kind::Confirm, "confirm", &[F::User, F::Tickets]),
-    OpSpec::fixed(Kind::Expire, "expire", &[F::User, F::Tickets]),
-    OpSpec::fixed(Kind::Cancel, "cancel", &[F::User, F::Tickets]),
+    OpSpec::needs(
+        Kind::Expire,
+        "expire",
+        &[F::User, F::Tickets, F::Allocation],
+        2,
+    ),
+    OpSpec::needs(
+        Kind::Cancel,
+        "cancel",
+        &[F::User, F::Tickets, F::Allocation],
+        2,
+    ),
     OpSpec::fixed(Kind::Open, "open", &[]),
     OpSpec::fixed(Kind::Close, "close", &[]),
     OpSpec::fixed(Kind::Drop, "drop", &[]),
@@ -280,6 +322,14 @@ pub const OPS: [OpSpec; 14] = [
     OpSpec::fixed(Kind::Enter, "enter", &[F::User, F::Count, F::Rank]),
     OpSpec::fixed(Kind::Leave, "leave", &[F::User]),
     OpSpec::fixed(Kind::Draw, "draw", &[F::Seed]),
+    OpSpec {
+        kind: Kind::Allocate,
+        name: "allocate",
+        fields: &[F::Name, F::Tickets, F::Minted, F::Release, F::KeyHash],
+        record_needs: 2,
+        effect_needs: 5,
+    },
+    OpSpec::needs(Kind::Release, "release", &[F::Name, F::Tickets], 1),
 ];
 
 /// The op named `name`.
@@ -304,6 +354,8 @@ impl<U> Op<U> {
             Op::Enter { .. } => Kind::Enter,
             Op::Leave { .. } => Kind::Leave,
             Op::Draw { .. } => Kind::Draw,
+            Op::Allocate { .. } => Kind::Allocate,
+            Op::Release { .. } => Kind::Release,
         }
     }
 
@@ -335,6 +387,22 @@ impl<U: AsRef<str>> Op<U> {
             (Op::Enter { count, .. }, F::Count) => number(*count),
             (Op::Enter { rank, .. }, F::Rank) => rank.map(|r| Value::Number(r as i64)),
             (Op::Draw { seed }, F::Seed) => Some(Value::Bytes(seed)),
+            (Op::Allocate { name, .. } | Op::Release { name, .. }, F::Name) => {
+                Some(Value::Text(name))
+            }
+            (Op::Allocate { tickets, .. }, F::Tickets) => Some(tickets.value()),
+            (Op::Release { tickets, .. }, F::Tickets) => tickets.as_ref().map(Tickets::value),
+            (Op::Allocate { release, .. }, F::Release) => match (release, form) {
+                (Some(at), _) => number(*at),
+                (None, Form::Effect) => number(0),
+                (None, Form::Record) => None,
+            },
+            (Op::Allocate { key, .. }, F::KeyHash) => match (key, form) {
+                (_, Form::Record) => None,
+                (Some(hash), Form::Effect) => Some(Value::Bytes(hash)),
+                (None, Form::Effect) => Some(Value::Text("")),
+            },
+            (op, F::Allocation) => op.from().map(Value::Text),
             (op, field) if field.of_pick() => pick_value(op.pick()?, field, form),
             (Op::Enter { user, .. } | Op::Leave { user }, F::User) => {
                 Some(Value::Text(user.as_ref()))
@@ -475,6 +543,10 @@ pub struct Parts<'a> {
     pub section: Option<&'a str>,
     pub category: Option<&'a str>,
     pub accessible: Option<i64>,
+    pub name: Option<&'a str>,
+    pub allocation: Option<&'a str>,
+    pub release: Option<i64>,
+    pub key: Option<[u8; 32]>,
 }
 
 /// Stores `value` in `slot`; whether there was one.
@@ -540,6 +612,17 @@ impl<'a> Parts<'a> {
                 Some(0) => true,
                 a => keep(&mut self.accessible, a.filter(|a| *a <= MAX_TICKETS as i64)),
             },
+            F::Name => keep(&mut self.name, Some(text).filter(|n| valid_allocation(n))),
+            F::Allocation => keep(
+                &mut self.allocation,
+                Some(text).filter(|n| valid_allocation(n)),
+            ),
+            F::Release => match parse_time(text) {
+                Some(0) => true,
+                at => keep(&mut self.release, at),
+            },
+            F::KeyHash if text.is_empty() => true,
+            F::KeyHash => keep(&mut self.key, parse_seed(text)),
         }
     }
 
@@ -584,12 +667,14 @@ impl<'a> Parts<'a> {
                 pick: self.pick(),
                 user: self.user?,
                 tickets: self.tickets?,
+                from: self.allocation.map(Box::from),
             },
             Kind::Hold => Op::Hold {
                 pick: self.pick(),
                 user: self.user?,
                 tickets: self.tickets?,
                 until: self.until?,
+                from: self.allocation.map(Box::from),
             },
             Kind::Offer => Op::Offer {
                 pick: self.pick(),
@@ -604,10 +689,12 @@ impl<'a> Parts<'a> {
             Kind::Expire => Op::Expire {
                 user: self.user?,
                 tickets: self.tickets?,
+                from: self.allocation.map(Box::from),
             },
             Kind::Cancel => Op::Cancel {
                 user: self.user?,
                 tickets: self.tickets?,
+                from: self.allocation.map(Box::from),
             },
             Kind::Open => Op::Open,
             Kind::Close => Op::Close,
@@ -624,6 +711,16 @@ impl<'a> Parts<'a> {
             },
             Kind::Leave => Op::Leave { user: self.user? },
             Kind::Draw => Op::Draw { seed: self.seed? },
+            Kind::Allocate => Op::Allocate {
+                name: self.name?.to_owned(),
+                tickets: self.tickets?,
+                release: self.release,
+                key: self.key,
+            },
+            Kind::Release => Op::Release {
+                name: self.name?.to_owned(),
+                tickets: self.tickets,
+            },
         })
     }
 }

@@ -22,6 +22,10 @@
 //! and `offer` add, after the tickets (and a deadline), `pick
 //! best|split|seats` and the request's `section <s>`, `category <c>`,
 //! `accessible <a>` when it gave them (docs/design.md "Reserved seating").
+//! Allocations (docs/design.md "Allocations"): `allocate` (`name <n>
+//! tickets <...> [release <ms>]`), `release` (`name <n> [tickets <...>]`);
+//! a `claim` or `hold` from one, and the `expire` or `cancel` that gives a
+//! held order back to it, end with `from <name>`.
 //!
 //! The field order is part of the contract. Decoding never panics: anything
 //! that does not decode becomes a [`Malformed`] value carrying a reason and a
@@ -267,6 +271,10 @@ impl<'f> Fields<'f> {
         self.map.contains_key(name.as_bytes())
     }
 
+    fn has_tickets(&self) -> bool {
+        self.has("ticket") || self.has("tickets")
+    }
+
     fn fail(&self, reason: String) -> Malformed {
         Malformed {
             reason,
@@ -291,6 +299,8 @@ impl<'f> Fields<'f> {
         let (what, field) = (spec.name, spec.fields[i]);
         match field {
             Field::User => parts.user = Some(self.user(what)?),
+            // A release of an allocation with no free tickets has none.
+            Field::Tickets if i >= spec.record_needs && !self.has_tickets() => {}
             Field::Tickets => parts.tickets = Some(self.tickets(what)?),
             _ => {
                 let name = field.name();
@@ -426,6 +436,7 @@ pub(crate) mod tests {
     fn fields_in_contract_order() {
         let claim = Record {
             op: Op::Claim {
+                from: None,
                 pick: None,
                 user: "u1",
                 tickets: Tickets::One(7),
@@ -554,6 +565,7 @@ pub(crate) mod tests {
         );
         let hold = Record {
             op: Op::Hold {
+                from: None,
                 user: "u1",
                 tickets: Tickets::Many(vec![5, 6]),
                 until: 9,
@@ -645,6 +657,7 @@ pub(crate) mod tests {
     fn compact_records() {
         let claim = Record {
             op: Op::Claim {
+                from: None,
                 pick: None,
                 user: "alice",
                 tickets: Tickets::One(7),
@@ -658,6 +671,7 @@ pub(crate) mod tests {
         );
         let hold = Record {
             op: Op::Hold {
+                from: None,
                 pick: Some(Box::new(Pick {
                     how: PickHow::Best,
                     section: Some("A".into()),
@@ -695,6 +709,7 @@ pub(crate) mod tests {
             ),
             (
                 Op::Expire {
+                    from: None,
                     user: "u",
                     tickets: Tickets::One(2),
                 },
@@ -702,6 +717,7 @@ pub(crate) mod tests {
             ),
             (
                 Op::Cancel {
+                    from: None,
                     user: "u",
                     tickets: Tickets::One(2),
                 },
@@ -732,6 +748,63 @@ pub(crate) mod tests {
             decode_entry("e1", Some(StreamId::new(1002, 0)), &full),
             Ok(claim.owned())
         );
+    }
+
+    /// An allocation's records: `allocate` and `release` in the full form
+    /// (never the key's hash); a claim from one adds `from` last, so a
+    /// plain claim's record is what it always was.
+    #[test]
+    fn the_allocation_records() {
+        let allocate = Record {
+            op: Op::<&str>::Allocate {
+                name: "promoter".into(),
+                tickets: Tickets::Many(vec![3, 4]),
+                release: Some(9000),
+                key: Some([0xee; 32]),
+            },
+            at: 5,
+        };
+        assert_eq!(
+            flat(&allocate)[4..],
+            ["name", "promoter", "tickets", "3,4", "release", "9000", "at", "5"]
+        );
+        assert_eq!(
+            decode("e1", &encoded(&allocate, "e1")).unwrap().op,
+            allocate.op.as_recorded().map_user(|u| u.to_string())
+        );
+        let release = Record {
+            op: Op::<&str>::Release {
+                name: "promoter".into(),
+                tickets: None,
+            },
+            at: 6,
+        };
+        assert_eq!(flat(&release)[4..], ["name", "promoter", "at", "6"]);
+        assert_eq!(decode("e1", &encoded(&release, "e1")), Ok(release.owned()));
+        let claim = Record {
+            op: Op::Hold {
+                from: Some("promoter".into()),
+                pick: None,
+                user: "u",
+                tickets: Tickets::One(3),
+                until: 99,
+            },
+            at: 7,
+        };
+        assert_eq!(
+            compact(&claim, true),
+            ["hold", "u", "ticket", "3", "until", "99", "from", "promoter"]
+        );
+        let raw = pairs_of(&compact(&claim, true));
+        let id = StreamId::new(7, 0);
+        assert_eq!(decode_entry("e1", Some(id), &raw), Ok(claim.owned()));
+        let bad = f(&[
+            ("hold", "u"),
+            ("ticket", "3"),
+            ("until", "9"),
+            ("from", "a b"),
+        ]);
+        assert!(decode_entry("e1", Some(id), &bad).is_err());
     }
 
     /// A compact entry that does not decode names what is wrong.
@@ -787,6 +860,7 @@ pub(crate) mod tests {
             ("at", "17"),
         ]);
         let want = Op::Claim {
+            from: None,
             pick: None,
             user: "u1".into(),
             tickets: Tickets::One(3),
@@ -1031,6 +1105,7 @@ pub(crate) mod tests {
             ("at", "17"),
         ]);
         let want = Op::Hold {
+            from: None,
             pick: None,
             user: "u1".to_string(),
             tickets: Tickets::Many(vec![3, 4, 9]),
@@ -1147,7 +1222,9 @@ pub(crate) mod tests {
 
     /// Any op of `kind` the module can write.
     pub(crate) fn any_op(kind: Kind) -> BoxedStrategy<Op> {
-        let order = (user_id(), any_tickets(), 1..i64::MAX, any_pick());
+        let name = "[A-Za-z0-9_.-]{1,32}";
+        let from = proptest::option::of(name).prop_map(|f| f.map(Box::from));
+        let order = (user_id(), any_tickets(), 1..i64::MAX, any_pick(), from);
         match kind {
             Kind::Init => (
                 1..=MAX_TOTAL,
@@ -1194,13 +1271,15 @@ pub(crate) mod tests {
             | Kind::Confirm
             | Kind::Expire
             | Kind::Cancel => order
-                .prop_map(move |(user, tickets, until, pick)| match kind {
+                .prop_map(move |(user, tickets, until, pick, from)| match kind {
                     Kind::Claim => Op::Claim {
+                        from,
                         pick,
                         user,
                         tickets,
                     },
                     Kind::Hold => Op::Hold {
+                        from,
                         pick,
                         user,
                         tickets,
@@ -1213,9 +1292,33 @@ pub(crate) mod tests {
                         until,
                     },
                     Kind::Confirm => Op::Confirm { user, tickets },
-                    Kind::Expire => Op::Expire { user, tickets },
-                    _ => Op::Cancel { user, tickets },
+                    Kind::Expire => Op::Expire {
+                        from,
+                        user,
+                        tickets,
+                    },
+                    _ => Op::Cancel {
+                        from,
+                        user,
+                        tickets,
+                    },
                 })
+                .boxed(),
+            Kind::Allocate => (
+                name,
+                any_tickets(),
+                proptest::option::of(1..i64::MAX),
+                proptest::option::of(any::<[u8; 32]>()),
+            )
+                .prop_map(|(name, tickets, release, key)| Op::Allocate {
+                    name,
+                    tickets,
+                    release,
+                    key,
+                })
+                .boxed(),
+            Kind::Release => (name, proptest::option::of(any_tickets()))
+                .prop_map(|(name, tickets)| Op::Release { name, tickets })
                 .boxed(),
             Kind::Open => Just(Op::Open).boxed(),
             Kind::Close => Just(Op::Close).boxed(),

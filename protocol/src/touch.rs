@@ -64,11 +64,13 @@ mod tests {
     #[test]
     fn users_tickets_and_the_status_are_shared() {
         let claim = Op::Claim {
+            from: None,
             user: "u",
             tickets: Tickets::Many(vec![3, 4]),
             pick: None,
         };
         let other = Op::Cancel {
+            from: None,
             user: "v",
             tickets: Tickets::One(4),
         };

@@ -139,6 +139,7 @@ fn after_the_draw(order: &[String], total: usize) -> Vec<Op<&str>> {
     for (i, u) in order[10..20].iter().enumerate() {
         let t = i as i64 + 11;
         ops.push(Op::Expire {
+            from: None,
             user: u,
             tickets: Tickets::One(t),
         });

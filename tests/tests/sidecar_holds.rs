@@ -42,6 +42,7 @@ const UNTIL: i64 = 1_900_000_000_000;
 /// offer, and a user ordering again after its hold expired.
 fn story(r: &mut redis::Connection, event: &str) {
     let hold = |user, t: &[i64]| Op::Hold {
+        from: None,
         pick: None,
         user,
         tickets: tickets(t),
@@ -55,15 +56,18 @@ fn story(r: &mut redis::Connection, event: &str) {
             tickets: tickets(&[1, 2]),
         },
         Op::Expire {
+            from: None,
             user: "u2",
             tickets: tickets(&[3]),
         },
         hold("u3", &[3]),
         Op::Cancel {
+            from: None,
             user: "u3",
             tickets: tickets(&[3]),
         },
         Op::Claim {
+            from: None,
             pick: None,
             user: "u4",
             tickets: tickets(&[4, 5]),
@@ -175,26 +179,31 @@ fn anomalies(r: &mut redis::Connection, db: &str, sc: &Sidecar) {
             tickets: tickets(&[3]),
         }, // u2 holds 7, not 3
         Op::Expire {
+            from: None,
             user: "u1",
             tickets: tickets(&[1, 2]),
         }, // u1's order is sold
         Op::Cancel {
+            from: None,
             user: "nobody",
             tickets: tickets(&[9]),
         },
         Op::Hold {
+            from: None,
             pick: None,
             user: "u1",
             tickets: tickets(&[8]),
             until: UNTIL,
         }, // u1 has a live order
         Op::Hold {
+            from: None,
             pick: None,
             user: "u6",
             tickets: tickets(&[6]),
             until: UNTIL,
         }, // u5 holds 6
         Op::Claim {
+            from: None,
             pick: None,
             user: "u7",
             tickets: tickets(&[9]),
@@ -204,6 +213,7 @@ fn anomalies(r: &mut redis::Connection, db: &str, sc: &Sidecar) {
             tickets: tickets(&[6]),
         },
         Op::Cancel {
+            from: None,
             user: "u4",
             tickets: tickets(&[4, 5]),
         },

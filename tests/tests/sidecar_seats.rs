@@ -89,12 +89,14 @@ impl Sale {
         let tickets = Tickets::from_sorted(seats.clone());
         self.ops.push(match held {
             true => Op::Hold {
+                from: None,
                 user,
                 tickets,
                 until: now_ms() + 60_000,
                 pick: p,
             },
             false => Op::Claim {
+                from: None,
                 user,
                 tickets,
                 pick: p,
@@ -145,8 +147,16 @@ impl Sale {
         self.state.set(&self.layout, &ids, Seat::Free);
         let tickets = Tickets::from_sorted(seats);
         self.ops.push(match expire {
-            true => Op::Expire { user, tickets },
-            false => Op::Cancel { user, tickets },
+            true => Op::Expire {
+                from: None,
+                user,
+                tickets,
+            },
+            false => Op::Cancel {
+                from: None,
+                user,
+                tickets,
+            },
         });
     }
 
@@ -363,6 +373,7 @@ fn a_category_stock_cannot_go_negative() {
     sale.best("ann", 2, Some("front"), false, false);
     sale.best("bob", 3, Some("general"), false, false);
     sale.ops.push(Op::Claim {
+        from: None,
         user: "zed",
         tickets: Tickets::from_sorted(vec![1, 99]),
         pick: pick(PickHow::Seats, None),

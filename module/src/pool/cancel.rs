@@ -27,6 +27,7 @@ pub fn cancel<'a>(
     let lowest = tickets.lowest();
     // check_consistent has type-checked every key, so no write fails.
     let op = Op::Cancel {
+        from: None,
         user: Cow::Borrowed(user),
         tickets,
     };

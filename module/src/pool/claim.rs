@@ -44,11 +44,13 @@ pub fn claim<'a>(
     let user = Cow::Borrowed(user);
     let op = match hold {
         0 => Op::Claim {
+            from: None,
             pick,
             user,
             tickets: tickets.clone(),
         },
         _ => Op::Hold {
+            from: None,
             pick,
             user,
             tickets: tickets.clone(),

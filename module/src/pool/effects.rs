@@ -183,7 +183,16 @@ pub fn append<U: AsRef<str>>(
                 store.set_seats(tickets.as_slice(), Seat::Sold);
             }
         }
-        Op::Expire { user, tickets } | Op::Cancel { user, tickets } => {
+        Op::Expire {
+            from: _,
+            user,
+            tickets,
+        }
+        | Op::Cancel {
+            from: _,
+            user,
+            tickets,
+        } => {
             let held = store.set_score(Set::Holds, user.as_ref(), None);
             if held {
                 // Only a held order can have been an offer.
@@ -209,6 +218,8 @@ pub fn append<U: AsRef<str>>(
             store.set_wants(user.as_ref(), None);
         }
         Op::Draw { .. } => store.write_meta(MetaWrite::Drawn(record.at)),
+        // Not written by this module yet (the pool's allocations follow).
+        Op::Allocate { .. } | Op::Release { .. } => {}
     }
     store.append(record, id)
 }

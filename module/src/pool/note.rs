@@ -162,6 +162,7 @@ mod tests {
 
     fn cancel_of(user: &str, t: i64) -> Op<&str> {
         Op::Cancel {
+            from: None,
             user,
             tickets: Tickets::One(t),
         }
@@ -186,6 +187,7 @@ mod tests {
             "the new primary answered user \"u\" since it became primary"
         );
         let other = Op::Claim {
+            from: None,
             user: "v",
             tickets: Tickets::One(1),
             pick: None,

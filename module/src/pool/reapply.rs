@@ -82,12 +82,21 @@ pub fn reapply<'a>(
             }
             free_tickets(store, &meta, tickets)?.map_err(changed)?
         }
-        Op::Confirm { user, tickets } | Op::Cancel { user, tickets } => {
+        Op::Confirm { user, tickets }
+        | Op::Cancel {
+            from: _,
+            user,
+            tickets,
+        } => {
             let held = matches!(record.op, Op::Confirm { .. });
             holds_exactly(store, user, tickets, held.then_some(i64::MAX))?.map_err(changed)?;
             None
         }
-        Op::Expire { user, tickets } => {
+        Op::Expire {
+            from: _,
+            user,
+            tickets,
+        } => {
             holds_exactly(store, user, tickets, Some(now))?.map_err(changed)?;
             None
         }
@@ -96,7 +105,11 @@ pub fn reapply<'a>(
             let record = draw_condition(store, &meta, record)?.map_err(changed)?;
             return Ok(out.append(store, record, None, None));
         }
-        Op::Init { .. } | Op::Drop | Op::Restore { .. } => {
+        Op::Init { .. }
+        | Op::Drop
+        | Op::Restore { .. }
+        | Op::Allocate { .. }
+        | Op::Release { .. } => {
             return Err(TicketError::Invalid(format!(
                 "TICKET.REAPPLY: op={} is never re-applied",
                 record.op.name()
@@ -316,6 +329,7 @@ mod tests {
         claim(&mut s, "a"); // 1; minted 4 (chunk 4)
         let lost = rec(
             Op::Claim {
+                from: None,
                 pick: None,
                 user: "u",
                 tickets: Tickets::One(3),
@@ -342,6 +356,7 @@ mod tests {
         let log = s.log.len();
         let taken = rec(
             Op::Claim {
+                from: None,
                 pick: None,
                 user: "u",
                 tickets: t.clone(),
@@ -354,6 +369,7 @@ mod tests {
             .contains("not free"));
         let holder = rec(
             Op::Claim {
+                from: None,
                 pick: None,
                 user: "a",
                 tickets: Tickets::One(2),
@@ -373,6 +389,7 @@ mod tests {
         claim(&mut s, "a"); // minted 4
         let gap = rec(
             Op::Claim {
+                from: None,
                 pick: None,
                 user: "u",
                 tickets: Tickets::One(6),
@@ -382,6 +399,7 @@ mod tests {
         assert_eq!(reapply(&mut s, "e", &gap, 9).unwrap_err().code(), "CHANGED");
         let next = rec(
             Op::Claim {
+                from: None,
                 pick: None,
                 user: "u",
                 tickets: Tickets::Many(vec![4, 5, 6]),
@@ -400,13 +418,23 @@ mod tests {
         let mut s = event(10, 1000); // holds of 1 s, taken at 10
         let t = claim(&mut s, "h");
         let other = Tickets::One(t.lowest() + 1);
-        let cancel = |tickets| rec(Op::Cancel { user: "h", tickets }, 20);
+        let cancel = |tickets| {
+            rec(
+                Op::Cancel {
+                    from: None,
+                    user: "h",
+                    tickets,
+                },
+                20,
+            )
+        };
         assert_eq!(
             reapply(&mut s, "e", &cancel(other), 20).unwrap_err().code(),
             "CHANGED"
         );
         let expire = rec(
             Op::Expire {
+                from: None,
                 user: "h",
                 tickets: t.clone(),
             },
@@ -437,6 +465,7 @@ mod tests {
         let t = claim(&mut s, "u"); // 1, held
         let cancel = rec(
             Op::Cancel {
+                from: None,
                 user: "u",
                 tickets: t.clone(),
             },
@@ -452,6 +481,7 @@ mod tests {
         assert_eq!(s.log.len(), log, "nothing changed");
         let other = rec(
             Op::Claim {
+                from: None,
                 user: "v",
                 tickets: Tickets::One(1),
                 pick: None,

@@ -51,6 +51,7 @@ pub fn expire_holds(
         match tickets {
             Some(tickets) => {
                 let op = Op::Expire {
+                    from: None,
                     user: Cow::Owned(user),
                     tickets,
                 };

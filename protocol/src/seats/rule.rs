@@ -270,6 +270,23 @@ pub fn best(layout: &Layout, state: &SeatState, request: &Request) -> Result<Cho
     }
 }
 
+/// The `n` free non-accessible seats of the allowed rows in `SPLIT` order
+/// (an allocation's `COUNT`), or how many there are when fewer.
+pub fn split_seats(layout: &Layout, state: &SeatState, request: &Request) -> Result<Vec<u32>, u32> {
+    let plain = Request {
+        accessible: None,
+        ..*request
+    };
+    let free: u32 = (0..layout.rows.len() as u32)
+        .filter(|r| plain.allows(&layout.rows[*r as usize]))
+        .map(|r| plain.takeable(state, r))
+        .sum();
+    match free >= plain.count {
+        true => Ok(split(layout, state, &plain).ids),
+        false => Err(free),
+    }
+}
+
 /// Whether row `r`'s summary allows a candidate of `n`.
 #[inline]
 fn may_fit(state: &SeatState, r: u32, n: u32, need: Option<u32>) -> bool {

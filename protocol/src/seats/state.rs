@@ -20,15 +20,20 @@ pub enum Seat {
     Free = 0,
     Held = 1,
     Sold = 2,
+    /// In an allocation, free for its claims only (docs/design.md
+    /// "Allocations").
+    Allocated = 3,
 }
 
 impl Seat {
-    /// Its byte in `TICKET.SEATMAP`: `.` free, `h` held, `s` sold.
+    /// Its byte in `TICKET.SEATMAP`: `.` free, `h` held, `s` sold, `a`
+    /// free in an allocation.
     pub fn map_byte(self) -> u8 {
         match self {
             Seat::Free => b'.',
             Seat::Held => b'h',
             Seat::Sold => b's',
+            Seat::Allocated => b'a',
         }
     }
 
@@ -38,6 +43,7 @@ impl Seat {
             0 => Some(Seat::Free),
             1 => Some(Seat::Held),
             2 => Some(Seat::Sold),
+            3 => Some(Seat::Allocated),
             _ => None,
         }
     }
@@ -114,6 +120,18 @@ impl SeatState {
         };
         (0..layout.rows.len()).for_each(|r| state.summarize(layout, r));
         Ok(state)
+    }
+
+    /// Only `ids` free (valid ids), every other seat taken: what the
+    /// rules see of an allocation's free seats.
+    pub fn only(layout: &Layout, ids: &[u32]) -> SeatState {
+        let mut state = SeatState {
+            seats: vec![Seat::Sold; layout.total as usize],
+            rows: vec![RowSummary::default(); layout.rows.len()],
+            free: 0,
+        };
+        state.set(layout, ids, Seat::Free);
+        state
     }
 
     /// The packed form: 2 bits per seat, seat 1 in the low bits of byte 0.
@@ -261,8 +279,13 @@ mod tests {
         assert_eq!(packed[0], 0b0000_0100);
         assert_eq!(SeatState::from_packed(&l, &packed), Ok(s));
         assert!(SeatState::from_packed(&l, &packed[..2]).is_err());
-        assert!(SeatState::from_packed(&l, &[3, 0, 0])
-            .unwrap_err()
-            .contains("seat 1"));
+        let allocated = SeatState::from_packed(&l, &[3, 0, 0]).unwrap();
+        assert_eq!((allocated.get(1), allocated.free()), (Seat::Allocated, 9));
+        assert_eq!(allocated.seat_map()[..2], *b"a.");
+        let only = SeatState::only(&l, &[2, 9]);
+        assert_eq!(
+            (only.free(), only.is_free(9), only.is_free(1)),
+            (2, true, false)
+        );
     }
 }

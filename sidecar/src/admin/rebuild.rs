@@ -675,6 +675,7 @@ mod tests {
             StreamId::new(7, 1),
             Ok(protocol::record::Record {
                 op: protocol::record::Op::Claim {
+                    from: None,
                     pick: None,
                     user: "u1".into(),
                     tickets: Tickets::One(3),

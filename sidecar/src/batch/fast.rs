@@ -351,6 +351,7 @@ mod tests {
     #[test]
     fn claims_bind_only_what_differs() {
         let claim = |u: &str, t: &[i64]| Op::Claim {
+            from: None,
             pick: None,
             user: u.into(),
             tickets: Tickets::from_sorted(t.to_vec()),
@@ -375,16 +376,19 @@ mod tests {
         let t = Tickets::from_sorted(vec![3, 4]);
         let fp = fast_plan(vec![
             Op::Expire {
+                from: None,
                 user: "a".into(),
                 tickets: t.clone(),
             },
             Op::Hold {
+                from: None,
                 pick: None,
                 user: "b".into(),
                 tickets: t,
                 until: 9,
             },
             Op::Cancel {
+                from: None,
                 user: "b".into(),
                 tickets: Tickets::from_sorted(vec![3, 4]),
             },

@@ -339,6 +339,7 @@ mod tests {
             StreamId::new(ms, 0),
             Ok(Record {
                 op: Op::Claim {
+                    from: None,
                     pick: None,
                     user: user.into(),
                     tickets: Tickets::from_sorted(vec![ms as i64]),

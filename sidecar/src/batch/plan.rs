@@ -401,6 +401,8 @@ mod tests {
                 self.init = Some(i);
             } else if let Op::Restore { .. } = rec.op {
                 return Err("restore_mismatch");
+            } else if let Op::Allocate { .. } | Op::Release { .. } = rec.op {
+                return Err("unsupported_op");
             } else if let Some(order) = NewOrder::created_by(id, rec) {
                 self.create(order)?;
                 let offer = QueueStep::of(id, rec).filter(|_| self.draw.commitment.is_some());
@@ -550,12 +552,12 @@ mod tests {
     fn arb_op() -> impl Strategy<Value = Result<Op, ()>> {
         let u = || (0..5usize).prop_map(|u| format!("u{u}"));
         prop_oneof![
-            4 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Claim { pick: None, user, tickets })),
-            4 => (u(), tickets(), 1..9i64).prop_map(|(user, tickets, until)| Ok(Op::Hold { pick: None, user, tickets, until })),
+            4 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Claim { from: None, pick: None, user, tickets })),
+            4 => (u(), tickets(), 1..9i64).prop_map(|(user, tickets, until)| Ok(Op::Hold { from: None, pick: None, user, tickets, until })),
             1 => (u(), tickets(), 1..9i64).prop_map(|(user, tickets, until)| Ok(Op::Offer { pick: None, user, tickets, until })),
             3 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Confirm { user, tickets })),
-            2 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Expire { user, tickets })),
-            3 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Cancel { user, tickets })),
+            2 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Expire { from: None, user, tickets })),
+            3 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Cancel { from: None, user, tickets })),
             1 => (1..12i64, 0..3i64, proptest::option::of(1..4u64)).prop_map(|(t, h, inc)| Ok(Op::Init { layout: None,
                 total: t,
                 opens_at: 0,
@@ -647,6 +649,7 @@ mod tests {
                 for (n, (u, tickets, status)) in orders.into_iter().enumerate().filter(|_| event) {
                     let rec = Record {
                         op: Op::Claim {
+                            from: None,
                             pick: None,
                             user: format!("u{u}"),
                             tickets,
@@ -743,11 +746,13 @@ mod tests {
             let tickets = (!free.is_empty()).then(|| Tickets::from_sorted(free))?;
             return Some(match choice % 3 {
                 0 => Op::Claim {
+                    from: None,
                     pick: None,
                     user,
                     tickets,
                 },
                 1 => Op::Hold {
+                    from: None,
                     pick: None,
                     user,
                     tickets,
@@ -764,8 +769,16 @@ mod tests {
         let tickets = Tickets::from_sorted(o.tickets.clone());
         Some(match (o.status, choice % 3) {
             (OrderStatus::Held, 0) => Op::Confirm { user, tickets },
-            (OrderStatus::Held, 1) => Op::Expire { user, tickets },
-            _ => Op::Cancel { user, tickets },
+            (OrderStatus::Held, 1) => Op::Expire {
+                from: None,
+                user,
+                tickets,
+            },
+            _ => Op::Cancel {
+                from: None,
+                user,
+                tickets,
+            },
         })
     }
 
@@ -840,6 +853,7 @@ mod tests {
 
     fn claim(user: &str, t: i64) -> Op {
         Op::Claim {
+            from: None,
             pick: None,
             user: user.into(),
             tickets: Tickets::One(t),
@@ -849,6 +863,7 @@ mod tests {
     #[test]
     fn stock_need_is_peak_prefix() {
         let cancel = Op::Cancel {
+            from: None,
             user: "c".into(),
             tickets: Tickets::One(3),
         };
@@ -880,6 +895,7 @@ mod tests {
     fn hold_confirm_expire_in_one_batch_is_fast() {
         let t = |v: &[i64]| Tickets::from_sorted(v.to_vec());
         let hold = |user: &str, v: &[i64]| Op::Hold {
+            from: None,
             pick: None,
             user: user.into(),
             tickets: t(v),
@@ -898,6 +914,7 @@ mod tests {
             mk(
                 4,
                 Op::Expire {
+                    from: None,
                     user: "b".into(),
                     tickets: t(&[3]),
                 },

@@ -19,6 +19,7 @@
 //!   revealed seed is not the commitment), `draw_repeated` (drawn before);
 //!   an offer in a draw event is also a `ticket_draw_step` row;
 //!   a restore here (not at the head of its batch): `restore_mismatch`;
+//! * allocate / release: `unsupported_op` (MySQL keeps no allocations yet);
 //! * `malformed` entries, and `sql_error` for data MySQL refuses;
 //! * before any of these, what MySQL cannot take at all (see
 //!   `model::entry`): `too_large` (beyond the entry bound) and
@@ -40,7 +41,7 @@ use crate::model::entry::refusal;
 use crate::model::seating::{init_layout, tally};
 use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, Outcome};
-use protocol::record::Record;
+use protocol::record::{Op, Record};
 use protocol::seats::Layout;
 use protocol::StreamId;
 
@@ -128,6 +129,14 @@ fn one(
     }
     if let Some(i) = Init::of(id, rec) {
         return init(tx, event, &i);
+    }
+    if matches!(rec.op, Op::Allocate { .. } | Op::Release { .. }) {
+        // MySQL keeps no allocations yet: named, not guessed at.
+        let detail = format!(
+            "{} {id}: allocations are not kept in MySQL yet",
+            rec.op.name()
+        );
+        return Ok(Err(("unsupported_op", detail)));
     }
     let Some(status) = status_of(&rec.op) else {
         let detail = format!("{} {id} not at the head of its batch", rec.op.name());

@@ -68,6 +68,7 @@ mod gate {
 
     fn claim(u: &str) -> Op {
         Op::Claim {
+            from: None,
             pick: None,
             user: u.into(),
             tickets: Tickets::One(1),

@@ -62,11 +62,13 @@ mod canonical_text {
     fn records_round_trip_through_their_text() {
         let ops = [
             Op::Claim {
+                from: None,
                 pick: None,
                 user: "a=b c".into(),
                 tickets: Tickets::One(43),
             },
             Op::Hold {
+                from: None,
                 pick: None,
                 user: "ü".into(),
                 tickets: Tickets::Many(vec![1, 2]),
@@ -86,6 +88,7 @@ mod canonical_text {
         let a = text(
             "e",
             &entry(Op::Claim {
+                from: None,
                 pick: None,
                 user: "u1".into(),
                 tickets: Tickets::One(43),
@@ -94,6 +97,7 @@ mod canonical_text {
         let b = text(
             "e",
             &entry(Op::Claim {
+                from: None,
                 pick: None,
                 user: "u2".into(),
                 tickets: Tickets::One(43),

@@ -423,6 +423,7 @@ impl Checkout {
                 ),
                 6..=8 => (
                     Op::Expire {
+                        from: None,
                         user: user.as_str(),
                         tickets: t,
                     },
@@ -430,6 +431,7 @@ impl Checkout {
                 ),
                 _ => (
                     Op::Cancel {
+                        from: None,
                         user: user.as_str(),
                         tickets: t,
                     },
@@ -454,6 +456,7 @@ impl Checkout {
                 self.free.remove(t);
             }
             let op = Op::Hold {
+                from: None,
                 pick: None,
                 user: user.as_str(),
                 tickets: tickets(&held),

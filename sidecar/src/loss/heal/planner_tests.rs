@@ -80,11 +80,13 @@ impl Redis {
                 let tickets = Tickets::One(t);
                 match choice % 2 {
                     0 => Op::Claim {
+                        from: None,
                         pick: None,
                         user,
                         tickets,
                     },
                     _ => Op::Hold {
+                        from: None,
                         pick: None,
                         user,
                         tickets,
@@ -97,10 +99,12 @@ impl Redis {
                 tickets: Tickets::from_sorted(t),
             },
             (3, Some((t, true))) => Op::Expire {
+                from: None,
                 user,
                 tickets: Tickets::from_sorted(t),
             },
             (4, Some((t, _))) => Op::Cancel {
+                from: None,
                 user,
                 tickets: Tickets::from_sorted(t),
             },
@@ -132,10 +136,17 @@ impl Redis {
                 !self.holders.contains_key(user)
                     && tickets.as_slice().iter().all(|t| self.free().contains(t))
             }
-            Op::Confirm { user, tickets } | Op::Expire { user, tickets } => holds(user, tickets),
-            Op::Cancel { user, tickets } => {
-                self.holders.get(user).map(|h| h.0.as_slice()) == Some(tickets.as_slice())
-            }
+            Op::Confirm { user, tickets }
+            | Op::Expire {
+                from: _,
+                user,
+                tickets,
+            } => holds(user, tickets),
+            Op::Cancel {
+                from: _,
+                user,
+                tickets,
+            } => self.holders.get(user).map(|h| h.0.as_slice()) == Some(tickets.as_slice()),
             Op::Open | Op::Close => true,
             // module/src/pool/reapply.rs: enter only before the draw, by a
             // user who neither waits nor holds; leave only by an entrant
@@ -610,6 +621,7 @@ fn a_lost_claim_retaken_and_returned_on_the_new_primary_comes_back_in_order() {
     );
     let claim = |u: &str, at| Record {
         op: Op::Claim {
+            from: None,
             pick: None,
             user: u.into(),
             tickets: Tickets::One(1),
@@ -619,6 +631,7 @@ fn a_lost_claim_retaken_and_returned_on_the_new_primary_comes_back_in_order() {
     let lost = vec![logged(StreamId::new(2, 0), claim("u1", 2))];
     let cancel = Record {
         op: Op::Cancel {
+            from: None,
             user: "u2".into(),
             tickets: Tickets::One(1),
         },
