@@ -82,9 +82,36 @@ pub enum TicketError {
     /// `CHANGED`: `TICKET.REAPPLY` of a lost write the event's state no
     /// longer allows (`why`); nothing was changed.
     Changed { event: String, why: String },
+    /// `SHORT`: an `ALLOCATE` or `RELEASE` asked for more than the event
+    /// (or the allocation) has free; `what` is `event 'E'` or
+    /// `allocation 'p'`, quoted already.
+    Short { what: String, free: i64 },
+    /// `NOKEY`: a claim from (or an allocation to) an allocation without
+    /// its key, or with another.
+    NoKey { event: String, name: String },
+    /// `NOALLOCATION`: the event has no allocation of that name.
+    NoAllocation { event: String, name: String },
+    /// `SOLDOUT`: the allocation has fewer free tickets than asked for.
+    AllocationSoldOut { event: String, name: String },
 }
 
 impl TicketError {
+    /// `SHORT`: the event has only `free` free tickets.
+    pub fn short_of_event(event: &str, free: i64) -> TicketError {
+        TicketError::Short {
+            what: format!("event {}", quote(event.as_bytes())),
+            free,
+        }
+    }
+
+    /// `SHORT`: the allocation `name` has only `free` free tickets.
+    pub fn short_of_allocation(name: &str, free: i64) -> TicketError {
+        TicketError::Short {
+            what: format!("allocation {}", quote(name.as_bytes())),
+            free,
+        }
+    }
+
     /// The first word of the error reply.
     pub fn code(&self) -> &'static str {
         match self {
@@ -110,6 +137,10 @@ impl TicketError {
             TicketError::NotTogether { .. } => "NOTOGETHER",
             TicketError::Taken(_) => "TAKEN",
             TicketError::Orphan { .. } => "ORPHAN",
+            TicketError::Short { .. } => "SHORT",
+            TicketError::NoKey { .. } => "NOKEY",
+            TicketError::NoAllocation { .. } => "NOALLOCATION",
+            TicketError::AllocationSoldOut { .. } => "SOLDOUT",
         }
     }
 }
@@ -219,6 +250,25 @@ impl TicketError {
             TicketError::Changed { event, why } => write!(
                 f,
                 "event {} changed since the lost write: {why}; nothing re-applied",
+                quote(event.as_bytes())
+            ),
+            TicketError::Short { what, free } => write!(f, "{what} has {free} free"),
+            TicketError::NoKey { event, name } => write!(
+                f,
+                "allocation {} of event {} needs its KEY (missing or wrong)",
+                quote(name.as_bytes()),
+                quote(event.as_bytes())
+            ),
+            TicketError::NoAllocation { event, name } => write!(
+                f,
+                "event {} has no allocation {}",
+                quote(event.as_bytes()),
+                quote(name.as_bytes())
+            ),
+            TicketError::AllocationSoldOut { event, name } => write!(
+                f,
+                "allocation {} of event {} is sold out",
+                quote(name.as_bytes()),
                 quote(event.as_bytes())
             ),
             // Written by `fmt` itself.

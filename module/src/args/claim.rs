@@ -1,10 +1,13 @@
 //! `TICKET.CLAIM E user [COUNT n] [HOLD ms] [SECTION s] [CATEGORY c]
-//! [ACCESSIBLE a] [SPLIT]` or `TICKET.CLAIM E user [HOLD ms] SEATS id
-//! [id ...]`: its parser.
+//! [ACCESSIBLE a] [SPLIT] [FROM name [KEY secret]]` or `TICKET.CLAIM E user
+//! [HOLD ms] [FROM name [KEY secret]] SEATS id [id ...]`: its parser.
 
-use super::{event_id, options, ranged, take_flag, user_id, MAX_HOLD_MS, MAX_TOTAL};
+use super::{
+    allocation_key, allocation_name, event_id, options, ranged, take_flag, user_id, MAX_HOLD_MS,
+    MAX_TOTAL,
+};
 use crate::error::{quote, CommandError, TicketError};
-use crate::pool::{ClaimOptions, SeatAsk};
+use crate::pool::{ClaimOptions, FromAsk, SeatAsk};
 
 /// A claim's arguments.
 pub struct Claim<'a> {
@@ -32,13 +35,23 @@ pub fn claim<'a>(given: &[&'a [u8]]) -> Result<Claim<'a>, CommandError> {
 }
 
 /// The options of `TICKET.CLAIM E user [COUNT n] [HOLD ms] [SECTION s]
-/// [CATEGORY c] [ACCESSIBLE a] [SPLIT]` or `TICKET.CLAIM E user [HOLD ms]
-/// SEATS id [id ...]` (SEATS takes every argument after it).
+/// [CATEGORY c] [ACCESSIBLE a] [SPLIT] [FROM name [KEY secret]]` or
+/// `TICKET.CLAIM E user [HOLD ms] [FROM name [KEY secret]] SEATS id [id
+/// ...]` (SEATS takes every argument after it; the others in any order).
 pub fn claim_options(given: &[&[u8]]) -> Result<ClaimOptions, TicketError> {
     let (given, ids) = seat_ids(given)?;
     let (split, given) = take_flag(&given, "SPLIT")?;
-    let names = ["COUNT", "HOLD", "SECTION", "CATEGORY", "ACCESSIBLE"];
-    let [count, hold, section, category, accessible] = options(&given, names, &["SPLIT", "SEATS"])?;
+    let names = [
+        "COUNT",
+        "HOLD",
+        "SECTION",
+        "CATEGORY",
+        "ACCESSIBLE",
+        "FROM",
+        "KEY",
+    ];
+    let [count, hold, section, category, accessible, from, key] =
+        options(&given, names, &["SPLIT", "SEATS"])?;
     let count = count
         .map(|v| ranged(v, "COUNT", 1..=crate::pool::MAX_LIMIT))
         .transpose()?;
@@ -52,7 +65,16 @@ pub fn claim_options(given: &[&[u8]]) -> Result<ClaimOptions, TicketError> {
         ids,
     };
     check_seat_ask(&ask, count.is_some())?;
+    let from = match (from, key) {
+        (None, Some(_)) => return Err(TicketError::Invalid("KEY goes with FROM".into())),
+        (None, None) => None,
+        (Some(name), key) => Some(Box::new(FromAsk {
+            name: allocation_name(name)?.to_owned(),
+            key: key.map(allocation_key).transpose()?,
+        })),
+    };
     Ok(ClaimOptions {
+        from,
         count,
         hold: hold
             .map(|v| ranged(v, "HOLD", 0..=MAX_HOLD_MS))
@@ -62,10 +84,10 @@ pub fn claim_options(given: &[&[u8]]) -> Result<ClaimOptions, TicketError> {
 }
 
 /// The arguments before `SEATS`, and the seat ids after it.
-type SplitAtSeats<'a> = (Vec<&'a [u8]>, Option<Vec<i64>>);
+pub(super) type SplitAtSeats<'a> = (Vec<&'a [u8]>, Option<Vec<i64>>);
 
 /// The arguments before `SEATS` and the seat ids after it.
-fn seat_ids<'a>(given: &[&'a [u8]]) -> Result<SplitAtSeats<'a>, TicketError> {
+pub(super) fn seat_ids<'a>(given: &[&'a [u8]]) -> Result<SplitAtSeats<'a>, TicketError> {
     let mut i = 0;
     while i < given.len() {
         if given[i].eq_ignore_ascii_case(b"SEATS") {
@@ -91,7 +113,7 @@ fn seat_ids<'a>(given: &[&'a [u8]]) -> Result<SplitAtSeats<'a>, TicketError> {
 }
 
 /// A section or category name: 1-`max` bytes of `[A-Za-z0-9_.-]`.
-fn seat_name(raw: &[u8], what: &str, max: usize) -> Result<String, TicketError> {
+pub(super) fn seat_name(raw: &[u8], what: &str, max: usize) -> Result<String, TicketError> {
     let ok = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
     if raw.is_empty() || raw.len() > max || !raw.iter().all(ok) {
         return Err(TicketError::Invalid(format!(

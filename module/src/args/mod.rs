@@ -4,13 +4,15 @@
 //! server, and a command's file reads like its doc comment.
 //!
 //! The syntaxes: [`event`] (`E`: STATUS, LAYOUT, SEATMAP, OPEN, CLOSE,
-//! HEALED), [`event_user`] (`E user`: CONFIRM, CANCEL, HOLDER, ORDER,
+//! HEALED, ALLOCATIONS), [`event_user`] (`E user`: CONFIRM, CANCEL, HOLDER, ORDER,
 //! LEAVE, POSITION), [`wait`], [`drop`], [`reapply`], [`restore`],
-//! [`claim::claim`], [`init::init`]; `TICKET._APPLY` carries the effect
+//! [`claim::claim`], [`init::init`], [`allocate::allocate`],
+//! [`allocate::release`]; `TICKET._APPLY` carries the effect
 //! format `protocol::effect` decodes (a replica's hot path). Each answers [`CommandError::Arity`] (Redis's own
 //! message) for a wrong number of arguments, and an `ERR` naming the
 //! argument for anything else; below them, the rules of each value.
 
+pub mod allocate;
 pub mod claim;
 pub mod init;
 
@@ -133,6 +135,31 @@ fn ranged(
         )));
     }
     Ok(n)
+}
+
+/// An allocation's name: 1–32 bytes of `[A-Za-z0-9_.-]`.
+pub fn allocation_name(raw: &[u8]) -> Result<&str, TicketError> {
+    match printable_ascii(raw) {
+        Some(name) if protocol::keys::valid_allocation(name) => Ok(name),
+        _ => Err(TicketError::Invalid(format!(
+            "invalid allocation name {}: 1-{} bytes of [A-Za-z0-9_.-]",
+            quote(raw),
+            protocol::keys::MAX_ALLOCATION_NAME
+        ))),
+    }
+}
+
+/// Longest allocation key, in bytes.
+pub const MAX_KEY_LEN: usize = 256;
+
+/// An allocation's `KEY`: 1–256 bytes, any (only its SHA-256 is kept).
+pub fn allocation_key(raw: &[u8]) -> Result<Vec<u8>, TicketError> {
+    match raw.len() {
+        1..=MAX_KEY_LEN => Ok(raw.to_vec()),
+        _ => Err(TicketError::Invalid(format!(
+            "KEY must be 1-{MAX_KEY_LEN} bytes"
+        ))),
+    }
 }
 
 /// Longest hold of a claim, in ms (7 days).
@@ -447,7 +474,7 @@ mod tests {
             (&[b"HOLD"], "needs a value"),
             (
                 &[b"LATER", b"1"],
-                "unknown option 'LATER' (expected COUNT, HOLD, SECTION, CATEGORY, ACCESSIBLE, SPLIT, SEATS)",
+                "unknown option 'LATER' (expected COUNT, HOLD, SECTION, CATEGORY, ACCESSIBLE, FROM, KEY, SPLIT, SEATS)",
             ),
         ] {
             let err = claim_options(bad).unwrap_err().to_string();
@@ -571,6 +598,9 @@ mod tests {
             "ACCESSIBLE",
             "SPLIT",
             "FORCE",
+            "FROM",
+            "KEY",
+            "RELEASE",
             "SINCE",
             "BEGIN",
             "ORDERS",
@@ -649,6 +679,8 @@ mod tests {
                 restore(&args).err(),
                 claim::claim(&args).err(),
                 init::init(&args).err(),
+                allocate::allocate(&args).err(),
+                allocate::release(&args).err(),
             ];
             for e in errors.into_iter().flatten() {
                 if let CommandError::Ticket(e) = e {

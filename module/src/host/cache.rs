@@ -251,6 +251,10 @@ pub struct Constants {
     pub admit_used: *mut RedisModuleString,
     /// A seated event's layout (stored JSON).
     pub layout: *mut RedisModuleString,
+    /// The summary of an event's allocations.
+    pub allocations: *mut RedisModuleString,
+    pub allocated: *mut RedisModuleString,
+    pub release_at: *mut RedisModuleString,
     named: [(&'static str, *mut RedisModuleString); NAMED.len()],
     /// The numbers below [`SMALL_NUMBERS`]: effect versions, a stream id's
     /// sequence within its millisecond, small ticket numbers and counts.
@@ -296,6 +300,9 @@ impl Constants {
             admit_second: forever(b"admit_second"),
             admit_used: forever(b"admit_used"),
             layout: forever(b"layout"),
+            allocations: forever(b"allocations"),
+            allocated: forever(b"allocated"),
+            release_at: forever(b"release_at"),
             named,
             small: std::array::from_fn(|n| forever(itoa::Buffer::new().format(n).as_bytes())),
         }
@@ -443,6 +450,7 @@ mod tests {
             incarnation: None,
             draw: None,
             seated: false,
+            allocs: Default::default(),
         }
     }
 

@@ -14,7 +14,7 @@ use super::cache::{self, Part};
 use super::ffi::{hash_get_up_to_3, owned, rnum, rstr, stream_id_string, to_i64, HASH_DELETE};
 use super::store::RedisStore;
 use crate::error::TicketError;
-use crate::pool::{Meta, Staging, Status};
+use crate::pool::{Allocs, Meta, Staging, Status};
 use crate::stats;
 
 impl RedisStore<'_> {
@@ -48,9 +48,12 @@ impl RedisStore<'_> {
             c.offer,
             c.waitseq,
             c.incarnation,
+            c.allocations,
+            c.allocated,
+            c.release_at,
         ];
         let Some(
-            [total, minted, status, opens, closes, hold, limit, held, extra, offer, waitseq, incarnation],
+            [total, minted, status, opens, closes, hold, limit, held, extra, offer, waitseq, incarnation, allocations, allocated, release_at],
         ) = self.meta_fields(fields)?
         else {
             return Ok(None);
@@ -84,6 +87,11 @@ impl RedisStore<'_> {
             },
             draw: self.read_draw()?,
             seated: self.has_layout()?,
+            allocs: Allocs {
+                count: or(allocations, "allocations", 0)?,
+                free: or(allocated, "allocated", 0)?,
+                release_at: or(release_at, "release_at", 0)?,
+            },
         }))
     }
 
@@ -280,6 +288,28 @@ impl RedisStore<'_> {
                 HASH_DELETE,
                 c.restore_sum,
                 HASH_DELETE,
+            ],
+        );
+    }
+
+    /// The summary of the allocations (a field at 0 is removed).
+    pub(super) fn set_allocs(&mut self, allocs: Allocs) {
+        self.names.meta().update(self.db, |m| m.allocs = allocs);
+        let c = cache::constants();
+        let values = [allocs.count, allocs.free, allocs.release_at].map(rnum);
+        let value = |i: usize, n: i64| match n {
+            0 => HASH_DELETE,
+            _ => values[i].inner,
+        };
+        self.hash_set(
+            Part::Meta,
+            &[
+                c.allocations,
+                value(0, allocs.count),
+                c.allocated,
+                value(1, allocs.free),
+                c.release_at,
+                value(2, allocs.release_at),
             ],
         );
     }

@@ -15,12 +15,15 @@
 //!   the replication of a decided effect; `strings`: the Redis strings it
 //!   reuses.
 //! - `note`: the note of answers a promoted primary gave without logging
-//!   (`ticket:{E}:answered`) and this node's term as a promoted primary.
+//!   (`ticket:{E}:answered`) and this node's term as a promoted primary;
+//!   `alloc`: an event's allocations (`ticket:{E}:alloc`), a side hash
+//!   like the note.
 //! - `argv`: a command's arguments read in place; `ffi`: small safe
 //!   wrappers (clock, pub/sub, context flags, databases, scans, the log).
 //! - `panic`: the `catch_unwind` every entry point from Redis runs under;
 //!   `info`: the `INFO ticket` section.
 
+mod alloc;
 pub mod argv;
 pub mod cache;
 pub mod command;

@@ -68,16 +68,22 @@ fn bytes_of(value: &RedisValue) -> Vec<u8> {
     }
 }
 
-/// The note key, open for one read or write (closed when dropped).
-struct NoteKey {
+/// A hash of the event beside its [`Part`]s (the note of answers, the
+/// allocations), open for one read or write (closed when dropped).
+pub(super) struct SideHash {
     ctx: *mut RedisModuleCtx,
     name: RedisString,
     key: *mut RedisModuleKey,
 }
 
-impl NoteKey {
-    fn open(store: &RedisStore<'_>, write: bool) -> NoteKey {
-        let name = rstr(answered_key(store.event).as_bytes());
+impl SideHash {
+    fn open(store: &RedisStore<'_>, write: bool) -> SideHash {
+        SideHash::open_named(store, &answered_key(store.event), write)
+    }
+
+    /// The hash `name` of the event of `store`.
+    pub(super) fn open_named(store: &RedisStore<'_>, name: &str, write: bool) -> SideHash {
+        let name = rstr(name.as_bytes());
         let mode = match write {
             true => raw::REDISMODULE_READ | raw::REDISMODULE_WRITE,
             false => raw::REDISMODULE_READ,
@@ -85,7 +91,7 @@ impl NoteKey {
         // SAFETY: the live command context and a live key name; the
         // handle is closed in `drop` (NULL: absent and opened to read).
         let key = unsafe { raw::RedisModule_OpenKey.unwrap()(store.ctx, name.inner, mode) };
-        NoteKey {
+        SideHash {
             ctx: store.ctx,
             name,
             key: key.cast::<RedisModuleKey>(),
@@ -93,7 +99,7 @@ impl NoteKey {
     }
 
     /// The open hash, `None` when absent, `WRONGTYPE` for another type.
-    fn hash(&self) -> Result<Option<*mut RedisModuleKey>, TicketError> {
+    pub(super) fn hash(&self) -> Result<Option<*mut RedisModuleKey>, TicketError> {
         if self.key.is_null() {
             return Ok(None);
         }
@@ -109,7 +115,7 @@ impl NoteKey {
     }
 
     /// Sets `field` to `value` (`HASH_DELETE`: removes it).
-    fn set(&self, field: &str, value: *mut RedisModuleString) {
+    pub(super) fn set(&self, field: &str, value: *mut RedisModuleString) {
         let field = rstr(field.as_bytes());
         // SAFETY: a handle opened for writing; one (field, value) pair,
         // NULL-terminated.
@@ -124,26 +130,9 @@ impl NoteKey {
         }
     }
 
-    /// For WATCH and client tracking (the module signals keys itself).
-    fn signal(&self) {
-        // SAFETY: the live command context and a live key name.
-        unsafe { raw::RedisModule_SignalModifiedKey.unwrap()(self.ctx, self.name.inner) };
-    }
-}
-
-impl Drop for NoteKey {
-    fn drop(&mut self) {
-        if !self.key.is_null() {
-            // SAFETY: opened once in `open`, closed once here.
-            unsafe { raw::RedisModule_CloseKey.unwrap()(self.key) };
-        }
-    }
-}
-
-impl RedisStore<'_> {
-    pub(super) fn read_note_field(&mut self, field: &str) -> Result<Option<String>, TicketError> {
-        let note = NoteKey::open(self, false);
-        let Some(key) = note.hash()? else {
+    /// The value of `field`, if the hash has it.
+    pub(super) fn field(&self, field: &str) -> Result<Option<String>, TicketError> {
+        let Some(key) = self.hash()? else {
             return Ok(None);
         };
         let field = rstr(field.as_bytes());
@@ -161,8 +150,39 @@ impl RedisStore<'_> {
         Ok(owned(value).map(|v| v.to_string_lossy()))
     }
 
+    /// Deletes the hash; whether it existed.
+    pub(super) fn delete(&self) -> bool {
+        let existed = matches!(self.hash(), Ok(Some(_)));
+        if existed {
+            // SAFETY: a handle opened for writing.
+            unsafe { raw::RedisModule_DeleteKey.unwrap()(self.key) };
+        }
+        existed
+    }
+
+    /// For WATCH and client tracking (the module signals keys itself).
+    pub(super) fn signal(&self) {
+        // SAFETY: the live command context and a live key name.
+        unsafe { raw::RedisModule_SignalModifiedKey.unwrap()(self.ctx, self.name.inner) };
+    }
+}
+
+impl Drop for SideHash {
+    fn drop(&mut self) {
+        if !self.key.is_null() {
+            // SAFETY: opened once in `open`, closed once here.
+            unsafe { raw::RedisModule_CloseKey.unwrap()(self.key) };
+        }
+    }
+}
+
+impl RedisStore<'_> {
+    pub(super) fn read_note_field(&mut self, field: &str) -> Result<Option<String>, TicketError> {
+        SideHash::open(self, false).field(field)
+    }
+
     pub(super) fn read_note_len(&mut self) -> Result<i64, TicketError> {
-        let note = NoteKey::open(self, false);
+        let note = SideHash::open(self, false);
         Ok(match note.hash()? {
             // SAFETY: an open, type-checked handle.
             Some(key) => (unsafe { raw::RedisModule_ValueLength.unwrap()(key) }) as i64,
@@ -171,7 +191,7 @@ impl RedisStore<'_> {
     }
 
     pub(super) fn write_note_add(&mut self, fields: &[String]) {
-        let note = NoteKey::open(self, true);
+        let note = SideHash::open(self, true);
         // Reads before the write type-checked the key.
         let one = rstr(b"1");
         note.set(ANSWERED_CLOSED, HASH_DELETE);
@@ -180,12 +200,8 @@ impl RedisStore<'_> {
     }
 
     pub(super) fn write_note_close(&mut self, term: i64) {
-        let note = NoteKey::open(self, true);
-        let existed = matches!(note.hash(), Ok(Some(_)));
-        if existed {
-            // SAFETY: a handle opened for writing.
-            unsafe { raw::RedisModule_DeleteKey.unwrap()(note.key) };
-        }
+        let note = SideHash::open(self, true);
+        let existed = note.delete();
         if term != 0 {
             let term = rnum(term);
             note.set(ANSWERED_CLOSED, term.inner);

@@ -232,12 +232,22 @@ impl<'a> RedisStore<'a> {
         Ok((found == raw::REDISMODULE_OK as c_int).then_some(score as i64))
     }
 
-    /// The earliest deadline of the event's held orders, if any.
+    /// The earliest deadline of the event's held orders and of its
+    /// allocations' releases, if any.
     pub fn next_deadline(&mut self) -> Option<i64> {
-        let key = self.holds().ok()??;
-        zset_range(key, f64::INFINITY, 1)
-            .first()
-            .map(|(_, score)| *score as i64)
+        let release = match self.cached_meta() {
+            Ok(Some(meta)) if meta.allocs.release_at > 0 => Some(meta.allocs.release_at),
+            _ => None,
+        };
+        let hold = self.holds().ok().flatten().and_then(|key| {
+            zset_range(key, f64::INFINITY, 1)
+                .first()
+                .map(|(_, score)| *score as i64)
+        });
+        match (hold, release) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Parses a holders value: `n` or `a,b,c`.
@@ -588,6 +598,18 @@ impl Store for RedisStore<'_> {
         self.read_note_len()
     }
 
+    fn alloc_field(&mut self, field: &str) -> Result<Option<String>, TicketError> {
+        self.read_alloc_field(field)
+    }
+
+    fn alloc_fields(&mut self) -> Result<Vec<(String, String)>, TicketError> {
+        self.read_alloc_fields()
+    }
+
+    fn set_alloc_field(&mut self, field: &str, value: Option<&str>) {
+        self.write_alloc_field(field, value)
+    }
+
     #[inline]
     fn write_meta(&mut self, write: MetaWrite<'_>) {
         match write {
@@ -601,6 +623,7 @@ impl Store for RedisStore<'_> {
             MetaWrite::ClearStaging => self.clear_staging(),
             MetaWrite::Drawn(at) => self.set_drawn(at),
             MetaWrite::Admitted { second, used } => self.set_admitted(second, used),
+            MetaWrite::Allocs(allocs) => self.set_allocs(allocs),
         }
     }
 
@@ -640,7 +663,8 @@ impl Store for RedisStore<'_> {
         match scope {
             Scope::State => {
                 self.write_note_close(0);
-                self.delete_state()
+                let allocs = i64::from(self.delete_allocs());
+                self.delete_state() + allocs
             }
             Scope::Log => i64::from(self.delete_key(Part::Log)),
         }

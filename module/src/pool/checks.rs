@@ -37,7 +37,7 @@ pub(super) fn check_consistent(
 ) -> Result<(), TicketError> {
     // Free tickets at or below `minted` (a seated event: its free seats).
     let free = free_count(store, meta)? - (meta.total - meta.minted);
-    let accounted = store.len(Part::Holders)? + meta.extra + free;
+    let accounted = store.len(Part::Holders)? + meta.extra + free + meta.allocs.free;
     if accounted != meta.minted || !store.exists(Part::Log)? {
         return Err(TicketError::TryAgain(event.to_owned()));
     }
@@ -94,4 +94,12 @@ pub(super) fn status_changes(
     }
     store.len(Part::Log)?;
     Ok(Some(meta))
+}
+
+/// `ERR`: seat options on an event that is not seated.
+pub(super) fn not_seated(event: &str) -> TicketError {
+    TicketError::Invalid(format!(
+        "event {} is not seated: SECTION, CATEGORY, ACCESSIBLE, SPLIT and SEATS need TICKET.INIT ... SEATS",
+        crate::error::quote(event.as_bytes())
+    ))
 }

@@ -11,7 +11,8 @@ use std::borrow::Cow;
 
 use protocol::record::{Op, Pick, Record, Tickets};
 
-use super::checks::within_limit;
+use super::allocation::tickets_from;
+use super::checks::{not_seated, within_limit};
 use super::draw::entrants_wait;
 use super::effects::Effects;
 use super::model::{Claim, ClaimOptions, Clock, Meta, Status};
@@ -37,20 +38,30 @@ pub fn claim<'a>(
         return repeat(store, user, tickets, &options);
     }
     let count = within_limit(event, &meta, options.count)?;
-    selling(store, event, &meta, now)?;
+    // A claim from an allocation does not queue behind the public.
+    selling(store, event, &meta, now, options.from.is_none())?;
     // check_consistent has type-checked every key, so no write fails.
-    let (tickets, minted, pick) = tickets_for(store, event, &meta, count, &options, chunk)?;
+    let (tickets, minted, pick, from) = match &options.from {
+        None => {
+            let (tickets, minted, pick) = tickets_for(store, event, &meta, count, &options, chunk)?;
+            (tickets, minted, pick, None)
+        }
+        Some(ask) => {
+            let (tickets, pick) = tickets_from(store, event, &meta, count, &options, ask)?;
+            (tickets, None, pick, Some(ask.name.as_str().into()))
+        }
+    };
     let hold = options.hold.unwrap_or(meta.hold);
     let user = Cow::Borrowed(user);
     let op = match hold {
         0 => Op::Claim {
-            from: None,
+            from,
             pick,
             user,
             tickets: tickets.clone(),
         },
         _ => Op::Hold {
-            from: None,
+            from,
             pick,
             user,
             tickets: tickets.clone(),
@@ -91,9 +102,15 @@ fn repeat(
 
 /// Whether the event sells to a new claim now: drawn (a draw event sells
 /// nothing before its draw, made as it first accepts claims by the settle
-/// step), open, inside its window, and nobody waiting ahead (no queue
-/// jumping: the offer step has served whoever it could).
-fn selling(store: &mut impl Store, event: &str, meta: &Meta, now: i64) -> Result<(), TicketError> {
+/// step), open, inside its window, and (a `public` claim) nobody waiting
+/// ahead (no queue jumping: the offer step has served whoever it could).
+fn selling(
+    store: &mut impl Store,
+    event: &str,
+    meta: &Meta,
+    now: i64,
+    public: bool,
+) -> Result<(), TicketError> {
     let not_open = || TicketError::NotOpen {
         event: event.to_owned(),
         opens_at: meta.opens_at,
@@ -107,7 +124,7 @@ fn selling(store: &mut impl Store, event: &str, meta: &Meta, now: i64) -> Result
     if now < meta.opens_at {
         return Err(not_open());
     }
-    if meta.waitseq > 0 && store.len(Part::Waiting)? > 0 {
+    if public && meta.waitseq > 0 && store.len(Part::Waiting)? > 0 {
         return Err(match entrants_wait(store, meta)? {
             true => TicketError::Queue(event.to_owned()),
             false => TicketError::SoldOut(event.to_owned()),
@@ -131,14 +148,11 @@ fn tickets_for(
 ) -> Result<Taken, TicketError> {
     if meta.seated {
         let ask = options.seats.as_deref().cloned().unwrap_or_default();
-        let (tickets, pick) = super::seated::choose(store, event, meta, count, &ask)?;
+        let (tickets, pick) = super::seated::choose(store, event, meta, count, &ask, None)?;
         return Ok((tickets, None, Some(Box::new(pick))));
     }
     if options.seats.is_some() {
-        return Err(TicketError::Invalid(format!(
-            "event {} is not seated: SECTION, CATEGORY, ACCESSIBLE, SPLIT and SEATS need TICKET.INIT ... SEATS",
-            crate::error::quote(event.as_bytes())
-        )));
+        return Err(not_seated(event));
     }
     let (tickets, minted) = lowest_free(store, event, meta, count, chunk)?;
     Ok((tickets, minted, None))

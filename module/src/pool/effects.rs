@@ -31,7 +31,9 @@ use protocol::restore::{Begin, Order};
 use protocol::seats::Seat;
 use protocol::StreamId;
 
-use super::model::{Draw, Meta, Staging, Status};
+use protocol::keys::{alloc_field, alloc_user};
+
+use super::model::{Allocation, Allocs, Draw, Meta, Staging, Status};
 use super::store::{MetaWrite, Scope, Set, Store};
 
 /// One decided effect: its user ids borrowed from the command's arguments,
@@ -174,6 +176,13 @@ pub fn append<U: AsRef<str>>(
         Op::Claim { .. } | Op::Hold { .. } | Op::Offer { .. } => {
             order(store, &record.op, minted, record.at)
         }
+        Op::Allocate {
+            name,
+            tickets,
+            release,
+            key,
+        } => allocate(store, name, tickets, minted, (*release, *key)),
+        Op::Release { name, tickets } => release(store, name, tickets.as_ref()),
         Op::Confirm { user, tickets } => {
             store.set_score(Set::Holds, user.as_ref(), None);
             // Bought: no longer an offer.
@@ -184,12 +193,12 @@ pub fn append<U: AsRef<str>>(
             }
         }
         Op::Expire {
-            from: _,
+            from,
             user,
             tickets,
         }
         | Op::Cancel {
-            from: _,
+            from,
             user,
             tickets,
         } => {
@@ -198,7 +207,7 @@ pub fn append<U: AsRef<str>>(
                 // Only a held order can have been an offer.
                 store.set_wants(user.as_ref(), None);
             }
-            give_back(store, user.as_ref(), tickets, held);
+            give_back(store, user.as_ref(), tickets, held, from.as_deref());
         }
         Op::Open => store.write_meta(MetaWrite::Status(Status::Open)),
         Op::Close => store.write_meta(MetaWrite::Status(Status::Closed)),
@@ -218,8 +227,6 @@ pub fn append<U: AsRef<str>>(
             store.set_wants(user.as_ref(), None);
         }
         Op::Draw { .. } => store.write_meta(MetaWrite::Drawn(record.at)),
-        // Not written by this module yet (the pool's allocations follow).
-        Op::Allocate { .. } | Op::Release { .. } => {}
     }
     store.append(record, id)
 }
@@ -233,6 +240,9 @@ fn order<U: AsRef<str>>(store: &mut impl Store, op: &Op<U>, minted: Option<i64>,
         return;
     };
     let (user, pick) = (user.as_ref(), op.pick());
+    if let Some(name) = op.from() {
+        took_from(store, name, user, tickets);
+    }
     match op {
         Op::Claim { .. } => {
             take(store, user, tickets, minted, pick);
@@ -315,6 +325,7 @@ fn init<U>(store: &mut impl Store, op: &Op<U>, at: i64) {
         incarnation: *incarnation,
         draw: draw.map(|d| Box::new(Draw::new(d.commitment, d.seed, d.admit))),
         seated: layout.is_some(),
+        allocs: Allocs::default(),
     };
     store.write_meta(MetaWrite::Create {
         meta: &meta,
@@ -370,8 +381,19 @@ fn take(
     minted: Option<i64>,
     pick: Option<&Pick>,
 ) {
+    take_free(store, tickets, minted, pick.is_some());
+    store.set_holder(user, Some(tickets));
+    if tickets.as_slice().len() > 1 {
+        add_counts(store, 0, count(tickets) - 1);
+    }
+}
+
+/// Takes `tickets` out of the pool, or from the numbers just minted
+/// (`minted`: the new `minted`), whose others go into the pool; a seated
+/// event's (`seated`) seat state is written by the caller.
+fn take_free(store: &mut impl Store, tickets: &Tickets, minted: Option<i64>, seated: bool) {
     match (tickets, minted) {
-        _ if pick.is_some() => {}
+        _ if seated => {}
         // The hot path: a single freshly minted ticket was never pooled.
         (Tickets::One(_), Some(_)) => {}
         // Removing a number the pool does not have (a minted one) is a no-op.
@@ -387,27 +409,168 @@ fn take(
         }
         store.write_meta(MetaWrite::Minted(minted));
     }
-    store.set_holder(user, Some(tickets));
-    if tickets.as_slice().len() > 1 {
-        add_counts(store, 0, count(tickets) - 1);
-    }
 }
 
-/// Returns `user`'s `tickets` to the pool (`held`: they were a held order).
-fn give_back(store: &mut impl Store, user: &str, tickets: &Tickets, held: bool) {
+/// Returns `user`'s `tickets` to the pool, or to the allocation `from`
+/// (`held`: they were a held order).
+fn give_back(
+    store: &mut impl Store,
+    user: &str,
+    tickets: &Tickets,
+    held: bool,
+    from: Option<&str>,
+) {
     store.set_holder(user, None);
-    if seated(store) {
-        store.set_seats(tickets.as_slice(), Seat::Free);
-    } else {
-        for ticket in tickets.as_slice() {
-            store.set_free(*ticket..=*ticket, true);
-        }
+    let seated = seated(store);
+    if !returned(store, user, tickets, from, seated) {
+        to_public(store, tickets.as_slice(), seated);
     }
     let held = if held { count(tickets) } else { 0 };
     let extra = count(tickets) - 1;
     if held != 0 || extra != 0 {
         add_counts(store, -held, -extra);
     }
+}
+
+/// Free tickets back in public sale: into the pool, or free seats.
+fn to_public(store: &mut impl Store, tickets: &[i64], seated: bool) {
+    if seated {
+        store.set_seats(tickets, Seat::Free);
+    } else {
+        for ticket in tickets {
+            store.set_free(*ticket..=*ticket, true);
+        }
+    }
+}
+
+/// `op=allocate`: free tickets into the allocation `name` (made when
+/// new, its key then set), out of the pool and the numbers just minted,
+/// or seats marked allocated.
+fn allocate(
+    store: &mut impl Store,
+    name: &str,
+    tickets: &Tickets,
+    minted: Option<i64>,
+    (release, key): (Option<i64>, Option<[u8; 32]>),
+) {
+    let seated = seated(store);
+    take_free(store, tickets, minted, seated);
+    if seated {
+        store.set_seats(tickets.as_slice(), Seat::Allocated);
+    }
+    let mut allocation = match store.allocation(name) {
+        Ok(Some(a)) => a,
+        _ => Allocation {
+            key,
+            ..Allocation::default()
+        },
+    };
+    allocation.free = merged(&allocation.free, tickets.as_slice());
+    allocation.release = release.or(allocation.release);
+    write_allocation(store, name, &allocation);
+}
+
+/// `op=release`: the allocation's `tickets` back in public sale; an
+/// allocation left with none free ends, and so do its users' marks.
+fn release(store: &mut impl Store, name: &str, tickets: Option<&Tickets>) {
+    let Ok(Some(mut allocation)) = store.allocation(name) else {
+        return;
+    };
+    let tickets = tickets.map_or(&[][..], Tickets::as_slice);
+    allocation
+        .free
+        .retain(|t| tickets.binary_search(t).is_err());
+    let seated = seated(store);
+    to_public(store, tickets, seated);
+    if !allocation.free.is_empty() {
+        return write_allocation(store, name, &allocation);
+    }
+    store.set_alloc_field(&alloc_field(name), None);
+    let fields = store.alloc_fields().unwrap_or_default();
+    for (field, value) in fields {
+        if field.starts_with("u:") && value == name {
+            store.set_alloc_field(&field, None);
+        }
+    }
+    summarize_allocs(store);
+}
+
+/// A claim or hold took `tickets` from the allocation `name`: they are
+/// no longer free in it, and `user`'s order is marked as its.
+fn took_from(store: &mut impl Store, name: &str, user: &str, tickets: &Tickets) {
+    let Ok(Some(mut allocation)) = store.allocation(name) else {
+        return;
+    };
+    let tickets = tickets.as_slice();
+    allocation
+        .free
+        .retain(|t| tickets.binary_search(t).is_err());
+    allocation.claimed += tickets.len() as i64;
+    store.set_alloc_field(&alloc_user(user), Some(name));
+    write_allocation(store, name, &allocation);
+}
+
+/// `user`'s order came from an allocation (events with allocations
+/// only): its mark goes, the allocation counts it no longer, and a held
+/// order's tickets go back to it when the record says so (`from`).
+/// Whether they did.
+fn returned(
+    store: &mut impl Store,
+    user: &str,
+    tickets: &Tickets,
+    from: Option<&str>,
+    seated: bool,
+) -> bool {
+    let allocs = match store.meta() {
+        Ok(Some(meta)) => meta.allocs,
+        _ => return false,
+    };
+    if allocs.count == 0 {
+        return false;
+    }
+    let mark = alloc_user(user);
+    let Ok(Some(name)) = store.alloc_field(&mark) else {
+        return false;
+    };
+    store.set_alloc_field(&mark, None);
+    let Ok(Some(mut allocation)) = store.allocation(&name) else {
+        return false;
+    };
+    let tickets = tickets.as_slice();
+    allocation.claimed -= tickets.len() as i64;
+    let back = from == Some(name.as_str());
+    if back {
+        allocation.free = merged(&allocation.free, tickets);
+        if seated {
+            store.set_seats(tickets, Seat::Allocated);
+        }
+    }
+    write_allocation(store, &name, &allocation);
+    back
+}
+
+fn write_allocation(store: &mut impl Store, name: &str, allocation: &Allocation) {
+    store.set_alloc_field(&alloc_field(name), Some(&allocation.encode()));
+    summarize_allocs(store);
+}
+
+/// The meta hash's summary of the allocations, from the allocations.
+fn summarize_allocs(store: &mut impl Store) {
+    let all = store.allocations().unwrap_or_default();
+    let allocs = Allocs {
+        count: all.len() as i64,
+        free: all.iter().map(|(_, a)| a.free.len() as i64).sum(),
+        release_at: all.iter().filter_map(|(_, a)| a.release).min().unwrap_or(0),
+    };
+    store.write_meta(MetaWrite::Allocs(allocs));
+}
+
+/// Two ascending lists of distinct numbers as one.
+fn merged(a: &[i64], b: &[i64]) -> Vec<i64> {
+    let mut all: Vec<i64> = a.iter().chain(b).copied().collect();
+    all.sort_unstable();
+    all.dedup();
+    all
 }
 
 /// A restore begins: the event's state (not its log) is replaced by an
@@ -429,6 +592,7 @@ pub fn restore_begin(store: &mut impl Store, begin: &Begin) {
         incarnation: Some(begin.incarnation),
         draw: None,
         seated: begin.layout.is_some(),
+        allocs: Allocs::default(),
     };
     // No creation time: a replica could not know the primary's.
     store.write_meta(MetaWrite::Create {

@@ -40,6 +40,8 @@ pub struct MemoryStore {
     pub note: BTreeMap<String, String>,
     /// A seated event's stored layout, parsed layout and seat state.
     pub seating: Option<(String, Layout, SeatState)>,
+    /// The allocations hash: field -> value.
+    pub alloc: BTreeMap<String, String>,
 }
 
 impl MemoryStore {
@@ -187,6 +189,19 @@ impl Store for MemoryStore {
         Ok(self.note.len() as i64)
     }
 
+    fn alloc_field(&mut self, field: &str) -> Result<Option<String>, TicketError> {
+        Ok(self.alloc.get(field).cloned())
+    }
+    fn alloc_fields(&mut self) -> Result<Vec<(String, String)>, TicketError> {
+        Ok(self.alloc.clone().into_iter().collect())
+    }
+    fn set_alloc_field(&mut self, field: &str, value: Option<&str>) {
+        match value {
+            Some(v) => self.alloc.insert(field.to_owned(), v.to_owned()),
+            None => self.alloc.remove(field),
+        };
+    }
+
     fn write_meta(&mut self, write: MetaWrite<'_>) {
         if let MetaWrite::Create { meta, .. } = write {
             self.meta = Some(meta.clone());
@@ -223,6 +238,7 @@ impl Store for MemoryStore {
                     (draw.admit_second, draw.admit_used) = (second, used);
                 }
             }
+            MetaWrite::Allocs(allocs) => meta.allocs = allocs,
             _ => {}
         }
     }
@@ -310,6 +326,7 @@ impl MemoryStore {
         ];
         self.staging = None;
         self.note.clear();
+        self.alloc.clear();
         existed.iter().filter(|&&e| e).count() as i64
     }
 }

@@ -31,14 +31,20 @@
 //! - `draw`, `seated`, `note`: a draw event's entry, draw, ranks and
 //!   pace; a seated event's seats (which a claim or offer gets); the note
 //!   of answers a promoted primary gave without logging anything.
+//! - `allocation`: what claims, expiries and the settle step do about
+//!   allocations (a claim `FROM` one, a held order going back, a timed
+//!   release).
 //! - `settle`: the first step of every write: expire due holds, draw when
 //!   due, serve the waiting list (the sweep runs it too).
 //! - `init`, `claim`, `confirm`, `cancel`, `open`, `close`, `drop`, `order`,
 //!   `status`, `layout`, `seatmap`, `wait`, `leave`, `position`, `restore`,
-//!   `reapply`: one file per command (`reapply`: the heal's re-application
-//!   of a write an unplanned failover lost).
+//!   `reapply`, `allocate`: one file per command (`reapply`: the heal's
+//!   re-application of a write an unplanned failover lost; `allocate`:
+//!   `ALLOCATE`, `RELEASE` and `ALLOCATIONS`).
 //! - `holder`: `TICKET.HOLDER`, an order's lowest ticket.
 
+mod allocate;
+mod allocation;
 mod cancel;
 mod checks;
 mod claim;
@@ -71,6 +77,7 @@ mod wait;
 #[cfg(test)]
 mod tests;
 
+pub use allocate::{allocate, allocations, release, AllocateAsk, ReleaseAsk};
 pub use cancel::cancel;
 pub use claim::claim;
 pub use close::close;
@@ -82,8 +89,8 @@ pub use init::{create, init};
 pub use layout::layout;
 pub use leave::leave;
 pub use model::{
-    Claim, ClaimOptions, Clock, Draw, DrawReport, ExpiredFrom, Meta, OrderReport, Report, SeatAsk,
-    Staging, Status, MAX_HOLD_MS, MAX_LIMIT,
+    Allocation, Allocs, Claim, ClaimOptions, Clock, Draw, DrawReport, ExpiredFrom, FromAsk, Meta,
+    OrderReport, Report, SeatAsk, Staging, Status, MAX_HOLD_MS, MAX_LIMIT,
 };
 pub use open::open;
 pub use order::order;

@@ -91,6 +91,79 @@ pub struct Meta {
     /// its free seats are in the seat state, not the pool, and `minted` is
     /// `total` from the start.
     pub seated: bool,
+    /// The event's allocations (docs/design.md "Allocations"): how many
+    /// there are (0: the allocations key is never looked at), their free
+    /// tickets (out of the pool and the free seats, below `minted`), and
+    /// the earliest time one releases itself (0: none). The fields
+    /// `allocations`, `allocated`, `release_at`, absent when 0.
+    pub allocs: Allocs,
+}
+
+/// The meta hash's summary of an event's allocations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Allocs {
+    pub count: i64,
+    pub free: i64,
+    pub release_at: i64,
+}
+
+impl Allocs {
+    /// Whether an allocation releases itself at or before `now`.
+    #[inline]
+    pub fn release_due(&self, now: i64) -> bool {
+        self.release_at > 0 && now >= self.release_at
+    }
+}
+
+/// One allocation (a field of `ticket:{E}:alloc`): when it releases
+/// itself, how many of its tickets were claimed, the SHA-256 of its key,
+/// and its free tickets (ascending). Written `<release> <claimed> <key hex
+/// or -> <tickets or ->`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Allocation {
+    pub release: Option<i64>,
+    pub claimed: i64,
+    pub key: Option<[u8; 32]>,
+    pub free: Vec<i64>,
+}
+
+impl Allocation {
+    pub fn encode(&self) -> String {
+        let key = self.key.map_or("-".to_owned(), |k| protocol::draw::hex(&k));
+        let free = match self.free.is_empty() {
+            true => "-".to_owned(),
+            false => protocol::record::Value::List(&self.free).to_string(),
+        };
+        format!(
+            "{} {} {key} {free}",
+            self.release.unwrap_or(0),
+            self.claimed
+        )
+    }
+
+    /// `None` when `text` is not a value [`Allocation::encode`] writes.
+    pub fn parse(text: &str) -> Option<Allocation> {
+        let mut parts = text.split(' ');
+        let release = protocol::record::parse_time(parts.next()?)?;
+        let claimed = protocol::record::parse_time(parts.next()?)?;
+        let key = match parts.next()? {
+            "-" => None,
+            hex => Some(protocol::draw::parse_seed(hex)?),
+        };
+        let free = match parts.next()? {
+            "-" => Vec::new(),
+            list => protocol::record::parse_tickets(list)?.as_slice().to_vec(),
+        };
+        if parts.next().is_some() {
+            return None;
+        }
+        Some(Allocation {
+            release: Some(release).filter(|r| *r > 0),
+            claimed,
+            key,
+            free,
+        })
+    }
 }
 
 /// A draw event's part of the meta hash (docs/design.md "The draw"): the
@@ -195,6 +268,15 @@ pub struct ClaimOptions {
     pub hold: Option<i64>,
     /// A seated event's options (`None`: none given).
     pub seats: Option<Box<SeatAsk>>,
+    /// `FROM name [KEY secret]`: claims from that allocation only.
+    pub from: Option<Box<FromAsk>>,
+}
+
+/// `FROM name [KEY secret]` of a claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FromAsk {
+    pub name: String,
+    pub key: Option<Vec<u8>>,
 }
 
 impl ClaimOptions {
@@ -239,6 +321,8 @@ pub struct Report {
     /// A seated event's free seats by category (every category, in layout
     /// order) and its free accessible seats.
     pub seats: Option<SeatReport>,
+    /// Free allocated tickets (not in `remaining`).
+    pub allocated: i64,
 }
 
 /// A seated event's free seats by category (every category, in layout

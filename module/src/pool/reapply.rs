@@ -73,6 +73,14 @@ pub fn reapply<'a>(
     if let Some(why) = answered_since(store, &record.op, since)? {
         return Err(changed(why));
     }
+    if let Some(name) = record.op.from() {
+        // Allocations are not healed: the lost write's stock may be public
+        // or released since.
+        return Err(changed(format!(
+            "it concerns allocation {}, which the heal does not re-apply",
+            crate::error::quote(name.as_bytes())
+        )));
+    }
     let minted = match &record.op {
         Op::Claim { user, tickets, .. }
         | Op::Hold { user, tickets, .. }
@@ -82,21 +90,12 @@ pub fn reapply<'a>(
             }
             free_tickets(store, &meta, tickets)?.map_err(changed)?
         }
-        Op::Confirm { user, tickets }
-        | Op::Cancel {
-            from: _,
-            user,
-            tickets,
-        } => {
+        Op::Confirm { user, tickets } | Op::Cancel { user, tickets, .. } => {
             let held = matches!(record.op, Op::Confirm { .. });
             holds_exactly(store, user, tickets, held.then_some(i64::MAX))?.map_err(changed)?;
             None
         }
-        Op::Expire {
-            from: _,
-            user,
-            tickets,
-        } => {
+        Op::Expire { user, tickets, .. } => {
             holds_exactly(store, user, tickets, Some(now))?.map_err(changed)?;
             None
         }

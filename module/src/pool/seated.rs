@@ -11,14 +11,19 @@ use super::model::{Meta, SeatAsk, SeatReport};
 use super::store::Store;
 use crate::error::TicketError;
 
-/// The seats a claim of `count` with `ask` gets, and how they were chosen.
+/// The seats a claim of `count` with `ask` gets, and how they were chosen;
+/// `only`: a claim from an allocation, whose free seats these are (the
+/// rules see every other seat taken).
 pub(super) fn choose(
     store: &mut impl Store,
     event: &str,
     meta: &Meta,
     count: i64,
     ask: &SeatAsk,
+    only: Option<&[i64]>,
 ) -> Result<(Tickets, Pick), TicketError> {
+    let only: Option<Vec<u32>> = only.map(|ids| ids.iter().map(|id| seat_id(*id)).collect());
+    let view = |l: &Layout| only.as_ref().map(|ids| SeatState::only(l, ids));
     let pick = |how| Pick {
         how,
         section: ask.section.clone(),
@@ -27,11 +32,10 @@ pub(super) fn choose(
     };
     if let Some(ids) = &ask.ids {
         check_limit(event, meta, ids.len() as i64)?;
-        let seats: Vec<u32> = ids
-            .iter()
-            .map(|id| u32::try_from(*id).unwrap_or(0))
-            .collect();
+        let seats: Vec<u32> = ids.iter().map(|id| seat_id(*id)).collect();
         let verdict = seating(store, |l, s| {
+            let view = view(l);
+            let s = view.as_ref().unwrap_or(s);
             rule::check_pick(l, s, &seats).map_err(|e| pick_error(event, l, e))
         })?;
         verdict?;
@@ -41,6 +45,8 @@ pub(super) fn choose(
     }
     let chosen = seating(store, |l, s| {
         let request = request(event, l, count, ask)?;
+        let view = view(l);
+        let s = view.as_ref().unwrap_or(s);
         rule::best(l, s, &request).map_err(|e| match rule::impossible(l, &request) {
             Some(why) => impossible(ask, count, why),
             None => no_fit(event, count, e),
@@ -52,6 +58,54 @@ pub(super) fn choose(
         PickHow::Best
     };
     Ok((tickets(&chosen), pick(how)))
+}
+
+/// A seat id as the rules take it (0, no seat, when out of range).
+fn seat_id(id: i64) -> u32 {
+    u32::try_from(id).unwrap_or(0)
+}
+
+/// The seats an `ALLOCATE` of `count` takes (free non-accessible ones in
+/// `SPLIT` order, within `SECTION`/`CATEGORY`), or exactly `ids` (each
+/// free); `SHORT` when fewer are free, `TAKEN` for a picked seat that is
+/// not.
+pub(super) fn to_allocate(
+    store: &mut impl Store,
+    event: &str,
+    count: i64,
+    ask: &SeatAsk,
+) -> Result<Tickets, TicketError> {
+    if let Some(ids) = &ask.ids {
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        let verdict = seating(store, |l, s| {
+            for pair in sorted.windows(2) {
+                if pair[0] == pair[1] {
+                    return Err(pick_error(event, l, PickError::Twice(seat_id(pair[0]))));
+                }
+            }
+            for id in &sorted {
+                let id = seat_id(*id);
+                if id == 0 || id > l.total {
+                    return Err(pick_error(event, l, PickError::Unknown(id)));
+                }
+                if !s.is_free(id) {
+                    return Err(pick_error(event, l, PickError::Taken(id)));
+                }
+            }
+            Ok(())
+        })?;
+        verdict?;
+        return Ok(Tickets::from_sorted(sorted));
+    }
+    let ids = seating(store, |l, s| {
+        let request = request(event, l, count, ask)?;
+        rule::split_seats(l, s, &request)
+            .map_err(|free| TicketError::short_of_event(event, i64::from(free)))
+    })??;
+    Ok(Tickets::from_sorted(
+        ids.into_iter().map(i64::from).collect(),
+    ))
 }
 
 /// The seats best available for a party of `count` with no filters (what

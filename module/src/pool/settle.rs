@@ -21,6 +21,7 @@ use std::borrow::Cow;
 
 use protocol::record::{Op, Pick, PickHow, Record};
 
+use super::allocation::{back_to, release_due};
 use super::checks::{check_consistent, existing_meta, live_meta};
 use super::draw::{draw_if_due, head_wants, paced_until, take_off_list};
 use super::effects::Effects;
@@ -42,16 +43,25 @@ pub fn expire_holds(
 ) -> Result<usize, TicketError> {
     // Read everything before the first write, so an error changes nothing.
     let mut due = Vec::new();
-    for (user, _) in store.lowest(Set::Holds, now, max)? {
+    let lapsed = store.lowest(Set::Holds, now, max)?;
+    let meta = match lapsed.is_empty() {
+        true => None,
+        false => store.meta()?,
+    };
+    for (user, _) in lapsed {
         let tickets = store.holder(&user)?;
-        due.push((user, tickets));
+        let from = match &meta {
+            Some(meta) => back_to(store, meta, &user, true)?,
+            None => None,
+        };
+        due.push((user, tickets, from));
     }
     let expired = due.len();
-    for (user, tickets) in due {
+    for (user, tickets, from) in due {
         match tickets {
             Some(tickets) => {
                 let op = Op::Expire {
-                    from: None,
+                    from,
                     user: Cow::Owned(user),
                     tickets,
                 };
@@ -106,6 +116,10 @@ fn settle(
     clock: Clock,
 ) -> Result<Meta, TicketError> {
     let mut meta = expire_due(store, out, event, meta, clock)?;
+    // Only an event with an allocation due releases (one comparison).
+    if meta.allocs.release_due(clock.now) && release_due(store, out, &meta, clock.now)? {
+        meta = existing_meta(store, event)?;
+    }
     // Only a draw event ever draws (a plain claim does not look further).
     if meta.draw.is_some() && draw_if_due(store, out, event, &meta, clock.now)? {
         meta = existing_meta(store, event)?;
@@ -148,7 +162,8 @@ pub fn sweep(
     }
     check_consistent(store, event, &meta)?;
     let expired = expire_holds(store, out, clock.now, max)?;
-    if expired > 0 || meta.waitseq > 0 || meta.undrawn().is_some() {
+    let releases = meta.allocs.release_due(clock.now);
+    if expired > 0 || meta.waitseq > 0 || meta.undrawn().is_some() || releases {
         settle_now(store, out, event, clock)?;
     }
     Ok(expired)

@@ -16,7 +16,7 @@ use protocol::StreamId;
 
 pub use protocol::keys::Part;
 
-use super::model::{Meta, Staging, Status};
+use super::model::{Allocation, Allocs, Meta, Staging, Status};
 use crate::error::TicketError;
 
 /// The two zsets keyed by user.
@@ -69,6 +69,8 @@ pub enum MetaWrite<'a> {
         second: i64,
         used: i64,
     },
+    /// The summary of the event's allocations.
+    Allocs(Allocs),
 }
 
 /// Storage of one event.
@@ -129,7 +131,37 @@ pub trait Store {
     fn note_field(&mut self, field: &str) -> Result<Option<String>, TicketError>;
     fn note_len(&mut self) -> Result<i64, TicketError>;
 
+    /// A field of the event's allocations hash (`ticket:{E}:alloc`, see
+    /// `protocol::keys::alloc_key`), and all of its fields.
+    fn alloc_field(&mut self, field: &str) -> Result<Option<String>, TicketError>;
+    fn alloc_fields(&mut self) -> Result<Vec<(String, String)>, TicketError>;
+
+    /// The allocation `name`, if it exists.
+    fn allocation(&mut self, name: &str) -> Result<Option<Allocation>, TicketError> {
+        match self.alloc_field(&protocol::keys::alloc_field(name))? {
+            None => Ok(None),
+            Some(text) => Allocation::parse(&text)
+                .map(Some)
+                .ok_or_else(|| corrupt_alloc(name)),
+        }
+    }
+
+    /// Every allocation by name, in name order.
+    fn allocations(&mut self) -> Result<Vec<(String, Allocation)>, TicketError> {
+        let mut all = Vec::new();
+        for (field, value) in self.alloc_fields()? {
+            if let Some(name) = field.strip_prefix("a:") {
+                let allocation = Allocation::parse(&value).ok_or_else(|| corrupt_alloc(name))?;
+                all.push((name.to_owned(), allocation));
+            }
+        }
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(all)
+    }
+
     fn write_meta(&mut self, write: MetaWrite<'_>);
+    /// Sets a field of the allocations hash, or removes it (`None`).
+    fn set_alloc_field(&mut self, field: &str, value: Option<&str>);
     /// Sets the user's tickets, or removes the user (`None`).
     fn set_holder(&mut self, user: &str, tickets: Option<&Tickets>);
     /// Sets the user's score in `set`, or removes the user (`None`);
@@ -155,4 +187,11 @@ pub trait Store {
     /// Replaces the note of answers with `closed = term`, or deletes it
     /// when `term` is 0.
     fn note_close(&mut self, term: i64);
+}
+
+fn corrupt_alloc(name: &str) -> TicketError {
+    TicketError::Corrupt(format!(
+        "allocation {} holds a value the module never writes",
+        crate::error::quote(name.as_bytes())
+    ))
 }

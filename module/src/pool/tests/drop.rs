@@ -123,6 +123,15 @@ impl Store for Clobbered {
     fn wants(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
         self.inner.wants(user)
     }
+    fn alloc_field(&mut self, field: &str) -> Result<Option<String>, TicketError> {
+        self.inner.alloc_field(field)
+    }
+    fn alloc_fields(&mut self) -> Result<Vec<(String, String)>, TicketError> {
+        self.inner.alloc_fields()
+    }
+    fn set_alloc_field(&mut self, field: &str, value: Option<&str>) {
+        self.inner.set_alloc_field(field, value)
+    }
     fn set_wants(&mut self, user: &str, count: Option<i64>) {
         self.inner.set_wants(user, count)
     }

@@ -3,6 +3,7 @@
 //! [`Effects`], then the commit step) with plain `now` times, so the tests
 //! read like the commands. The tests live in one file per topic.
 
+mod allocations;
 mod checkout;
 mod claims;
 mod draw;
@@ -245,5 +246,6 @@ fn with(count: Option<i64>, hold: Option<i64>) -> ClaimOptions {
         seats: None,
         count,
         hold,
+        from: None,
     }
 }

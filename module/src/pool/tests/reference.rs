@@ -413,16 +413,7 @@ fn check_log_replays_to_the_holders(s: &MemoryStore) -> Result<(), TestCaseError
             | Op::Offer { user, tickets, .. } => {
                 prop_assert!(replay.insert(user.clone(), tickets.clone()).is_none());
             }
-            Op::Cancel {
-                from: _,
-                user,
-                tickets,
-            }
-            | Op::Expire {
-                from: _,
-                user,
-                tickets,
-            } => {
+            Op::Cancel { user, tickets, .. } | Op::Expire { user, tickets, .. } => {
                 let removed = replay.remove(user);
                 prop_assert_eq!(removed.as_ref(), Some(tickets));
             }

@@ -15,7 +15,7 @@ use crate::pool::effects;
 const ROWS: &str = r#"{"sections":[{"name":"A","rows":[
     {"name":"1","seats":6,"accessible":[6]},{"name":"2","seats":6}]}]}"#;
 
-fn seated(hold: i64, limit: i64) -> MemoryStore {
+pub(super) fn seated(hold: i64, limit: i64) -> MemoryStore {
     let mut s = MemoryStore::default();
     let layout = Layout::parse(ROWS).unwrap().to_json();
     let op = Op::Init {
@@ -45,6 +45,7 @@ fn seats(count: Option<i64>, ids: Option<Vec<i64>>) -> ClaimOptions {
                 ..SeatAsk::default()
             })
         }),
+        from: None,
     }
 }
 
