@@ -1,7 +1,9 @@
 //! Counters reported in the `INFO ticket` section (written out by
-//! `host::info`).
+//! `host::info`), and this node's *term*: a random number drawn when the
+//! node becomes a primary through a replication role change
+//! (`host::note`), zero while it is a replica or was never promoted.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use crate::error::TicketError;
 use crate::pool::Claim;
@@ -65,4 +67,22 @@ pub fn count_claim(outcome: &Result<Claim, TicketError>) {
         Err(TicketError::SoldOut(_)) => SOLDOUT_REPLIES.bump(),
         Err(_) => REJECTED_CLAIMS.bump(),
     }
+}
+
+/// This node's term as a primary promoted by a role change (0: none).
+static TERM: AtomicI64 = AtomicI64::new(0);
+
+/// The term, when this node became a primary through a role change (one
+/// atomic load: this is on every write command's path).
+#[inline]
+pub fn term() -> Option<i64> {
+    match TERM.load(Ordering::Relaxed) {
+        0 => None,
+        t => Some(t),
+    }
+}
+
+/// Sets the term: positive after a promotion, 0 as a replica.
+pub fn set_term(term: i64) {
+    TERM.store(term, Ordering::Relaxed);
 }

@@ -92,6 +92,27 @@ fn the_claims_walk_counts_what_it_says() {
         count("protocol/")
     );
     assert!(design.contains(&said), "docs/design.md should say: {said}");
+    assert!(
+        count("module/") <= 15,
+        "a plain claim runs {} module files; the budget is 15",
+        count("module/")
+    );
+}
+
+#[test]
+fn the_entrys_walk_stays_within_ten_sidecar_files() {
+    let entry = walks()
+        .into_iter()
+        .find(|w| {
+            w.iter()
+                .any(|l| l.starts_with("sidecar/src/sync/reader.rs"))
+        })
+        .expect("a walk through sync/reader.rs");
+    let files = entry.iter().filter(|l| l.starts_with("sidecar/")).count();
+    assert!(
+        files <= 10,
+        "a log entry runs {files} sidecar files; the budget is 10"
+    );
 }
 
 /// The Rust crates whose files must not import each other.

@@ -14,6 +14,9 @@ pub struct Claim<'a> {
     pub event: &'a str,
     pub user: &'a str,
     pub options: ClaimOptions,
+    /// Whether the reply is an array (`COUNT`, or a pick of `SEATS`)
+    /// rather than one ticket number.
+    pub array: bool,
 }
 
 /// Parses `TICKET.CLAIM`'s arguments; the plain claim (no option) reads no
@@ -27,10 +30,12 @@ pub fn claim<'a>(given: &[&'a [u8]]) -> Result<Claim<'a>, CommandError> {
         [] => ClaimOptions::default(),
         _ => claim_options(rest)?,
     };
+    let array = options.count.is_some() || options.seats.as_ref().is_some_and(|s| s.ids.is_some());
     Ok(Claim {
         event,
         user,
         options,
+        array,
     })
 }
 

@@ -17,7 +17,7 @@ use redis_module::{Context, RedisResult, RedisValue};
 use super::guarded;
 use super::note_deadlines;
 use crate::error::{CommandError, TicketError};
-use crate::host::argv::Argv;
+use crate::host::ffi::Argv;
 use crate::host::ffi::{from_primary_or_aof, replicate_verbatim};
 use crate::host::store::{Access, RedisStore};
 use crate::pool::effects;

@@ -14,7 +14,7 @@
 use redis_module::{Context, RedisResult};
 
 use super::{guarded, integer_or_nil, write};
-use crate::host::argv::Argv;
+use crate::host::ffi::Argv;
 use crate::{args, pool, stats};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {

@@ -37,7 +37,8 @@ use redis_module::{Context, RedisResult, RedisValue};
 
 use super::{guarded, write};
 use crate::args::claim::Claim;
-use crate::host::argv::Argv;
+use crate::host::ffi::Argv;
+use crate::pool::Claim::{Held, New, Repeat};
 use crate::{args, pool, stats, POOL_CHUNK};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
@@ -46,17 +47,17 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
             event,
             user,
             options,
+            array,
         } = argv.parse(args::claim::claim)?;
-        let array = options.answers_array();
         let chunk = POOL_CHUNK.load(Ordering::Relaxed);
         let outcome = write(ctx, event, argv.user(2, user), |store, out, clock| {
             pool::claim(store, out, event, user, options, clock, chunk)
         });
         stats::count_claim(&outcome);
-        let claim = outcome?;
+        let (New(tickets) | Held(tickets) | Repeat(tickets)) = outcome?;
         Ok(match array {
-            false => RedisValue::Integer(claim.ticket()),
-            true => super::ticket_array(claim.tickets()),
+            false => RedisValue::Integer(tickets.lowest()),
+            true => super::ticket_array(&tickets),
         })
     })
 }

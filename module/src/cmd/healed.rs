@@ -16,14 +16,13 @@
 use redis_module::{Context, RedisResult, RedisValue};
 
 use super::{guarded, write};
-use crate::host::argv::Argv;
-use crate::host::note;
-use crate::{args, pool};
+use crate::host::ffi::Argv;
+use crate::{args, pool, stats};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
     guarded(|| {
         let event = argv.parse(args::event)?;
-        let term = note::term().unwrap_or(0);
+        let term = stats::term().unwrap_or(0);
         let changed = write(ctx, event, None, |store, out, _| {
             pool::note::healed(store, out, term)
         })?;

@@ -39,7 +39,7 @@ use protocol::seats::Layout;
 use crate::error::TicketError;
 
 use super::{guarded, write};
-use crate::host::argv::Argv;
+use crate::host::ffi::Argv;
 use crate::host::ffi::{publish, random_bytes, random_u64};
 use crate::{args, pool, stats};
 

@@ -43,9 +43,8 @@ use protocol::record::{Op, Tickets};
 
 use crate::error::{CommandError, TicketError};
 use crate::expiry;
-use crate::host::argv::UserArg;
+use crate::host::ffi::UserArg;
 use crate::host::ffi::{is_primary, now_ms, publish};
-use crate::host::note;
 use crate::host::store::{Access, RedisStore};
 use crate::pool::{self, Clock, Decided, Effects, ExpiredFrom};
 use crate::stats;
@@ -87,7 +86,7 @@ pub fn write<'a, T>(
             resume_unwind(panic)
         }
     };
-    if let (Some(term), Some((user, _))) = (note::term(), user) {
+    if let (Some(term), Some((user, _))) = (stats::term(), user) {
         if pool::note::tells(&outcome) {
             // A note that cannot be written (a key of the wrong type) must
             // not leave an answer the heal could take back.

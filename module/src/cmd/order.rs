@@ -13,7 +13,7 @@
 use redis_module::{Context, RedisResult, RedisValue};
 
 use super::{expired_from, guarded, ticket_array};
-use crate::host::argv::Argv;
+use crate::host::ffi::Argv;
 use crate::host::store::{Access, RedisStore};
 use crate::{args, pool};
 

@@ -10,7 +10,7 @@
 use redis_module::{Context, RedisResult};
 
 use super::{expired_from, guarded, integer_or_nil};
-use crate::host::argv::Argv;
+use crate::host::ffi::Argv;
 use crate::host::store::{Access, RedisStore};
 use crate::{args, pool};
 

@@ -58,7 +58,7 @@ use protocol::restore::Step;
 
 use super::init::announce;
 use super::{guarded, write};
-use crate::host::argv::Argv;
+use crate::host::ffi::Argv;
 use crate::{args, pool};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {

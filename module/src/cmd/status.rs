@@ -20,7 +20,7 @@ use std::os::raw::c_long;
 use redis_module::{raw, Context, RedisResult, RedisValue};
 
 use super::{expired_from, guarded};
-use crate::host::argv::Argv;
+use crate::host::ffi::Argv;
 use crate::host::store::{Access, RedisStore};
 use crate::pool::DrawReport;
 use crate::{args, pool};

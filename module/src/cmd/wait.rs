@@ -26,7 +26,7 @@
 use redis_module::{Context, RedisResult, RedisValue};
 
 use super::{guarded, write};
-use crate::host::argv::Argv;
+use crate::host::ffi::Argv;
 use crate::{args, pool};
 
 pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicI64;
 
 use redis_module::{Context, RedisResult};
 
-use super::argv::Argv;
+use super::ffi::Argv;
 
 /// What the load step hands registration (`host::register::load`). A type
 /// rather than values so that each row's C entry point reads its handler at

@@ -1,55 +1,20 @@
-//! The reads and writes of an event's pool, holders, holds, waiting-list
-//! and wants keys, through the native key API (the meta hash is in `meta`,
-//! the log stream in `log_append`).
+//! The reads and writes of an event's pool, holds, waiting-list and wants
+//! keys, through the native key API (the holders hash and the meta's
+//! cached read are in `store`, beside the handles, as every claim runs
+//! them; the rest of the meta hash is in `meta`, the log stream in `log`).
 
 use std::ops::RangeInclusive;
-use std::os::raw::{c_char, c_int};
-use std::ptr;
+use std::os::raw::c_int;
 
-use redis_module::raw::{self, RedisModuleString};
+use redis_module::raw;
 use redis_module::Context;
 
-use protocol::record::Tickets;
-
 use super::cache::{Part, PARTS};
-use super::ffi::{owned, rstr, to_i64, zset_range, Made, HASH_DELETE};
+use super::ffi::{owned, to_i64, zset_range, Made, HASH_DELETE};
 use super::store::RedisStore;
 use crate::error::TicketError;
 
 impl RedisStore<'_> {
-    /// The user's tickets from the holders hash.
-    pub(super) fn read_holder(&mut self, user: &str) -> Result<Option<Tickets>, TicketError> {
-        match self.user_field(Part::Holders, user)? {
-            None => Ok(None),
-            Some(v) => self.tickets_of(&v).map(Some),
-        }
-    }
-
-    /// The user's field of a hash keyed by user (holders, wants).
-    fn user_field(
-        &mut self,
-        part: Part,
-        user: &str,
-    ) -> Result<Option<redis_module::RedisString>, TicketError> {
-        let Some(key) = self.existing(part)? else {
-            return Ok(None);
-        };
-        let mut made = Made::default();
-        let field_ptr = self.user_string(user, &mut made);
-        let mut value: *mut RedisModuleString = ptr::null_mut();
-        // SAFETY: one (field, out-pointer) pair, NULL-terminated.
-        unsafe {
-            raw::RedisModule_HashGet.unwrap()(
-                key,
-                raw::REDISMODULE_HASH_NONE as c_int,
-                field_ptr,
-                &mut value as *mut *mut RedisModuleString,
-                ptr::null::<c_char>(),
-            );
-        }
-        Ok(owned(value))
-    }
-
     /// How many tickets a draw's entrant wants (the wants hash).
     pub(super) fn read_wants(&mut self, user: &str) -> Result<Option<i64>, TicketError> {
         if self.lazy(Part::Wants)?.is_none() {
@@ -142,22 +107,6 @@ impl RedisStore<'_> {
             let member = self.number_string(n);
             self.zset_add(Part::Pool, n as f64, member);
         }
-    }
-
-    pub(super) fn write_holder(&mut self, user: &str, tickets: &Tickets) {
-        let mut made = Made::default();
-        let value = match tickets {
-            Tickets::One(ticket) => self.number_string(*ticket),
-            many => made.keep(rstr(many.value().to_string().as_bytes())),
-        };
-        let field_ptr = self.user_string(user, &mut made);
-        self.hash_set(Part::Holders, &[field_ptr, value]);
-    }
-
-    pub(super) fn remove_holder(&mut self, user: &str) {
-        let mut made = Made::default();
-        let field_ptr = self.user_string(user, &mut made);
-        self.hash_set(Part::Holders, &[field_ptr, HASH_DELETE]);
     }
 
     /// Adds (or moves) `user` at `score` in the holds or waiting zset.

@@ -1,6 +1,7 @@
 //! The event's meta hash through the native key API: its fields read into
-//! a [`Meta`] (through the per-event cache, `meta_cache`), a restore's
-//! staging fields, and the writes of [`crate::pool::MetaWrite`].
+//! a [`Meta`] (on a miss of the per-event copy, which `store` reads), a
+//! restore's staging fields, and the writes of [`crate::pool::MetaWrite`]
+//! but `minted` (in `store`, with the claim's other writes).
 
 use std::ptr;
 
@@ -15,7 +16,6 @@ use super::ffi::{hash_get_up_to_3, owned, rnum, rstr, stream_id_string, to_i64, 
 use super::store::RedisStore;
 use crate::error::TicketError;
 use crate::pool::{Allocs, Meta, Staging, Status};
-use crate::stats;
 
 impl RedisStore<'_> {
     pub(super) fn meta_fields<const N: usize>(
@@ -33,7 +33,7 @@ impl RedisStore<'_> {
     }
 
     /// Reads the meta hash from its key (the cache missed).
-    fn read_meta(&self) -> Result<Option<Meta>, TicketError> {
+    pub(super) fn read_meta(&self) -> Result<Option<Meta>, TicketError> {
         let c = cache::constants();
         let fields = [
             c.total,
@@ -115,20 +115,6 @@ impl RedisStore<'_> {
             .ok_or_else(|| self.corrupt(Part::Meta, "has a missing or invalid field 'status'"))
     }
 
-    /// The meta, from the cache or else from its key (then cached).
-    pub(super) fn cached_meta(&mut self) -> Result<Option<Meta>, TicketError> {
-        if let Some(entry) = self.names.meta().get(self.db) {
-            self.pool_absent |= entry.pool_absent;
-            return Ok(Some(entry.meta));
-        }
-        stats::META_CACHE_MISSES.bump();
-        let meta = self.read_meta()?;
-        if let Some(meta) = &meta {
-            self.names.meta().put(self.db, meta.clone());
-        }
-        Ok(meta)
-    }
-
     pub(super) fn create_meta(&mut self, meta: &Meta, created_at: i64) {
         let c = cache::constants();
         let values = [
@@ -176,13 +162,6 @@ impl RedisStore<'_> {
         self.names.meta().update(self.db, |m| m.status = status);
         let value = rstr(status.as_str().as_bytes());
         self.hash_set(Part::Meta, &[cache::constants().status, value.inner]);
-    }
-
-    pub(super) fn set_minted(&mut self, minted: i64) {
-        self.names.meta().update(self.db, |m| m.minted = minted);
-        // With a chunk of 1 this is also the ticket: one string for both.
-        let value = self.number_string(minted);
-        self.hash_set(Part::Meta, &[cache::constants().minted, value]);
     }
 
     pub(super) fn add_counts(&mut self, held: i64, extra: i64) {

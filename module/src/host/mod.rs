@@ -9,8 +9,8 @@
 //! - `docs`: the `COMMAND DOCS` C structs built from the table.
 //! - `events`: keyspace and server events, and the cron loop's entry into
 //!   the module's cron work.
-//! - `store` (with `keys`, `log_append` (the `XADD`), `meta`, `draw_meta`,
-//!   `replicate`): [`crate::pool::Store`] over an event's keys through the
+//! - `store` (with `keys`, `log` (the `XADD` and the effect), `meta`,
+//!   `draw_meta`): [`crate::pool::Store`] over an event's keys through the
 //!   native key API (`seats`: a seated event's layout and seat key), and
 //!   the replication of a decided effect; `strings`: the Redis strings it
 //!   reuses.
@@ -18,13 +18,12 @@
 //!   (`ticket:{E}:answered`) and this node's term as a promoted primary;
 //!   `alloc`: an event's allocations (`ticket:{E}:alloc`), a side hash
 //!   like the note.
-//! - `argv`: a command's arguments read in place; `ffi`: small safe
-//!   wrappers (clock, pub/sub, context flags, databases, scans, the log).
+//! - `ffi`: small safe wrappers (clock, pub/sub, context flags, databases,
+//!   scans, the log) and a command's arguments read in place.
 //! - `panic`: the `catch_unwind` every entry point from Redis runs under;
 //!   `info`: the `INFO ticket` section.
 
 mod alloc;
-pub mod argv;
 pub mod cache;
 pub mod command;
 #[cfg(not(test))]

@@ -1,7 +1,6 @@
 //! The note of answers in Redis (`ticket:{E}:answered`, a hash; what it
-//! means: `pool::note`) and this node's *term*: a random number drawn when
-//! the node becomes a primary through a replication role change, zero
-//! while it is a replica or was never promoted.
+//! means: `pool::note`), and the drawing of this node's *term* when a
+//! replication role change makes it a primary (kept in `stats`).
 //!
 //! The note is read and written through the native key API, opened only
 //! when needed: by a promoted primary's answers that log nothing,
@@ -13,7 +12,6 @@
 
 use std::os::raw::{c_char, c_int};
 use std::ptr;
-use std::sync::atomic::{AtomicI64, Ordering};
 
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleKey, RedisModuleString};
 use redis_module::{Context, RedisString, RedisValue};
@@ -26,19 +24,6 @@ use super::ffi::{owned, random_u64, rnum, rstr, HASH_DELETE};
 use super::store::RedisStore;
 use crate::error::TicketError;
 
-/// This node's term as a primary promoted by a role change (0: none).
-static TERM: AtomicI64 = AtomicI64::new(0);
-
-/// The term, when this node became a primary through a role change (one
-/// atomic load: this is on every write command's path).
-#[inline]
-pub fn term() -> Option<i64> {
-    match TERM.load(Ordering::Relaxed) {
-        0 => None,
-        t => Some(t),
-    }
-}
-
 /// The replication role changed: a new term as a primary, none as a
 /// replica.
 pub fn role_changed(now_primary: bool) {
@@ -47,7 +32,7 @@ pub fn role_changed(now_primary: bool) {
         true => ((random_u64() >> 1) as i64).max(1),
         false => 0,
     };
-    TERM.store(term, Ordering::Relaxed);
+    crate::stats::set_term(term);
 }
 
 /// A reply's text, whatever string form Redis gave it.

@@ -17,8 +17,8 @@ use redis_module::configuration::{register_i64_configuration, ConfigurationFlags
 use redis_module::raw::{self, RedisModuleCtx, RedisModuleString};
 use redis_module::{Context, RedisError, RedisResult, Status};
 
-use super::argv::Argv;
 use super::command::{Command, Config, Flags, Module};
+use super::ffi::Argv;
 use super::server::Server;
 use super::{docs, events};
 

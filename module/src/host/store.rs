@@ -1,8 +1,10 @@
 //! [`Store`] over an event's Redis keys, through the native key API: the
-//! open key handles of one event for one command, and the strings it
-//! reuses. The reads and writes themselves are in `keys` (pool, holders,
-//! holds, waiting list, log) and `meta` (the meta hash and its cache);
-//! replicating a decided effect is in `replicate`.
+//! open key handles of one event for one command, the strings it reuses,
+//! and the reads and writes every claim makes: the meta through its
+//! cached copy, `minted`, the holders hash (kept here so a claim's walk
+//! stays short). The other reads and writes are in `keys` (pool, holds,
+//! waiting list, wants) and `meta` (the rest of the meta hash); the log
+//! entry and its replicated effect are in `log`.
 //!
 //! Reads check each key's type first, and the pool logic reads everything
 //! before its first write, so a wrong type is an error that changes nothing.
@@ -24,9 +26,12 @@ use protocol::record::{parse_tickets, Record, Tickets, Value};
 use protocol::StreamId;
 
 use super::cache::{self, expected_type, EventStrings, Part, PARTS};
-use super::ffi::{retained, rnum, rstr, same, stream_id_string, to_i64, zset_range, Made};
+use super::ffi::{
+    owned, retained, rnum, rstr, same, stream_id_string, to_i64, zset_range, Made, HASH_DELETE,
+};
 use crate::error::TicketError;
 use crate::pool::{Meta, MetaWrite, Scope, Set, Staging, Store};
+use crate::stats;
 
 /// How a command opens the event's keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -477,6 +482,76 @@ impl<'a> RedisStore<'a> {
         if !self.opened[part as usize] {
             let _ = self.lazy(part);
         }
+    }
+
+    /// The user's tickets from the holders hash.
+    pub(super) fn read_holder(&mut self, user: &str) -> Result<Option<Tickets>, TicketError> {
+        match self.user_field(Part::Holders, user)? {
+            None => Ok(None),
+            Some(v) => self.tickets_of(&v).map(Some),
+        }
+    }
+
+    /// The user's field of a hash keyed by user (holders, wants).
+    pub(super) fn user_field(
+        &mut self,
+        part: Part,
+        user: &str,
+    ) -> Result<Option<redis_module::RedisString>, TicketError> {
+        let Some(key) = self.existing(part)? else {
+            return Ok(None);
+        };
+        let mut made = Made::default();
+        let field_ptr = self.user_string(user, &mut made);
+        let mut value: *mut RedisModuleString = ptr::null_mut();
+        // SAFETY: one (field, out-pointer) pair, NULL-terminated.
+        unsafe {
+            raw::RedisModule_HashGet.unwrap()(
+                key,
+                raw::REDISMODULE_HASH_NONE as c_int,
+                field_ptr,
+                &mut value as *mut *mut RedisModuleString,
+                ptr::null::<c_char>(),
+            );
+        }
+        Ok(owned(value))
+    }
+
+    pub(super) fn write_holder(&mut self, user: &str, tickets: &Tickets) {
+        let mut made = Made::default();
+        let value = match tickets {
+            Tickets::One(ticket) => self.number_string(*ticket),
+            many => made.keep(rstr(many.value().to_string().as_bytes())),
+        };
+        let field_ptr = self.user_string(user, &mut made);
+        self.hash_set(Part::Holders, &[field_ptr, value]);
+    }
+
+    pub(super) fn remove_holder(&mut self, user: &str) {
+        let mut made = Made::default();
+        let field_ptr = self.user_string(user, &mut made);
+        self.hash_set(Part::Holders, &[field_ptr, HASH_DELETE]);
+    }
+
+    /// The meta, from the cache or else from its key (then cached).
+    pub(super) fn cached_meta(&mut self) -> Result<Option<Meta>, TicketError> {
+        if let Some(entry) = self.names.meta().get(self.db) {
+            self.pool_absent |= entry.pool_absent;
+            return Ok(Some(entry.meta));
+        }
+        stats::META_CACHE_MISSES.bump();
+        let meta = self.read_meta()?;
+        if let Some(meta) = &meta {
+            self.names.meta().put(self.db, meta.clone());
+        }
+        Ok(meta)
+    }
+
+    pub(super) fn set_minted(&mut self, minted: i64) {
+        self.names.meta().update(self.db, |m| m.minted = minted);
+        // With a chunk of 1 this is also the ticket: one string for both.
+        let value = self.number_string(minted);
+        self.hash_set(Part::Meta, &[cache::constants().minted, value]);
     }
 }
 

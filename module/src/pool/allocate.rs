@@ -12,12 +12,11 @@ use protocol::keys::MAX_ALLOCATIONS;
 use protocol::record::{Op, Record, Tickets, MAX_TICKETS};
 
 use super::allocation::{existing, release_all};
-use super::checks::{live_meta, not_seated};
 use super::effects::Effects;
 use super::model::{Allocation, Clock, SeatAsk};
+use super::rules::{free_count, live_meta, lowest_free, not_seated};
 use super::settle::{prepare, settle_now};
 use super::store::Store;
-use super::tickets::{free_count, lowest_free};
 use crate::error::TicketError;
 
 /// What `TICKET.ALLOCATE` asks for.

@@ -8,9 +8,9 @@ use std::borrow::Cow;
 use protocol::keys::alloc_user;
 use protocol::record::{Op, Pick, Record, Tickets};
 
-use super::checks::not_seated;
 use super::effects::Effects;
 use super::model::{Allocation, ClaimOptions, FromAsk, Meta};
+use super::rules::not_seated;
 use super::store::Store;
 use crate::error::TicketError;
 

@@ -12,13 +12,13 @@ use std::borrow::Cow;
 use protocol::record::{Op, Pick, Record, Tickets};
 
 use super::allocation::tickets_from;
-use super::checks::{not_seated, within_limit};
 use super::draw::entrants_wait;
 use super::effects::Effects;
 use super::model::{Claim, ClaimOptions, Clock, Meta, Status};
+use super::rules::lowest_free;
+use super::rules::{not_seated, within_limit};
 use super::settle::prepare;
 use super::store::{Part, Store};
-use super::tickets::lowest_free;
 use crate::error::TicketError;
 
 /// `TICKET.CLAIM`: the user's existing tickets, or the `count` lowest free

@@ -4,9 +4,9 @@
 
 use protocol::record::{Op, Record};
 
-use super::checks::status_changes;
 use super::effects::Effects;
 use super::model::{Clock, Status};
+use super::rules::status_changes;
 use super::store::Store;
 use crate::error::TicketError;
 

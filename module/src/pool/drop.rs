@@ -3,8 +3,8 @@
 
 use protocol::record::{Op, Record};
 
-use super::checks::type_check_all;
 use super::effects::Effects;
+use super::rules::type_check_all;
 use super::store::{Part, Store};
 use crate::error::TicketError;
 

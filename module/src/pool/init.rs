@@ -8,8 +8,8 @@ use std::borrow::Cow;
 use protocol::effect::Checkout;
 use protocol::record::{Incarnation, Op, Record};
 
-use super::checks::any_state;
 use super::effects::Effects;
+use super::rules::any_state;
 use super::store::{Part, Store};
 use crate::error::TicketError;
 

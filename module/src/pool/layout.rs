@@ -1,6 +1,6 @@
 //! `TICKET.LAYOUT` (read-only): a seated event's layout as stored.
 
-use super::checks::live_meta;
+use super::rules::live_meta;
 use super::store::Store;
 use crate::error::TicketError;
 

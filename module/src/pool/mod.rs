@@ -25,9 +25,8 @@
 //! - `model`: the types (meta, options, reports, the clock).
 //! - `store`: the `Store` trait: the reads and writes of an event's keys.
 //! - `effects`: a change applied onto the store and collected.
-//! - `tickets`: the lazy pool's numbers: the lowest free first.
-//! - `checks`: what every command checks first: the event exists, its keys
-//!   agree, a party within `LIMIT`.
+//! - `rules`: what every command keeps: the event exists, its keys agree,
+//!   a party within `LIMIT`; the lazy pool's numbers, the lowest free first.
 //! - `draw`, `seated`, `note`: a draw event's entry, draw, ranks and
 //!   pace; a seated event's seats (which a claim or offer gets); the note
 //!   of answers a promoted primary gave without logging anything.
@@ -46,7 +45,6 @@
 mod allocate;
 mod allocation;
 mod cancel;
-mod checks;
 mod claim;
 mod close;
 mod confirm;
@@ -66,12 +64,12 @@ mod order;
 mod position;
 pub mod reapply;
 pub mod restore;
+mod rules;
 mod seated;
 mod seatmap;
 pub mod settle;
 mod status;
 pub mod store;
-mod tickets;
 mod wait;
 
 #[cfg(test)]

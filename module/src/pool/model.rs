@@ -211,20 +211,6 @@ impl Draw {
     }
 }
 
-impl Meta {
-    /// Whether the event accepts claims (and so offers, and draws) at `now`.
-    pub fn accepts_claims(&self, now: i64) -> bool {
-        self.status == Status::Open
-            && (self.closes_at == 0 || now < self.closes_at)
-            && now >= self.opens_at
-    }
-
-    /// The draw state of a draw event that has not drawn yet.
-    pub fn undrawn(&self) -> Option<&Draw> {
-        self.draw.as_deref().filter(|d| d.drawn_at.is_none())
-    }
-}
-
 /// Longest hold, in ms (7 days).
 /// `POSITION`'s answer for a user holding an offer (as `WAIT`'s when the
 /// user is offered at once).
@@ -277,14 +263,6 @@ pub struct ClaimOptions {
 pub struct FromAsk {
     pub name: String,
     pub key: Option<Vec<u8>>,
-}
-
-impl ClaimOptions {
-    /// Whether the claim answers an array (`COUNT`, or a pick of `SEATS`)
-    /// rather than one ticket number.
-    pub fn answers_array(&self) -> bool {
-        self.count.is_some() || self.seats.as_ref().is_some_and(|s| s.ids.is_some())
-    }
 }
 
 /// What a claim of a seated event asks for beyond `COUNT`.

@@ -4,9 +4,9 @@
 
 use protocol::record::{Op, Record};
 
-use super::checks::{check_consistent, status_changes};
 use super::effects::Effects;
 use super::model::{Clock, Status};
+use super::rules::{check_consistent, status_changes};
 use super::settle::settle_now;
 use super::store::Store;
 use crate::error::TicketError;

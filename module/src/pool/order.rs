@@ -1,8 +1,8 @@
 //! `TICKET.ORDER` (read-only): a user's tickets, whether they are held or
 //! sold, and a seated event's seat names.
 
-use super::checks::live_meta;
 use super::model::{ExpiredFrom, OrderReport};
+use super::rules::live_meta;
 use super::store::{Set, Store};
 use crate::error::TicketError;
 

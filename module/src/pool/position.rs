@@ -2,9 +2,9 @@
 
 use protocol::keys::WANTS_OFFERED;
 
-use super::checks::live_meta;
 use super::draw::ENTERED;
 use super::model::{ExpiredFrom, OFFERED};
+use super::rules::live_meta;
 use super::store::{Set, Store};
 use crate::error::TicketError;
 /// `TICKET.POSITION`: the user's 1-based position in the waiting list, -1

@@ -40,10 +40,10 @@ use protocol::record::{Op, Record, Tickets};
 use protocol::touch::Touch;
 use protocol::StreamId;
 
-use super::checks::{check_consistent, live_meta};
 use super::effects::Effects;
 use super::model::Meta;
 use super::note;
+use super::rules::{check_consistent, live_meta};
 use super::store::{Set, Store};
 use crate::error::TicketError;
 

@@ -17,9 +17,9 @@ use protocol::record::{Op, Record};
 use protocol::restore::{Begin, Order};
 use protocol::StreamId;
 
-use super::checks::type_check_all;
 use super::effects::Effects;
 use super::model::{Meta, Staging, Status};
+use super::rules::type_check_all;
 use super::store::{Part, Set, Store};
 use crate::error::TicketError;
 

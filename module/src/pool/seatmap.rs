@@ -1,6 +1,6 @@
 //! `TICKET.SEATMAP` (read-only): one byte per seat of a seated event.
 
-use super::checks::live_meta;
+use super::rules::live_meta;
 use super::store::Store;
 use crate::error::TicketError;
 

@@ -22,12 +22,12 @@ use std::borrow::Cow;
 use protocol::record::{Op, Pick, PickHow, Record};
 
 use super::allocation::{back_to, release_due};
-use super::checks::{check_consistent, existing_meta, live_meta};
 use super::draw::{draw_if_due, head_wants, paced_until, take_off_list};
 use super::effects::Effects;
 use super::model::{Clock, Meta, Status};
+use super::rules::{check_consistent, existing_meta, live_meta};
+use super::rules::{free_count, lowest_free};
 use super::store::{Set, Store};
-use super::tickets::{free_count, lowest_free};
 use crate::error::TicketError;
 
 /// Expires up to `max` holds of the event whose deadline is at or before

@@ -1,10 +1,10 @@
 //! `TICKET.STATUS` (read-only): an event's counters, status, window and
 //! incarnation; on a primary, holds past their deadline count as free.
 
-use super::checks::existing_meta;
 use super::model::{DrawReport, ExpiredFrom, Report, Status};
+use super::rules::existing_meta;
+use super::rules::free_count;
 use super::store::{Part, Set, Store};
-use super::tickets::free_count;
 use crate::error::TicketError;
 
 /// `TICKET.STATUS`; holds past their deadline count as free on the primary.

@@ -5,10 +5,10 @@ use std::borrow::Cow;
 
 use protocol::effect::Effect;
 
-use super::checks::within_limit;
 use super::draw::{enter, join_place};
 use super::effects::Effects;
 use super::model::{Clock, OFFERED};
+use super::rules::within_limit;
 use super::settle::{prepare, settle_now};
 use super::store::{Set, Store};
 use crate::error::TicketError;
