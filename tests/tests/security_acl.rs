@@ -156,6 +156,20 @@ fn the_application_claims_cancels_and_reads_and_is_refused_the_rest() {
         .query(&mut app)
         .unwrap();
     assert_eq!(map.matches('s').count(), 2, "{map}");
+    // Allocations: the operator sets a seat aside, a partner's claim takes it.
+    assert_all_allowed(
+        &mut redis.conn(),
+        "tg-operator",
+        &[&["TICKET.ALLOCATE", "hall", "house", "COUNT", "1"]],
+    );
+    assert_all_allowed(
+        &mut app,
+        "tg-app",
+        &[
+            &["TICKET.ALLOCATIONS", "hall"],
+            &["TICKET.CLAIM", "hall", "cid", "FROM", "house"],
+        ],
+    );
     assert_all_refused(&mut app, "tg-app", FORGERIES);
     assert_all_refused(
         &mut app,
@@ -167,6 +181,8 @@ fn the_application_claims_cancels_and_reads_and_is_refused_the_rest() {
             &["TICKET.INIT", "other", "10"],
             &["TICKET.OPEN", "ev"],
             &["TICKET.CLOSE", "ev"],
+            &["TICKET.ALLOCATE", "ev", "p", "COUNT", "1"],
+            &["TICKET.RELEASE", "ev", "p"],
             &["HGETALL", "ticket:{ev}:holders"],
             &["XRANGE", "ticket:{ev}:log", "-", "+"],
         ],
@@ -229,6 +245,9 @@ fn the_operator_manages_events_and_writes_no_key_directly() {
         "tg-operator",
         &[
             &["TICKET.INIT", "ev", "3"],
+            &["TICKET.ALLOCATE", "ev", "p", "COUNT", "1"],
+            &["TICKET.ALLOCATIONS", "ev"],
+            &["TICKET.RELEASE", "ev", "p"],
             &["TICKET.CLOSE", "ev"],
             &["TICKET.OPEN", "ev"],
             &["TICKET.ORDER", "ev", "u"],
