@@ -260,6 +260,7 @@ mod tests {
             pick: None,
             reapplied: false,
             released: None,
+            from: None,
         };
         let mut rows = vec![
             (1000, 1, "enter".into(), Some("ann".into()), 2),
