@@ -124,6 +124,12 @@ def seatmap(event: str) -> Call[str | None]:
     return Call(("ticket.seatmap", event), replies.parse_seatmap)
 
 
+def allocations(event: str) -> Call[list[Any]]:
+    """`TICKET.ALLOCATIONS`: `[name, free, claimed, release]` per allocation,
+    as Redis replies (typed results come later)."""
+    return Call(("ticket.allocations", event), list)
+
+
 def wait(event: str, user: str, count: int | None = None) -> Call[int]:
     return Call(("ticket.wait", event, user, *_options([("COUNT", count)])), replies.parse_integer)
 
