@@ -398,3 +398,307 @@ fn seated_allocations_reach_mysql_and_audit_seats_checks_them() {
         "{out}"
     );
 }
+
+// ---- Through the module's own commands ----
+
+/// Runs a command; its reply.
+fn run<T: redis::FromRedisValue>(c: &mut redis::Connection, args: &[&str]) -> T {
+    let mut cmd = redis::cmd(args[0]);
+    for a in &args[1..] {
+        cmd.arg(*a);
+    }
+    cmd.query(c)
+        .unwrap_or_else(|e| panic!("{}: {e}", args.join(" ")))
+}
+
+/// Waits until `event`'s log is trimmed empty: everything in MySQL.
+fn drained(c: &mut redis::Connection, event: &str, sc: &Sidecar) {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let len: i64 = run(c, &["XLEN", &format!("ticket:{{{event}}}:log")]);
+        if len == 0 {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "{event}: {len} entries left\n{}",
+            sc.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// (name, free) of `TICKET.ALLOCATIONS`, against MySQL's live rows.
+fn same_allocations(c: &mut redis::Connection, db: &str, event: &str) {
+    let redis: Vec<(String, i64, i64, Option<i64>)> = run(c, &["TICKET.ALLOCATIONS", event]);
+    let redis: Vec<(String, i64, Option<i64>)> =
+        redis.into_iter().map(|(n, f, _, r)| (n, f, r)).collect();
+    let mysql: Vec<(String, i64, Option<i64>)> = allocations(db, event)
+        .into_iter()
+        .filter(|a| !a.3)
+        .map(|a| (a.0, a.1, a.2))
+        .collect();
+    assert_eq!(redis, mysql, "{event}");
+}
+
+/// `reconcile --event E`: exit code and output.
+fn reconcile(redis: &RedisServer, db: &str, event: &str) -> (Option<i32>, String) {
+    let args = ["reconcile", "--event", event, "--wait", "10"];
+    let (st, out) = sidecar_cmd(&redis.url(), db, &args);
+    (st.code(), out)
+}
+
+/// A general-admission and a seated sale through ALLOCATE, CLAIM FROM
+/// with a KEY, a hold FROM that expires back into its allocation, public
+/// claims and a RELEASE: MySQL's rows and stocks match Redis's, and
+/// `reconcile` finds no drift (and finds it once MySQL's allocation is
+/// edited); `audit-seats` passes the seated sale; `rebuild` refuses.
+#[test]
+fn module_sales_with_allocations_reach_mysql_and_reconcile() {
+    const VENUE: &str = r#"{"sections":[{"name":"A","category":"front","rows":[{"name":"1","seats":10},{"name":"2","seats":10}]},{"name":"B","rows":[{"name":"1","seats":20}]}]}"#;
+    let redis = RedisServer::start();
+    let mut c = redis.conn();
+    let db = fresh_database("sc_alloc_module");
+    migrate(&db);
+    let sc = Sidecar::start(&redis.url(), &db, &[]);
+    let release = (now_ms() + 3_600_000).to_string();
+    run::<()>(&mut c, &["TICKET.INIT", "mg", "20", "LIMIT", "4"]);
+    let promoter: Vec<i64> = run(
+        &mut c,
+        &[
+            "TICKET.ALLOCATE",
+            "mg",
+            "promoter",
+            "COUNT",
+            "3",
+            "KEY",
+            "pw",
+            "RELEASE",
+            &release,
+        ],
+    );
+    assert_eq!(promoter, [1, 2, 3]);
+    run::<Vec<i64>>(&mut c, &["TICKET.ALLOCATE", "mg", "kill", "COUNT", "1"]);
+    let from = ["FROM", "promoter", "KEY", "pw"];
+    let p1: i64 = run(&mut c, &[&["TICKET.CLAIM", "mg", "p1"][..], &from].concat());
+    assert_eq!(p1, 1);
+    run::<i64>(
+        &mut c,
+        &[&["TICKET.CLAIM", "mg", "p2", "HOLD", "300"][..], &from].concat(),
+    );
+    for u in ["u1", "u2", "u3"] {
+        run::<Vec<i64>>(&mut c, &["TICKET.CLAIM", "mg", u, "COUNT", "2"]);
+    }
+    // the seated sale meanwhile
+    run::<()>(
+        &mut c,
+        &["TICKET.INIT", "ms", "40", "LIMIT", "4", "SEATS", VENUE],
+    );
+    run::<Vec<i64>>(
+        &mut c,
+        &[
+            "TICKET.ALLOCATE",
+            "ms",
+            "house",
+            "SEATS",
+            "4",
+            "5",
+            "6",
+            "7",
+            "KEY",
+            "k",
+        ],
+    );
+    let house = ["FROM", "house", "KEY", "k"];
+    let partner: Vec<i64> = run(
+        &mut c,
+        &[&["TICKET.CLAIM", "ms", "partner", "COUNT", "2"][..], &house].concat(),
+    );
+    let rest: Vec<String> = [4, 5, 6, 7]
+        .into_iter()
+        .filter(|s| !partner.contains(s))
+        .map(|s: i64| s.to_string())
+        .collect();
+    let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+    run::<redis::Value>(&mut c, &["TICKET.CLAIM", "ms", "q1", "COUNT", "3"]);
+    run::<redis::Value>(
+        &mut c,
+        &[
+            &["TICKET.CLAIM", "ms", "p3", "HOLD", "300"][..],
+            &house,
+            &["SEATS"],
+            &rest,
+        ]
+        .concat(),
+    );
+    // both holds expire back into their allocations (the sweep logs it)
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while run::<Vec<(String, i64, i64, Option<i64>)>>(&mut c, &["TICKET.ALLOCATIONS", "ms"])[0].1
+        < 2
+        || run::<Vec<(String, i64, i64, Option<i64>)>>(&mut c, &["TICKET.ALLOCATIONS", "mg"])
+            .iter()
+            .any(|a| a.0 == "promoter" && a.1 < 2)
+    {
+        assert!(std::time::Instant::now() < end, "the holds never expired");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(
+        run::<i64>(&mut c, &["TICKET.RELEASE", "mg", "promoter", "COUNT", "1"]),
+        1
+    );
+    assert_eq!(
+        run::<i64>(&mut c, &["TICKET.RELEASE", "ms", "house", "COUNT", "1"]),
+        1
+    );
+    for event in ["mg", "ms"] {
+        drained(&mut c, event, &sc);
+        assert_eq!(reasons(&db, event), Vec::<String>::new(), "{}", sc.log());
+        same_allocations(&mut c, &db, event);
+        assert_eq!(conserved(&db, event).0, conserved(&db, event).1);
+        let (code, out) = reconcile(&redis, &db, event);
+        assert_eq!(code, Some(0), "{out}");
+    }
+    let expired: Vec<(String, Option<String>)> = my(&db)
+        .exec(
+            "SELECT user_id, allocation FROM ticket_participation WHERE status = 'expired' ORDER BY user_id",
+            (),
+        )
+        .unwrap();
+    assert_eq!(
+        expired,
+        [
+            ("p2".into(), Some("promoter".into())),
+            ("p3".into(), Some("house".into())),
+            ("p3".into(), Some("house".into()))
+        ]
+    );
+    let (st, out) = sidecar_cmd(&redis.url(), &db, &["audit-seats", "--event", "ms"]);
+    assert_eq!(st.code(), Some(0), "{out}");
+    // rebuild cannot restore allocations: it refuses, and says why
+    let (st, out) = sidecar_cmd(&redis.url(), &db, &["rebuild", "--event", "mg"]);
+    assert_eq!(st.code(), Some(1), "{out}");
+    assert!(out.contains("live allocations"), "{out}");
+    // MySQL's allocation edited by hand: drift, named
+    my(&db)
+        .exec_drop(
+            "UPDATE ticket_allocation SET remaining_stock = remaining_stock + 1 WHERE event_id = 'mg' AND name = 'kill'",
+            (),
+        )
+        .unwrap();
+    let (code, out) = reconcile(&redis, &db, "mg");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("allocation \"kill\" differs: Redis 1 free MySQL 2 free"),
+        "{out}"
+    );
+    assert!(out.contains("allocated differs"), "{out}");
+}
+
+/// 2,000 public parties beside 3 partners claiming FROM their
+/// allocations with their keys, on 11 connections, while the sidecar
+/// drains: no public order took an allocated seat in MySQL, each
+/// partner's only its own, MySQL == Redis (`reconcile`), `audit-seats`
+/// passes.
+#[test]
+fn a_burst_of_public_and_partner_claims_drains_and_audits() {
+    let redis = RedisServer::start();
+    let mut c = redis.conn();
+    let db = fresh_database("sc_alloc_burst");
+    migrate(&db);
+    let sc = Sidecar::start(&redis.url(), &db, &[]);
+    let rows: Vec<String> = (1..=30)
+        .map(|r| format!(r#"{{"name":"{r}","seats":80}}"#))
+        .collect();
+    let layout = format!(
+        r#"{{"sections":[{{"name":"A","rows":[{}]}}]}}"#,
+        rows.join(",")
+    );
+    run::<()>(
+        &mut c,
+        &["TICKET.INIT", "b", "2400", "LIMIT", "4", "SEATS", &layout],
+    );
+    let mut given: std::collections::BTreeMap<String, std::collections::BTreeSet<i64>> =
+        Default::default();
+    for (i, name) in ["p0", "p1", "p2"].iter().enumerate() {
+        let key = format!("key{i}");
+        let seats: Vec<i64> = run(
+            &mut c,
+            &["TICKET.ALLOCATE", "b", name, "COUNT", "150", "KEY", &key],
+        );
+        given.insert((*name).to_owned(), seats.into_iter().collect());
+    }
+    let url = redis.url();
+    let mut threads = Vec::new();
+    for t in 0..8 {
+        let url = url.clone();
+        threads.push(std::thread::spawn(move || {
+            let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
+            for i in (t..2000).step_by(8) {
+                let (user, count) = (format!("u{i}"), (1 + i % 2).to_string());
+                let _ = redis::cmd("TICKET.CLAIM")
+                    .arg("b")
+                    .arg(&user)
+                    .arg("COUNT")
+                    .arg(&count)
+                    .query::<redis::Value>(&mut c);
+            }
+        }));
+    }
+    for (i, name) in ["p0", "p1", "p2"].into_iter().enumerate() {
+        let url = url.clone();
+        threads.push(std::thread::spawn(move || {
+            let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
+            for n in 0..400 {
+                let count = 1 + n % 3;
+                let reply = redis::cmd("TICKET.CLAIM")
+                    .arg("b")
+                    .arg(format!("{name}-{n}"))
+                    .arg("FROM")
+                    .arg(name)
+                    .arg("KEY")
+                    .arg(format!("key{i}"))
+                    .arg("COUNT")
+                    .arg(count)
+                    .query::<redis::Value>(&mut c);
+                if reply.is_err() && count == 1 {
+                    break; // its allocation is gone
+                }
+            }
+        }));
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    drained(&mut c, "b", &sc);
+    assert_eq!(reasons(&db, "b"), Vec::<String>::new(), "{}", sc.log());
+    let rows: Vec<(String, i64, Option<String>)> = my(&db)
+        .exec(
+            "SELECT user_id, ticket_number, allocation FROM ticket_participation WHERE event_id = 'b' AND live_ticket IS NOT NULL",
+            (),
+        )
+        .unwrap();
+    let allocated: std::collections::BTreeSet<i64> = given.values().flatten().copied().collect();
+    let mut partners = 0;
+    for (user, seat, from) in &rows {
+        match from {
+            None => assert!(
+                !allocated.contains(seat),
+                "public {user} has allocated seat {seat}"
+            ),
+            Some(p) => {
+                partners += 1;
+                assert!(
+                    user.starts_with(p.as_str()) && given[p].contains(seat),
+                    "{user} of {p}: seat {seat}"
+                );
+            }
+        }
+    }
+    assert_eq!(partners, 450, "the partners sold their allocations out");
+    same_allocations(&mut c, &db, "b");
+    let (code, out) = reconcile(&redis, &db, "b");
+    assert_eq!(code, Some(0), "{out}");
+    let (st, out) = sidecar_cmd(&redis.url(), &db, &["audit-seats", "--event", "b"]);
+    assert_eq!(st.code(), Some(0), "{out}");
+    assert!(out.contains("from allocations"), "{out}");
+}
