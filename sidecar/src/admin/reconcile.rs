@@ -6,7 +6,9 @@
 //! against MySQL's live (`held`/`active`) participation rows. It also compares
 //! `TICKET.STATUS remaining` with `ticket_stock.remaining_stock` (and `held`
 //! with MySQL's held rows, when STATUS reports it), and prints every
-//! difference. Entries still in the log (`unsynced`) are reported too: until
+//! difference. With allocations, `STATUS allocated` and each allocation's
+//! free tickets and release time (`TICKET.ALLOCATIONS`) against MySQL's
+//! live `ticket_allocation` rows (read only when Redis has any). Entries still in the log (`unsynced`) are reported too: until
 //! the sidecar has written them, the two sides legitimately differ. So do
 //! they while a due hold waits for the module's sweep (STATUS counts it
 //! free at once) or the log moves as they are read: with `--wait`, such an
@@ -298,7 +300,14 @@ fn mysql_event(
         true => db::category_stocks(my, e).map_err(my_err)?,
         false => Vec::new(),
     };
-    let allocations = db::live_allocations(my, e).map_err(my_err)?;
+    // (read only then: the table is V8's, and a plain event needs no
+    // grant on it)
+    let allocated = redis
+        .is_some_and(|r| r.allocated > 0 || r.allocations.as_ref().is_some_and(|a| !a.is_empty()));
+    let allocations = match allocated {
+        true => db::live_allocations(my, e).map_err(my_err)?,
+        false => Vec::new(),
+    };
     Ok(
         (remaining.is_some() || !users.is_empty()).then_some(MysqlEvent {
             users,
