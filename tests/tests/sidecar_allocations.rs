@@ -156,7 +156,7 @@ fn general_admission_allocations_reach_mysql_and_refusals_are_conflicts() {
         vec![
             init(10, None),
             allocate("fan", &[1, 2, 3], Some(UNTIL)),
-            allocate("kill", &[4], None),
+            allocate("kill", &[4], Some(UNTIL)),
             claim("u1", &[1], Some("fan")),
             Op::Hold {
                 from: from("fan"),
@@ -183,7 +183,7 @@ fn general_admission_allocations_reach_mysql_and_refusals_are_conflicts() {
         allocations(&db, event),
         [
             ("fan".into(), 0, Some(UNTIL), false),
-            ("kill".into(), 1, None, false)
+            ("kill".into(), 1, Some(UNTIL), false)
         ]
     );
     assert_eq!(
@@ -227,6 +227,7 @@ fn general_admission_allocations_reach_mysql_and_refusals_are_conflicts() {
             release("kill", Some(&[4])),      // ends kill
             allocate("late", &[3, 6, 7, 8, 9, 10], None), // 7 public: fine
             allocate("more", &[4, 6], None),  // 1 public left
+            allocate("kill", &[4], None),     // the ended kill starts again
         ],
     );
     wait_applied(&db, event, &last, &sc);
@@ -244,7 +245,7 @@ fn general_admission_allocations_reach_mysql_and_refusals_are_conflicts() {
         "{}",
         sc.log()
     );
-    assert_eq!(mysql_view(&db, event).unwrap().remaining, Some(1));
+    assert_eq!(mysql_view(&db, event).unwrap().remaining, Some(0));
     let live: Vec<(String, i64, bool)> = allocations(&db, event)
         .into_iter()
         .map(|a| (a.0, a.1, a.3))
@@ -253,10 +254,12 @@ fn general_admission_allocations_reach_mysql_and_refusals_are_conflicts() {
         live,
         [
             ("fan".into(), 0, false),
-            ("kill".into(), 0, true),
+            ("kill".into(), 1, false),
             ("late".into(), 6, false)
         ]
     );
+    // started again: the new release time, not the ended one's
+    assert_eq!(allocations(&db, event)[1].2, None);
     assert_eq!(conserved(&db, event), (10, 10));
     assert_eq!(mysql_view(&db, other).unwrap().remaining, Some(4));
     assert!(!sc.log().contains("panicked"));
