@@ -91,7 +91,7 @@ type Row = (
 
 /// The event's allocation moves (`ticket_allocation_step`, migrations/V8)
 /// in log order; the inner Err names a row the replay cannot read.
-fn moves(
+pub(crate) fn moves(
     my: &mut impl Queryable,
     event: &str,
     layout: &Layout,

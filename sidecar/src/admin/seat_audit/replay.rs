@@ -143,11 +143,7 @@ pub fn replay_allocated(
     orders: &[Order],
     moves: &[Move],
 ) -> Result<Summary, Violation> {
-    let mut steps = in_log_order(orders);
-    // after an order's release at the same entry (a held order given
-    // back into its allocation)
-    steps.extend(moves.iter().enumerate().map(|(i, m)| (m.id, 2, i)));
-    steps.sort_unstable();
+    let steps = in_log_order(orders, moves);
     let mut state = SeatState::new(layout);
     // holder[seat] = 1 + the order holding it, 0 = free
     let mut holder = vec![0usize; layout.total as usize + 1];
@@ -157,17 +153,9 @@ pub fn replay_allocated(
     for (_, kind, i) in steps {
         if kind == 2 {
             let m = &moves[i];
-            let seats: Vec<u32> = m
-                .seats
-                .iter()
-                .copied()
-                .filter(|s| layout.place(*s).is_some())
-                .collect();
-            for &s in &seats {
+            for &s in &apply_move(layout, &mut state, m) {
                 within[s as usize] = m.into.then_some(m.name.as_str());
             }
-            let seat = if m.into { Seat::Allocated } else { Seat::Free };
-            state.set(layout, &seats, seat);
             continue;
         }
         let o = &orders[i];
@@ -227,39 +215,57 @@ fn allocated(
     Ok(())
 }
 
-/// Every take and give-back of `orders` in log order: (entry, 0 = release
-/// / 1 = take, order). Releases never share an entry with a take, the
-/// tie-break only keeps the sort total.
-fn in_log_order(orders: &[Order]) -> Vec<(StreamId, u8, usize)> {
-    let mut steps: Vec<(StreamId, u8, usize)> = Vec::with_capacity(orders.len() * 2);
+/// Every take and give-back of `orders`, and every allocation move, in
+/// log order: (entry, 0 = release / 1 = take / 2 = move, order or
+/// move). Releases never share an entry with a take; a move after the
+/// release of its entry (a held order given back into its allocation).
+fn in_log_order(orders: &[Order], moves: &[Move]) -> Vec<(StreamId, u8, usize)> {
+    let mut steps: Vec<(StreamId, u8, usize)> = Vec::with_capacity(orders.len() * 2 + moves.len());
     for (i, o) in orders.iter().enumerate() {
         steps.push((o.id, 1, i));
         if let Some(at) = o.released {
             steps.push((at, 0, i));
         }
     }
+    steps.extend(moves.iter().enumerate().map(|(i, m)| (m.id, 2, i)));
     steps.sort_unstable();
     steps
 }
 
+/// Move `m`'s seats (those of the layout) allocated or free again; which.
+fn apply_move(layout: &Layout, state: &mut SeatState, m: &Move) -> Vec<u32> {
+    let seats: Vec<u32> = m
+        .seats
+        .iter()
+        .copied()
+        .filter(|s| layout.place(*s).is_some())
+        .collect();
+    let seat = if m.into { Seat::Allocated } else { Seat::Free };
+    state.set(layout, &seats, seat);
+    seats
+}
+
 /// The seats as they were just before a log entry, for `audit-draw` on a
-/// seated draw: the orders' takes and give-backs replayed in log order up
-/// to it, without checks (`audit-seats` makes those). Entries must be
-/// asked for in log order.
+/// seated draw: the orders' takes and give-backs (and allocation moves:
+/// an offer never gets an allocated seat) replayed in log order up to it,
+/// without checks (`audit-seats` makes those). Entries must be asked for
+/// in log order.
 pub struct Timeline<'a> {
     layout: &'a Layout,
     orders: &'a [Order],
+    moves: &'a [Move],
     steps: Vec<(StreamId, u8, usize)>,
     next: usize,
     state: SeatState,
 }
 
 impl<'a> Timeline<'a> {
-    pub fn new(layout: &'a Layout, orders: &'a [Order]) -> Timeline<'a> {
+    pub fn new(layout: &'a Layout, orders: &'a [Order], moves: &'a [Move]) -> Timeline<'a> {
         Timeline {
             layout,
             orders,
-            steps: in_log_order(orders),
+            moves,
+            steps: in_log_order(orders, moves),
             next: 0,
             state: SeatState::new(layout),
         }
@@ -272,8 +278,15 @@ impl<'a> Timeline<'a> {
             if at >= id {
                 break;
             }
-            let seat = if kind == 0 { Seat::Free } else { Seat::Held };
-            self.state.set(self.layout, &self.orders[i].seats, seat);
+            match kind {
+                2 => {
+                    apply_move(self.layout, &mut self.state, &self.moves[i]);
+                }
+                _ => {
+                    let seat = if kind == 0 { Seat::Free } else { Seat::Held };
+                    self.state.set(self.layout, &self.orders[i].seats, seat);
+                }
+            }
             self.next += 1;
         }
         let request = Request {

@@ -338,3 +338,23 @@ fn orders_from_allocations_take_only_their_seats() {
         "{why}"
     );
 }
+
+/// audit-draw's timeline sees allocated seats as no offer's: a party of 7
+/// fits before rows are allocated, not after (B has 6), and
+/// again once they are released.
+#[test]
+fn the_timeline_keeps_offers_off_allocated_seats() {
+    let layout = Layout::parse(VENUE).unwrap();
+    let at = |ms| StreamId::new(ms, 0);
+    let mv = |ms, into| Move {
+        id: at(ms),
+        name: "house".into(),
+        into,
+        seats: (1..=20).collect(),
+    };
+    let moves = [mv(10, true), mv(20, false)];
+    let mut t = Timeline::new(&layout, &[], &moves);
+    assert!(t.fits(at(5), 7));
+    assert!(!t.fits(at(15), 7));
+    assert!(t.fits(at(25), 7));
+}
