@@ -19,7 +19,7 @@ use protocol::draw::{audit, audit_with, parse_seed, Step, Summary, Violation};
 use protocol::seats::Layout;
 use protocol::StreamId;
 
-use super::seat_audit::{self, replay::Order, replay::Timeline};
+use super::seat_audit::{self, replay::Move, replay::Order, replay::Timeline};
 use crate::batch::queue::StepKind;
 
 /// One `ticket_draw_step` row: (stream ms, stream seq, kind, user,
@@ -32,7 +32,7 @@ struct Draw {
     seed: Option<String>,
     rows: Vec<Row>,
     /// A seated draw's layout and orders.
-    seating: Option<(Layout, Vec<Order>)>,
+    seating: Option<(Layout, Vec<Order>, Vec<Move>)>,
 }
 
 /// Runs the audit of `event`; exit 0 (fair), 1 (a violation), or Err.
@@ -90,11 +90,16 @@ fn load(my: &mut impl Queryable, event: &str) -> Result<Draw, String> {
     })
 }
 
-/// A seated draw's layout and orders, as `audit-seats` reads them.
-fn seating(my: &mut impl Queryable, event: &str) -> Result<(Layout, Vec<Order>), String> {
+/// A seated draw's layout, orders and allocation moves, as
+/// `audit-seats` reads them.
+fn seating(
+    my: &mut impl Queryable,
+    event: &str,
+) -> Result<(Layout, Vec<Order>, Vec<Move>), String> {
     let layout = seat_audit::layout(my, event)?;
     let orders = seat_audit::orders(my, event).map_err(|e| e.to_string())??;
-    Ok((layout, orders))
+    let moves = seat_audit::moves(my, event, &layout).map_err(|e| e.to_string())??;
+    Ok((layout, orders, moves))
 }
 
 /// The audit of what MySQL holds: a summary, or the first thing wrong.
@@ -102,8 +107,8 @@ fn check(draw: &Draw) -> Result<Summary, String> {
     let steps = steps_of(draw)?;
     let verdict = match &draw.seating {
         None => audit(&draw.commitment, &steps),
-        Some((layout, orders)) => {
-            let mut seats = Timeline::new(layout, orders);
+        Some((layout, orders, moves)) => {
+            let mut seats = Timeline::new(layout, orders, moves);
             let rows = &draw.rows;
             audit_with(&draw.commitment, &steps, &mut |i, count| {
                 let (ms, seq, ..) = &rows[i];
@@ -260,6 +265,7 @@ mod tests {
             pick: None,
             reapplied: false,
             released: None,
+            from: None,
         };
         let mut rows = vec![
             (1000, 1, "enter".into(), Some("ann".into()), 2),
@@ -271,7 +277,11 @@ mod tests {
             commitment: commitment(&seed),
             seed: Some(hex(&seed)),
             rows,
-            seating: Some((layout, vec![order(0, "pre", 2), order(4, "bob", 1)])),
+            seating: Some((
+                layout,
+                vec![order(0, "pre", 2), order(4, "bob", 1)],
+                Vec::new(),
+            )),
         }
     }
 
@@ -294,7 +304,7 @@ mod tests {
         );
         // With the middle seat free, ann fits and must be offered first.
         let mut free = seated();
-        if let Some((_, orders)) = &mut free.seating {
+        if let Some((_, orders, _)) = &mut free.seating {
             orders.remove(0);
         }
         let why = check(&free).expect_err("ann fitted");

@@ -64,11 +64,18 @@ pub struct EventRow {
     pub draw: bool,
     /// A seated event's layout (`seat_layout`, as its init record had it).
     pub layout: Option<String>,
+    /// Its live allocations (`ticket_allocation` rows not released).
+    pub allocations: i64,
 }
 
 /// Why a draw event is not rebuilt: TICKET.RESTORE puts back orders and
 /// free tickets, not the draw's seed, entrants and waiting list.
 pub const DRAW_REFUSED: &str = "a draw event (TICKET.INIT ... DRAW): rebuild restores orders and free tickets only, not the draw's seed, its entrants and the waiting list, so it refuses; MySQL keeps the entrants, the seed and the offers (ticketgate-sidecar audit-draw still checks them)";
+
+/// Why an event with live allocations is not rebuilt: TICKET.RESTORE
+/// puts back orders and free tickets, not allocations, so their stock
+/// would come back as public free stock.
+pub const ALLOCATIONS_REFUSED: &str = "the event has live allocations (TICKET.ALLOCATE): TICKET.RESTORE puts back orders and free tickets, not allocations, so a rebuild would sell their stock to the public; it refuses (MySQL keeps each allocation in ticket_allocation: release them there by hand, or re-create them with TICKET.ALLOCATE after a rebuild)";
 
 /// What Redis will hold after the restore: BEGIN's values, the orders
 /// (by user id) and the free numbers up to `minted`.
@@ -110,6 +117,9 @@ pub fn snapshot(
     }
     if row.draw {
         return Err(DRAW_REFUSED.into());
+    }
+    if row.allocations > 0 {
+        return Err(ALLOCATIONS_REFUSED.into());
     }
     let status = match row.status.as_str() {
         "open" => Status::Open,
@@ -298,6 +308,10 @@ pub fn run(my: &mut mysql::Conn, rc: &mut Conn, args: &Args) -> Result<ExitCode,
         println!("{event}: {DRAW_REFUSED}");
         return Ok(ExitCode::from(1));
     }
+    if row.allocations > 0 {
+        println!("{event}: {ALLOCATIONS_REFUSED}");
+        return Ok(ExitCode::from(1));
+    }
     let before = RedisNow {
         meta: read_status(rc.as_dyn(), event).map_err(redis_err)?,
         discarded: Vec::new(),
@@ -482,7 +496,15 @@ fn read_row(my: &mut impl Queryable, event: &str) -> Result<Option<EventRow>, my
          offer_ms, dropped_at IS NOT NULL, quarantine_reason, draw_commitment IS NOT NULL, seat_layout FROM ticket_event WHERE event_id = ?",
         (event,),
     )?;
+    let allocations: Option<i64> = match row {
+        Some(_) => my.exec_first(
+            "SELECT COUNT(*) FROM ticket_allocation WHERE event_id = ? AND released_at IS NULL",
+            (event,),
+        )?,
+        None => None,
+    };
     Ok(row.map(|r| EventRow {
+        allocations: allocations.unwrap_or(0),
         total: r.0,
         status: r.1,
         opens_at: r.2.unwrap_or(0),
@@ -611,6 +633,12 @@ mod tests {
         };
         let why = snapshot(&draw, HashMap::new(), StreamId::ZERO, never).unwrap_err();
         assert!(why.contains("draw event"), "{why}");
+        let allocated = EventRow {
+            allocations: 2,
+            ..row()
+        };
+        let why = snapshot(&allocated, HashMap::new(), StreamId::ZERO, never).unwrap_err();
+        assert!(why.contains("live allocations"), "{why}");
         let both = HashMap::from([(
             "a".to_string(),
             Live {

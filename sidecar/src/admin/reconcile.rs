@@ -6,7 +6,9 @@
 //! against MySQL's live (`held`/`active`) participation rows. It also compares
 //! `TICKET.STATUS remaining` with `ticket_stock.remaining_stock` (and `held`
 //! with MySQL's held rows, when STATUS reports it), and prints every
-//! difference. Entries still in the log (`unsynced`) are reported too: until
+//! difference. With allocations, `STATUS allocated` and each allocation's
+//! free tickets and release time (`TICKET.ALLOCATIONS`) against MySQL's
+//! live `ticket_allocation` rows (read only when Redis has any). Entries still in the log (`unsynced`) are reported too: until
 //! the sidecar has written them, the two sides legitimately differ. So do
 //! they while a due hold waits for the module's sweep (STATUS counts it
 //! free at once) or the log moves as they are read: with `--wait`, such an
@@ -35,7 +37,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::io::mysql as db;
 use crate::io::redis::connect::Conn;
 use crate::io::redis::inspect::{
-    first_after, read_event, read_status, stream_info, time_ms, RedisEvent,
+    first_after, read_allocations, read_event, read_status, stream_info, time_ms, Allocation,
+    RedisEvent,
 };
 use crate::io::redis::scan::scan_all;
 use crate::loss::quarantine::check;
@@ -261,6 +264,10 @@ fn event_report(
     if r.is_none() && row.is_some_and(|r| r.entries.is_none()) {
         return Ok(Report::fine(format!("{e}: only in MySQL, synced before V3 (dropped before release 0.3, which left no trace), not compared")));
     }
+    let mut r = r;
+    if let Some(r) = &mut r {
+        r.allocations = read_allocations(rc.as_dyn(), e).map_err(redis_err)?;
+    }
     let m = mysql_event(my, e, r.as_ref())?;
     let log_moved = log_position(rc, e).map_err(redis_err)? != log_before;
     let lines = diff(e, r.as_ref(), m.as_ref());
@@ -293,11 +300,20 @@ fn mysql_event(
         true => db::category_stocks(my, e).map_err(my_err)?,
         false => Vec::new(),
     };
+    // (read only then: the table is V8's, and a plain event needs no
+    // grant on it)
+    let allocated = redis
+        .is_some_and(|r| r.allocated > 0 || r.allocations.as_ref().is_some_and(|a| !a.is_empty()));
+    let allocations = match allocated {
+        true => db::live_allocations(my, e).map_err(my_err)?,
+        false => Vec::new(),
+    };
     Ok(
         (remaining.is_some() || !users.is_empty()).then_some(MysqlEvent {
             users,
             remaining,
             categories,
+            allocations,
         }),
     )
 }
@@ -350,6 +366,8 @@ pub struct MysqlEvent {
     pub remaining: Option<i64>,
     /// A seated event's category stocks (sorted by name).
     pub categories: Vec<(String, i64)>,
+    /// Its live allocations (sorted by name).
+    pub allocations: Vec<Allocation>,
 }
 
 /// Tickets (sold, held) over all users.
@@ -401,11 +419,51 @@ pub fn diff(event: &str, redis: Option<&RedisEvent>, mysql: Option<&MysqlEvent>)
             show(&m.categories)
         ));
     }
+    out.extend(allocation_lines(event, r, &m.allocations));
     let held = totals(&m.users).1 as i64;
     if let Some(h) = r.held.filter(|h| *h != held) {
         out.push(format!("{event}: held differs: Redis {h} MySQL {held}"));
     }
     out.extend(user_lines(event, &r.users, &m.users));
+    out
+}
+
+/// The event's free allocated tickets (`STATUS` `allocated`) against
+/// MySQL's live allocations, and each allocation (free tickets, release
+/// time) when Redis listed them (`TICKET.ALLOCATIONS`).
+fn allocation_lines(event: &str, r: &RedisEvent, mysql: &[Allocation]) -> Vec<String> {
+    let mut out = Vec::new();
+    let allocated: i64 = mysql.iter().map(|a| a.1).sum();
+    if r.allocated != allocated {
+        out.push(format!(
+            "{event}: allocated differs: Redis {} MySQL {allocated}",
+            r.allocated
+        ));
+    }
+    let Some(redis) = &r.allocations else {
+        return out;
+    };
+    let show = |a: Option<&Allocation>| match a {
+        None => "none".to_owned(),
+        Some((_, free, release)) => {
+            let at = release.map_or(String::new(), |t| format!(", releasing at {t}"));
+            format!("{free} free{at}")
+        }
+    };
+    let names: BTreeSet<&String> = redis.iter().chain(mysql).map(|a| &a.0).collect();
+    for name in names {
+        let (a, b) = (
+            redis.iter().find(|a| &a.0 == name),
+            mysql.iter().find(|a| &a.0 == name),
+        );
+        if a != b {
+            out.push(format!(
+                "{event}: allocation {name:?} differs: Redis {} MySQL {}",
+                show(a),
+                show(b)
+            ));
+        }
+    }
     out
 }
 
@@ -469,6 +527,8 @@ mod tests {
             unsynced,
             held: None,
             categories: None,
+            allocated: 0,
+            allocations: None,
         }
     }
 
@@ -477,6 +537,7 @@ mod tests {
             users: users(v),
             remaining,
             categories: Vec::new(),
+            allocations: Vec::new(),
         }
     }
 
@@ -493,6 +554,29 @@ mod tests {
             diff("e", Some(&a), Some(&b)),
             ["e: free seats by category differ: Redis [box=1 front=2] MySQL [box=1 front=1]"]
         );
+    }
+
+    #[test]
+    fn allocations_are_compared_by_free_tickets_and_release_time() {
+        let mut a = r(&[], 5, 0);
+        let mut b = m(&[], Some(5));
+        let fan = |free, release| ("fan".to_string(), free, release);
+        a.allocated = 3;
+        a.allocations = Some(vec![fan(3, Some(99))]);
+        b.allocations = vec![fan(3, Some(99))];
+        assert!(diff("e", Some(&a), Some(&b)).is_empty());
+        b.allocations = vec![fan(2, Some(99)), ("kill".to_string(), 0, None)];
+        assert_eq!(
+            diff("e", Some(&a), Some(&b)),
+            [
+                "e: allocated differs: Redis 3 MySQL 2",
+                "e: allocation \"fan\" differs: Redis 3 free, releasing at 99 MySQL 2 free, releasing at 99",
+                "e: allocation \"kill\" differs: Redis none MySQL 0 free",
+            ]
+        );
+        // a module without TICKET.ALLOCATIONS: the total only
+        a.allocations = None;
+        assert_eq!(diff("e", Some(&a), Some(&b)).len(), 1);
     }
 
     #[test]

@@ -14,8 +14,10 @@
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
 
+use crate::model::seating::tally;
 use crate::model::time::datetime;
 use protocol::record::{Op, Pick, Record};
+use protocol::seats::Layout;
 use protocol::StreamId;
 
 /// The status of an order and of each of its participation rows.
@@ -139,6 +141,9 @@ pub struct Change {
     pub tickets: Vec<i64>,
     /// Unix ms of the entry.
     pub at: i64,
+    /// The allocation a held order goes back to (the record's `from`;
+    /// None: public stock).
+    pub from: Option<String>,
 }
 
 impl Change {
@@ -151,6 +156,7 @@ impl Change {
             user: user.clone(),
             tickets: tickets.as_slice().to_vec(),
             at: rec.at,
+            from: rec.op.from().map(str::to_owned),
         })
     }
 }
@@ -175,6 +181,8 @@ pub struct NewOrder {
     pub last: StreamId,
     /// How a seated event's seats were chosen (stored on the lead row).
     pub pick: Option<Pick>,
+    /// The allocation its tickets came from (None: public stock).
+    pub allocation: Option<String>,
 }
 
 impl NewOrder {
@@ -198,6 +206,7 @@ impl NewOrder {
             expired_at: None,
             last: id,
             pick: rec.op.pick().cloned(),
+            allocation: rec.op.from().map(str::to_owned),
         })
     }
 
@@ -235,7 +244,7 @@ struct Column {
 }
 
 /// The columns of a new row, in the order of the INSERT.
-static COLUMNS: [Column; 17] = [
+static COLUMNS: [Column; 18] = [
     col("event_id", None, |e, _| e.into()),
     col("order_id", None, |_, (o, _, _)| {
         o.order_id.to_string().into()
@@ -276,6 +285,9 @@ static COLUMNS: [Column; 17] = [
     }),
     col("seat_accessible", Some(Value::NULL), |_, (o, _, lead)| {
         pick_value(o, lead, |p| p.accessible.map(Value::from))
+    }),
+    col("allocation", Some(Value::NULL), |_, (o, _, _)| {
+        o.allocation.as_deref().map_or(Value::NULL, Value::from)
     }),
 ];
 
@@ -381,13 +393,90 @@ pub fn take_category(
 }
 
 /// Sets each category stock of a seated event to its seats minus the
-/// live orders' seats of the category, as MySQL's rows say (a no-op for
+/// live orders' seats and the free allocated seats of the category, as
+/// MySQL's rows say (a no-op for
 /// an event without seats). The heal calls it after undoing lost writes:
 /// an undone order or change moves the event's stock by its count, but
 /// which categories its seats were in is known only to the rows.
 pub fn recount_categories(tx: &mut Transaction<'_>, event: &str) -> mysql::Result<()> {
     tx.exec_drop(
-        "UPDATE ticket_seat_stock st SET remaining = st.seats - (SELECT COUNT(*) FROM ticket_participation p JOIN ticket_seat s ON s.event_id = p.event_id AND s.seat_id = p.live_ticket WHERE p.event_id = st.event_id AND s.category = st.category) WHERE st.event_id = ?",
+        "UPDATE ticket_seat_stock st SET remaining = st.seats - (SELECT COUNT(*) FROM ticket_participation p JOIN ticket_seat s ON s.event_id = p.event_id AND s.seat_id = p.live_ticket WHERE p.event_id = st.event_id AND s.category = st.category) - (SELECT COUNT(*) FROM ticket_seat a WHERE a.event_id = st.event_id AND a.category = st.category AND a.allocation IS NOT NULL) WHERE st.event_id = ?",
         (event,),
     )
+}
+
+/// What a record-by-record write refuses: a conflict's reason and detail.
+pub type Verdict = Result<(), (&'static str, String)>;
+
+/// `?, ?, ...` for `n` values.
+pub fn marks(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
+/// The first of `tickets` live in an order of `event`, and its holder.
+pub fn live_holder(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    tickets: &[i64],
+) -> mysql::Result<Option<(i64, String)>> {
+    let sql = format!(
+        "SELECT ticket_number, user_id FROM ticket_participation WHERE event_id = ? AND live_ticket IN ({}) LIMIT 1",
+        marks(tickets.len())
+    );
+    let mut params: Vec<Value> = vec![event.into()];
+    params.extend(tickets.iter().map(|t| (*t).into()));
+    tx.exec_first(sql, params)
+}
+
+/// A seated event's seats `tickets` taken (`sign` 1) or given back (-1)
+/// from their categories' stocks, one at a time; a refused take names the
+/// category (`category_oversell`).
+pub fn category_stocks(
+    tx: &mut Transaction<'_>,
+    (event, layout): (&str, &Layout),
+    tickets: &[i64],
+    sign: i64,
+) -> mysql::Result<Verdict> {
+    let Ok(counts) = tally(layout, tickets) else {
+        return Ok(Ok(())); // checked before: only seats get here
+    };
+    for (c, n) in counts.into_iter().enumerate().filter(|(_, n)| *n > 0) {
+        let category = &layout.categories[c];
+        let need = if sign > 0 { n } else { 0 };
+        let (sql, params) = take_category(event, category, need, sign * n);
+        tx.exec_drop(sql, params)?;
+        if tx.affected_rows() != 1 {
+            let left: Option<i64> = tx.exec_first(
+                "SELECT remaining FROM ticket_seat_stock WHERE event_id = ? AND category = ?",
+                (event, category),
+            )?;
+            let left = left.map_or("no stock row".into(), |l| format!("{l} remaining"));
+            let detail =
+                format!("category '{category}': {left}, {n} needed — conditional UPDATE refused");
+            return Ok(Err(("category_oversell", detail)));
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// Tickets taken from `event`'s public stocks (`stock`: what
+/// `remaining_stock` was when read), a seated event's categories too:
+/// `oversell` or `category_oversell` when a conditional UPDATE refuses.
+pub fn take_public(
+    tx: &mut Transaction<'_>,
+    (event, layout): (&str, Option<&Layout>),
+    tickets: &[i64],
+    stock: i64,
+) -> mysql::Result<Verdict> {
+    let k = tickets.len() as i64;
+    let (sql, params) = take_stock(event, k, k);
+    tx.exec_drop(sql, params)?;
+    if tx.affected_rows() != 1 {
+        let detail = format!("remaining_stock is {stock}, {k} needed — conditional UPDATE refused");
+        return Ok(Err(("oversell", detail)));
+    }
+    match layout {
+        Some(layout) => category_stocks(tx, (event, layout), tickets, 1),
+        None => Ok(Ok(())),
+    }
 }

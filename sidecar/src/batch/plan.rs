@@ -177,6 +177,10 @@ impl<'a> Planner<'a> {
     /// cancel (a change of one).
     fn order(&mut self, id: StreamId, rec: &'a Record) -> Result<(), String> {
         let op = &rec.op;
+        if op.from().is_some() || matches!(op, Op::Allocate { .. } | Op::Release { .. }) {
+            // batch/allocation.rs: allocations go record by record.
+            return Err(format!("{} {id} moves allocated stock", op.name()));
+        }
         match (
             op.order(),
             NewOrder::created_by(id, rec),
@@ -402,7 +406,9 @@ mod tests {
             } else if let Op::Restore { .. } = rec.op {
                 return Err("restore_mismatch");
             } else if let Op::Allocate { .. } | Op::Release { .. } = rec.op {
-                return Err("unsupported_op");
+                // never fast (see `allocations_go_record_by_record`); the
+                // model does not write them
+                return Err("allocation");
             } else if let Some(order) = NewOrder::created_by(id, rec) {
                 self.create(order)?;
                 let offer = QueueStep::of(id, rec).filter(|_| self.draw.commitment.is_some());
@@ -952,6 +958,83 @@ mod tests {
             ),
         ];
         assert!(matches!(plan(StreamId::ZERO, &bad, None).1, Plan::Slow(_)));
+    }
+
+    /// Any batch that moves allocated stock (an allocate, a release, a
+    /// claim, hold, expiry or cancel `FROM` an allocation) is written
+    /// record by record; the same batch without it stays fast, unchanged.
+    #[test]
+    fn allocations_go_record_by_record() {
+        let t = |v: &[i64]| Tickets::from_sorted(v.to_vec());
+        let plain = vec![mk(1, claim("a", 1)), mk(2, claim("b", 2))];
+        let Plan::Fast(fast) = plan(StreamId::ZERO, &plain, None).1 else {
+            panic!("slow");
+        };
+        let from = Some(Box::from("fan"));
+        let moves = [
+            Op::Allocate {
+                name: "fan".into(),
+                tickets: t(&[5, 6]),
+                release: None,
+                key: None,
+            },
+            Op::Release {
+                name: "fan".into(),
+                tickets: None,
+            },
+            Op::Claim {
+                from: from.clone(),
+                pick: None,
+                user: "c".into(),
+                tickets: t(&[5]),
+            },
+            Op::Hold {
+                from: from.clone(),
+                pick: None,
+                user: "c".into(),
+                tickets: t(&[5]),
+                until: 9,
+            },
+            Op::Expire {
+                from: from.clone(),
+                user: "d".into(),
+                tickets: t(&[6]),
+            },
+            Op::Cancel {
+                from,
+                user: "d".into(),
+                tickets: t(&[6]),
+            },
+        ];
+        for op in moves {
+            let mut batch = plain.clone();
+            batch.push(mk(3, op.clone()));
+            match plan(StreamId::ZERO, &batch, None).1 {
+                Plan::Slow(why) => assert!(why.contains("moves allocated stock"), "{why}"),
+                other => panic!("{op:?}: {other:?}"),
+            }
+        }
+        // a plain end of an order from an ended allocation: public, fast
+        let mut batch = plain.clone();
+        batch.push(mk(
+            3,
+            Op::Cancel {
+                from: None,
+                user: "z".into(),
+                tickets: t(&[7]),
+            },
+        ));
+        assert!(matches!(
+            plan(StreamId::ZERO, &batch, None).1,
+            Plan::Fast(_)
+        ));
+        assert_eq!(
+            fast.orders
+                .iter()
+                .map(|o| o.allocation.clone())
+                .collect::<Vec<_>>(),
+            [None, None]
+        );
     }
 
     /// A draw event's queue: enters, the draw and offers are fast, in log

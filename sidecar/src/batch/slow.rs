@@ -19,7 +19,13 @@
 //!   revealed seed is not the commitment), `draw_repeated` (drawn before);
 //!   an offer in a draw event is also a `ticket_draw_step` row;
 //!   a restore here (not at the head of its batch): `restore_mismatch`;
-//! * allocate / release: `unsupported_op` (MySQL keeps no allocations yet);
+//! * allocate / release, and a claim, hold, expiry or cancel `FROM` an
+//!   allocation: as `batch::allocation` checks them (`unknown_allocation`,
+//!   `allocation_oversell`, `allocation_mismatch`; an allocate also
+//!   `unknown_event`, `unknown_seat`, `collision`, `oversell`,
+//!   `category_oversell`). The planner sends every batch holding one
+//!   here: allocations are a box office's few commands, and the fast
+//!   path stays what a plain batch needs;
 //! * `malformed` entries, and `sql_error` for data MySQL refuses;
 //! * before any of these, what MySQL cannot take at all (see
 //!   `model::entry`): `too_large` (beyond the entry bound) and
@@ -29,11 +35,13 @@
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
 
+use crate::batch::allocation::{self, Move};
 use crate::batch::event::{
     draw_state, init_rows, insert_steps, set_status, status_of, store_draw, Init,
 };
 use crate::batch::order::{
-    insert_orders, return_stock, take_category, take_stock, Change, NewOrder, OrderStatus,
+    category_stocks, insert_orders, live_holder, marks, return_stock, take_public, Change,
+    NewOrder, OrderStatus, Verdict,
 };
 use crate::batch::queue::{Drawn, QueueStep, StepKind};
 use crate::io::mysql::{insert_conflict, is_record_level, packet_limit};
@@ -41,11 +49,9 @@ use crate::model::entry::refusal;
 use crate::model::seating::{init_layout, tally};
 use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, Outcome};
-use protocol::record::{Op, Record};
+use protocol::record::Record;
 use protocol::seats::Layout;
 use protocol::StreamId;
-
-type Verdict = Result<(), (&'static str, String)>;
 
 /// Writes `todo` record by record (`layout`: the event's, when seated);
 /// bad records become conflicts.
@@ -130,13 +136,8 @@ fn one(
     if let Some(i) = Init::of(id, rec) {
         return init(tx, event, &i);
     }
-    if matches!(rec.op, Op::Allocate { .. } | Op::Release { .. }) {
-        // MySQL keeps no allocations yet: named, not guessed at.
-        let detail = format!(
-            "{} {id}: allocations are not kept in MySQL yet",
-            rec.op.name()
-        );
-        return Ok(Err(("unsupported_op", detail)));
+    if let Some(m @ (Move::Allocate { .. } | Move::Release { .. })) = Move::of(&rec.op) {
+        return allocation::write(tx, (event, layout), &m, (id, rec.at));
     }
     let Some(status) = status_of(&rec.op) else {
         let detail = format!("{} {id} not at the head of its batch", rec.op.name());
@@ -209,41 +210,6 @@ fn init(tx: &mut Transaction<'_>, event: &str, i: &Init) -> Result<Verdict, mysq
     Ok(Ok(()))
 }
 
-/// A seated event's seats `tickets` taken (`sign` 1) or given back (-1)
-/// from their categories' stocks; a refused take names the category.
-fn category_stocks(
-    tx: &mut Transaction<'_>,
-    (event, layout): (&str, &Layout),
-    tickets: &[i64],
-    sign: i64,
-) -> Result<Verdict, mysql::Error> {
-    let Ok(counts) = tally(layout, tickets) else {
-        return Ok(Ok(())); // checked before: only seats get here
-    };
-    for (c, n) in counts.into_iter().enumerate().filter(|(_, n)| *n > 0) {
-        let category = &layout.categories[c];
-        let need = if sign > 0 { n } else { 0 };
-        let (sql, params) = take_category(event, category, need, sign * n);
-        tx.exec_drop(sql, params)?;
-        if tx.affected_rows() != 1 {
-            let left: Option<i64> = tx.exec_first(
-                "SELECT remaining FROM ticket_seat_stock WHERE event_id = ? AND category = ?",
-                (event, category),
-            )?;
-            let left = left.map_or("no stock row".into(), |l| format!("{l} remaining"));
-            let detail =
-                format!("category '{category}': {left}, {n} needed — conditional UPDATE refused");
-            return Ok(Err(("category_oversell", detail)));
-        }
-    }
-    Ok(Ok(()))
-}
-
-/// `?, ?, ...` for `n` values.
-fn marks(n: usize) -> String {
-    vec!["?"; n].join(", ")
-}
-
 /// A claim, hold or offer: a new order and one row per ticket.
 fn create(
     tx: &mut Transaction<'_>,
@@ -271,28 +237,24 @@ fn create(
         let detail = format!("user already has {status} order {order}");
         return Ok(Err(("duplicate_order", detail)));
     }
-    let sql = format!(
-        "SELECT ticket_number, user_id FROM ticket_participation WHERE event_id = ? AND live_ticket IN ({}) LIMIT 1",
-        marks(o.tickets.len())
-    );
-    let mut params: Vec<mysql::Value> = vec![event.into()];
-    params.extend(o.tickets.iter().map(|t| (*t).into()));
-    if let Some((t, holder)) = tx.exec_first::<(i64, String), _, _>(sql, params)? {
+    if let Some((t, holder)) = live_holder(tx, event, &o.tickets)? {
         let detail = format!("ticket {t} is live for {holder:?}");
         return Ok(Err(("collision", detail)));
     }
-    let k = o.tickets.len() as i64;
-    let (sql, params) = take_stock(event, k, k);
-    tx.exec_drop(sql, params)?;
-    if tx.affected_rows() != 1 {
-        let detail = format!("remaining_stock is {stock}, {k} needed — conditional UPDATE refused");
-        return Ok(Err(("oversell", detail)));
-    }
-    if let Some(layout) = layout {
-        let verdict = category_stocks(tx, (event, layout), &o.tickets, 1)?;
-        if verdict.is_err() {
-            return Ok(verdict);
+    let verdict = match &o.allocation {
+        // Its stock, not the public one (its seats are out of the
+        // categories' public stock already).
+        Some(name) => {
+            let m = Move::Take {
+                name,
+                tickets: &o.tickets,
+            };
+            allocation::write(tx, (event, layout), &m, (o.order_id, o.created_at))?
         }
+        None => take_public(tx, (event, layout), &o.tickets, stock)?,
+    };
+    if verdict.is_err() {
+        return Ok(verdict);
     }
     for (sql, params) in insert_orders(event, std::slice::from_ref(o)) {
         tx.exec_drop(sql, params)?;
@@ -307,14 +269,19 @@ fn change(
     c: &Change,
 ) -> Result<Verdict, mysql::Error> {
     let (kind, user, tickets) = (c.kind, c.user.as_str(), c.tickets.as_slice());
-    let live: Option<(Option<String>, String, i64)> = tx.exec_first(
-        "SELECT order_id, CAST(status AS CHAR), order_tickets FROM ticket_participation WHERE event_id = ? AND live_lead = ?",
+    let live: Option<(Option<String>, String, i64, Option<String>)> = tx.exec_first(
+        "SELECT order_id, CAST(status AS CHAR), order_tickets, allocation FROM ticket_participation WHERE event_id = ? AND live_lead = ?",
         (event, user),
     )?;
-    let Some((order, status, n)) = live else {
+    let Some((order, status, n, from)) = live else {
         let detail = format!("user {user:?} has no live order");
         return Ok(Err((kind.mismatch(), detail)));
     };
+    if let Some(back) = c.from.as_deref().filter(|b| from.as_deref() != Some(*b)) {
+        let from = from.map_or("public stock".into(), |f| format!("allocation '{f}'"));
+        let detail = format!("user {user:?}'s order came from {from}, not allocation '{back}'");
+        return Ok(Err(("allocation_mismatch", detail)));
+    }
     // The order's rows, found through the live_ticket index.
     let rows = format!(
         "event_id = ? AND user_id = ? AND order_id <=> ? AND live_ticket IN ({})",
@@ -344,6 +311,10 @@ fn change(
         format!("UPDATE ticket_participation {set} WHERE {rows}"),
         [values, key].concat(),
     )?;
+    if let (true, Some(name)) = (kind.releases(), c.from.as_deref()) {
+        let m = Move::Return { name, tickets };
+        return allocation::write(tx, (event, layout), &m, (c.id, c.at));
+    }
     if kind.releases() {
         let (sql, params) = return_stock(event, tickets.len() as i64);
         tx.exec_drop(sql, params)?;

@@ -232,3 +232,15 @@ pub fn category_stocks(conn: &mut Conn, event: &str) -> Result<Vec<(String, i64)
         (event,),
     )
 }
+
+/// An event's live allocations (name, free tickets, release time in unix
+/// ms), sorted by name (migrations/V8).
+pub fn live_allocations(
+    conn: &mut Conn,
+    event: &str,
+) -> Result<Vec<(String, i64, Option<i64>)>, mysql::Error> {
+    conn.exec(
+        "SELECT name, remaining_stock, release_at FROM ticket_allocation WHERE event_id = ? AND released_at IS NULL ORDER BY name",
+        (event,),
+    )
+}

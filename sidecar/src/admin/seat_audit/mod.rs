@@ -16,7 +16,7 @@ use protocol::seats::Layout;
 use protocol::StreamId;
 
 use protocol::record::{Pick, PickHow};
-use replay::{describe, replay, Order};
+use replay::{describe, replay_allocated, Move, Order};
 
 /// Runs the audit of `event`; exit 0 (every seat by the rule), 1 (a
 /// violation), or Err (MySQL unreadable, not a seated event).
@@ -31,13 +31,21 @@ pub fn run(my: &mut impl Queryable, event: &str) -> Result<ExitCode, String> {
             return Ok(ExitCode::from(1));
         }
     };
-    let verdict = replay(&layout, &orders);
+    let moves = moves(my, event, &layout).map_err(|e| format!("reading MySQL: {e}"))?;
+    let moves = match moves {
+        Ok(m) => m,
+        Err(why) => {
+            println!("event {event}: AUDIT FAILED: {why}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let verdict = replay_allocated(&layout, &orders, &moves);
     let ms = start.elapsed().as_secs_f64() * 1000.0;
     match verdict {
         Ok(s) => {
             println!(
-                "event {event}: every seat by the rule: {} orders ({} seats) replayed in log order: {} best available, {} split, {} picked, {} given back, {} re-applied by a heal (checked for no seat twice only); audit took {ms:.1} ms",
-                s.orders, s.seats, s.best, s.split, s.picked, s.released, s.reapplied
+                "event {event}: every seat by the rule: {} orders ({} seats) replayed in log order: {} best available, {} split, {} picked, {} given back, {} re-applied by a heal (checked for no seat twice only), {} from allocations ({} allocation moves); audit took {ms:.1} ms",
+                s.orders, s.seats, s.best, s.split, s.picked, s.released, s.reapplied, s.allocated, moves.len()
             );
             Ok(ExitCode::SUCCESS)
         }
@@ -66,7 +74,7 @@ pub(crate) fn layout(my: &mut impl Queryable, event: &str) -> Result<Layout, Str
 }
 
 /// One `ticket_participation` row: order id, user, seat, status, last
-/// entry, pick, section, category, accessible, reapplied.
+/// entry, pick, section, category, accessible, reapplied, allocation.
 type Row = (
     Option<String>,
     String,
@@ -78,7 +86,50 @@ type Row = (
     Option<String>,
     Option<i64>,
     bool,
+    Option<String>,
 );
+
+/// The event's allocation moves (`ticket_allocation_step`, migrations/V8)
+/// in log order; the inner Err names a row the replay cannot read.
+pub(crate) fn moves(
+    my: &mut impl Queryable,
+    event: &str,
+    layout: &Layout,
+) -> Result<Result<Vec<Move>, String>, mysql::Error> {
+    let rows: Vec<(u64, u64, String, String, String)> = my.exec(
+        "SELECT stream_ms, stream_seq, name, CAST(kind AS CHAR), ticket_list FROM ticket_allocation_step WHERE event_id = ? ORDER BY stream_ms, stream_seq, id",
+        (event,),
+    )?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (ms, seq, name, kind, list) in rows {
+        let seats = match list.as_str() {
+            "" => Vec::new(),
+            text => match protocol::record::parse_tickets(text) {
+                Some(t) => t
+                    .as_slice()
+                    .iter()
+                    .map(|s| u32::try_from(*s).unwrap_or(0))
+                    .collect(),
+                None => {
+                    return Ok(Err(format!(
+                        "allocation step {ms}-{seq} of {name:?}: tickets {text:?} unreadable"
+                    )))
+                }
+            },
+        };
+        let seats = seats
+            .into_iter()
+            .filter(|s| layout.place(*s).is_some())
+            .collect();
+        out.push(Move {
+            id: StreamId::new(ms, seq),
+            into: kind != "release",
+            name,
+            seats,
+        });
+    }
+    Ok(Ok(out))
+}
 
 /// The event's orders (rows a heal undid left out); the inner Err names a
 /// row the replay cannot place.
@@ -87,7 +138,7 @@ pub(crate) fn orders(
     event: &str,
 ) -> Result<Result<Vec<Order>, String>, mysql::Error> {
     let rows: Vec<Row> = my.exec(
-        "SELECT order_id, user_id, ticket_number, CAST(status AS CHAR), stream_id, CAST(seat_pick AS CHAR), seat_section, seat_category, seat_accessible, reapplied \
+        "SELECT order_id, user_id, ticket_number, CAST(status AS CHAR), stream_id, CAST(seat_pick AS CHAR), seat_section, seat_category, seat_accessible, reapplied, allocation \
          FROM ticket_participation WHERE event_id = ? AND status <> 'lost_in_failover' ORDER BY ticket_number",
         (event,),
     )?;
@@ -98,7 +149,8 @@ pub(crate) fn orders(
 fn group(rows: Vec<Row>) -> Result<Vec<Order>, String> {
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut orders: Vec<Order> = Vec::new();
-    for (order_id, user, seat, status, last, pick, section, category, accessible, re) in rows {
+    for (order_id, user, seat, status, last, pick, section, category, accessible, re, from) in rows
+    {
         let text = order_id.ok_or_else(|| {
             format!("the row of user {user:?}, seat {seat} has no order id: it cannot be placed in the log")
         })?;
@@ -119,6 +171,7 @@ fn group(rows: Vec<Row>) -> Result<Vec<Order>, String> {
                 pick: None,
                 reapplied: false,
                 released,
+                from: from.clone(),
             });
             orders.len() - 1
         });

@@ -13,6 +13,12 @@
 //! re-applied was chosen on a history that was lost: it is checked for
 //! "no seat twice" only, and counted. After a rebuild's `restore` the
 //! replay simply goes on: the restored state is the orders MySQL kept.
+//!
+//! With allocations ([`replay_allocated`]), their moves (allocate,
+//! release, a held order given back into one) are replayed in the same
+//! order: a public order must take no seat free in an allocation, an
+//! order `FROM` one only seats free in it, by the rules over its free
+//! seats alone.
 
 use protocol::record::{Pick, PickHow as How};
 use protocol::seats::{best, check_pick, Layout, NoFit, PickError, Request, Seat, SeatState};
@@ -32,6 +38,21 @@ pub struct Order {
     pub reapplied: bool,
     /// The cancel or expiry that gave its seats back.
     pub released: Option<StreamId>,
+    /// The allocation its seats came from (None: public sale).
+    pub from: Option<String>,
+}
+
+/// Seats moved into or out of an allocation other than by a claim
+/// (`ticket_allocation_step`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Move {
+    /// The entry.
+    pub id: StreamId,
+    pub name: String,
+    /// Into the allocation (an allocate, or a held order of it given
+    /// back), or out of it to public sale (a release).
+    pub into: bool,
+    pub seats: Vec<u32>,
 }
 
 /// What a clean replay saw.
@@ -46,6 +67,8 @@ pub struct Summary {
     pub reapplied: usize,
     /// Orders given back (cancel or expiry).
     pub released: usize,
+    /// Orders from an allocation.
+    pub allocated: usize,
 }
 
 /// The first thing wrong; `order` indexes the replayed orders.
@@ -79,6 +102,14 @@ pub enum Violation {
         from: u32,
         to: u32,
     },
+    /// A public order took a seat free in an allocation, or an order from
+    /// an allocation a seat not free in it (`allocation`: where the seat
+    /// was, None: not in one).
+    Allocated {
+        order: usize,
+        seat: u32,
+        allocation: Option<String>,
+    },
 }
 
 impl Violation {
@@ -90,32 +121,72 @@ impl Violation {
             | Violation::NoPick { order }
             | Violation::UnknownFilter { order, .. }
             | Violation::NotTheRule { order, .. }
-            | Violation::Orphan { order, .. } => *order,
+            | Violation::Orphan { order, .. }
+            | Violation::Allocated { order, .. } => *order,
         }
     }
 }
 
-/// Replays `orders` (any order) on `layout`: a summary, or the first
-/// violation in log order.
+/// Replays `orders` (any order) on `layout`, an event without
+/// allocations: a summary, or the first violation in log order.
+#[cfg(test)]
 pub fn replay(layout: &Layout, orders: &[Order]) -> Result<Summary, Violation> {
-    let steps = in_log_order(orders);
+    replay_allocated(layout, orders, &[])
+}
+
+/// [`replay`] with the event's allocation `moves`: a public order must
+/// take no seat free in an allocation, an order from one only seats free
+/// in it, chosen by the rules over its free seats alone (as the module's
+/// claim `FROM` sees them).
+pub fn replay_allocated(
+    layout: &Layout,
+    orders: &[Order],
+    moves: &[Move],
+) -> Result<Summary, Violation> {
+    let steps = in_log_order(orders, moves);
     let mut state = SeatState::new(layout);
     // holder[seat] = 1 + the order holding it, 0 = free
     let mut holder = vec![0usize; layout.total as usize + 1];
+    // in[seat]: the allocation the seat is free in
+    let mut within: Vec<Option<&str>> = vec![None; layout.total as usize + 1];
     let mut summary = Summary::default();
     for (_, kind, i) in steps {
+        if kind == 2 {
+            let m = &moves[i];
+            for &s in &apply_move(layout, &mut state, m) {
+                within[s as usize] = m.into.then_some(m.name.as_str());
+            }
+            continue;
+        }
         let o = &orders[i];
         if kind == 0 {
             release(layout, &mut state, &mut holder, i, o);
             summary.released += 1;
             continue;
         }
-        take(layout, &state, &holder, i, o)?;
+        let view = match &o.from {
+            None => {
+                allocated(i, o, &within, None)?;
+                None
+            }
+            Some(name) => {
+                allocated(i, o, &within, Some(name))?;
+                let free: Vec<u32> = (1..=layout.total)
+                    .filter(|s| within[*s as usize] == Some(name.as_str()))
+                    .collect();
+                Some(SeatState::only(layout, &free))
+            }
+        };
+        let seen = view.as_ref().unwrap_or(&state);
+        take(layout, seen, &holder, i, o)?;
         if !o.reapplied {
-            check_rule(layout, &state, i, o)?;
+            check_rule(layout, seen, i, o)?;
         }
         for &s in &o.seats {
             holder[s as usize] = i + 1;
+            if let Some(w) = within.get_mut(s as usize) {
+                *w = None;
+            }
         }
         state.set(layout, &o.seats, Seat::Held);
         count(&mut summary, o);
@@ -123,39 +194,78 @@ pub fn replay(layout: &Layout, orders: &[Order]) -> Result<Summary, Violation> {
     Ok(summary)
 }
 
-/// Every take and give-back of `orders` in log order: (entry, 0 = release
-/// / 1 = take, order). Releases never share an entry with a take, the
-/// tie-break only keeps the sort total.
-fn in_log_order(orders: &[Order]) -> Vec<(StreamId, u8, usize)> {
-    let mut steps: Vec<(StreamId, u8, usize)> = Vec::with_capacity(orders.len() * 2);
+/// Order `i` takes only seats free where it takes from: in the
+/// allocation `from`, or (None) in none.
+fn allocated(
+    i: usize,
+    o: &Order,
+    within: &[Option<&str>],
+    from: Option<&str>,
+) -> Result<(), Violation> {
+    for &seat in &o.seats {
+        let here = within.get(seat as usize).copied().flatten();
+        if here != from {
+            return Err(Violation::Allocated {
+                order: i,
+                seat,
+                allocation: here.map(str::to_owned),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Every take and give-back of `orders`, and every allocation move, in
+/// log order: (entry, 0 = release / 1 = take / 2 = move, order or
+/// move). Releases never share an entry with a take; a move after the
+/// release of its entry (a held order given back into its allocation).
+fn in_log_order(orders: &[Order], moves: &[Move]) -> Vec<(StreamId, u8, usize)> {
+    let mut steps: Vec<(StreamId, u8, usize)> = Vec::with_capacity(orders.len() * 2 + moves.len());
     for (i, o) in orders.iter().enumerate() {
         steps.push((o.id, 1, i));
         if let Some(at) = o.released {
             steps.push((at, 0, i));
         }
     }
+    steps.extend(moves.iter().enumerate().map(|(i, m)| (m.id, 2, i)));
     steps.sort_unstable();
     steps
 }
 
+/// Move `m`'s seats (those of the layout) allocated or free again; which.
+fn apply_move(layout: &Layout, state: &mut SeatState, m: &Move) -> Vec<u32> {
+    let seats: Vec<u32> = m
+        .seats
+        .iter()
+        .copied()
+        .filter(|s| layout.place(*s).is_some())
+        .collect();
+    let seat = if m.into { Seat::Allocated } else { Seat::Free };
+    state.set(layout, &seats, seat);
+    seats
+}
+
 /// The seats as they were just before a log entry, for `audit-draw` on a
-/// seated draw: the orders' takes and give-backs replayed in log order up
-/// to it, without checks (`audit-seats` makes those). Entries must be
-/// asked for in log order.
+/// seated draw: the orders' takes and give-backs (and allocation moves:
+/// an offer never gets an allocated seat) replayed in log order up to it,
+/// without checks (`audit-seats` makes those). Entries must be asked for
+/// in log order.
 pub struct Timeline<'a> {
     layout: &'a Layout,
     orders: &'a [Order],
+    moves: &'a [Move],
     steps: Vec<(StreamId, u8, usize)>,
     next: usize,
     state: SeatState,
 }
 
 impl<'a> Timeline<'a> {
-    pub fn new(layout: &'a Layout, orders: &'a [Order]) -> Timeline<'a> {
+    pub fn new(layout: &'a Layout, orders: &'a [Order], moves: &'a [Move]) -> Timeline<'a> {
         Timeline {
             layout,
             orders,
-            steps: in_log_order(orders),
+            moves,
+            steps: in_log_order(orders, moves),
             next: 0,
             state: SeatState::new(layout),
         }
@@ -168,8 +278,15 @@ impl<'a> Timeline<'a> {
             if at >= id {
                 break;
             }
-            let seat = if kind == 0 { Seat::Free } else { Seat::Held };
-            self.state.set(self.layout, &self.orders[i].seats, seat);
+            match kind {
+                2 => {
+                    apply_move(self.layout, &mut self.state, &self.moves[i]);
+                }
+                _ => {
+                    let seat = if kind == 0 { Seat::Free } else { Seat::Held };
+                    self.state.set(self.layout, &self.orders[i].seats, seat);
+                }
+            }
             self.next += 1;
         }
         let request = Request {
@@ -182,6 +299,7 @@ impl<'a> Timeline<'a> {
 
 fn count(summary: &mut Summary, o: &Order) {
     summary.orders += 1;
+    summary.allocated += usize::from(o.from.is_some());
     summary.seats += o.seats.len();
     match (o.reapplied, o.pick.as_ref().map(|p| p.how)) {
         (true, _) => summary.reapplied += 1,
@@ -356,6 +474,22 @@ pub fn describe(layout: &Layout, orders: &[Order], v: &Violation) -> String {
                 Err(NoFit::SoldOut) => "none: SOLDOUT".into(),
             };
             format!("{head}; the rule gives {rule}")
+        }
+        Violation::Allocated {
+            seat, allocation, ..
+        } => {
+            let taken = match &o.from {
+                Some(f) => format!("from allocation {f:?}"),
+                None => "in public sale".to_owned(),
+            };
+            let was = match allocation {
+                Some(a) => format!("free in allocation {a:?}"),
+                None => "in no allocation".to_owned(),
+            };
+            format!(
+                "{head} {taken}, but seat {} was {was}",
+                layout.seat_name(*seat)
+            )
         }
         Violation::Orphan { lone, from, to, .. } => format!(
             "{head}: the pick leaves {} alone, and {}..{} would leave none (the orphan rule)",

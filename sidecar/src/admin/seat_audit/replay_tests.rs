@@ -55,6 +55,7 @@ impl Sim {
             pick: Some(plain(how)),
             reapplied: false,
             released: None,
+            from: None,
         });
         self.orders.len() - 1
     }
@@ -158,6 +159,7 @@ fn a_pick_that_leaves_a_lone_seat_fails_the_orphan_rule() {
         pick: Some(plain(How::Seats)),
         reapplied: false,
         released: None,
+        from: None,
     });
     let why = s.audit().unwrap_err();
     assert!(
@@ -260,4 +262,99 @@ proptest! {
             prop_assert!(verdict.is_err(), "moved seat {} of order {} to {}", k, o, to);
         }
     }
+}
+
+/// An allocation of the middle of row 1, a partner's best claim from it
+/// (the rule over its seats alone), a public claim around it, a partner's
+/// hold given back into it, a release: all by the rules; a public order on
+/// an allocated seat and a partner's order outside its allocation are
+/// named.
+#[test]
+fn orders_from_allocations_take_only_their_seats() {
+    let mut s = Sim::new(VENUE);
+    let house: Vec<u32> = vec![4, 5, 6, 7];
+    let mv = |s: &mut Sim, into: bool, seats: &[u32]| Move {
+        id: s.next(),
+        name: "house".into(),
+        into,
+        seats: seats.to_vec(),
+    };
+    let mut moves = vec![mv(&mut s, true, &house)];
+    s.state.set(&s.layout, &house, Seat::Allocated);
+    // the public's best party of 2 sits beside the allocation
+    let public = s.claim("pub", 2, false).unwrap();
+    assert!(s.orders[public].seats.iter().all(|x| !house.contains(x)));
+    // the partner's best 2 within the allocation: its middle
+    let only = SeatState::only(&s.layout, &house);
+    let chosen = best(
+        &s.layout,
+        &only,
+        &Request {
+            count: 2,
+            ..Request::default()
+        },
+    )
+    .unwrap();
+    let partner = s.push("partner", chosen.ids.clone(), How::Best);
+    s.orders[partner].from = Some("house".into());
+    // a partner's hold of the other two, expired back into the allocation
+    let rest: Vec<u32> = house
+        .iter()
+        .copied()
+        .filter(|x| !chosen.ids.contains(x))
+        .collect();
+    let held = s.push("p2", rest.clone(), How::Seats);
+    s.orders[held].from = Some("house".into());
+    s.cancel(held);
+    let back = Move {
+        id: s.orders[held].released.unwrap(),
+        ..mv(&mut s, true, &rest)
+    };
+    moves.push(back);
+    s.state.set(&s.layout, &rest, Seat::Allocated);
+    moves.push(mv(&mut s, false, &rest));
+    s.state.set(&s.layout, &rest, Seat::Free);
+    let sum = replay_allocated(&s.layout, &s.orders, &moves).unwrap();
+    assert_eq!((sum.orders, sum.allocated, sum.released), (3, 2, 1));
+    // without the moves the public claim would have had the middle
+    assert!(replay(&s.layout, &s.orders).is_err());
+    // order `i` moved to `seats`: the audit's words
+    let tampered = |i: usize, seats: Vec<u32>| {
+        let mut bad = s.orders.clone();
+        bad[i].seats = seats;
+        let v = replay_allocated(&s.layout, &bad, &moves).unwrap_err();
+        describe(&s.layout, &bad, &v)
+    };
+    // a public order on a seat still in the allocation
+    let why = tampered(public, vec![7, 8]);
+    assert!(
+        why.contains("in public sale, but seat A-1-7 was free in allocation \"house\""),
+        "{why}"
+    );
+    // the partner's order outside its allocation
+    let why = tampered(partner, vec![1, 2]);
+    assert!(
+        why.contains("from allocation \"house\", but seat A-1-1 was in no allocation"),
+        "{why}"
+    );
+}
+
+/// audit-draw's timeline sees allocated seats as no offer's: a party of 7
+/// fits before rows are allocated, not after (B has 6), and
+/// again once they are released.
+#[test]
+fn the_timeline_keeps_offers_off_allocated_seats() {
+    let layout = Layout::parse(VENUE).unwrap();
+    let at = |ms| StreamId::new(ms, 0);
+    let mv = |ms, into| Move {
+        id: at(ms),
+        name: "house".into(),
+        into,
+        seats: (1..=20).collect(),
+    };
+    let moves = [mv(10, true), mv(20, false)];
+    let mut t = Timeline::new(&layout, &[], &moves);
+    assert!(t.fits(at(5), 7));
+    assert!(!t.fits(at(15), 7));
+    assert!(t.fits(at(25), 7));
 }

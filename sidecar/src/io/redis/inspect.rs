@@ -88,6 +88,54 @@ pub struct RedisEvent {
     pub unsynced: i64,
     /// A seated event's free seats by category (sorted by name).
     pub categories: Option<Vec<(String, i64)>>,
+    /// Free allocated tickets (`TICKET.STATUS` `allocated`, 0 when absent).
+    pub allocated: i64,
+    /// Its allocations, when read ([`read_allocations`]).
+    pub allocations: Option<Vec<Allocation>>,
+}
+
+/// One allocation as `TICKET.ALLOCATIONS` lists it: its name, free
+/// tickets and release time (unix ms; None: none).
+pub type Allocation = (String, i64, Option<i64>);
+
+/// `TICKET.ALLOCATIONS event`, sorted by name; `None` when the module has
+/// no such command (or the event none). Each allocation is read as field
+/// pairs (`name`, `free`, `release`) or, without a `name` field, as
+/// `name free claimed release` in that order.
+pub fn read_allocations(
+    conn: &mut dyn ConnectionLike,
+    event: &str,
+) -> RedisResult<Option<Vec<Allocation>>> {
+    let reply: Value = match redis::cmd("TICKET.ALLOCATIONS").arg(event).query(conn) {
+        Ok(v) => v,
+        Err(e) if e.code() == Some("NOEVENT") || e.to_string().contains("unknown command") => {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
+    };
+    let Value::Array(items) = reply else {
+        return Ok(Some(Vec::new()));
+    };
+    let mut out: Vec<Allocation> = items.iter().filter_map(allocation_of).collect();
+    out.sort();
+    Ok(Some(out))
+}
+
+/// One item of a `TICKET.ALLOCATIONS` reply.
+fn allocation_of(item: &Value) -> Option<Allocation> {
+    let fields: HashMap<String, String> = text_pairs(item).into_iter().collect();
+    let release = |t: Option<&String>| t.and_then(|t| t.parse().ok()).filter(|at: &i64| *at > 0);
+    if let Some(name) = fields.get("name") {
+        let free = fields.get("free")?.parse().ok()?;
+        return Some((name.clone(), free, release(fields.get("release"))));
+    }
+    let Value::Array(parts) = item else {
+        return None;
+    };
+    let texts: Vec<Option<String>> = parts.iter().map(text).collect();
+    let name = texts.first()?.clone()?;
+    let free = texts.get(1)?.as_deref()?.parse().ok()?;
+    Some((name, free, release(texts.get(3).and_then(Option::as_ref))))
 }
 
 /// Reads `TICKET.STATUS`, the holders hash and the holds zset of `event`;
@@ -118,6 +166,8 @@ pub fn read_event(conn: &mut dyn ConnectionLike, event: &str) -> RedisResult<Opt
         held: number(&fields, "held"),
         unsynced,
         categories: categories_of(&status),
+        allocated: number(&fields, "allocated").unwrap_or(0),
+        allocations: None,
     }))
 }
 

@@ -16,7 +16,9 @@
 //!    the status; an entrant's enter or leave touches its user), or must
 //!    be undone. `init`, `drop` and `restore` cannot be
 //!    healed (quarantine; a seated init's journal text is a stand-in that
-//!    names its op); a malformed or too-large entry had no effect.
+//!    names its op), nor can an entry that moved allocated stock (an
+//!    allocate, a release, a claim, hold, expiry or cancel `FROM` an
+//!    allocation); a malformed or too-large entry had no effect.
 //! 3. [`undo_steps`]: MySQL reverts **every** lost write, newest first
 //!    (the re-applied ones come back as the new primary's entries, in their
 //!    place in its log, so MySQL follows that log exactly: a lost claim of
@@ -140,6 +142,16 @@ fn fate_of(
     let Some(r) = &l.rec else {
         return Fate::NoEffect;
     };
+    if r.op.from().is_some() || matches!(r.op, Op::Allocate { .. } | Op::Release { .. }) {
+        // Undoing it would move stock between an allocation and public
+        // sale the heal does not model: the event is quarantined, and a
+        // rebuild from MySQL repairs it.
+        return Fate::Unhealable(format!(
+            "op={} {} moved allocated stock, which the heal does not undo",
+            r.op.name(),
+            l.id
+        ));
+    }
     let mine = Touch::of(&r.op);
     if let Some(what) = mine.shared(changed_since) {
         let by = new.iter().find(|(_, t)| mine.shared(t).is_some());

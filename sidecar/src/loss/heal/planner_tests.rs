@@ -726,3 +726,52 @@ fn a_lost_seated_init_journaled_as_a_stand_in_is_unhealable() {
         "{fates:?}"
     );
 }
+
+/// A lost entry that moved allocated stock is not undone (the undo would
+/// give it back to public stock): the event is quarantined instead.
+#[test]
+fn a_lost_allocation_move_is_unhealable() {
+    let at = |ms| StreamId::new(ms, 0);
+    let allocate = Record {
+        op: Op::Allocate {
+            name: "fan".into(),
+            tickets: Tickets::from_sorted(vec![1, 2]),
+            release: None,
+            key: None,
+        },
+        at: 1,
+    };
+    let claim = Record {
+        op: Op::Claim {
+            from: Some("fan".into()),
+            pick: None,
+            user: "u1".into(),
+            tickets: Tickets::One(1),
+        },
+        at: 2,
+    };
+    let public = Record {
+        op: Op::Claim {
+            from: None,
+            pick: None,
+            user: "u2".into(),
+            tickets: Tickets::One(3),
+        },
+        at: 3,
+    };
+    let lost = [
+        logged(at(1), allocate),
+        logged(at(2), claim),
+        logged(at(3), public),
+    ];
+    let fates = decide(&lost, &[]);
+    assert!(
+        matches!(&fates[0], Fate::Unhealable(why) if why.contains("op=allocate 1-0")),
+        "{fates:?}"
+    );
+    assert!(
+        matches!(&fates[1], Fate::Unhealable(why) if why.contains("op=claim 2-0")),
+        "{fates:?}"
+    );
+    assert_eq!(fates[2], Fate::Try);
+}
