@@ -87,6 +87,21 @@ func (t *TicketGate) Seatmap(ctx context.Context, event string) (string, bool, e
 	return text, true, nil
 }
 
+// Allocations returns TICKET.ALLOCATIONS as Redis replies it: one
+// [name, free, claimed, release] array per allocation (typed results
+// come later).
+func (t *TicketGate) Allocations(ctx context.Context, event string) ([]interface{}, error) {
+	reply, err := t.do(ctx, "ticket.allocations", event)
+	if err != nil {
+		return nil, err
+	}
+	list, ok := reply.([]interface{})
+	if !ok {
+		return nil, unexpected("the allocations", reply)
+	}
+	return list, nil
+}
+
 // Layout is a seated event's layout as stored: seat ids 1..Total() in
 // layout order (section, row, position; blocked positions skipped).
 type Layout struct {

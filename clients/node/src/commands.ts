@@ -145,6 +145,11 @@ export function seatmap(event: string): Call<string | null> {
   return read(["ticket.seatmap", event], replies.parseSeatmap);
 }
 
+/** `TICKET.ALLOCATIONS`: `[name, free, claimed, release]` per allocation, as Redis replies (typed results come later). */
+export function allocations(event: string): Call<replies.Reply> {
+  return read(["ticket.allocations", event], (r: replies.Reply) => r);
+}
+
 export function confirm(event: string, user: string): Call<number> {
   return write(["ticket.confirm", event, user], replies.parseInteger);
 }

@@ -1,5 +1,6 @@
 //! `TICKET.CLAIM event user [COUNT n] [HOLD ms] [SECTION s] [CATEGORY c]
-//! [ACCESSIBLE a] [SPLIT] [SEATS id [id ...]]` — the hot path.
+//! [ACCESSIBLE a] [SPLIT] [FROM name] [KEY secret] [SEATS id [id ...]]` —
+//! the hot path.
 //!
 //! Atomically: expires the event's holds that are past their deadline; if
 //! `user` already holds tickets of `event` (held or sold), replies with them
@@ -11,14 +12,19 @@
 //! records the holder and appends a compact `claim` record, or `hold` with
 //! its deadline when the claim holds (`HOLD ms`, default the event's
 //! `HOLD`; 0 = a final sale): a held order is the user's until
-//! `TICKET.CONFIRM` or its deadline.
+//! `TICKET.CONFIRM` or its deadline. With `FROM name` it takes only the
+//! free tickets of that allocation, by the same rules (docs/design.md
+//! "Allocations"; `KEY` when it was made with one), and does not queue
+//! behind the waiting list; the record carries `from`.
 //!
 //! Reply: without `COUNT` or `SEATS`, an integer: the user's lowest ticket
 //! (`1..=total`); with either, an array of all the user's tickets,
 //! ascending.
 //! Errors: `NOEVENT` (no such event), `NOTOPEN` (before `opens_at`, or
 //! before a draw event's draw), `CLOSED` (closed, or past `closes_at`),
-//! `SOLDOUT` (fewer than `n` free, or anyone waits), `QUEUE` (a draw event
+//! `SOLDOUT` (fewer than `n` free, or anyone waits; `FROM`: fewer than
+//! `n` free in the allocation), `NOKEY` (`FROM` an allocation without its
+//! key), `NOALLOCATION` (`FROM` an allocation that does not exist), `QUEUE` (a draw event
 //! whose drawn entrants still wait: it sells through its queue),
 //! `LIMIT` (`n` above the event's `LIMIT`), `NOTOGETHER` (no `n` seats
 //! together, though enough are free), `TAKEN` (a picked seat is held or

@@ -11,6 +11,8 @@
 //! command succeeded or not: what the pool applied before an error (an
 //! expiry before a `SOLDOUT`) stays.
 
+pub mod allocate;
+pub mod allocations;
 pub mod apply;
 pub mod cancel;
 #[cfg(test)]
@@ -28,6 +30,7 @@ pub mod open;
 pub mod order;
 pub mod position;
 pub mod reapply;
+pub mod release;
 pub mod restore;
 pub mod seatmap;
 pub mod status;
@@ -163,14 +166,14 @@ fn commit_one(ctx: &Context, store: &mut RedisStore<'_>, effect: &Decided<'_>) {
         }
         Op::Confirm { .. } => stats::CONFIRMS.bump(),
         Op::Expire { .. } => stats::EXPIRED.bump(),
-        Op::Init { .. } => note_deadlines(store.db(), store.event(), effect),
+        Op::Init { .. } | Op::Allocate { .. } => note_deadlines(store.db(), store.event(), effect),
         _ => {}
     }
 }
 
 /// Notes in the expiry index the deadlines of the holds `effect` writes,
-/// and when a new draw event opens (then the sweep draws it, with no
-/// command at all). A replica does it for each effect it applies, so that
+/// when a new draw event opens (then the sweep draws it, with no command
+/// at all) and when an allocation releases itself. A replica does it for each effect it applies, so that
 /// once promoted it expires them.
 pub fn note_deadlines<U: AsRef<str>>(db: i32, event: &str, effect: &Effect<U>) {
     match effect {
@@ -181,6 +184,10 @@ pub fn note_deadlines<U: AsRef<str>>(db: i32, event: &str, effect: &Effect<U>) {
                 draw: Some(_),
                 ..
             } if *opens_at > 0 => expiry::note(db, event, *opens_at),
+            // An allocation releases itself then (the sweep releases it).
+            Op::Allocate {
+                release: Some(at), ..
+            } => expiry::note(db, event, *at),
             _ => {}
         },
         Effect::RestoreOrders(orders) => orders

@@ -10,7 +10,8 @@
 //! seed), `seed` once drawn (64 hex digits) and `admit` when set; a seated
 //! event adds `categories` (category, free seats, ... in layout order,
 //! accessible seats included, every category listed) and `accessible`
-//! (free wheelchair spaces). On a
+//! (free wheelchair spaces); an event with free allocated tickets adds
+//! `allocated` (their number, not in `remaining`) last. On a
 //! primary, holds past their deadline count as free even before the sweep
 //! expires them; a replica counts them held until its primary's expiry.
 //! Errors: `NOEVENT`, `ERR` (invalid event id), `WRONGTYPE`/`CORRUPT`.
@@ -53,6 +54,10 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
         }
         if let Some((categories, accessible)) = r.seats {
             fields.extend(seat_fields(categories, accessible));
+        }
+        // Last, and only when there is any: other replies stay as they were.
+        if r.allocated > 0 {
+            fields.push(("allocated", RedisValue::Integer(r.allocated)));
         }
         reply_ordered_map(ctx, fields);
         Ok(RedisValue::NoReply)

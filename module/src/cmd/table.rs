@@ -11,6 +11,7 @@
 //! Adding a command is one entry here and one file in `cmd/`.
 
 use super::reapply;
+use super::{allocate, allocations, release};
 use super::{apply, cancel, claim, close, confirm, drop, healed, holder, init, layout};
 use super::{leave, open, order, position, restore, seatmap, status, wait};
 pub use crate::host::command::{Arg, Audience, Command, Flags, KeyAccess, Kind};
@@ -52,7 +53,7 @@ pub const COMMANDS: &[Command] = &[
         name: "ticket.claim",
         flags: Flags::Write,
         handler: claim::command,
-        summary: "Hands the user the COUNT lowest free tickets (sold, or held HOLD ms), or the tickets the user already holds; on a seated event the best COUNT seats together (SECTION, CATEGORY, ACCESSIBLE, SPLIT), or exactly the SEATS picked.",
+        summary: "Hands the user the COUNT lowest free tickets (sold, or held HOLD ms), or the tickets the user already holds; on a seated event the best COUNT seats together (SECTION, CATEGORY, ACCESSIBLE, SPLIT), or exactly the SEATS picked; FROM claims from that allocation only (with its KEY).",
         complexity: "O(log N) per ticket, plus O(log N) per hold that expired; a seated event: O(R) in its rows, plus O(S) in the seats of the rows that can hold the party",
         since: "0.1.0",
         arity: -3,
@@ -68,6 +69,8 @@ pub const COMMANDS: &[Command] = &[
             arg("category", Kind::TextOption("CATEGORY")),
             arg("accessible", Kind::Option("ACCESSIBLE")),
             arg("split", Kind::Flag("SPLIT")),
+            arg("from", Kind::TextOption("FROM")),
+            arg("key", Kind::TextOption("KEY")),
             arg("id", Kind::Words("SEATS")),
         ],
     },
@@ -290,6 +293,59 @@ pub const COMMANDS: &[Command] = &[
         args: &[EVENT, USER],
     },
     Command {
+        name: "ticket.allocate",
+        flags: Flags::Write,
+        handler: allocate::command,
+        summary: "Operator: sets free stock aside in the allocation name (kills, house seats, a partner's channel): the COUNT lowest free tickets, on a seated event COUNT free seats in SPLIT order (SECTION, CATEGORY) or exactly the SEATS given; claims take it only FROM it (with its KEY); RELEASE gives it back to the public at that time (unix ms).",
+        complexity: "O(N log N) in the tickets allocated and the allocation's size",
+        since: "0.5.0",
+        arity: -3,
+        key: 1,
+        access: KeyAccess::Update,
+        audience: Audience::Operator,
+        args: &[
+            EVENT,
+            arg("name", Kind::Text),
+            arg("count", Kind::Option("COUNT")),
+            arg("section", Kind::TextOption("SECTION")),
+            arg("category", Kind::TextOption("CATEGORY")),
+            arg("id", Kind::Words("SEATS")),
+            arg("key", Kind::TextOption("KEY")),
+            arg("release", Kind::Option("RELEASE")),
+        ],
+    },
+    Command {
+        name: "ticket.release",
+        flags: Flags::Write,
+        handler: release::command,
+        summary: "Operator: gives the allocation's free tickets (all, the COUNT lowest, or the SEATS given) back to public sale, offered first to the waiting list; replies with how many.",
+        complexity: "O(N log N) in the allocation's tickets, plus O(log N) per offer made",
+        since: "0.5.0",
+        arity: -3,
+        key: 1,
+        access: KeyAccess::Update,
+        audience: Audience::Operator,
+        args: &[
+            EVENT,
+            arg("name", Kind::Text),
+            arg("count", Kind::Option("COUNT")),
+            arg("id", Kind::Words("SEATS")),
+        ],
+    },
+    Command {
+        name: "ticket.allocations",
+        flags: Flags::Read,
+        handler: allocations::command,
+        summary: "The event's allocations: per allocation its name, free and claimed tickets and release time (never its key).",
+        complexity: "O(N) in the allocations and their tickets",
+        since: "0.5.0",
+        arity: 2,
+        key: 1,
+        access: KeyAccess::Read,
+        audience: Audience::Client,
+        args: &[EVENT],
+    },
+    Command {
         name: "ticket._apply",
         flags: Flags::Replicated,
         handler: apply::command,
@@ -367,7 +423,7 @@ mod tests {
         let claim = COMMANDS.iter().find(|c| c.name == "ticket.claim");
         assert_eq!(
             claim.map(syntax).as_deref(),
-            Some("TICKET.CLAIM event user [COUNT count] [HOLD hold] [SECTION section] [CATEGORY category] [ACCESSIBLE accessible] [SPLIT] [SEATS id [id ...]]")
+            Some("TICKET.CLAIM event user [COUNT count] [HOLD hold] [SECTION section] [CATEGORY category] [ACCESSIBLE accessible] [SPLIT] [FROM from] [KEY key] [SEATS id [id ...]]")
         );
         let drop = COMMANDS.iter().find(|c| c.name == "ticket.drop");
         assert_eq!(
@@ -391,7 +447,8 @@ mod tests {
                 "ticket.order",
                 "ticket.holder",
                 "ticket.status",
-                "ticket.position"
+                "ticket.position",
+                "ticket.allocations"
             ]
         );
     }

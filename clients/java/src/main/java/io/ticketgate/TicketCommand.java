@@ -18,7 +18,8 @@ enum TicketCommand {
   LEAVE,
   POSITION,
   LAYOUT,
-  SEATMAP;
+  SEATMAP,
+  ALLOCATIONS;
 
   private final byte[] wireName =
       ("ticket." + name().toLowerCase(java.util.Locale.ROOT)).getBytes(StandardCharsets.US_ASCII);
