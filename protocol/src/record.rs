@@ -110,7 +110,15 @@ impl<U: AsRef<str>> Record<U> {
         let compact = user.is_some();
         // An op without a pick has none of its fields: not asked for each.
         let picked = self.op.pick().is_some();
-        let body = self.op.spec().fields.iter();
+        let spec = self.op.spec();
+        // A compact op's optional fields (a pick, an allocation) all come
+        // after the ones it needs: without them, not even looked at.
+        let plain = compact && !picked && self.op.from().is_none();
+        let fields = match plain {
+            true => &spec.fields[..spec.record_needs],
+            false => spec.fields,
+        };
+        let body = fields.iter();
         let body = body.filter(move |f| {
             f.in_record() && !(compact && **f == Field::User) && (picked || !f.of_pick())
         });

@@ -558,7 +558,7 @@ fn bad_checkout_options_and_confirms_are_refused_and_change_nothing() {
         (
             vec!["SOON", "1"],
             "ERR",
-            "unknown option 'SOON' (expected COUNT, HOLD, SECTION, CATEGORY, ACCESSIBLE, SPLIT, SEATS)",
+            "unknown option 'SOON' (expected COUNT, HOLD, SECTION, CATEGORY, ACCESSIBLE, FROM, KEY, SPLIT, SEATS)",
         ),
         (
             vec!["COUNT", "4"],

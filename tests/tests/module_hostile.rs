@@ -244,10 +244,28 @@ const HOUR: &str = "3600000";
 
 /// The fixture: a few events in every state a command can meet.
 fn fixture() -> Vec<Vec<Vec<u8>>> {
-    let calls: [&[&str]; 14] = [
+    let calls: [&[&str]; 17] = [
         &["TICKET.INIT", "ga", "100"],
         &["TICKET.CLAIM", "ga", "alice"],
         &["TICKET.CLAIM", "ga", "bob"],
+        &[
+            "TICKET.ALLOCATE",
+            "ga",
+            "promoter",
+            "COUNT",
+            "5",
+            "KEY",
+            "pw",
+        ],
+        &[
+            "TICKET.ALLOCATE",
+            "ga",
+            "house",
+            "COUNT",
+            "2",
+            "RELEASE",
+            "4102444800000",
+        ],
         &["TICKET.INIT", "held", "10", "HOLD", HOUR, "LIMIT", "4"],
         &["TICKET.CLAIM", "held", "alice", "COUNT", "2"],
         &[
@@ -263,6 +281,7 @@ fn fixture() -> Vec<Vec<Vec<u8>>> {
         ],
         &["TICKET.CLAIM", "hall", "alice", "COUNT", "2"],
         &["TICKET.CONFIRM", "hall", "alice"],
+        &["TICKET.ALLOCATE", "hall", "camera", "SEATS", "3"],
         &["TICKET.INIT", "draw", "2", "HOLD", HOUR, "DRAW"],
         &["TICKET.WAIT", "draw", "alice"],
         &["TICKET.INIT", "wl", "1", "HOLD", HOUR],
@@ -490,6 +509,14 @@ TICKET.CLAIM hall carol COUNT 2 SECTION A CATEGORY general SPLIT
 TICKET.CLAIM hall carol ACCESSIBLE 1 COUNT 1
 TICKET.CLAIM hall carol SEATS 5 6
 TICKET.WAIT wl dave COUNT 1
+TICKET.ALLOCATE ga partner COUNT 3 KEY k RELEASE 4102444800000
+TICKET.ALLOCATE hall extra COUNT 1 KEY k RELEASE 4102444800000
+TICKET.ALLOCATE hall extra COUNT 1 SECTION A CATEGORY general
+TICKET.CLAIM ga carol COUNT 2 FROM promoter KEY pw HOLD 60000
+TICKET.CLAIM hall carol FROM camera SEATS 3
+TICKET.RELEASE ga promoter COUNT 2
+TICKET.RELEASE ga house SEATS 8
+TICKET.ALLOCATIONS ga
 TICKET.WAIT draw dave
 TICKET.DROP ga FORCE
 TICKET.RESTORE rr ORDERS u1 1,2 0 u2 5 99
@@ -707,9 +734,10 @@ fn digest_sees_a_write(conn: &mut Raw) {
         "DEBUG DIGEST: {}",
         replies[0].text()
     );
+    // 3 to 9 are the fixture's allocations: public claims go around them.
     assert_eq!(
         replies[1],
-        Reply::Line(b':', b"3".to_vec()),
+        Reply::Line(b':', b"10".to_vec()),
         "a claim of the fixture"
     );
     assert_ne!(replies[0], replies[2], "DEBUG DIGEST did not see a claim");

@@ -27,16 +27,7 @@ const HALL: &str = r#"{"sections":[
     {"name":"1","seats":6,"first":101,"rank":1}]}]}"#;
 
 fn seats(c: &mut Connection, args: &[&str]) -> Vec<i64> {
-    match value(c, args) {
-        Value::Array(items) => items
-            .into_iter()
-            .map(|v| match v {
-                Value::Int(n) => n,
-                other => panic!("{args:?}: {other:?}"),
-            })
-            .collect(),
-        other => panic!("{args:?}: expected an array, got {other:?}"),
-    }
+    int_array(c, args)
 }
 
 fn text(c: &mut Connection, args: &[&str]) -> Option<String> {

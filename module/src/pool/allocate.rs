@@ -74,6 +74,9 @@ pub fn allocate(
         .ids
         .as_ref()
         .map_or(ask.count, |ids| ids.len() as i64);
+    if count < 1 {
+        return Err(TicketError::Invalid("ALLOCATE needs COUNT or SEATS".into()));
+    }
     let had = before
         .as_ref()
         .map_or(0, |a| a.free.len() as i64 + a.claimed);
@@ -122,6 +125,9 @@ pub fn release(
     let free = allocation.free.len() as i64;
     let record = match ask {
         ReleaseAsk::All => release_all(name, &allocation, clock.now),
+        ReleaseAsk::Count(n) if *n < 1 => {
+            return Err(TicketError::Invalid("COUNT must be at least 1".into()))
+        }
         ReleaseAsk::Count(n) if *n > free => {
             return Err(TicketError::short_of_allocation(name, free))
         }

@@ -51,6 +51,20 @@ pub fn int_or_nil(conn: &mut Connection, parts: &[&str]) -> Option<i64> {
     }
 }
 
+/// An array-of-integers reply (ticket numbers, seat ids).
+pub fn int_array(conn: &mut Connection, parts: &[&str]) -> Vec<i64> {
+    match value(conn, parts) {
+        Value::Array(items) => items
+            .into_iter()
+            .map(|v| match v {
+                Value::Int(n) => n,
+                other => panic!("{parts:?}: {other:?}"),
+            })
+            .collect(),
+        other => panic!("{parts:?}: expected an array, got {other:?}"),
+    }
+}
+
 /// Asserts a `+OK` reply.
 pub fn ok(conn: &mut Connection, parts: &[&str]) {
     match value(conn, parts) {
@@ -346,8 +360,16 @@ pub fn status_text(conn: &mut Connection, event: &str, name: &str) -> Option<Str
 }
 
 /// What a draw event's STATUS adds, in order: the commitment, the seed
-/// once drawn, `admit` when set.
-pub const DRAW_STATUS_FIELDS: [&str; 5] = ["draw", "seed", "admit", "categories", "accessible"];
+/// once drawn, `admit` when set; a seated event's categories, then any
+/// free allocated tickets.
+pub const DRAW_STATUS_FIELDS: [&str; 6] = [
+    "draw",
+    "seed",
+    "admit",
+    "categories",
+    "accessible",
+    "allocated",
+];
 
 /// The numeric field of a STATUS reply.
 pub fn status_int(conn: &mut Connection, event: &str, name: &str) -> i64 {
