@@ -380,6 +380,9 @@ impl<U: AsRef<str>> Op<U> {
         let number = |n: i64| Some(Value::Number(n));
         match (self, field) {
             (Op::Init { .. }, _) => self.init_value(field, form),
+            (Op::Allocate { .. } | Op::Release { .. }, _) => {
+                self.allocation_value(field, form, minted)
+            }
             (Op::Restore { incarnation, .. }, F::Incarnation) => Some(Value::Hex(*incarnation)),
             (Op::Restore { status, .. }, F::Status) => Some(Value::Text(status.as_str())),
             (Op::Restore { from, .. }, F::From) => Some(Value::Id(*from)),
@@ -387,22 +390,6 @@ impl<U: AsRef<str>> Op<U> {
             (Op::Enter { count, .. }, F::Count) => number(*count),
             (Op::Enter { rank, .. }, F::Rank) => rank.map(|r| Value::Number(r as i64)),
             (Op::Draw { seed }, F::Seed) => Some(Value::Bytes(seed)),
-            (Op::Allocate { name, .. } | Op::Release { name, .. }, F::Name) => {
-                Some(Value::Text(name))
-            }
-            (Op::Allocate { tickets, .. }, F::Tickets) => Some(tickets.value()),
-            (Op::Release { tickets, .. }, F::Tickets) => tickets.as_ref().map(Tickets::value),
-            (Op::Allocate { release, .. }, F::Release) => match (release, form) {
-                (Some(at), _) => number(*at),
-                (None, Form::Effect) => number(0),
-                (None, Form::Record) => None,
-            },
-            (Op::Allocate { key, .. }, F::KeyHash) => match (key, form) {
-                (_, Form::Record) => None,
-                (Some(hash), Form::Effect) => Some(Value::Bytes(hash)),
-                (None, Form::Effect) => Some(Value::Text("")),
-            },
-            (op, F::Allocation) => op.from().map(Value::Text),
             (op, field) if field.of_pick() => pick_value(op.pick()?, field, form),
             (Op::Enter { user, .. } | Op::Leave { user }, F::User) => {
                 Some(Value::Text(user.as_ref()))
@@ -415,6 +402,33 @@ impl<U: AsRef<str>> Op<U> {
                     _ => (until > 0).then_some(Value::Number(until)),
                 }
             }
+            (op, F::Allocation) => op.from().map(Value::Text),
+            _ => None,
+        }
+    }
+
+    /// How an allocate's or release's `field` is written in `form` (see
+    /// [`Op::value`]): the effect writes `release` 0 and the key hash `""`
+    /// when there is none, the record leaves both out (and never has the
+    /// key hash).
+    fn allocation_value(&self, field: Field, form: Form, minted: Option<i64>) -> Option<Value<'_>> {
+        let effect = form == Form::Effect;
+        match (self, field) {
+            (_, F::Minted) => Some(Value::Number(minted.unwrap_or(0))),
+            (Op::Allocate { name, .. } | Op::Release { name, .. }, F::Name) => {
+                Some(Value::Text(name))
+            }
+            (Op::Allocate { tickets, .. }, F::Tickets) => Some(tickets.value()),
+            (Op::Release { tickets, .. }, F::Tickets) => tickets.as_ref().map(Tickets::value),
+            (Op::Allocate { release, .. }, F::Release) => match release {
+                Some(at) => Some(Value::Number(*at)),
+                None => effect.then_some(Value::Number(0)),
+            },
+            (Op::Allocate { key, .. }, F::KeyHash) => match key {
+                _ if !effect => None,
+                Some(hash) => Some(Value::Bytes(hash)),
+                None => Some(Value::Text("")),
+            },
             _ => None,
         }
     }

@@ -94,6 +94,7 @@ impl<U: AsRef<str>> Record<U> {
     /// field), then its values as in [`Record::fields`], and `at` only when
     /// `at_in_id` is false (the entry's id does not start with `at`). Every
     /// other op is written as [`Record::fields`] writes it.
+    #[inline]
     pub fn log_fields<'a>(
         &'a self,
         event: &'a str,

@@ -88,11 +88,17 @@ impl RedisStore<'_> {
             draw: self.read_draw()?,
             seated: self.has_layout()?,
             allocs: Allocs {
-                count: or(allocations, "allocations", 0)?,
-                free: or(allocated, "allocated", 0)?,
+                count: self.small(or(allocations, "allocations", 0)?, "allocations")?,
+                free: self.small(or(allocated, "allocated", 0)?, "allocated")?,
                 release_at: or(release_at, "release_at", 0)?,
             },
         }))
+    }
+
+    /// An allocations count of the meta (small: 64 of at most 1000).
+    fn small<T: TryFrom<i64>>(&self, n: i64, field: &str) -> Result<T, TicketError> {
+        T::try_from(n)
+            .map_err(|_| self.corrupt(Part::Meta, &format!("has an invalid field '{field}'")))
     }
 
     pub(super) fn meta_number(
@@ -275,7 +281,8 @@ impl RedisStore<'_> {
     pub(super) fn set_allocs(&mut self, allocs: Allocs) {
         self.names.meta().update(self.db, |m| m.allocs = allocs);
         let c = cache::constants();
-        let values = [allocs.count, allocs.free, allocs.release_at].map(rnum);
+        let (count, free) = (i64::from(allocs.count), i64::from(allocs.free));
+        let values = [count, free, allocs.release_at].map(rnum);
         let value = |i: usize, n: i64| match n {
             0 => HASH_DELETE,
             _ => values[i].inner,
@@ -284,9 +291,9 @@ impl RedisStore<'_> {
             Part::Meta,
             &[
                 c.allocations,
-                value(0, allocs.count),
+                value(0, count),
                 c.allocated,
-                value(1, allocs.free),
+                value(1, free),
                 c.release_at,
                 value(2, allocs.release_at),
             ],

@@ -61,7 +61,7 @@ pub fn allocate(
                 name: ask.name.clone(),
             })
         }
-        None if meta.allocs.count >= MAX_ALLOCATIONS as i64 => {
+        None if usize::from(meta.allocs.count) >= MAX_ALLOCATIONS => {
             return Err(TicketError::Invalid(format!(
                 "event {} has {MAX_ALLOCATIONS} allocations, the most it may have",
                 crate::error::quote(event.as_bytes())

@@ -41,16 +41,14 @@ pub fn claim<'a>(
     // A claim from an allocation does not queue behind the public.
     selling(store, event, &meta, now, options.from.is_none())?;
     // check_consistent has type-checked every key, so no write fails.
-    let (tickets, minted, pick, from) = match &options.from {
-        None => {
-            let (tickets, minted, pick) = tickets_for(store, event, &meta, count, &options, chunk)?;
-            (tickets, minted, pick, None)
-        }
+    let (tickets, minted, pick) = match &options.from {
+        None => tickets_for(store, event, &meta, count, &options, chunk)?,
         Some(ask) => {
             let (tickets, pick) = tickets_from(store, event, &meta, count, &options, ask)?;
-            (tickets, None, pick, Some(ask.name.as_str().into()))
+            (tickets, None, pick)
         }
     };
+    let from = options.from.as_ref().map(|ask| ask.name.as_str().into());
     let hold = options.hold.unwrap_or(meta.hold);
     let user = Cow::Borrowed(user);
     let op = match hold {
@@ -138,6 +136,7 @@ type Taken = (Tickets, Option<i64>, Option<Box<Pick>>);
 
 /// The tickets a claim of `count` gets: the lowest free numbers (and the
 /// new `minted`), or a seated event's seats and how they were chosen.
+#[inline]
 fn tickets_for(
     store: &mut impl Store,
     event: &str,

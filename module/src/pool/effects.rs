@@ -557,9 +557,10 @@ fn write_allocation(store: &mut impl Store, name: &str, allocation: &Allocation)
 /// The meta hash's summary of the allocations, from the allocations.
 fn summarize_allocs(store: &mut impl Store) {
     let all = store.allocations().unwrap_or_default();
+    let free: usize = all.iter().map(|(_, a)| a.free.len()).sum();
     let allocs = Allocs {
-        count: all.len() as i64,
-        free: all.iter().map(|(_, a)| a.free.len() as i64).sum(),
+        count: u16::try_from(all.len()).unwrap_or(u16::MAX),
+        free: u32::try_from(free).unwrap_or(u32::MAX),
         release_at: all.iter().filter_map(|(_, a)| a.release).min().unwrap_or(0),
     };
     store.write_meta(MetaWrite::Allocs(allocs));

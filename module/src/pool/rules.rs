@@ -61,7 +61,7 @@ pub(super) fn check_consistent(
 ) -> Result<(), TicketError> {
     // Free tickets at or below `minted` (a seated event: its free seats).
     let free = free_count(store, meta)? - (meta.total - meta.minted);
-    let accounted = store.len(Part::Holders)? + meta.extra + free + meta.allocs.free;
+    let accounted = store.len(Part::Holders)? + meta.extra + free + i64::from(meta.allocs.free);
     if accounted != meta.minted || !store.exists(Part::Log)? {
         return Err(TicketError::TryAgain(event.to_owned()));
     }

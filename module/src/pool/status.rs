@@ -45,6 +45,6 @@ pub fn report(
             true => super::seated::free_by_category(store, &lapsed_seats)?,
             false => None,
         },
-        allocated: meta.allocs.free,
+        allocated: i64::from(meta.allocs.free),
     })
 }

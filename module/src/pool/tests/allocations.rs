@@ -62,7 +62,10 @@ fn check_invariant(s: &mut MemoryStore) {
     let free: i64 = all.iter().map(|(_, a)| a.free.len() as i64).sum();
     assert_eq!(r.allocated, free);
     assert_eq!(r.remaining + r.allocated + r.claimed, r.total, "{r:?}");
-    assert_eq!(s.meta.as_ref().unwrap().allocs.count, all.len() as i64);
+    assert_eq!(
+        usize::from(s.meta.as_ref().unwrap().allocs.count),
+        all.len()
+    );
 }
 
 #[test]
