@@ -131,6 +131,7 @@ func decodeStatus(v interface{}) (*Status, error) {
 		Unsynced: r.int("unsynced"), Held: r.int("held"), Waiting: r.int("waiting"),
 		Incarnation: r.optional("incarnation"), Draw: r.optional("draw"), Seed: r.optional("seed"),
 		Admit: r.optionalInt("admit"), Accessible: r.optionalInt("accessible"),
+		Allocated: r.optionalInt("allocated"),
 	}
 	if values["categories"] != nil {
 		s.Categories, err = decodeCategories(values["categories"])

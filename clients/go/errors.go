@@ -47,6 +47,9 @@ var (
 	ErrNotTogether  = &Error{Code: "NOTOGETHER"}   // a seated claim: no count seats together
 	ErrTaken        = &Error{Code: "TAKEN"}        // a picked seat is held or sold
 	ErrOrphan       = &Error{Code: "ORPHAN"}       // picked seats would leave one alone
+	ErrShort        = &Error{Code: "SHORT"}        // ALLOCATE (or RELEASE COUNT) beyond the free stock
+	ErrNoKey        = &Error{Code: "NOKEY"}        // a claim FROM an allocation without its key
+	ErrNoAllocation = &Error{Code: "NOALLOCATION"} // no allocation of that name
 	ErrNoHold       = &Error{Code: "NOHOLD"}       // CONFIRM without a live order
 	ErrHolding      = &Error{Code: "HOLDING"}      // WAIT by a user who holds tickets
 	ErrUnsynced     = &Error{Code: "UNSYNCED"}     // DROP while the log has entries

@@ -41,19 +41,20 @@ func Split() ClaimOption {
 
 // ClaimSeats takes exactly these seats (ids, see Layout) of a seated event:
 // ErrTaken if one is held or sold, ErrOrphan if they would leave a single
-// seat alone that another pick of the row would not. Of the options only
-// Hold applies.
+// seat alone that another pick of the row would not. Of the options Hold
+// and From apply.
 func (t *TicketGate) ClaimSeats(ctx context.Context, event, user string, seats []int64, opts ...ClaimOption) ([]int64, error) {
 	args := withOptions([]interface{}{"ticket.claim", event, user}, opts)
+	return t.tickets(ctx, withSeats(args, seats)...)
+}
+
+// withSeats appends SEATS id ...: last, as the module takes every id after it.
+func withSeats(args []interface{}, seats []int64) []interface{} {
 	args = append(args, "SEATS")
 	for _, id := range seats {
 		args = append(args, strconv.FormatInt(id, 10))
 	}
-	reply, err := t.do(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
-	return decodeTickets(reply)
+	return args
 }
 
 // Layout returns a seated event's layout, or nil when the event is not seated.
@@ -74,7 +75,7 @@ func (t *TicketGate) Layout(ctx context.Context, event string) (*Layout, error) 
 }
 
 // Seatmap returns one byte per seat id (index id-1): '.' free, 'h' held,
-// 's' sold; false when the event is not seated.
+// 's' sold, 'a' free in an allocation; false when the event is not seated.
 func (t *TicketGate) Seatmap(ctx context.Context, event string) (string, bool, error) {
 	reply, err := t.do(ctx, "ticket.seatmap", event)
 	if err != nil || reply == nil {
@@ -85,21 +86,6 @@ func (t *TicketGate) Seatmap(ctx context.Context, event string) (string, bool, e
 		return "", false, unexpected("the seat map", reply)
 	}
 	return text, true, nil
-}
-
-// Allocations returns TICKET.ALLOCATIONS as Redis replies it: one
-// [name, free, claimed, release] array per allocation (typed results
-// come later).
-func (t *TicketGate) Allocations(ctx context.Context, event string) ([]interface{}, error) {
-	reply, err := t.do(ctx, "ticket.allocations", event)
-	if err != nil {
-		return nil, err
-	}
-	list, ok := reply.([]interface{})
-	if !ok {
-		return nil, unexpected("the allocations", reply)
-	}
-	return list, nil
 }
 
 // Layout is a seated event's layout as stored: seat ids 1..Total() in

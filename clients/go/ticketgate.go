@@ -76,8 +76,8 @@ func Draw() InitOption { return initOption(drawOption, 1) }
 func Admit(perSecond int) InitOption { return initOption(6, int64(perSecond)) }
 
 // ClaimOption is an option of Claim, ClaimTickets and ClaimSeats. Options
-// are sent in the order HOLD SECTION CATEGORY ACCESSIBLE SPLIT whatever the
-// order they are given in.
+// are sent in the order HOLD SECTION CATEGORY ACCESSIBLE SPLIT FROM KEY
+// whatever the order they are given in.
 type ClaimOption func(*claimOptions)
 
 // claimOptions holds each CLAIM option, nil (false) when not given.
@@ -87,6 +87,8 @@ type claimOptions struct {
 	category   *string
 	accessible *int
 	split      bool
+	from       *string
+	key        string
 }
 
 // Hold overrides the event's default hold for this claim (0: a final sale).
@@ -118,6 +120,15 @@ func (t *TicketGate) integer(ctx context.Context, args ...interface{}) (int64, e
 		return 0, err
 	}
 	return decodeInt(reply)
+}
+
+// tickets sends a command whose reply is an array of tickets.
+func (t *TicketGate) tickets(ctx context.Context, args ...interface{}) ([]int64, error) {
+	reply, err := t.do(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return decodeTickets(reply)
 }
 
 // optionalInteger sends a command whose reply is an integer or nil.
@@ -182,11 +193,7 @@ func (t *TicketGate) Claim(ctx context.Context, event, user string, opts ...Clai
 // InCategory, Accessible; Split takes the best single seats instead.
 func (t *TicketGate) ClaimTickets(ctx context.Context, event, user string, count int, opts ...ClaimOption) ([]int64, error) {
 	args := []interface{}{"ticket.claim", event, user, "COUNT", strconv.Itoa(count)}
-	reply, err := t.do(ctx, withOptions(args, opts)...)
-	if err != nil {
-		return nil, err
-	}
-	return decodeTickets(reply)
+	return t.tickets(ctx, withOptions(args, opts)...)
 }
 
 func withOptions(args []interface{}, opts []ClaimOption) []interface{} {
@@ -211,6 +218,12 @@ func withOptions(args []interface{}, opts []ClaimOption) []interface{} {
 	}
 	if o.split {
 		args = append(args, "SPLIT")
+	}
+	if o.from != nil {
+		args = append(args, "FROM", *o.from)
+		if o.key != "" {
+			args = append(args, "KEY", o.key)
+		}
 	}
 	return args
 }

@@ -27,6 +27,8 @@ type Status struct {
 	// nil for other events.
 	Categories []CategoryFree
 	Accessible *int64
+	// Free allocated tickets (not in Remaining); nil when there are none.
+	Allocated *int64
 }
 
 // CategoryFree is one category's free seats (Status.Categories).

@@ -178,6 +178,8 @@ func run(ctx context.Context, g *TicketGate, call *vectorCall) (map[string]inter
 	case "drop":
 		n, err := g.Drop(ctx, event, call.Options["force"] == true)
 		return kind("integer", n), err
+	case "allocate", "release", "allocations":
+		return runAllocation(ctx, g, call.Method, event, user, call.Options)
 	}
 	return runUserCall(ctx, g, call.Method, event, user, call.Options)
 }
@@ -219,11 +221,10 @@ func runClaim(ctx context.Context, g *TicketGate, event, user string, options ma
 		opts = append(opts, Hold(time.Duration(hold)*time.Millisecond))
 	}
 	opts = append(opts, seatOptionsOf(options)...)
-	if seats, ok := options["seats"].([]interface{}); ok {
-		ids := make([]int64, len(seats))
-		for i, id := range seats {
-			ids[i] = int64(id.(float64))
-		}
+	if from, ok := options["from"].(string); ok {
+		opts = append([]ClaimOption{From(from, text(options["key"]))}, opts...)
+	}
+	if ids := idsOf(options["seats"]); ids != nil {
 		tickets, err := g.ClaimSeats(ctx, event, user, ids, opts...)
 		return kind("tickets", tickets), err
 	}
@@ -233,6 +234,56 @@ func runClaim(ctx context.Context, g *TicketGate, event, user string, options ma
 	}
 	ticket, err := g.Claim(ctx, event, user, opts...)
 	return kind("ticket", ticket), err
+}
+
+func runAllocation(ctx context.Context, g *TicketGate, method, event, name string, options map[string]interface{}) (map[string]interface{}, error) {
+	seats := idsOf(options["seats"])
+	count, counted := options["count"].(float64)
+	switch {
+	case method == "allocations":
+		all, err := g.Allocations(ctx, event)
+		if len(all) == 0 {
+			return kind("allocations", []interface{}{}), err
+		}
+		return kind("allocations", all), err
+	case method == "allocate":
+		o := AllocateOptions{Key: text(options["key"]), Section: text(options["section"]), Category: text(options["category"])}
+		if release, ok := options["release"].(float64); ok {
+			o.Release = time.UnixMilli(int64(release))
+		}
+		if seats != nil {
+			tickets, err := g.AllocateSeats(ctx, event, name, seats, o)
+			return kind("tickets", tickets), err
+		}
+		tickets, err := g.Allocate(ctx, event, name, int(count), o)
+		return kind("tickets", tickets), err
+	case seats != nil:
+		n, err := g.ReleaseSeats(ctx, event, name, seats)
+		return kind("integer", n), err
+	case counted:
+		n, err := g.ReleaseTickets(ctx, event, name, int(count))
+		return kind("integer", n), err
+	}
+	n, err := g.Release(ctx, event, name)
+	return kind("integer", n), err
+}
+
+func text(v interface{}) string {
+	s, _ := v.(string)
+	return s
+}
+
+// idsOf reads a vector's seat ids; nil when there are none.
+func idsOf(v interface{}) []int64 {
+	seats, ok := v.([]interface{})
+	if !ok {
+		return nil
+	}
+	ids := make([]int64, len(seats))
+	for i, id := range seats {
+		ids[i] = int64(id.(float64))
+	}
+	return ids
 }
 
 // seatOptionsOf gives the seat options in reverse, to show they are sent in
@@ -314,6 +365,9 @@ func statusValue(s *Status) map[string]interface{} {
 	}
 	if s.Accessible != nil {
 		value["accessible"] = *s.Accessible
+	}
+	if s.Allocated != nil {
+		value["allocated"] = *s.Allocated
 	}
 	return value
 }

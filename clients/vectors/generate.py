@@ -58,8 +58,19 @@ OPTIONS = {
         ("category", "CATEGORY"),
         ("accessible", "ACCESSIBLE"),
         ("split", "SPLIT"),
+        ("from", "FROM"),
+        ("key", "KEY"),
         ("seats", "SEATS"),
     ],
+    "allocate": [
+        ("count", "COUNT"),
+        ("section", "SECTION"),
+        ("category", "CATEGORY"),
+        ("key", "KEY"),
+        ("release", "RELEASE"),
+        ("seats", "SEATS"),
+    ],
+    "release": [("count", "COUNT"), ("seats", "SEATS")],
     "wait": [("count", "COUNT")],
     "drop": [("force", "FORCE")],
 }
@@ -104,6 +115,14 @@ def layout(value):
 
 def seatmap(value):
     return {"kind": "seatmap", "value": value}
+
+
+def allocations(value):
+    return {"kind": "allocations", "value": value}
+
+
+def allocation(name, free, claimed, release=None):
+    return {"name": name, "free": free, "claimed": claimed, "release": release}
 
 
 def status(total, remaining, claimed, **rest):
@@ -281,6 +300,104 @@ SEATED = [
         order([7, 8], "held", NORMAL_EXPIRES_AT, ["A-2-101", "A-2-102"]),
     ),
     V("seatmap: held and sold", "seatmap", ["s1"], seatmap("sssssshh..")),
+]
+
+# Allocations: a general-admission event g1 of 10 (house seats released in
+# 2100, a partner with a key), and the seated HALL again as s2.
+FROM_PARTNER = {"from": "partner", "key": "s3cret"}
+ALLOCATIONS = [
+    V("init: for allocations", "init", ["g1", 10], ok(), limit=4),
+    V("allocations: none", "allocations", ["g1"], allocations([])),
+    V(
+        "allocate: count, release time",
+        "allocate",
+        ["g1", "house"],
+        tickets([1, 2, 3]),
+        count=3,
+        release=NORMAL_EXPIRES_AT,
+    ),
+    V("allocate: key", "allocate", ["g1", "partner"], tickets([4, 5]), count=2, key="s3cret"),
+    V(
+        "allocate: again with another key",
+        "allocate",
+        ["g1", "partner"],
+        err("NOKEY", None),
+        count=1,
+        key="other",
+    ),
+    V("allocate: short", "allocate", ["g1", "big"], err("SHORT", None), count=6),
+    V("status: allocated", "status", ["g1"], status(10, 5, 0, unsynced=3, allocated=5)),
+    V(
+        "claim: from without its key",
+        "claim",
+        ["g1", "fan1"],
+        err("NOKEY", None),
+        count=1,
+        **{"from": "partner"},
+    ),
+    V(
+        "claim: from with its key",
+        "claim",
+        ["g1", "fan1"],
+        tickets([4, 5]),
+        count=2,
+        **FROM_PARTNER,
+    ),
+    V(
+        "claim: from, none left",
+        "claim",
+        ["g1", "fan2"],
+        err("SOLDOUT", None),
+        count=1,
+        **FROM_PARTNER,
+    ),
+    V(
+        "claim: from an unknown allocation",
+        "claim",
+        ["g1", "fan2"],
+        err("NOALLOCATION", None),
+        count=1,
+        **{"from": "nope"},
+    ),
+    V("claim: public, allocated skipped", "claim", ["g1", "pub"], ticket(6)),
+    V(
+        "allocations",
+        "allocations",
+        ["g1"],
+        allocations([allocation("house", 3, 0, NORMAL_EXPIRES_AT), allocation("partner", 0, 2)]),
+    ),
+    V("release: count", "release", ["g1", "house"], integer(1), count=1),
+    V("release: more than it has", "release", ["g1", "house"], err("SHORT", None), count=5),
+    V("release: all", "release", ["g1", "house"], integer(2)),
+    V("release: unknown allocation", "release", ["g1", "house"], err("NOALLOCATION", None)),
+    V("init: seated, for allocations", "init", ["s2", 10], ok(), limit=4, seats=HALL),
+    V("allocate: seats", "allocate", ["s2", "house"], tickets([5, 6]), seats=[5, 6], key="k"),
+    V(
+        "allocate: seated count",
+        "allocate",
+        ["s2", "kill"],
+        tickets([3, 4]),
+        count=2,
+        section="A",
+        category="front",
+    ),
+    V("allocate: picked seat not free", "allocate", ["s2", "x"], err("TAKEN", None), seats=[5]),
+    V("seatmap: allocated", "seatmap", ["s2"], seatmap("..aaaa....")),
+    V(
+        "claim: picked seats from",
+        "claim",
+        ["s2", "vip"],
+        tickets([5, 6]),
+        seats=[5, 6],
+        **{"from": "house", "key": "k"},
+    ),
+    V("release: seats", "release", ["s2", "kill"], integer(1), seats=[4]),
+    V(
+        "status: seated, allocated",
+        "status",
+        ["s2"],
+        status(10, 7, 2, unsynced=5, categories={"front": 3, "box": 4}, accessible=1, allocated=1),
+    ),
 ]
 
 SCRIPT = [
@@ -608,6 +725,7 @@ SCRIPT = [
         admit=10,
     ),
     *SEATED,
+    *ALLOCATIONS,
     S(*NOPERM_USER),
     S("AUTH", "tg-app", "pw"),
     V("drop: no permission (ACL)", "drop", ["e2"], err("NOPERM", None), force=True),
@@ -669,8 +787,10 @@ def typed(call, parsed):
     method = call["method"] if call else None
     if method in ("init", "open", "close"):
         return ok() if parsed == b"OK" else {"kind": "unexpected"}
-    if method == "claim" and isinstance(parsed, list):
+    if method in ("claim", "allocate") and isinstance(parsed, list):
         return tickets(parsed)
+    if method == "allocations":
+        return allocations([allocation(plain(a[0]), *a[1:]) for a in parsed])
     if method in ("claim", "cancel", "holder"):
         return ticket(parsed)
     if method == "leave":

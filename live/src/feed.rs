@@ -103,6 +103,7 @@ mod tests {
             status: "open".into(),
             waiting: 0,
             draw: None,
+            allocated: 0,
             seed: None,
             at,
         }

@@ -24,6 +24,10 @@ pub struct Stock {
     /// A draw event's commitment, hex(SHA-256(seed)); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub draw: Option<String>,
+    /// Free allocated tickets (house seats, partners; not in `remaining`):
+    /// absent when there are none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub allocated: i64,
     /// The draw's seed, once drawn (anyone can check SHA-256(seed) = draw
     /// and recompute the order); absent before.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -72,6 +76,7 @@ pub fn parse_status(event: &str, reply: &Value, at: u64) -> Result<Stock, String
         int("claimed", true)?,
     );
     let (held, waiting) = (int("held", false)?, int("waiting", false)?);
+    let allocated = int("allocated", false)?;
     let status = match fields.get("status") {
         Some(Field::Text(t)) => t.clone(),
         Some(Field::Int(n)) => n.to_string(),
@@ -87,9 +92,14 @@ pub fn parse_status(event: &str, reply: &Value, at: u64) -> Result<Stock, String
         status,
         waiting,
         draw,
+        allocated,
         seed,
         at,
     })
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 /// A 32-byte value of the STATUS reply in hex (a draw's commitment or
@@ -208,6 +218,7 @@ mod tests {
                 status: "open".into(),
                 waiting: 0,
                 draw: None,
+                allocated: 0,
                 seed: None,
                 at: 42,
             }
@@ -231,6 +242,21 @@ mod tests {
         ]);
         let s = parse_status("e", &reply, 1).unwrap();
         assert_eq!((s.held, s.waiting, s.status.as_str()), (2, 7, "closed"));
+    }
+
+    #[test]
+    fn allocated_stock_shows_only_when_there_is_some() {
+        let mut fields = match today_reply() {
+            Value::Array(items) => items,
+            other => panic!("{other:?}"),
+        };
+        let none = parse_status("e", &Value::Array(fields.clone()), 1).unwrap();
+        fields.extend([bulk("allocated"), Value::Int(5)]);
+        let some = parse_status("e", &Value::Array(fields), 1).unwrap();
+        assert_eq!((none.allocated, some.allocated), (0, 5));
+        assert!(!none.to_json().contains("allocated"));
+        assert!(some.to_json().contains(r#""allocated":5"#));
+        assert!(some.differs_from(&none), "allocated stock is news");
     }
 
     #[test]

@@ -222,7 +222,7 @@ async fn js(c: &Client, script: &str) -> serde_json::Value {
 }
 
 /// Page script: `drawn(id)`, the state seat `id` is drawn in — `f`, `h`,
-/// `s`, or `a` for a free wheelchair space, `?` for none of them — read
+/// `s`, `l` allocated, or `a` for a free wheelchair space, `?` for none of them — read
 /// from the canvas pixel at the seat's centre (or from the SVG mark's class
 /// when the page draws SVG).
 const DRAWN: &str = "
@@ -232,34 +232,38 @@ const DRAWN: &str = "
       var cs = v.colors();
       for (var k in cs) col[parseInt(cs[k].slice(1), 16)] = k;
     }
-    var name = { free: 'f', held: 'h', sold: 's', acc: 'a' };
+    var name = { free: 'f', held: 'h', sold: 's', acc: 'a', alloc: 'l' };
+    var byClass = { f: 'f', h: 'h', s: 's', al: 'l' };
     function drawn(id) {
       if (!c) {
         var cls = document.querySelector('#seats > rect:nth-child(' + id + ')').getAttribute('class');
-        return cls === 'f a' ? 'a' : cls.charAt(0);
+        return cls === 'f a' ? 'a' : byClass[cls.split(' ')[0]] || '?';
       }
       var p = v.pixel(id), i = (p[1] * c.width + p[0]) * 4;
       return name[col[(d[i] << 16) | (d[i + 1] << 8) | d[i + 2]]] || '?';
     }";
 
-/// The seat marks on the page by state: (free, held, sold), free
-/// wheelchair spaces counted as free.
-async fn marks(c: &Client) -> (u64, u64, u64) {
+/// The seat marks on the page by state: (free, held, sold, allocated),
+/// free wheelchair spaces counted as free.
+async fn marks(c: &Client) -> Marks {
     let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
     let script = format!(
         "{DRAWN}
-        var out = {{ f: 0, a: 0, h: 0, s: 0, '?': 0 }};
+        var out = {{ f: 0, a: 0, h: 0, s: 0, l: 0, '?': 0 }};
         for (var id = 1; id <= v.total(); id++) out[drawn(id)]++;
-        return [out.f + out.a, out.h, out.s];"
+        return [out.f + out.a, out.h, out.s, out.l];"
     );
     let v = js(c, &script).await;
-    (n(&v[0]), n(&v[1]), n(&v[2]))
+    (n(&v[0]), n(&v[1]), n(&v[2]), n(&v[3]))
 }
 
-/// (free, held, sold) in a `TICKET.SEATMAP` string.
-fn states(map: &[u8]) -> (u64, u64, u64) {
+/// Seats by state: (free, held, sold, allocated).
+type Marks = (u64, u64, u64, u64);
+
+/// (free, held, sold, allocated) in a `TICKET.SEATMAP` string.
+fn states(map: &[u8]) -> Marks {
     let n = |b: u8| map.iter().filter(|x| **x == b).count() as u64;
-    (n(b'.'), n(b'h'), n(b's'))
+    (n(b'.'), n(b'h'), n(b's'), n(b'a'))
 }
 
 fn seatmap(c: &mut redis::Connection, event: &str) -> Vec<u8> {
@@ -267,7 +271,7 @@ fn seatmap(c: &mut redis::Connection, event: &str) -> Vec<u8> {
 }
 
 /// Waits (up to `within`) until the page's marks count `want`; returns how long it took.
-async fn until_marks(c: &Client, want: (u64, u64, u64), within: Duration) -> Duration {
+async fn until_marks(c: &Client, want: Marks, within: Duration) -> Duration {
     let start = Instant::now();
     loop {
         let got = marks(c).await;
@@ -276,7 +280,7 @@ async fn until_marks(c: &Client, want: (u64, u64, u64), within: Duration) -> Dur
         }
         assert!(
             start.elapsed() < within,
-            "the page shows (free, held, sold) {got:?}, want {want:?}"
+            "the page shows (free, held, sold, allocated) {got:?}, want {want:?}"
         );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
@@ -384,11 +388,19 @@ async fn the_seat_map_shows_exactly_the_taken_seats() {
     let live = Live::start(&redis.url(), &[]);
     let page = SeatPage::open(&live, "opera/seats", "1280,900").await;
     let b = &page.b;
-    assert_eq!(marks(b).await, (2160, 0, 0));
+    assert_eq!(marks(b).await, (2160, 0, 0, 0));
     assert!(text_of(b, "#free")
         .await
         .starts_with("2160 of 2160 seats free"));
+    assert!(text_of(b, "#legend")
+        .await
+        .contains("allocated, not on public sale"));
 
+    // House seats set aside before the sale: drawn in their own colour.
+    run(
+        &mut c,
+        &["TICKET.ALLOCATE", "opera", "house", "COUNT", "30"],
+    );
     for i in 0..150 {
         party(&mut c, "opera", i, 600_000);
     }
@@ -404,6 +416,9 @@ async fn the_seat_map_shows_exactly_the_taken_seats() {
 
     for i in 150..300 {
         party(&mut c, "opera", i, 600_000);
+        if i == 200 {
+            run(&mut c, &["TICKET.RELEASE", "opera", "house", "COUNT", "10"]);
+        }
     }
     let map = seatmap(&mut c, "opera");
     let took = until_marks(b, states(&map), Duration::from_secs(2)).await;
@@ -412,7 +427,7 @@ async fn the_seat_map_shows_exactly_the_taken_seats() {
         states(&map)
     );
     assert!(
-        states(&map).1 > 0 && states(&map).2 > 0,
+        states(&map).1 > 0 && states(&map).2 > 0 && states(&map).3 == 20,
         "{:?}",
         states(&map)
     );
@@ -431,10 +446,18 @@ async fn the_seat_map_shows_exactly_the_taken_seats() {
             b'.' if wheelchair => "a",
             b'.' => "f",
             b'h' => "h",
+            b'a' => "l",
             _ => "s",
         }
     };
-    for id in [first(b'.'), first(b'h'), first(b's'), 1, map.len()] {
+    for id in [
+        first(b'.'),
+        first(b'h'),
+        first(b's'),
+        first(b'a'),
+        1,
+        map.len(),
+    ] {
         let (state, title) = hover(b, id).await;
         assert_eq!(state, want_state(id), "seat {id}");
         assert!(
@@ -463,7 +486,7 @@ async fn held_seats_turn_free_when_the_hold_expires() {
     // The SVG marks (the page's fallback where there is no canvas).
     let page = SeatPage::open(&live, "matinee/seats?render=svg", "800,600").await;
     let b = &page.b;
-    assert_eq!(marks(b).await, (200, 0, 0));
+    assert_eq!(marks(b).await, (200, 0, 0, 0));
     let svg_marks = js(
         b,
         "return document.querySelectorAll('#seats > rect').length;",
@@ -477,9 +500,32 @@ async fn held_seats_turn_free_when_the_hold_expires() {
     let during = states(&seatmap(&mut c, "matinee"));
     assert!(during.1 > 0, "{during:?}");
     until_marks(b, during, Duration::from_secs(5)).await;
-    let after = (during.0 + during.1, 0, during.2);
+    let after = (during.0 + during.1, 0, during.2, 0);
     until_marks(b, after, Duration::from_secs(20)).await;
     assert_eq!(states(&seatmap(&mut c, "matinee")), after);
+    // Allocated seats (two wheelchair spaces, which no party takes, and the
+    // last free seat), then back on sale.
+    let map = seatmap(&mut c, "matinee");
+    let last = map.iter().rposition(|x| *x == b'.').unwrap() + 1;
+    assert!(!(101..=120).contains(&last), "seat {last}");
+    let last = last.to_string();
+    run(
+        &mut c,
+        &[
+            "TICKET.ALLOCATE",
+            "matinee",
+            "kill",
+            "SEATS",
+            "20",
+            "120",
+            &last,
+        ],
+    );
+    let allocated = states(&seatmap(&mut c, "matinee"));
+    assert_eq!(allocated.3, 3, "{allocated:?}");
+    until_marks(b, allocated, Duration::from_secs(5)).await;
+    run(&mut c, &["TICKET.RELEASE", "matinee", "kill"]);
+    until_marks(b, after, Duration::from_secs(5)).await;
     page.b.close().await.unwrap();
 }
 

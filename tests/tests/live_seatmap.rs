@@ -2,7 +2,8 @@
 //! redis-server with the module — a viewer that connects mid-sale gets the
 //! layout and the whole map, then changes whose sum is `TICKET.SEATMAP`,
 //! at most `--max-rate` a second; a viewer that stops reading skips to the
-//! newest map and nothing piles up in the server meanwhile; Redis serves
+//! newest map and nothing piles up in the server meanwhile; allocated seats
+//! (`a`) and their release travel like any other change; Redis serves
 //! one `TICKET.SEATMAP` a tick with 1 viewer and with 40; a
 //! general-admission event has no seat map.
 
@@ -63,6 +64,7 @@ fn a_viewer_joining_mid_sale_gets_the_map_then_changes_that_add_up() {
     let layout = venue(8, 10, 25);
     init_seated(&mut c, "hall", &layout, 2000, 8);
     let live = Live::start(&redis.url(), &["--max-rate", "5"]);
+    run(&mut c, &["TICKET.ALLOCATE", "hall", "house", "COUNT", "40"]);
     for i in 0..100 {
         party(&mut c, "hall", i);
     }
@@ -82,10 +84,15 @@ fn a_viewer_joining_mid_sale_gets_the_map_then_changes_that_add_up() {
     view.take(&whole);
     assert_eq!(view.seats.len(), 2000);
     assert!(view.seats.contains(&b's') && view.seats.contains(&b'h'));
+    let allocated = |seats: &[u8]| seats.iter().filter(|b| **b == b'a').count();
+    assert_eq!(allocated(&view.seats), 40, "the house seats, as 'a'");
 
     let (burst, bytes_before) = (Instant::now(), view.bytes);
     for i in 100..300 {
         party(&mut c, "hall", i);
+        if i == 200 {
+            run(&mut c, &["TICKET.RELEASE", "hall", "house", "COUNT", "15"]);
+        }
         if i % 20 == 0 {
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -108,6 +115,7 @@ fn a_viewer_joining_mid_sale_gets_the_map_then_changes_that_add_up() {
         "{} changes in {took:.2}s",
         view.changes
     );
+    assert_eq!(allocated(&view.seats), 25, "15 of 40 released");
     let free = want.iter().filter(|b| **b == b'.').count();
     assert!(free > 0 && free < 2000 - 500, "{free} free");
 

@@ -5,8 +5,8 @@
 //! subscribers, a Redis restart under open streams, a replica as the only
 //! source, an ACL user that may only `PING`, `INFO` and `TICKET.STATUS`,
 //! `event: missing` for a dropped event that later comes back, a TLS-only
-//! Redis verified against its CA (and refused with another CA), and a draw
-//! event's commitment, then its seed once drawn.
+//! Redis verified against its CA (and refused with another CA), a draw
+//! event's commitment, then its seed once drawn, and allocated stock.
 
 #[path = "support/live.rs"]
 mod support;
@@ -63,13 +63,29 @@ fn pushes_current_value_then_claims_cancels_and_close_with_growing_ids() {
         "{j}"
     );
 
+    assert!(
+        j.get("allocated").is_none(),
+        "no allocations, no field: {j}"
+    );
+
     claim(&mut c, "show", "a");
     let after_claim = until_remaining(&s, 3);
     run(&mut c, &["TICKET.CANCEL", "show", "a"]);
     let after_cancel = until_remaining(&s, 4);
+    // Allocated stock leaves `remaining` and shows as `allocated`.
+    run(&mut c, &["TICKET.ALLOCATE", "show", "house", "COUNT", "2"]);
+    let allocated = until_remaining(&s, 2);
+    assert_eq!(allocated.int("allocated"), 2, "{}", allocated.data);
+    run(&mut c, &["TICKET.RELEASE", "show", "house"]);
+    let released = until_remaining(&s, 4);
+    assert!(
+        released.json().get("allocated").is_none(),
+        "{}",
+        released.data
+    );
     run(&mut c, &["TICKET.CLOSE", "show"]);
     let closed = s.until(SOON, "status closed", |m| m.json()["status"] == "closed");
-    let ids: Vec<u64> = [&first, &after_claim, &after_cancel, &closed]
+    let ids: Vec<u64> = [&first, &after_claim, &after_cancel, &allocated, &closed]
         .iter()
         .map(|m| m.id.expect("every message has an id"))
         .collect();

@@ -50,6 +50,30 @@ export interface ClaimOptions {
     split?: boolean;
     /** A seated event: exactly these seat ids (`TicketGate.claimSeats`); sent last. */
     seats?: readonly number[];
+    /** Claim only from this allocation (`FROM`). */
+    from?: string;
+    /** The allocation's key, when it was made with one. */
+    key?: string;
+}
+export interface AllocateOptions {
+    /** Set aside this many free tickets (on a seated event in `SPLIT` order). */
+    count?: number;
+    /** A seated event: only seats of this section. */
+    section?: string;
+    /** A seated event: only seats of this category. */
+    category?: string;
+    /** Exactly these seat ids; sent last. */
+    seats?: readonly number[];
+    /** The secret a claim `from` this allocation must give. */
+    key?: string;
+    /** Unix ms: what is still free then goes back to public sale. */
+    release?: number;
+}
+export interface ReleaseOptions {
+    /** Release the `count` lowest free tickets (default all). */
+    count?: number;
+    /** Release exactly these tickets; sent last. */
+    seats?: readonly number[];
 }
 export interface WaitOptions {
     count?: number;
@@ -64,6 +88,9 @@ export declare function close(event: string): Call<void>;
 export declare function claim(event: string, user: string, o?: ClaimOptions): Call<number | number[]>;
 export declare function layout(event: string): Call<replies.Layout | null>;
 export declare function seatmap(event: string): Call<string | null>;
+export declare function allocate(event: string, name: string, o?: AllocateOptions): Call<number[]>;
+export declare function release(event: string, name: string, o?: ReleaseOptions): Call<number>;
+export declare function allocations(event: string): Call<replies.Allocation[]>;
 export declare function confirm(event: string, user: string): Call<number>;
 export declare function cancel(event: string, user: string): Call<number | null>;
 export declare function holder(event: string, user: string): Call<number | null>;

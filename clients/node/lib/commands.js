@@ -44,6 +44,9 @@ exports.close = close;
 exports.claim = claim;
 exports.layout = layout;
 exports.seatmap = seatmap;
+exports.allocate = allocate;
+exports.release = release;
+exports.allocations = allocations;
 exports.confirm = confirm;
 exports.cancel = cancel;
 exports.holder = holder;
@@ -61,6 +64,13 @@ function options(pairs) {
             out.push(word, String(value));
     }
     return out;
+}
+function words(pairs) {
+    return pairs.flatMap(([word, value]) => (value === undefined ? [] : [word, value]));
+}
+/** `SEATS id ...`, sent last: the module takes every id after it. */
+function seatIds(seats) {
+    return seats === undefined ? [] : ["SEATS", ...seats.map(String)];
 }
 function write(args, parse) {
     return { args, readonly: false, parse };
@@ -95,7 +105,8 @@ function seated(o) {
         o.category !== undefined ||
         o.accessible !== undefined ||
         o.split === true ||
-        o.seats !== undefined);
+        o.seats !== undefined ||
+        o.from !== undefined);
 }
 function claim(event, user, o = {}) {
     if (o.count === undefined && o.hold === undefined && !seated(o)) {
@@ -105,18 +116,17 @@ function claim(event, user, o = {}) {
         ["COUNT", o.count],
         ["HOLD", o.hold],
     ]);
-    for (const [word, value] of [
+    opts.push(...words([
         ["SECTION", o.section],
         ["CATEGORY", o.category],
-    ]) {
-        if (value !== undefined)
-            opts.push(word, value);
-    }
+    ]));
     opts.push(...options([["ACCESSIBLE", o.accessible]]));
     if (o.split)
         opts.push("SPLIT");
-    if (o.seats !== undefined)
-        opts.push("SEATS", ...o.seats.map(String));
+    opts.push(...words([
+        ["FROM", o.from],
+        ["KEY", o.key],
+    ]), ...seatIds(o.seats));
     const parse = o.count === undefined && o.seats === undefined ? replies.parseInteger : replies.parseTickets;
     return write(["ticket.claim", event, user, ...opts], parse);
 }
@@ -125,6 +135,26 @@ function layout(event) {
 }
 function seatmap(event) {
     return read(["ticket.seatmap", event], replies.parseSeatmap);
+}
+function allocate(event, name, o = {}) {
+    const opts = [
+        ...options([["COUNT", o.count]]),
+        ...words([
+            ["SECTION", o.section],
+            ["CATEGORY", o.category],
+            ["KEY", o.key],
+        ]),
+        ...options([["RELEASE", o.release]]),
+        ...seatIds(o.seats),
+    ];
+    return write(["ticket.allocate", event, name, ...opts], replies.parseTickets);
+}
+function release(event, name, o = {}) {
+    const opts = [...options([["COUNT", o.count]]), ...seatIds(o.seats)];
+    return write(["ticket.release", event, name, ...opts], replies.parseInteger);
+}
+function allocations(event) {
+    return read(["ticket.allocations", event], replies.parseAllocations);
 }
 function confirm(event, user) {
     return write(["ticket.confirm", event, user], replies.parseInteger);

@@ -91,6 +91,18 @@ export declare class TakenError extends TicketGateError {
 export declare class OrphanError extends TicketGateError {
     static readonly code = "ORPHAN";
 }
+/** `allocate` (or `release` with a count) asked for more than is free; nothing changed. */
+export declare class ShortError extends TicketGateError {
+    static readonly code = "SHORT";
+}
+/** A claim from an allocation without its key (or a wrong one), or allocating again with another key. */
+export declare class NoKeyError extends TicketGateError {
+    static readonly code = "NOKEY";
+}
+/** The event has no allocation of that name. */
+export declare class NoAllocationError extends TicketGateError {
+    static readonly code = "NOALLOCATION";
+}
 /** A restore step on an event that is not being restored. */
 export declare class NotRestoringError extends TicketGateError {
     static readonly code = "NOTRESTORING";

@@ -7,7 +7,7 @@
  * splits it.
  */
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.ERRORS_BY_CODE = exports.IncompleteError = exports.NotRestoringError = exports.OrphanError = exports.TakenError = exports.NotTogetherError = exports.InternalError = exports.CorruptError = exports.WrongTypeError = exports.QueueError = exports.TryAgainError = exports.UnsyncedError = exports.HoldingError = exports.NoHoldError = exports.LimitError = exports.SoldOutError = exports.ClosedError = exports.NotOpenError = exports.ExistsError = exports.NoEventError = exports.InvalidError = exports.TicketGateError = void 0;
+exports.ERRORS_BY_CODE = exports.IncompleteError = exports.NotRestoringError = exports.NoAllocationError = exports.NoKeyError = exports.ShortError = exports.OrphanError = exports.TakenError = exports.NotTogetherError = exports.InternalError = exports.CorruptError = exports.WrongTypeError = exports.QueueError = exports.TryAgainError = exports.UnsyncedError = exports.HoldingError = exports.NoHoldError = exports.LimitError = exports.SoldOutError = exports.ClosedError = exports.NotOpenError = exports.ExistsError = exports.NoEventError = exports.InvalidError = exports.TicketGateError = void 0;
 exports.isReplyError = isReplyError;
 exports.errorFor = errorFor;
 exports.fromReplyError = fromReplyError;
@@ -118,6 +118,21 @@ class OrphanError extends TicketGateError {
     static code = "ORPHAN";
 }
 exports.OrphanError = OrphanError;
+/** `allocate` (or `release` with a count) asked for more than is free; nothing changed. */
+class ShortError extends TicketGateError {
+    static code = "SHORT";
+}
+exports.ShortError = ShortError;
+/** A claim from an allocation without its key (or a wrong one), or allocating again with another key. */
+class NoKeyError extends TicketGateError {
+    static code = "NOKEY";
+}
+exports.NoKeyError = NoKeyError;
+/** The event has no allocation of that name. */
+class NoAllocationError extends TicketGateError {
+    static code = "NOALLOCATION";
+}
+exports.NoAllocationError = NoAllocationError;
 /** A restore step on an event that is not being restored. */
 class NotRestoringError extends TicketGateError {
     static code = "NOTRESTORING";
@@ -138,6 +153,9 @@ exports.ERRORS_BY_CODE = new Map([
     NotTogetherError,
     TakenError,
     OrphanError,
+    ShortError,
+    NoKeyError,
+    NoAllocationError,
     LimitError,
     NoHoldError,
     HoldingError,

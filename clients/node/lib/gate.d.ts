@@ -3,7 +3,7 @@
  * typed replies; error replies reject with a `TicketGateError` subclass.
  */
 import * as commands from "./commands";
-import type { Layout, Order, Status } from "./replies";
+import type { Allocation, Layout, Order, Status } from "./replies";
 import { type AnyClient } from "./transport";
 export declare class TicketGate {
     #private;
@@ -20,12 +20,16 @@ export declare class TicketGate {
      * repeat claim answers the tickets the user has already). On a seated
      * event: the best `count` seats together (`NotTogetherError` if none are),
      * within `section`/`category`, with `accessible` wheelchair spaces;
-     * `split` takes the best single seats when none are together.
+     * `split` takes the best single seats when none are together. `from`:
+     * only from that allocation, with its `key` (`NoKeyError` without it,
+     * `SoldOutError` naming it when it has too few).
      */
     claim(event: string, user: string, options?: {
         hold?: number;
         section?: string;
         category?: string;
+        from?: string;
+        key?: string;
     }): Promise<number>;
     claim(event: string, user: string, options: Omit<commands.ClaimOptions, "seats"> & {
         count: number;
@@ -38,11 +42,31 @@ export declare class TicketGate {
      */
     claimSeats(event: string, user: string, seats: readonly number[], options?: {
         hold?: number;
+        from?: string;
+        key?: string;
     }): Promise<number[]>;
     /** A seated event's layout (`seatName(id)` names a seat); null if not seated. */
     layout(event: string): Promise<Layout | null>;
-    /** One character per seat id (index id - 1): `.` free, `h` held, `s` sold; null if not seated. */
+    /**
+     * One character per seat id (index id - 1): `.` free, `h` held, `s` sold,
+     * `a` free in an allocation; null if not seated.
+     */
     seatmap(event: string): Promise<string | null>;
+    /**
+     * Operator: sets `count` free tickets (within `section`/`category`), or
+     * exactly `seats`, aside in the allocation `name`, out of public sale;
+     * claims take them with `{ from: name, key }`. `release` (unix ms): what
+     * is left goes public then. The tickets allocated; `ShortError` if fewer
+     * are free, `NoKeyError` adding with another key.
+     */
+    allocate(event: string, name: string, options?: commands.AllocateOptions): Promise<number[]>;
+    /**
+     * Operator: gives the allocation's free tickets (all, the `count` lowest,
+     * or `seats`) back to public sale, the waiting list first; how many.
+     */
+    release(event: string, name: string, options?: commands.ReleaseOptions): Promise<number>;
+    /** The event's allocations in name order (never their keys). */
+    allocations(event: string): Promise<Allocation[]>;
     /** Makes the user's held order sold; the number of tickets the user holds. */
     confirm(event: string, user: string): Promise<number>;
     /** Releases all the user's tickets (every one of a multi-ticket order); the lowest, or null. */

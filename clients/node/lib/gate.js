@@ -75,15 +75,39 @@ class TicketGate {
      * alone that another pick of the row would not.
      */
     claimSeats(event, user, seats, options = {}) {
-        return this.run(commands.claim(event, user, { hold: options.hold, seats }));
+        return this.run(commands.claim(event, user, { ...options, seats }));
     }
     /** A seated event's layout (`seatName(id)` names a seat); null if not seated. */
     layout(event) {
         return this.run(commands.layout(event));
     }
-    /** One character per seat id (index id - 1): `.` free, `h` held, `s` sold; null if not seated. */
+    /**
+     * One character per seat id (index id - 1): `.` free, `h` held, `s` sold,
+     * `a` free in an allocation; null if not seated.
+     */
     seatmap(event) {
         return this.run(commands.seatmap(event));
+    }
+    /**
+     * Operator: sets `count` free tickets (within `section`/`category`), or
+     * exactly `seats`, aside in the allocation `name`, out of public sale;
+     * claims take them with `{ from: name, key }`. `release` (unix ms): what
+     * is left goes public then. The tickets allocated; `ShortError` if fewer
+     * are free, `NoKeyError` adding with another key.
+     */
+    allocate(event, name, options) {
+        return this.run(commands.allocate(event, name, options));
+    }
+    /**
+     * Operator: gives the allocation's free tickets (all, the `count` lowest,
+     * or `seats`) back to public sale, the waiting list first; how many.
+     */
+    release(event, name, options) {
+        return this.run(commands.release(event, name, options));
+    }
+    /** The event's allocations in name order (never their keys). */
+    allocations(event) {
+        return this.run(commands.allocations(event));
     }
     /** Makes the user's held order sold; the number of tickets the user holds. */
     confirm(event, user) {

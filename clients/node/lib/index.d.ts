@@ -9,11 +9,14 @@
  * `claim(e, u, { count, section, category, accessible, split })` and
  * `claimSeats(e, u, ids)`; `layout()` names seat ids, `seatmap()` shows
  * them; `NotTogetherError`, `TakenError`, `OrphanError` are its errors.
+ * Allocations (house seats, partners): `allocate`, `release`,
+ * `allocations`, and `claim(e, u, { from, key })`; `ShortError`,
+ * `NoKeyError`, `NoAllocationError`.
  */
 export { TicketGate } from "./gate";
-export type { Call, ClaimOptions, DropOptions, InitOptions, WaitOptions } from "./commands";
+export type { AllocateOptions, Call, ClaimOptions, DropOptions, InitOptions, ReleaseOptions, WaitOptions, } from "./commands";
 export * as commands from "./commands";
-export type { Order, Row, Seat, Section, Status } from "./replies";
+export type { Allocation, Order, Row, Seat, Section, Status } from "./replies";
 export { ENTERED, Layout } from "./replies";
 export * as replies from "./replies";
 export * from "./errors";

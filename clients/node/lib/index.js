@@ -10,6 +10,9 @@
  * `claim(e, u, { count, section, category, accessible, split })` and
  * `claimSeats(e, u, ids)`; `layout()` names seat ids, `seatmap()` shows
  * them; `NotTogetherError`, `TakenError`, `OrphanError` are its errors.
+ * Allocations (house seats, partners): `allocate`, `release`,
+ * `allocations`, and `claim(e, u, { from, key })`; `ShortError`,
+ * `NoKeyError`, `NoAllocationError`.
  */
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;

@@ -40,6 +40,18 @@ export interface Status {
     categories?: Map<string, number>;
     /** A seated event's free wheelchair spaces. */
     accessible?: number;
+    /** Free allocated tickets (not in `remaining`), when there are any. */
+    allocated?: number;
+}
+/** One entry of `TICKET.ALLOCATIONS` (never its key). */
+export interface Allocation {
+    name: string;
+    /** Tickets not claimed yet. */
+    free: number;
+    /** Tickets claimed from it (held or sold). */
+    claimed: number;
+    /** Unix ms it gives its free tickets back to public sale; null = never. */
+    release: number | null;
 }
 /** `TICKET.ORDER`: a user's tickets and whether they are held or sold. */
 export interface Order {
@@ -112,6 +124,8 @@ export declare function fields(reply: Reply): Map<string, Reply>;
 export declare function parseStatus(reply: Reply): Status;
 /** `TICKET.LAYOUT`'s JSON, or null for an event that is not seated. */
 export declare function parseLayout(reply: Reply): Layout | null;
-/** `TICKET.SEATMAP`: one character per seat id, `.` free, `h` held, `s` sold. */
+/** `TICKET.SEATMAP`: one character per seat id, `.` free, `h` held, `s` sold, `a` allocated. */
 export declare function parseSeatmap(reply: Reply): string | null;
+/** `TICKET.ALLOCATIONS`: `[name, free, claimed, release or nil]` per allocation. */
+export declare function parseAllocations(reply: Reply): Allocation[];
 export declare function parseOrder(reply: Reply): Order | null;

@@ -16,6 +16,7 @@ exports.fields = fields;
 exports.parseStatus = parseStatus;
 exports.parseLayout = parseLayout;
 exports.parseSeatmap = parseSeatmap;
+exports.parseAllocations = parseAllocations;
 exports.parseOrder = parseOrder;
 /**
  * `wait` and `position` of a draw event before its draw: the user entered the
@@ -153,9 +154,11 @@ function parseStatus(reply) {
     const categories = f.get("categories");
     if (categories != null)
         status.categories = parseCategories(categories);
-    const accessible = f.get("accessible");
-    if (accessible != null)
-        status.accessible = parseInteger(accessible);
+    for (const name of ["accessible", "allocated"]) {
+        const value = f.get(name);
+        if (value != null)
+            status[name] = parseInteger(value);
+    }
     return status;
 }
 /** STATUS's `categories`: `category, free, ...` (or a map) in layout order. */
@@ -176,9 +179,25 @@ function parseLayout(reply) {
         rows: s.rows.map(({ first_id, ...row }) => ({ ...row, firstId: first_id })),
     })));
 }
-/** `TICKET.SEATMAP`: one character per seat id, `.` free, `h` held, `s` sold. */
+/** `TICKET.SEATMAP`: one character per seat id, `.` free, `h` held, `s` sold, `a` allocated. */
 function parseSeatmap(reply) {
     return reply === null || reply === undefined ? null : text(reply);
+}
+/** `TICKET.ALLOCATIONS`: `[name, free, claimed, release or nil]` per allocation. */
+function parseAllocations(reply) {
+    if (!Array.isArray(reply))
+        return fail("an array of allocations", reply);
+    return reply.map((entry) => {
+        if (!Array.isArray(entry) || entry.length !== 4)
+            return fail("an allocation", entry);
+        const [name, free, claimed, release] = entry;
+        return {
+            name: text(name),
+            free: parseInteger(free),
+            claimed: parseInteger(claimed),
+            release: parseOptionalInteger(release),
+        };
+    });
 }
 function parseOrder(reply) {
     if (reply === null || reply === undefined)

@@ -54,6 +54,32 @@ export interface ClaimOptions {
   split?: boolean;
   /** A seated event: exactly these seat ids (`TicketGate.claimSeats`); sent last. */
   seats?: readonly number[];
+  /** Claim only from this allocation (`FROM`). */
+  from?: string;
+  /** The allocation's key, when it was made with one. */
+  key?: string;
+}
+
+export interface AllocateOptions {
+  /** Set aside this many free tickets (on a seated event in `SPLIT` order). */
+  count?: number;
+  /** A seated event: only seats of this section. */
+  section?: string;
+  /** A seated event: only seats of this category. */
+  category?: string;
+  /** Exactly these seat ids; sent last. */
+  seats?: readonly number[];
+  /** The secret a claim `from` this allocation must give. */
+  key?: string;
+  /** Unix ms: what is still free then goes back to public sale. */
+  release?: number;
+}
+
+export interface ReleaseOptions {
+  /** Release the `count` lowest free tickets (default all). */
+  count?: number;
+  /** Release exactly these tickets; sent last. */
+  seats?: readonly number[];
 }
 
 export interface WaitOptions {
@@ -71,6 +97,15 @@ function options(pairs: [string, number | undefined][]): string[] {
     if (value !== undefined && value !== null) out.push(word, String(value));
   }
   return out;
+}
+
+function words(pairs: [string, string | undefined][]): string[] {
+  return pairs.flatMap(([word, value]) => (value === undefined ? [] : [word, value]));
+}
+
+/** `SEATS id ...`, sent last: the module takes every id after it. */
+function seatIds(seats: readonly number[] | undefined): string[] {
+  return seats === undefined ? [] : ["SEATS", ...seats.map(String)];
 }
 
 function write<T>(args: string[], parse: (r: replies.Reply) => T): Call<T> {
@@ -111,7 +146,8 @@ function seated(o: ClaimOptions): boolean {
     o.category !== undefined ||
     o.accessible !== undefined ||
     o.split === true ||
-    o.seats !== undefined
+    o.seats !== undefined ||
+    o.from !== undefined
   );
 }
 
@@ -123,15 +159,21 @@ export function claim(event: string, user: string, o: ClaimOptions = {}): Call<n
     ["COUNT", o.count],
     ["HOLD", o.hold],
   ]);
-  for (const [word, value] of [
-    ["SECTION", o.section],
-    ["CATEGORY", o.category],
-  ] as const) {
-    if (value !== undefined) opts.push(word, value);
-  }
+  opts.push(
+    ...words([
+      ["SECTION", o.section],
+      ["CATEGORY", o.category],
+    ]),
+  );
   opts.push(...options([["ACCESSIBLE", o.accessible]]));
   if (o.split) opts.push("SPLIT");
-  if (o.seats !== undefined) opts.push("SEATS", ...o.seats.map(String));
+  opts.push(
+    ...words([
+      ["FROM", o.from],
+      ["KEY", o.key],
+    ]),
+    ...seatIds(o.seats),
+  );
   const parse: (r: replies.Reply) => number | number[] =
     o.count === undefined && o.seats === undefined ? replies.parseInteger : replies.parseTickets;
   return write(["ticket.claim", event, user, ...opts], parse);
@@ -145,9 +187,27 @@ export function seatmap(event: string): Call<string | null> {
   return read(["ticket.seatmap", event], replies.parseSeatmap);
 }
 
-/** `TICKET.ALLOCATIONS`: `[name, free, claimed, release]` per allocation, as Redis replies (typed results come later). */
-export function allocations(event: string): Call<replies.Reply> {
-  return read(["ticket.allocations", event], (r: replies.Reply) => r);
+export function allocate(event: string, name: string, o: AllocateOptions = {}): Call<number[]> {
+  const opts = [
+    ...options([["COUNT", o.count]]),
+    ...words([
+      ["SECTION", o.section],
+      ["CATEGORY", o.category],
+      ["KEY", o.key],
+    ]),
+    ...options([["RELEASE", o.release]]),
+    ...seatIds(o.seats),
+  ];
+  return write(["ticket.allocate", event, name, ...opts], replies.parseTickets);
+}
+
+export function release(event: string, name: string, o: ReleaseOptions = {}): Call<number> {
+  const opts = [...options([["COUNT", o.count]]), ...seatIds(o.seats)];
+  return write(["ticket.release", event, name, ...opts], replies.parseInteger);
+}
+
+export function allocations(event: string): Call<replies.Allocation[]> {
+  return read(["ticket.allocations", event], replies.parseAllocations);
 }
 
 export function confirm(event: string, user: string): Call<number> {

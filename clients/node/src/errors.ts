@@ -114,6 +114,21 @@ export class OrphanError extends TicketGateError {
   static readonly code = "ORPHAN";
 }
 
+/** `allocate` (or `release` with a count) asked for more than is free; nothing changed. */
+export class ShortError extends TicketGateError {
+  static readonly code = "SHORT";
+}
+
+/** A claim from an allocation without its key (or a wrong one), or allocating again with another key. */
+export class NoKeyError extends TicketGateError {
+  static readonly code = "NOKEY";
+}
+
+/** The event has no allocation of that name. */
+export class NoAllocationError extends TicketGateError {
+  static readonly code = "NOALLOCATION";
+}
+
 /** A restore step on an event that is not being restored. */
 export class NotRestoringError extends TicketGateError {
   static readonly code = "NOTRESTORING";
@@ -137,6 +152,9 @@ export const ERRORS_BY_CODE: ReadonlyMap<string, TicketGateErrorClass> = new Map
     NotTogetherError,
     TakenError,
     OrphanError,
+    ShortError,
+    NoKeyError,
+    NoAllocationError,
     LimitError,
     NoHoldError,
     HoldingError,

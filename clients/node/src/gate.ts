@@ -5,7 +5,7 @@
 
 import * as commands from "./commands";
 import { fromReplyError } from "./errors";
-import type { Layout, Order, Status } from "./replies";
+import type { Allocation, Layout, Order, Status } from "./replies";
 import { type AnyClient, type Send, transportFor } from "./transport";
 
 function rethrow(err: unknown): never {
@@ -45,12 +45,14 @@ export class TicketGate {
    * repeat claim answers the tickets the user has already). On a seated
    * event: the best `count` seats together (`NotTogetherError` if none are),
    * within `section`/`category`, with `accessible` wheelchair spaces;
-   * `split` takes the best single seats when none are together.
+   * `split` takes the best single seats when none are together. `from`:
+   * only from that allocation, with its `key` (`NoKeyError` without it,
+   * `SoldOutError` naming it when it has too few).
    */
   claim(
     event: string,
     user: string,
-    options?: { hold?: number; section?: string; category?: string },
+    options?: { hold?: number; section?: string; category?: string; from?: string; key?: string },
   ): Promise<number>;
   claim(
     event: string,
@@ -71,11 +73,9 @@ export class TicketGate {
     event: string,
     user: string,
     seats: readonly number[],
-    options: { hold?: number } = {},
+    options: { hold?: number; from?: string; key?: string } = {},
   ): Promise<number[]> {
-    return this.run(commands.claim(event, user, { hold: options.hold, seats })) as Promise<
-      number[]
-    >;
+    return this.run(commands.claim(event, user, { ...options, seats })) as Promise<number[]>;
   }
 
   /** A seated event's layout (`seatName(id)` names a seat); null if not seated. */
@@ -83,9 +83,36 @@ export class TicketGate {
     return this.run(commands.layout(event));
   }
 
-  /** One character per seat id (index id - 1): `.` free, `h` held, `s` sold; null if not seated. */
+  /**
+   * One character per seat id (index id - 1): `.` free, `h` held, `s` sold,
+   * `a` free in an allocation; null if not seated.
+   */
   seatmap(event: string): Promise<string | null> {
     return this.run(commands.seatmap(event));
+  }
+
+  /**
+   * Operator: sets `count` free tickets (within `section`/`category`), or
+   * exactly `seats`, aside in the allocation `name`, out of public sale;
+   * claims take them with `{ from: name, key }`. `release` (unix ms): what
+   * is left goes public then. The tickets allocated; `ShortError` if fewer
+   * are free, `NoKeyError` adding with another key.
+   */
+  allocate(event: string, name: string, options?: commands.AllocateOptions): Promise<number[]> {
+    return this.run(commands.allocate(event, name, options));
+  }
+
+  /**
+   * Operator: gives the allocation's free tickets (all, the `count` lowest,
+   * or `seats`) back to public sale, the waiting list first; how many.
+   */
+  release(event: string, name: string, options?: commands.ReleaseOptions): Promise<number> {
+    return this.run(commands.release(event, name, options));
+  }
+
+  /** The event's allocations in name order (never their keys). */
+  allocations(event: string): Promise<Allocation[]> {
+    return this.run(commands.allocations(event));
   }
 
   /** Makes the user's held order sold; the number of tickets the user holds. */

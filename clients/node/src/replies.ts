@@ -42,6 +42,19 @@ export interface Status {
   categories?: Map<string, number>;
   /** A seated event's free wheelchair spaces. */
   accessible?: number;
+  /** Free allocated tickets (not in `remaining`), when there are any. */
+  allocated?: number;
+}
+
+/** One entry of `TICKET.ALLOCATIONS` (never its key). */
+export interface Allocation {
+  name: string;
+  /** Tickets not claimed yet. */
+  free: number;
+  /** Tickets claimed from it (held or sold). */
+  claimed: number;
+  /** Unix ms it gives its free tickets back to public sale; null = never. */
+  release: number | null;
 }
 
 /** `TICKET.ORDER`: a user's tickets and whether they are held or sold. */
@@ -217,8 +230,10 @@ export function parseStatus(reply: Reply): Status {
   if (admit != null) status.admit = parseInteger(admit);
   const categories = f.get("categories");
   if (categories != null) status.categories = parseCategories(categories);
-  const accessible = f.get("accessible");
-  if (accessible != null) status.accessible = parseInteger(accessible);
+  for (const name of ["accessible", "allocated"] as const) {
+    const value = f.get(name);
+    if (value != null) status[name] = parseInteger(value);
+  }
   return status;
 }
 
@@ -248,9 +263,24 @@ export function parseLayout(reply: Reply): Layout | null {
   );
 }
 
-/** `TICKET.SEATMAP`: one character per seat id, `.` free, `h` held, `s` sold. */
+/** `TICKET.SEATMAP`: one character per seat id, `.` free, `h` held, `s` sold, `a` allocated. */
 export function parseSeatmap(reply: Reply): string | null {
   return reply === null || reply === undefined ? null : text(reply);
+}
+
+/** `TICKET.ALLOCATIONS`: `[name, free, claimed, release or nil]` per allocation. */
+export function parseAllocations(reply: Reply): Allocation[] {
+  if (!Array.isArray(reply)) return fail("an array of allocations", reply);
+  return reply.map((entry: Reply) => {
+    if (!Array.isArray(entry) || entry.length !== 4) return fail("an allocation", entry);
+    const [name, free, claimed, release] = entry as Reply[];
+    return {
+      name: text(name),
+      free: parseInteger(free),
+      claimed: parseInteger(claimed),
+      release: parseOptionalInteger(release),
+    };
+  });
 }
 
 export function parseOrder(reply: Reply): Order | null {

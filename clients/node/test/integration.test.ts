@@ -162,6 +162,37 @@ async function aSeatedSale(gate: tg.TicketGate, event: string) {
   assert.equal((await gate.status(`${event}-plain`)).categories, undefined);
 }
 
+/** House seats with a release time and a partner with a key; claims FROM; release. */
+async function allocations(gate: tg.TicketGate, event: string) {
+  await gate.init(event, 10, { limit: 4, seats: HALL });
+  const in2100 = 4102444800000;
+  assert.deepEqual(await gate.allocate(event, "house", { seats: [5, 6], release: in2100 }), [5, 6]);
+  const fanclub = { count: 2, category: "box", key: "fc" };
+  assert.deepEqual(await gate.allocate(event, "fanclub", fanclub), [8, 9]);
+  await assert.rejects(gate.allocate(event, "fanclub", { count: 1, key: "x" }), tg.NoKeyError);
+  await assert.rejects(gate.allocate(event, "more", { count: 7 }), (e: unknown) => {
+    assert.ok(e instanceof tg.ShortError);
+    return e.message === `event '${event}' has 5 free`; // COUNT skips the wheelchair space
+  });
+  assert.equal(await gate.seatmap(event), "....aa.aa.");
+  assert.equal((await gate.status(event)).allocated, 4);
+  await assert.rejects(gate.claim(event, "fan1", { count: 2, from: "fanclub" }), tg.NoKeyError);
+  const fromFanclub = { from: "fanclub", key: "fc" };
+  assert.deepEqual(await gate.claim(event, "fan1", { count: 2, ...fromFanclub }), [8, 9]);
+  await assert.rejects(gate.claim(event, "fan2", fromFanclub), tg.SoldOutError);
+  await assert.rejects(gate.claimSeats(event, "fan2", [5], { from: "x" }), tg.NoAllocationError);
+  assert.deepEqual(await gate.claim(event, "pub", { count: 4 }), [1, 2, 3, 4]);
+  assert.deepEqual(await gate.allocations(event), [
+    { name: "fanclub", free: 0, claimed: 2, release: null },
+    { name: "house", free: 2, claimed: 0, release: in2100 },
+  ]);
+  assert.equal(await gate.release(event, "house", { seats: [5] }), 1);
+  assert.equal(await gate.release(event, "house"), 1);
+  const status = await gate.status(event);
+  assert.deepEqual([status.remaining, status.allocated], [4, undefined]);
+  assert.equal(await gate.seatmap(event), "ssss...ss.");
+}
+
 async function errorsAreTyped(gate: tg.TicketGate, event: string) {
   await assert.rejects(gate.status(event), tg.NoEventError);
   await gate.init(event, 1, { opens: 4102444800000 });
@@ -250,6 +281,7 @@ for (const [name, connect] of Object.entries(STANDALONE)) {
       errorsAreTyped(new tg.TicketGate(await connect()), newEvent()));
     test("a draw", async () => aDraw(new tg.TicketGate(await connect()), newEvent()));
     test("a seated sale", async () => aSeatedSale(new tg.TicketGate(await connect()), newEvent()));
+    test("allocations", async () => allocations(new tg.TicketGate(await connect()), newEvent()));
     test("1,000 users on 100 tickets", async () =>
       thousandUsersHundredTickets(new tg.TicketGate(await connect()), newEvent()));
   });

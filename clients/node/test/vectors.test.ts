@@ -73,9 +73,14 @@ function build(call: NonNullable<Vector["call"]>): Call<unknown> {
       return commands.wait(event, second, o);
     case "drop":
       return commands.drop(event, o);
+    case "allocate":
+      return commands.allocate(event, second, o);
+    case "release":
+      return commands.release(event, second, o);
     case "status":
     case "layout":
     case "seatmap":
+    case "allocations":
     case "open":
     case "close":
       return commands[call.method](event);
@@ -204,6 +209,38 @@ test("seat options go in order, SEATS last; init sends the layout as JSON", () =
   ]);
 });
 
+test("allocation options go in order, SEATS last; claims FROM before SEATS", () => {
+  const all = { count: 4, section: "A", category: "box", key: "k", release: 99 };
+  assert.deepEqual(
+    commands.allocate("e", "house", all).args.slice(3),
+    "COUNT 4 SECTION A CATEGORY box KEY k RELEASE 99".split(" "),
+  );
+  assert.deepEqual(
+    commands.allocate("e", "p", { seats: [3, 1], key: "k" }).args.slice(3),
+    "KEY k SEATS 3 1".split(" "),
+  );
+  assert.deepEqual(commands.release("e", "p").args, ["ticket.release", "e", "p"]);
+  assert.deepEqual(commands.release("e", "p", { seats: [2] }).args.slice(3), ["SEATS", "2"]);
+  const from = { count: 2, split: true, from: "p", key: "k", seats: [5, 6] };
+  assert.deepEqual(
+    commands.claim("e", "u", from).args.slice(3),
+    "COUNT 2 SPLIT FROM p KEY k SEATS 5 6".split(" "),
+  );
+  assert.deepEqual(commands.claim("e", "u", { from: "p" }).args.slice(3), ["FROM", "p"]);
+});
+
+test("allocations parse with and without a release", () => {
+  const reply = [
+    [Buffer.from("house"), 4, 0, null],
+    ["partner", 2n, 1, 1893456000000],
+  ];
+  assert.deepEqual(commands.allocations("e").parse(reply), [
+    { name: "house", free: 4, claimed: 0, release: null },
+    { name: "partner", free: 2, claimed: 1, release: 1893456000000 },
+  ]);
+  assert.deepEqual(commands.allocations("e").parse([]), []);
+});
+
 test("a layout names seat ids", () => {
   const vector = VECTORS.find((v) => v.name === "layout");
   assert.ok(vector);
@@ -224,6 +261,9 @@ test("seat errors are typed", () => {
   );
   assert.ok(tg.errorFor("TAKEN seat 'A-1-1' is taken") instanceof tg.TakenError);
   assert.ok(tg.errorFor("ORPHAN seat 'A-1-1' would be left alone") instanceof tg.OrphanError);
+  assert.ok(tg.errorFor("SHORT event 'e' has 2 free") instanceof tg.ShortError);
+  assert.ok(tg.errorFor("NOKEY allocation 'p' needs its key") instanceof tg.NoKeyError);
+  assert.ok(tg.errorFor("NOALLOCATION no allocation 'p'") instanceof tg.NoAllocationError);
 });
 
 test("ioredis giving up after 16 redirections is a TryAgainError", () => {

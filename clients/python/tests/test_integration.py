@@ -119,6 +119,53 @@ def test_a_seated_sale(gate, event):
     assert gate.status(plain).categories is None and gate.order(plain, "x") is None
 
 
+def test_allocations_house_seats_and_a_partner(gate, event):
+    gate.init(event, 10, limit=4, seats=HALL)
+    in_2100 = 4_102_444_800_000
+    assert gate.allocate(event, "house", seats=[5, 6], release=in_2100) == [5, 6]
+    assert gate.allocate(event, "fanclub", 2, category="box", key="fc") == [8, 9]
+    with pytest.raises(ticketgate.NoKey):
+        gate.allocate(event, "fanclub", 1, key="other")
+    with pytest.raises(ticketgate.Short) as short:
+        gate.allocate(event, "more", 7)
+    # 6 free seats, but COUNT never takes the wheelchair space.
+    assert short.value.message == f"event '{event}' has 5 free"
+    assert gate.seatmap(event) == "....aa.aa."
+    assert gate.status(event).allocated == 4
+    with pytest.raises(ticketgate.NoKey):
+        gate.claim(event, "fan1", count=2, from_="fanclub")
+    assert gate.claim(event, "fan1", count=2, from_="fanclub", key="fc") == [8, 9]
+    with pytest.raises(ticketgate.SoldOut) as empty:
+        gate.claim(event, "fan2", count=1, from_="fanclub", key="fc")
+    assert "fanclub" in empty.value.message
+    with pytest.raises(ticketgate.NoAllocation):
+        gate.claim_seats(event, "fan2", [5], from_="nope")
+    assert gate.claim(event, "pub", count=4) == [1, 2, 3, 4]  # never an allocated seat
+    assert gate.allocations(event) == [
+        ticketgate.Allocation("fanclub", 0, 2, None),
+        ticketgate.Allocation("house", 2, 0, in_2100),
+    ]
+    assert gate.release(event, "house") == 2
+    assert gate.allocations(event) == [ticketgate.Allocation("fanclub", 0, 2, None)]
+    status = gate.status(event)
+    assert (status.remaining, status.allocated) == (4, None)
+    assert gate.seatmap(event) == "ssss...ss."
+
+
+async def test_async_allocations(redis_url, event):
+    client = redis.asyncio.Redis.from_url(redis_url)
+    gate = ticketgate.asyncio.TicketGate(client)
+    try:
+        await gate.init(event, 5)
+        assert await gate.allocate(event, "p", 2, key="k") == [1, 2]
+        assert await gate.claim(event, "u", from_="p", key="k") == 1
+        assert await gate.allocations(event) == [ticketgate.Allocation("p", 1, 1, None)]
+        assert await gate.release(event, "p", 1) == 1
+        assert (await gate.status(event)).remaining == 4  # 3 public + 1 released
+    finally:
+        await client.aclose()
+
+
 def test_errors_are_typed(gate, event):
     with pytest.raises(ticketgate.NoEvent):
         gate.status(event)

@@ -54,7 +54,9 @@ def redis_py_reply(parser_class: type, raw: bytes, decode: bool) -> Any:
 
 def build(call: dict) -> commands.Call:
     builder = getattr(commands, call["method"])
-    return builder(*call["args"], **call["options"])
+    # `from` is a Python keyword: the option is `from_`.
+    options = {("from_" if k == "from" else k): v for k, v in call["options"].items()}
+    return builder(*call["args"], **options)
 
 
 def typed(value: Any) -> dict:
@@ -73,6 +75,8 @@ def typed(value: Any) -> dict:
         return {"kind": "seatmap", "value": value}
     if isinstance(value, bool):
         return {"kind": "bool", "value": value}
+    if isinstance(value, list) and value and isinstance(value[0], ticketgate.Allocation):
+        return {"kind": "allocations", "value": [vars(a) for a in value]}
     if isinstance(value, list):
         return {"kind": "tickets", "value": value}
     return {"kind": "integer", "value": value}
@@ -80,8 +84,11 @@ def typed(value: Any) -> dict:
 
 def expected(vector: dict) -> dict:
     """The vector's expectation, with kinds our Python types cannot tell apart
-    merged (a ticket and a count are both `int`; `ok` is `None`)."""
+    merged (a ticket and a count are both `int`; `ok` is `None`; no
+    allocations and no tickets are both `[]`)."""
     expect = dict(vector["expect"])
+    if expect == {"kind": "allocations", "value": []}:
+        expect["kind"] = "tickets"
     if expect["kind"] == "ticket":
         expect["kind"] = "integer"
     if expect["kind"] == "ok":
@@ -155,6 +162,27 @@ def test_seat_options_go_in_order_and_seats_last():
     ]
 
 
+def test_allocation_options_go_in_order_and_seats_last():
+    argv = build_argv("allocate", "e", "house", 4, section="A", category="box", key="k", release=99)
+    assert argv[3:] == "COUNT 4 SECTION A CATEGORY box KEY k RELEASE 99".split()
+    assert build_argv("allocate", "e", "p", seats=[3, 1], key="k")[3:] == [
+        *["KEY", "k", "SEATS", "3", "1"]
+    ]
+    assert build_argv("release", "e", "p")[1:] == ["e", "p"]
+    assert build_argv("release", "e", "p", seats=[2])[3:] == ["SEATS", "2"]
+    argv = build_argv("claim", "e", "u", count=2, split=True, from_="p", key="k", seats=[5, 6])
+    assert argv[3:] == "COUNT 2 SPLIT FROM p KEY k SEATS 5 6".split()
+
+
+def test_allocations_parse_with_and_without_a_release():
+    reply = [[b"house", 4, 0, None], [b"partner", 2, 1, 1893456000000]]
+    assert commands.allocations("e").parse(reply) == [
+        ticketgate.Allocation("house", 4, 0, None),
+        ticketgate.Allocation("partner", 2, 1, 1893456000000),
+    ]
+    assert commands.allocations("e").parse([]) == []
+
+
 def test_layout_names_seat_ids():
     vector = next(v for v in VECTORS if v["name"] == "layout")
     layout = commands.layout("s1").parse(vector["resp2"].split("\r\n")[1])
@@ -171,6 +199,9 @@ def test_seat_errors_are_typed():
         ("NOTOGETHER", ticketgate.NotTogether),
         ("TAKEN", ticketgate.Taken),
         ("ORPHAN", ticketgate.Orphan),
+        ("SHORT", ticketgate.Short),
+        ("NOKEY", ticketgate.NoKey),
+        ("NOALLOCATION", ticketgate.NoAllocation),
     ):
         mapped = errors.from_response_error(ResponseError(f"{code} seat 'A-1-1' is taken"))
         assert type(mapped) is cls and mapped.code == code

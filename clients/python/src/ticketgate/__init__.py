@@ -9,7 +9,9 @@ event (`init(..., draw=True)`) answers `wait`/`position` with `ENTERED`
 seated event (`init(..., seats=layout)`) takes `claim(..., count=n,
 section=, category=, accessible=, split=)` (best available) and
 `claim_seats(event, user, [ids])`; `layout()` names seat ids, `seatmap()`
-shows them; `NotTogether`, `Taken`, `Orphan` are its errors.
+shows them; `NotTogether`, `Taken`, `Orphan` are its errors. Allocations
+(house seats, partners): `allocate`, `release`, `allocations`, and
+`claim(..., from_=name, key=secret)`; `Short`, `NoKey`, `NoAllocation`.
 """
 
 from .client import TicketGate
@@ -23,13 +25,16 @@ from .errors import (
     Internal,
     Invalid,
     Limit,
+    NoAllocation,
     NoEvent,
     NoHold,
+    NoKey,
     NotOpen,
     NotRestoring,
     NotTogether,
     Orphan,
     Queue,
+    Short,
     SoldOut,
     Taken,
     TicketGateError,
@@ -37,10 +42,11 @@ from .errors import (
     Unsynced,
     WrongType,
 )
-from .replies import ENTERED, Layout, Order, Row, Seat, Section, Status
+from .replies import ENTERED, Allocation, Layout, Order, Row, Seat, Section, Status
 
 __all__ = [
     "ENTERED",
+    "Allocation",
     "Call",
     "Closed",
     "Corrupt",
@@ -51,8 +57,10 @@ __all__ = [
     "Invalid",
     "Layout",
     "Limit",
+    "NoAllocation",
     "NoEvent",
     "NoHold",
+    "NoKey",
     "NotOpen",
     "NotRestoring",
     "NotTogether",
@@ -62,6 +70,7 @@ __all__ = [
     "Row",
     "Seat",
     "Section",
+    "Short",
     "SoldOut",
     "Status",
     "Taken",

@@ -10,7 +10,7 @@ from redis.exceptions import ClusterError, ResponseError
 
 from . import commands
 from .errors import from_cluster_error, from_response_error
-from .replies import Layout, Order, Status, parse_integer, parse_tickets
+from .replies import Allocation, Layout, Order, Status, parse_integer, parse_tickets
 
 T = TypeVar("T")
 
@@ -78,6 +78,8 @@ class TicketGate:
         *,
         section: str | None = None,
         category: str | None = None,
+        from_: str | None = None,
+        key: str | None = None,
     ) -> int: ...
     @overload
     async def claim(
@@ -91,6 +93,8 @@ class TicketGate:
         category: str | None = None,
         accessible: int | None = None,
         split: bool = False,
+        from_: str | None = None,
+        key: str | None = None,
     ) -> list[int]: ...
     async def claim(
         self,
@@ -103,6 +107,8 @@ class TicketGate:
         category: str | None = None,
         accessible: int | None = None,
         split: bool = False,
+        from_: str | None = None,
+        key: str | None = None,
     ) -> int | list[int]:
         """The user's ticket; with `count`, all the user's tickets, ascending.
         A repeat claim answers the tickets the user has already.
@@ -110,9 +116,12 @@ class TicketGate:
         On a seated event: the best `count` seats together (`NotTogether` if
         none are), within `section`/`category`, with at least `accessible`
         wheelchair spaces (none without it); `split=True` takes the best
-        single seats when none are together."""
+        single seats when none are together.
+
+        `from_`: only from that allocation (with its `key` when it has one):
+        `NoKey` without the right key, `SoldOut` when it has too few."""
         seated = (section, category, accessible) != (None, None, None) or split
-        if count is None and hold is None and not seated:
+        if count is None and hold is None and not seated and from_ is None:
             # The hot path, inlined: a Call and a second coroutine cost ~5 us,
             # over 5% of what redis-py itself spends on a claim.
             try:
@@ -122,16 +131,25 @@ class TicketGate:
             except ClusterError as e:
                 raise from_cluster_error(e) from e
             return parse_integer(reply)
-        call = commands.claim(event, user, count, hold, section, category, accessible, split)
+        call = commands.claim(
+            event, user, count, hold, section, category, accessible, split, None, from_, key
+        )
         return await self.run(call)
 
     async def claim_seats(
-        self, event: str, user: str, seats: Sequence[int], hold: int | None = None
+        self,
+        event: str,
+        user: str,
+        seats: Sequence[int],
+        hold: int | None = None,
+        *,
+        from_: str | None = None,
+        key: str | None = None,
     ) -> list[int]:
         """Exactly these seats (ids, see `layout`) of a seated event: `Taken`
         if one is, `Orphan` if they would leave a single seat alone that
         another pick of the row would not."""
-        call = commands.claim(event, user, hold=hold, seats=seats)
+        call = commands.claim(event, user, hold=hold, seats=seats, from_=from_, key=key)
         return await self.run(commands.Call(call.argv, parse_tickets))
 
     async def confirm(self, event: str, user: str) -> int:
@@ -159,8 +177,40 @@ class TicketGate:
 
     async def seatmap(self, event: str) -> str | None:
         """One character per seat id (index id - 1): `.` free, `h` held,
-        `s` sold; None if the event is not seated."""
+        `s` sold, `a` free in an allocation; None if the event is not seated."""
         return await self.run(commands.seatmap(event))
+
+    async def allocate(
+        self,
+        event: str,
+        name: str,
+        count: int | None = None,
+        *,
+        section: str | None = None,
+        category: str | None = None,
+        seats: Sequence[int] | None = None,
+        key: str | None = None,
+        release: int | None = None,
+    ) -> list[int]:
+        """Operator: sets `count` free tickets (best seats in `section`/
+        `category`), or exactly `seats`, aside in the allocation `name`,
+        out of public sale; claims take them with `from_=name` (and `key`).
+        `release` (unix ms): what is left goes public then. The tickets
+        allocated; `Short` if fewer are free, `NoKey` adding with another key."""
+        call = commands.allocate(event, name, count, section, category, seats, key, release)
+        return await self.run(call)
+
+    async def release(
+        self, event: str, name: str, count: int | None = None, *, seats: Sequence[int] | None = None
+    ) -> int:
+        """Operator: gives the allocation's free tickets (all, the `count`
+        lowest, or `seats`) back to public sale, the waiting list first;
+        how many. `NoAllocation` for an unknown name."""
+        return await self.run(commands.release(event, name, count, seats))
+
+    async def allocations(self, event: str) -> list[Allocation]:
+        """The event's allocations in name order (never their keys)."""
+        return await self.run(commands.allocations(event))
 
     async def wait(self, event: str, user: str, count: int | None = None) -> int:
         """Joins the waiting list: the 1-based position, 0 if offered at once,

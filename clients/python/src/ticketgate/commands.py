@@ -32,6 +32,15 @@ def _options(pairs: list[tuple[str, int | None]]) -> list[Arg]:
     return out
 
 
+def _words(pairs: list[tuple[str, str | None]]) -> list[Arg]:
+    return [w for word, value in pairs if value is not None for w in (word, value)]
+
+
+def _seats(seats: Sequence[int] | None) -> list[Arg]:
+    """`SEATS id ...`, sent last (the module takes every id after it)."""
+    return ["SEATS", *(int(s) for s in seats)] if seats is not None else []
+
+
 def init(
     event: str,
     total: int,
@@ -77,20 +86,19 @@ def claim(
     accessible: int | None = None,
     split: bool = False,
     seats: Sequence[int] | None = None,
+    from_: str | None = None,
+    key: str | None = None,
 ) -> Call[int | list[int]]:
     """A claim; on a seated event the best `count` seats (`section`,
     `category`, `accessible` wheelchair spaces, `split` if none are
-    together), or exactly `seats` (ids; SEATS goes last, as the module asks)."""
+    together), or exactly `seats` (ids; SEATS goes last, as the module asks);
+    `from_` claims from that allocation only (with its `key`)."""
     options = _options([("COUNT", count), ("HOLD", hold)])
-    options += [
-        w
-        for word, v in (("SECTION", section), ("CATEGORY", category))
-        if v is not None
-        for w in (word, v)
-    ]
+    options += _words([("SECTION", section), ("CATEGORY", category)])
     options += _options([("ACCESSIBLE", accessible)])
     options += ["SPLIT"] if split else []
-    options += ["SEATS", *(int(s) for s in seats)] if seats is not None else []
+    options += _words([("FROM", from_), ("KEY", key)])
+    options += _seats(seats)
     many = count is not None or seats is not None
     parse = replies.parse_tickets if many else replies.parse_integer
     return Call(("ticket.claim", event, user, *options), parse)
@@ -124,10 +132,36 @@ def seatmap(event: str) -> Call[str | None]:
     return Call(("ticket.seatmap", event), replies.parse_seatmap)
 
 
-def allocations(event: str) -> Call[list[Any]]:
-    """`TICKET.ALLOCATIONS`: `[name, free, claimed, release]` per allocation,
-    as Redis replies (typed results come later)."""
-    return Call(("ticket.allocations", event), list)
+def allocate(
+    event: str,
+    name: str,
+    count: int | None = None,
+    section: str | None = None,
+    category: str | None = None,
+    seats: Sequence[int] | None = None,
+    key: str | None = None,
+    release: int | None = None,
+) -> Call[list[int]]:
+    """Sets `count` free tickets (within `section`/`category`), or exactly
+    `seats`, aside in the allocation `name`; `key` guards claims from it,
+    `release` (unix ms) gives what is left to the public then."""
+    options = _options([("COUNT", count)])
+    options += _words([("SECTION", section), ("CATEGORY", category), ("KEY", key)])
+    options += _options([("RELEASE", release)]) + _seats(seats)
+    return Call(("ticket.allocate", event, name, *options), replies.parse_tickets)
+
+
+def release(
+    event: str, name: str, count: int | None = None, seats: Sequence[int] | None = None
+) -> Call[int]:
+    """Gives the allocation's free tickets (all, the `count` lowest, or
+    `seats`) back to public sale; how many."""
+    options = [*_options([("COUNT", count)]), *_seats(seats)]
+    return Call(("ticket.release", event, name, *options), replies.parse_integer)
+
+
+def allocations(event: str) -> Call[list[replies.Allocation]]:
+    return Call(("ticket.allocations", event), replies.parse_allocations)
 
 
 def wait(event: str, user: str, count: int | None = None) -> Call[int]:

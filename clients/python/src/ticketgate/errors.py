@@ -81,6 +81,26 @@ class Orphan(TicketGateError):
     code = "ORPHAN"
 
 
+class Short(TicketGateError):
+    """`allocate` (or `release COUNT n`) asked for more than is free; nothing
+    changed. The message says how many are."""
+
+    code = "SHORT"
+
+
+class NoKey(TicketGateError):
+    """A claim from an allocation without its key (or a wrong one), or
+    allocating again to a name with another key."""
+
+    code = "NOKEY"
+
+
+class NoAllocation(TicketGateError):
+    """The event has no allocation of that name."""
+
+    code = "NOALLOCATION"
+
+
 class Limit(TicketGateError):
     """More tickets than the event allows one user."""
 
@@ -161,6 +181,9 @@ BY_CODE: dict[str, type[TicketGateError]] = {
         NotTogether,
         Taken,
         Orphan,
+        Short,
+        NoKey,
+        NoAllocation,
         Limit,
         NoHold,
         Holding,

@@ -38,6 +38,8 @@ class Status:
     # wheelchair spaces included) and free wheelchair spaces. None otherwise.
     categories: dict[str, int] | None = None
     accessible: int | None = None
+    # Free allocated tickets (not in `remaining`); None when there are none.
+    allocated: int | None = None
 
     @property
     def drawn(self) -> bool:
@@ -57,6 +59,16 @@ class Order:
     @property
     def held(self) -> bool:
         return self.state == "held"
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """One entry of `TICKET.ALLOCATIONS` (never its key)."""
+
+    name: str
+    free: int  # tickets not claimed yet
+    claimed: int  # tickets claimed from it (held or sold)
+    release: int | None  # unix ms it gives its free tickets back; None = never
 
 
 @dataclass(frozen=True)
@@ -210,6 +222,7 @@ def parse_status(reply: Any) -> Status:
         admit=parse_optional_integer(f.get("admit")),
         categories=parse_categories(f.get("categories")),
         accessible=parse_optional_integer(f.get("accessible")),
+        allocated=parse_optional_integer(f.get("allocated")),
     )
 
 
@@ -232,8 +245,19 @@ def parse_layout(reply: Any) -> Layout | None:
 
 
 def parse_seatmap(reply: Any) -> str | None:
-    """One character per seat id: `.` free, `h` held, `s` sold."""
+    """One character per seat id: `.` free, `h` held, `s` sold, `a` free in
+    an allocation."""
     return None if reply is None else text(reply)
+
+
+def parse_allocations(reply: Any) -> list[Allocation]:
+    """`[name, free, claimed, release or nil]` per allocation."""
+    if not isinstance(reply, (list, tuple)):
+        raise ValueError(f"expected an array of allocations, got {reply!r}")
+    return [
+        Allocation(text(n), parse_integer(f), parse_integer(c), parse_optional_integer(r))
+        for n, f, c, r in reply
+    ]
 
 
 def parse_order(reply: Any) -> Order | None:

@@ -57,7 +57,8 @@ final class Replies {
         optionalText(f, "seed"),
         optionalInteger(f.get("admit")),
         categories(f.get("categories")),
-        optionalInteger(f.get("accessible")));
+        optionalInteger(f.get("accessible")),
+        optionalInteger(f.get("allocated")));
   }
 
   /** STATUS's {@code categories}: category, free seats, ... in layout order. */
@@ -87,6 +88,23 @@ final class Replies {
       return Optional.ofNullable((String) reply);
     }
     throw unexpected("the seat map", reply);
+  }
+
+  /** {@code TICKET.ALLOCATIONS}'s reply: {@code [name, free, claimed, release or nil]} each. */
+  static List<Allocation> allocations(Object reply) {
+    if (!(reply instanceof List<?> items)) {
+      throw unexpected("an array of allocations", reply);
+    }
+    List<Allocation> out = new ArrayList<>(items.size());
+    for (Object item : items) {
+      if (!(item instanceof List<?> a) || a.size() != 4) {
+        throw unexpected("[name, free, claimed, release]", item);
+      }
+      out.add(
+          new Allocation(
+              name(a.get(0)), integer(a.get(1)), integer(a.get(2)), optionalInteger(a.get(3))));
+    }
+    return List.copyOf(out);
   }
 
   /** {@code TICKET.ORDER}'s reply: empty when the user holds nothing. */

@@ -21,6 +21,7 @@ import java.util.Optional;
  * @param admit a draw event's most offers per second, when set
  * @param categories a seated event's free seats per category, in layout order (every category)
  * @param accessible a seated event's free wheelchair spaces
+ * @param allocated free allocated tickets (not in {@code remaining}), when there are any
  */
 public record Status(
     long total,
@@ -37,7 +38,8 @@ public record Status(
     Optional<String> seed,
     Optional<Long> admit,
     Optional<Map<String, Long>> categories,
-    Optional<Long> accessible) {
+    Optional<Long> accessible,
+    Optional<Long> allocated) {
 
   /** Whether a draw event has drawn (its seed is revealed). */
   public boolean isDrawn() {

@@ -19,6 +19,8 @@ enum TicketCommand {
   POSITION,
   LAYOUT,
   SEATMAP,
+  ALLOCATE,
+  RELEASE,
   ALLOCATIONS;
 
   private final byte[] wireName =

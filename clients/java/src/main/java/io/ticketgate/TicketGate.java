@@ -108,13 +108,23 @@ public final class TicketGate implements AutoCloseable {
 
   /** As {@link #claimSeats(String, String, List)}, holding them this long (zero: a final sale). */
   public List<Long> claimSeats(String event, String user, List<Long> seats, Duration hold) {
+    return claimSeats(event, user, seats, hold, null, null);
+  }
+
+  /**
+   * As {@link #claimSeats(String, String, List, Duration)} (a null hold: the event's), from the
+   * allocation {@code from} with its {@code key} (null: none); see {@link ClaimOptions#from}.
+   */
+  public List<Long> claimSeats(
+      String event, String user, List<Long> seats, Duration hold, String from, String key) {
     List<String> args = new ArrayList<>();
     args.add(user);
     if (hold != null) {
       args.addAll(List.of("HOLD", ms(hold)));
     }
-    args.add("SEATS");
-    seats.forEach(id -> args.add(Long.toString(id)));
+    ClaimOptions.addText(args, "FROM", from);
+    ClaimOptions.addText(args, "KEY", key);
+    ClaimOptions.addSeats(args, seats);
     return Replies.tickets(send(TicketCommand.CLAIM, event, args));
   }
 
@@ -125,10 +135,49 @@ public final class TicketGate implements AutoCloseable {
 
   /**
    * A seated event's seats, one character per seat id (index id - 1): {@code .} free, {@code h}
-   * held, {@code s} sold; empty if the event is not seated.
+   * held, {@code s} sold, {@code a} free in an allocation; empty if the event is not seated.
    */
   public Optional<String> seatmap(String event) {
     return Replies.seatmap(send(TicketCommand.SEATMAP, event, List.of()));
+  }
+
+  /**
+   * Operator: sets free stock aside in the allocation {@code name}, out of public sale (claims take
+   * it with {@link ClaimOptions#from}); returns the tickets allocated, ascending. {@link
+   * ShortException} when fewer are free (nothing changes), {@link NoKeyException} adding to an
+   * allocation made with another key, {@link TakenException} for a picked seat not free.
+   */
+  public List<Long> allocate(String event, String name, AllocateOptions options) {
+    List<String> args = new ArrayList<>();
+    args.add(name);
+    args.addAll(options.words());
+    return Replies.tickets(send(TicketCommand.ALLOCATE, event, args));
+  }
+
+  /**
+   * Operator: gives all the allocation's free tickets back to public sale, the waiting list offered
+   * them first; returns how many. {@link NoAllocationException} for an unknown name.
+   */
+  public long release(String event, String name) {
+    return Replies.integer(send(TicketCommand.RELEASE, event, List.of(name)));
+  }
+
+  /** As {@link #release(String, String)} for the allocation's {@code count} lowest free tickets. */
+  public long release(String event, String name, int count) {
+    List<String> args = List.of(name, "COUNT", Integer.toString(count));
+    return Replies.integer(send(TicketCommand.RELEASE, event, args));
+  }
+
+  /** As {@link #release(String, String)} for exactly these free tickets (seat ids). */
+  public long releaseSeats(String event, String name, List<Long> seats) {
+    List<String> args = new ArrayList<>(List.of(name));
+    ClaimOptions.addSeats(args, seats);
+    return Replies.integer(send(TicketCommand.RELEASE, event, args));
+  }
+
+  /** The event's allocations in name order (never their keys). */
+  public List<Allocation> allocations(String event) {
+    return Replies.allocations(send(TicketCommand.ALLOCATIONS, event, List.of()));
   }
 
   /** Makes the user's held order sold; returns how many tickets the user now holds. */

@@ -42,6 +42,9 @@ final class Calls {
       case "layout" -> gate.layout(event).map(l -> kind("layout", layout(l))).orElse(nil());
       case "seatmap" ->
           gate.seatmap(event).map(m -> kind("seatmap", new JsonPrimitive(m))).orElse(nil());
+      case "allocations" -> allocations(gate.allocations(event));
+      case "allocate", "release" ->
+          allocation(gate, method, event, args.get(1).getAsString(), options);
       case "drop" ->
           integer(
               options.has("force") && options.get("force").getAsBoolean()
@@ -69,17 +72,73 @@ final class Calls {
     };
   }
 
+  private static JsonObject allocation(
+      TicketGate gate, String method, String event, String name, JsonObject options) {
+    if (method.equals("release")) {
+      if (options.has("seats")) {
+        return integer(gate.releaseSeats(event, name, ids(options)));
+      }
+      return integer(
+          options.has("count")
+              ? gate.release(event, name, options.get("count").getAsInt())
+              : gate.release(event, name));
+    }
+    AllocateOptions o =
+        options.has("seats")
+            ? AllocateOptions.seats(ids(options))
+            : AllocateOptions.count(options.get("count").getAsInt());
+    if (options.has("release")) {
+      o = o.release(Instant.ofEpochMilli(options.get("release").getAsLong()));
+    }
+    o = options.has("key") ? o.key(options.get("key").getAsString()) : o;
+    o = options.has("category") ? o.category(options.get("category").getAsString()) : o;
+    o = options.has("section") ? o.section(options.get("section").getAsString()) : o;
+    return kind("tickets", numbers(gate.allocate(event, name, o)));
+  }
+
+  static JsonObject allocations(List<Allocation> all) {
+    if (all.isEmpty()) {
+      return kind("allocations", new JsonArray());
+    }
+    JsonArray out = new JsonArray();
+    for (Allocation a : all) {
+      JsonObject v = new JsonObject();
+      v.addProperty("name", a.name());
+      v.addProperty("free", a.free());
+      v.addProperty("claimed", a.claimed());
+      v.add("release", a.release().<JsonElement>map(JsonPrimitive::new).orElse(JsonNull.INSTANCE));
+      out.add(v);
+    }
+    return kind("allocations", out);
+  }
+
+  private static List<Long> ids(JsonObject options) {
+    List<Long> seats = new java.util.ArrayList<>();
+    options.getAsJsonArray("seats").forEach(id -> seats.add(id.getAsLong()));
+    return seats;
+  }
+
+  private static String text(JsonObject options, String name) {
+    return options.has(name) ? options.get(name).getAsString() : null;
+  }
+
   private static JsonObject claim(TicketGate gate, String event, String user, JsonObject options) {
     Duration hold = options.has("hold") ? Duration.ofMillis(options.get("hold").getAsLong()) : null;
     if (options.has("seats")) {
-      List<Long> seats = new java.util.ArrayList<>();
-      options.getAsJsonArray("seats").forEach(id -> seats.add(id.getAsLong()));
-      return kind("tickets", numbers(gate.claimSeats(event, user, seats, hold)));
+      String from = text(options, "from");
+      List<Long> seats = ids(options);
+      return kind(
+          "tickets",
+          numbers(
+              from == null
+                  ? gate.claimSeats(event, user, seats, hold)
+                  : gate.claimSeats(event, user, seats, hold, from, text(options, "key"))));
     }
     if (options.has("section")
         || options.has("category")
         || options.has("accessible")
-        || options.has("split")) {
+        || options.has("split")
+        || options.has("from")) {
       return kind("tickets", numbers(gate.claim(event, user, claimOptions(options, hold))));
     }
     if (options.has("count")) {
@@ -106,6 +165,9 @@ final class Calls {
     }
     if (options.has("section")) {
       o = o.section(options.get("section").getAsString());
+    }
+    if (options.has("from")) {
+      o = o.from(options.get("from").getAsString(), text(options, "key"));
     }
     return hold == null ? o : o.hold(hold);
   }
@@ -197,6 +259,7 @@ final class Calls {
               v.add("categories", categories);
             });
     s.accessible().ifPresent(a -> v.addProperty("accessible", a));
+    s.allocated().ifPresent(a -> v.addProperty("allocated", a));
     return v;
   }
 

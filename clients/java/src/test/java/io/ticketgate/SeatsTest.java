@@ -65,6 +65,57 @@ class SeatsTest {
     }
   }
 
+  /**
+   * Allocations on a seated event: house seats with a release time and a partner with a key, claims
+   * from them, the errors, a public claim skipping allocated seats, release.
+   */
+  @ParameterizedTest
+  @EnumSource(Servers.Backend.class)
+  void allocations(Servers.Backend backend) {
+    assumeTrue(backend.available(), "no servers: run through clients/testenv.py");
+    try (Servers.Session s = backend.open()) {
+      TicketGate gate = s.gate();
+      String e = IntegrationTest.newEvent(backend);
+      gate.init(e, 10, InitOptions.defaults().limit(4).seats(HALL));
+      java.time.Instant in2100 = java.time.Instant.ofEpochMilli(4102444800000L);
+      AllocateOptions house = AllocateOptions.seats(List.of(5L, 6L)).release(in2100);
+      assertEquals(List.of(5L, 6L), gate.allocate(e, "house", house));
+      AllocateOptions fanclub = AllocateOptions.count(2).category("box").key("fc");
+      assertEquals(List.of(8L, 9L), gate.allocate(e, "fanclub", fanclub));
+      assertThrows(
+          NoKeyException.class,
+          () -> gate.allocate(e, "fanclub", AllocateOptions.count(1).key("other")));
+      ShortException shortOf =
+          assertThrows(
+              ShortException.class, () -> gate.allocate(e, "more", AllocateOptions.count(7)));
+      assertEquals("event '" + e + "' has 5 free", shortOf.serverMessage(), "no wheelchair space");
+      assertEquals(Optional.of("....aa.aa."), gate.seatmap(e));
+      assertEquals(Optional.of(4L), gate.status(e).allocated());
+      assertThrows(
+          NoKeyException.class, () -> gate.claim(e, "fan1", ClaimOptions.count(2).from("fanclub")));
+      assertEquals(
+          List.of(8L, 9L), gate.claim(e, "fan1", ClaimOptions.count(2).from("fanclub", "fc")));
+      assertThrows(
+          SoldOutException.class,
+          () -> gate.claim(e, "fan2", ClaimOptions.count(1).from("fanclub", "fc")));
+      assertThrows(
+          NoAllocationException.class,
+          () -> gate.claimSeats(e, "fan2", List.of(5L), null, "nope", null));
+      assertEquals(List.of(1L, 2L, 3L, 4L), gate.claim(e, "pub", ClaimOptions.count(4)));
+      assertEquals(
+          List.of(
+              new Allocation("fanclub", 0, 2, Optional.empty()),
+              new Allocation("house", 2, 0, Optional.of(in2100.toEpochMilli()))),
+          gate.allocations(e));
+      assertEquals(1, gate.releaseSeats(e, "house", List.of(5L)));
+      assertEquals(1, gate.release(e, "house"));
+      Status status = gate.status(e);
+      assertEquals(4, status.remaining());
+      assertTrue(status.allocated().isEmpty());
+      assertEquals(Optional.of("ssss...ss."), gate.seatmap(e));
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(
       value = Servers.Backend.class,

@@ -3,10 +3,13 @@ package io.ticketgate.example;
 import io.ticketgate.ClosedException;
 import io.ticketgate.InvalidArgumentException;
 import io.ticketgate.LimitException;
+import io.ticketgate.NoAllocationException;
 import io.ticketgate.NoEventException;
+import io.ticketgate.NoKeyException;
 import io.ticketgate.NotOpenException;
 import io.ticketgate.NotTogetherException;
 import io.ticketgate.OrphanException;
+import io.ticketgate.ShortException;
 import io.ticketgate.SoldOutException;
 import io.ticketgate.TakenException;
 import io.ticketgate.TicketGateException;
@@ -20,8 +23,9 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  * "SOLDOUT", "message": "..."}} to branch on. 409 Conflict when the same request could succeed on
  * another state of the event (sold out, closed, not open yet; seated: no seats together {@code
  * NOTOGETHER}, a picked seat taken {@code TAKEN}, a pick leaving a single seat alone {@code
- * ORPHAN}); 404 for an unknown event; 400 for a request no state makes valid (a bad id or option,
- * more tickets than the event's {@code LIMIT}).
+ * ORPHAN}; allocations: too few left {@code SHORT}); 403 for a claim from an allocation without its
+ * key ({@code NOKEY}); 404 for an unknown event or allocation; 400 for a request no state makes
+ * valid (a bad id or option, more tickets than the event's {@code LIMIT}).
  */
 @RestControllerAdvice
 public class Problems {
@@ -34,13 +38,19 @@ public class Problems {
     NotOpenException.class,
     NotTogetherException.class,
     TakenException.class,
-    OrphanException.class
+    OrphanException.class,
+    ShortException.class
   })
   ResponseEntity<Problem> conflict(TicketGateException e) {
     return problem(HttpStatus.CONFLICT, e);
   }
 
-  @ExceptionHandler(NoEventException.class)
+  @ExceptionHandler(NoKeyException.class)
+  ResponseEntity<Problem> forbidden(TicketGateException e) {
+    return problem(HttpStatus.FORBIDDEN, e);
+  }
+
+  @ExceptionHandler({NoEventException.class, NoAllocationException.class})
   ResponseEntity<Problem> notFound(TicketGateException e) {
     return problem(HttpStatus.NOT_FOUND, e);
   }

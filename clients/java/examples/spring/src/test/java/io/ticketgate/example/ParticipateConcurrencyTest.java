@@ -54,6 +54,11 @@ class ParticipateConcurrencyTest {
     SeatedContest.assertContest(gate, port);
   }
 
+  @Test
+  void partnerClaimsOnlyItsAllocationWithItsKey() throws Exception {
+    PartnerContest.assertContest(gate, port);
+  }
+
   static void assertContest(TicketGate gate, int port) throws Exception {
     String event = "spring-" + System.nanoTime();
     gate.init(event, 100);
