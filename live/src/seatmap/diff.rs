@@ -1,5 +1,5 @@
 //! Pure: the seat string of `TICKET.SEATMAP` (one byte per seat id, `.`
-//! free, `h` held, `s` sold), what changed between two of them as *runs*
+//! free, `h` held, `s` sold, `a` allocated), what changed between two of them as *runs*
 //! (a first seat id and the new states of it and the ids after it), and
 //! the JSON of the two messages a seat-map stream carries: the whole map
 //! and the changes.
@@ -15,9 +15,9 @@ use std::fmt::Write;
 /// Runs separated by at most this many unchanged seats are merged.
 pub const MERGE_GAP: usize = 8;
 
-/// A seat state byte.
+/// A seat state byte (`a`: free in an allocation, not for public sale).
 pub fn valid_state(b: u8) -> bool {
-    matches!(b, b'.' | b'h' | b's')
+    matches!(b, b'.' | b'h' | b's' | b'a')
 }
 
 /// Checks a `TICKET.SEATMAP` reply: every byte a known state.
@@ -25,7 +25,7 @@ pub fn check_seats(seats: &[u8]) -> Result<(), String> {
     match seats.iter().position(|b| !valid_state(*b)) {
         None => Ok(()),
         Some(i) => Err(format!(
-            "TICKET.SEATMAP byte {:?} for seat {} is not one of . h s",
+            "TICKET.SEATMAP byte {:?} for seat {} is not one of . h s a",
             char::from(seats[i]),
             i + 1
         )),
