@@ -19,6 +19,8 @@
 #   SO=path/to/libticketgate.so bash bench/callgrind.sh  (another build, for A/B)
 #   SERVER=$(bash scripts/valkey9.sh) bash bench/callgrind.sh  (on Valkey 9.1,
 #     or any other server binary: module and Lua on the same one)
+#   ALLOCATIONS=1 bash bench/callgrind.sh   (a public claim on an event with
+#     two allocations against one without: issue 42's 5% budget)
 #   ROUNDS=1 bash bench/callgrind.sh        (one server per side: quicker)
 #   KEEP=DIR bash bench/callgrind.sh        (keeps each run's callgrind output
 #     as DIR/<label>.<round>.cg.out*, for callgrind_annotate's per-function
@@ -168,6 +170,20 @@ if [ -n "${SEATS:-}" ]; then
   exit 0
 fi
 WARM=2000 ROUNDS=${ROUNDS:-3}
+if [ -n "${ALLOCATIONS:-}" ]; then
+  # A public claim on an event with two allocations set aside (one keyed,
+  # one timed) against the same claim on a plain event, same build.
+  withalloc() {
+    $1 TICKET.INIT M 2000000000 >/dev/null
+    $1 TICKET.ALLOCATE M house COUNT 1000 KEY k >/dev/null
+    $1 TICKET.ALLOCATE M partner COUNT 500 RELEASE 4102444800000 >/dev/null
+  }
+  count plainev plain TICKET.CLAIM M u__rand_int__
+  count allocev withalloc TICKET.CLAIM M u__rand_int__
+  awk -v p="$plainev_ir" -v a="$allocev_ir" 'BEGIN {
+    printf "public claim, event with allocations / without: %.4f (%+.1f%%)\n", a / p, (a / p - 1) * 100 }'
+  exit 0
+fi
 [ -n "${ONLY_REPLICA:-}" ] || count module plain TICKET.CLAIM M u__rand_int__
 [ -n "${ONLY_REPLICA:-}" ] || count lua plain EVALSHA @SHA@ 3 'ticket:{L}:pool' 'ticket:{L}:holders' 'ticket:{L}:log' u__rand_int__ L 1796050527425
 [ -n "${ONLY_REPLICA:-}" ] || awk -v m="$module_ir" -v l="$lua_ir" 'BEGIN { printf "lua/module = %.2fx fewer instructions per claim\n", l / m }'
