@@ -264,6 +264,7 @@ mod tests {
             wrote,
             acked: acked && wrote,
             sent_ms: 0,
+            answered_ms: 0,
             expires_from_ms: None,
         }
     }

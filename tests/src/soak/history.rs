@@ -1,6 +1,7 @@
-//! The soak's history: every operation a writer sent, with its reply and
-//! whether `WAIT 1` acknowledged it, and the final state of each user that
-//! the checker compares it with. Plain data, no I/O.
+//! The soak's history: every operation a writer (or the box office, on
+//! the seated event's allocations) sent, with its reply and whether
+//! `WAIT 1` acknowledged it, and the final state of each user that the
+//! checker compares it with. Plain data, no I/O.
 
 use std::collections::BTreeMap;
 
@@ -49,6 +50,8 @@ pub enum Reply {
     Position(i64),
     /// A leave's answer.
     Left(bool),
+    /// A release's count of tickets given back to public sale.
+    Released(i64),
     /// Refused with this error code: nothing was written.
     Refused(String),
     /// No answer (connection lost, timeout): it may or may not have been applied.
@@ -69,6 +72,8 @@ pub struct Op {
     pub acked: bool,
     /// Unix ms when it was sent.
     pub sent_ms: i64,
+    /// Unix ms when its reply (or error) came, before any `WAIT`.
+    pub answered_ms: i64,
     /// Unix ms from which the order it made may have expired (a hold).
     pub expires_from_ms: Option<i64>,
 }
@@ -86,6 +91,97 @@ impl Op {
             _ => true,
         }
     }
+}
+
+/// What the box office asked of the seated event's allocations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Book {
+    /// `TICKET.ALLOCATE E name (COUNT n [SECTION s] | SEATS id ...) [KEY k]
+    /// [RELEASE ms]`: `count` is the number asked for either way.
+    Allocate {
+        name: String,
+        count: i64,
+        section: Option<String>,
+        seats: Option<Vec<i64>>,
+        key: Option<String>,
+        release_ms: Option<i64>,
+    },
+    /// `TICKET.RELEASE E name (COUNT n | SEATS id ...)`.
+    Release {
+        name: String,
+        count: i64,
+        seats: Option<Vec<i64>>,
+    },
+}
+
+impl Book {
+    /// The allocation it is about.
+    pub fn name(&self) -> &str {
+        match self {
+            Book::Allocate { name, .. } | Book::Release { name, .. } => name,
+        }
+    }
+}
+
+/// One box-office operation: `Reply::Tickets` (allocated), `Released`,
+/// a refusal or an unknown outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BookOp {
+    pub book: Book,
+    pub reply: Reply,
+    /// It changed something and `WAIT 1` returned >= 1.
+    pub acked: bool,
+    pub sent_ms: i64,
+    pub answered_ms: i64,
+}
+
+impl BookOp {
+    /// Whether it may have changed something (not refused).
+    pub fn may_have_applied(&self) -> bool {
+        !matches!(self.reply, Reply::Refused(_))
+    }
+
+    /// How many tickets it moved, or at most moved (an unknown outcome:
+    /// what it asked for).
+    pub fn moved(&self) -> i64 {
+        match (&self.reply, &self.book) {
+            (Reply::Tickets(t), _) => t.len() as i64,
+            (Reply::Released(n), _) => *n,
+            (Reply::Refused(_), _) => 0,
+            (_, Book::Allocate { count, .. } | Book::Release { count, .. }) => *count,
+        }
+    }
+}
+
+/// An event's stock: every ticket is public free, free in an
+/// allocation, or claimed (held or sold), so `total` is their sum.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stock {
+    pub total: i64,
+    /// Public free tickets (`TICKET.STATUS remaining`, `ticket_stock`).
+    pub remaining: i64,
+    /// Free allocated tickets (`allocated`; MySQL: the live allocations'
+    /// `remaining_stock`).
+    pub allocated: i64,
+    /// Held or sold (`claimed`; MySQL: live participation rows).
+    pub claimed: i64,
+}
+
+/// The seated event's allocations and stock at the end, in Redis and MySQL.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllocEnd {
+    /// `TICKET.ALLOCATIONS`: (name, free, claimed, release time).
+    pub allocations: Vec<(String, i64, i64, Option<i64>)>,
+    pub redis_stock: Stock,
+    pub mysql_stock: Stock,
+    /// The sum of MySQL's `ticket_seat_stock.remaining` (public free seats).
+    pub mysql_seat_stock: i64,
+    /// `ticket_allocation` rows: (name, remaining_stock, ended).
+    pub mysql_allocations: Vec<(String, i64, bool)>,
+    /// `ticket_allocation_step` rows: (name, kind, stream ms), in log order.
+    pub steps: Vec<(String, String, i64)>,
+    /// Live `ticket_participation` rows: (user, ticket, allocation).
+    pub rows: Vec<(String, i64, Option<String>)>,
 }
 
 /// A user's order state.

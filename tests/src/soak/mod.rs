@@ -22,9 +22,12 @@
 //! TICKETGATE_SOAK_FAULTS=all cargo test --release --workspace --test soak_failover -- --nocapture
 //! ```
 
+pub mod alloc_check;
+pub mod box_office;
 pub mod checker;
 pub mod history;
 pub mod nemesis;
+pub mod partners;
 mod report;
 pub mod rng;
 mod run;

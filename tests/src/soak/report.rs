@@ -1,13 +1,15 @@
 //! What a soak run did and found, and how it is printed: the seed and how
-//! to replay it, operations by kind and outcome, each fault, the times
-//! MySQL took to follow a new primary, lost writes and every failure.
+//! to replay it, operations by kind and outcome (the box office's too),
+//! each fault, the times MySQL took to follow a new primary, lost writes,
+//! what the allocation checks saw and every failure.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use super::alloc_check;
 use super::checker::Findings;
-use super::history::{Op, Reply};
+use super::history::{BookOp, Op, Reply};
 use super::nemesis::FaultRecord;
 use super::Config;
 
@@ -16,12 +18,19 @@ pub struct Report {
     pub config: Config,
     pub elapsed: Duration,
     pub history: Vec<Op>,
+    /// The box office's allocations and releases on the seated event.
+    pub books: Vec<BookOp>,
     pub faults: Vec<FaultRecord>,
+    /// Every violation, the allocation checks' included.
     pub findings: Findings,
+    /// What the allocation checks saw (their violations are in `findings`).
+    pub alloc: alloc_check::Findings,
     /// Whether the logs drained and MySQL equalled Redis at the end (how long it took).
     pub drained: Result<Duration, String>,
     /// `reconcile` exited 0; its output.
     pub reconcile: (bool, String),
+    /// `audit-seats` of the seated event exited 0; its output.
+    pub audit_seats: (bool, String),
     pub conflicts: BTreeMap<String, usize>,
     /// Events the sidecar healed (its `HEALED` lines).
     pub heals: usize,
@@ -41,6 +50,10 @@ impl Report {
         if !self.reconcile.0 {
             let said = self.reconcile.1.trim_end();
             out.push(format!("reconcile exited non-zero: {said:?}"));
+        }
+        if !self.audit_seats.0 {
+            let said = self.audit_seats.1.trim_end();
+            out.push(format!("audit-seats exited non-zero: {said:?}"));
         }
         out.extend(self.findings.violations.iter().cloned());
         out
@@ -66,6 +79,21 @@ impl Report {
             f.lost_unacked.len(),
             f.lost_unacked_reported,
             f.acked_answers_checked
+        );
+        let books: Vec<String> = self
+            .books
+            .iter()
+            .map(|b| format!("{} {:?} acked={}", b.book.name(), b.reply, b.acked))
+            .collect();
+        let _ = writeln!(s, "soak: box office: [{}]", books.join("; "));
+        let a = &self.alloc;
+        let _ = writeln!(
+            s,
+            "soak: allocations: {} claims FROM a partner answered; {} public claims checked against {} allocated seat spans; audit-seats ok: {}",
+            a.partner_claims,
+            a.public_claims,
+            a.spans,
+            self.audit_seats.0
         );
         let _ = writeln!(
             s,

@@ -1,6 +1,7 @@
-//! One soak run: set up the servers, start the writers, let the nemesis
-//! strike until the time is up, let the sidecar drain, read the end state
-//! and check the history against it.
+//! One soak run: set up the servers and the seated event's allocations,
+//! start the writers and the box office, let the nemesis strike until the
+//! time is up, let the sidecar drain, read the end state and check the
+//! history against it.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,20 +9,32 @@ use std::sync::Arc;
 use std::thread::{self, sleep};
 use std::time::{Duration, Instant};
 
-use super::checker;
-use super::history::{Op, States};
+use super::box_office::BoxOffice;
+use super::history::{BookOp, Op, States};
 use super::nemesis::{Fault, FaultRecord, Nemesis};
 use super::report::Report;
 use super::rng::Rng;
 use super::sidecar::SidecarProcess;
 use super::state;
 use super::topology::{connect, Topology};
-use super::writers::{events, now_ms, EventSpec, Writer};
+use super::writers::{events, now_ms, EventSpec, Sale, Writer};
 use super::Config;
+use super::{alloc_check, checker};
 use crate::{fresh_database_on, MariaDb};
 
 /// How long the end waits for the sidecar to drain and MySQL to equal Redis.
 const DRAIN_LIMIT: Duration = Duration::from_secs(60);
+
+/// How far into the run the fan club's allocation releases itself.
+const TIMED_RELEASE_AT: f64 = 0.4;
+
+/// The seated event (the one with allocations).
+fn seated_event() -> &'static str {
+    events()
+        .into_iter()
+        .find(|e| e.sale == Sale::Seated)
+        .map_or("soak-seats", |e| e.name)
+}
 
 /// Runs the soak `config` describes.
 pub fn run(config: &Config) -> Report {
@@ -35,11 +48,22 @@ pub fn run(config: &Config) -> Report {
     }
     let specs = events();
     init_events(&topology, &specs);
+    let deadline = started + Duration::from_secs(config.secs);
+    let release_ms = now_ms()
+        + deadline
+            .duration_since(started)
+            .mul_f64(TIMED_RELEASE_AT)
+            .as_millis() as i64;
+    let mut box_office = BoxOffice::new(seated_event(), topology.address.clone());
+    let house = box_office.before_sale(release_ms);
     let mut sidecar = SidecarProcess::start(&topology.sidecar_url(), &mysql_url);
     let rng = Rng::new(config.seed);
-    let deadline = started + Duration::from_secs(config.secs);
     let stop = Arc::new(AtomicBool::new(false));
     let writers = spawn_writers(config, &specs, &rng, &topology, &stop, deadline);
+    let books = {
+        let stop = Arc::clone(&stop);
+        thread::spawn(move || box_office.during_sale(&house, started, deadline, &stop))
+    };
     let mut nemesis = Nemesis {
         topology: &mut topology,
         sidecar: &mut sidecar,
@@ -55,10 +79,12 @@ pub fn run(config: &Config) -> Report {
         .into_iter()
         .flat_map(|w| w.join().unwrap_or_default())
         .collect();
+    let books = books.join().unwrap_or_default();
     finish(
         config,
         started,
         history,
+        books,
         faults,
         &topology,
         &mut sidecar,
@@ -142,10 +168,12 @@ fn strike_until(nemesis: &mut Nemesis, config: &Config, deadline: Instant) -> Ve
     faults
 }
 
+#[allow(clippy::too_many_arguments)]
 fn finish(
     config: &Config,
     started: Instant,
     history: Vec<Op>,
+    books: Vec<BookOp>,
     faults: Vec<FaultRecord>,
     topology: &Topology,
     sidecar: &mut SidecarProcess,
@@ -172,11 +200,35 @@ fn finish(
         conflicts: &conflict_rows,
         now_ms: now,
     });
+    let event = seated_event();
+    let alloc_end = connect(&url).map_err(|e| e.to_string()).and_then(|mut c| {
+        let mut my = mysql_conn(mysql_url).ok_or("no MySQL connection")?;
+        state::alloc_end(&mut c, &mut my, event)
+    });
+    let alloc = match &alloc_end {
+        Ok(end) => alloc_check::check(&alloc_check::Input {
+            event,
+            history: &history,
+            books: &books,
+            end,
+            redis: &redis,
+            now_ms: now,
+        }),
+        Err(e) => alloc_check::Findings {
+            violations: vec![format!("the allocations could not be read: {e}")],
+            ..Default::default()
+        },
+    };
+    findings.violations.extend(alloc.violations.iter().cloned());
+    let audit = sidecar.audit_seats(&topology.sidecar_url(), event);
     if !read_ok {
         // Nothing to compare the history with: one failure, not one per user.
         findings.violations = vec!["the end state could not be read from Redis and MySQL".into()];
     }
-    let failed = !findings.violations.is_empty() || drained.is_err() || !status.success();
+    let failed = !findings.violations.is_empty()
+        || drained.is_err()
+        || !status.success()
+        || !audit.0.success();
     let saved_logs = if failed {
         save_logs(config, topology, sidecar)
     } else {
@@ -186,10 +238,13 @@ fn finish(
         config: config.clone(),
         elapsed: started.elapsed(),
         history,
+        books,
         faults,
         findings,
+        alloc,
         drained,
         reconcile: (status.success(), format!("{status}\n{out}")),
+        audit_seats: (audit.0.success(), format!("{}\n{}", audit.0, audit.1)),
         conflicts: state::conflicts_by_reason(&conflict_rows),
         heals: sidecar.count_lines("HEALED after an unplanned failover"),
         sidecar_log: sidecar.log_tail(40),

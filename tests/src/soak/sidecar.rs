@@ -1,7 +1,7 @@
 //! The soak's sidecar: the release `ticketgate-sidecar run` binary as a
 //! child process draining the current primary into MySQL, killed and started
 //! again by the nemesis (its log appended across restarts), and its
-//! `migrate` and `reconcile` subcommands.
+//! `migrate`, `reconcile` and `audit-seats` subcommands.
 
 use std::fs;
 use std::path::PathBuf;
@@ -95,6 +95,11 @@ impl SidecarProcess {
             "--wait",
             &wait_secs.to_string(),
         ]))
+    }
+
+    /// `audit-seats --event <event>` against `redis_url`: exit status and output.
+    pub fn audit_seats(&self, redis_url: &str, event: &str) -> (ExitStatus, String) {
+        run_to_end(sidecar(redis_url, &self.mysql_url).args(["audit-seats", "--event", event]))
     }
 
     /// Copies the daemon's log (all its runs) to `to`.

@@ -1,13 +1,14 @@
 //! Reading the soak's end state: every user's order and place in the
 //! waiting list from the primary, every live order and conflict row from
-//! MySQL, how much of each log is still undrained, and MySQL's offsets.
+//! MySQL, how much of each log is still undrained, MySQL's offsets, and
+//! the seated event's allocations and stock on both sides.
 
 use std::collections::BTreeMap;
 
 use mysql::prelude::Queryable;
 use redis::{Connection, Value};
 
-use super::history::{ConflictRow, OrderState, States, UserState};
+use super::history::{AllocEnd, ConflictRow, OrderState, States, Stock, UserState};
 
 /// A `TICKET.ORDER` reply (RESP2 flat array) as (tickets, state); none for nil.
 pub fn parse_order(v: &Value) -> Option<(Vec<i64>, OrderState)> {
@@ -115,12 +116,87 @@ pub fn conflicts_by_reason(rows: &[ConflictRow]) -> BTreeMap<String, usize> {
 
 /// `unsynced` of `TICKET.STATUS event` (log entries not yet drained).
 pub fn unsynced(conn: &mut Connection, event: &str) -> redis::RedisResult<i64> {
-    let flat: Vec<Value> = redis::cmd("TICKET.STATUS").arg(event).query(conn)?;
-    let found = flat.chunks(2).find_map(|kv| match kv {
-        [Value::BulkString(k), Value::Int(n)] if k.as_slice() == b"unsynced" => Some(*n),
+    Ok(status_field(&status(conn, event)?, "unsynced").unwrap_or(-1))
+}
+
+fn status(conn: &mut Connection, event: &str) -> redis::RedisResult<Vec<Value>> {
+    redis::cmd("TICKET.STATUS").arg(event).query(conn)
+}
+
+/// An integer field of a `TICKET.STATUS` reply (RESP2 flat array).
+fn status_field(flat: &[Value], name: &str) -> Option<i64> {
+    flat.chunks(2).find_map(|kv| match kv {
+        [Value::BulkString(k), Value::Int(n)] if k.as_slice() == name.as_bytes() => Some(*n),
         _ => None,
-    });
-    Ok(found.unwrap_or(-1))
+    })
+}
+
+/// `event`'s allocations and stock in Redis (`TICKET.ALLOCATIONS`,
+/// `TICKET.STATUS`) and MySQL (V8's tables, see its header).
+pub fn alloc_end(
+    conn: &mut Connection,
+    my: &mut mysql::Conn,
+    event: &str,
+) -> Result<AllocEnd, String> {
+    let redis_err = |e: redis::RedisError| format!("Redis: {e}");
+    let my_err = |e: mysql::Error| format!("MySQL: {e}");
+    let flat = status(conn, event).map_err(redis_err)?;
+    let field = |name| status_field(&flat, name).unwrap_or(0);
+    let redis_stock = Stock {
+        total: field("total"),
+        remaining: field("remaining"),
+        allocated: field("allocated"),
+        claimed: field("claimed"),
+    };
+    let allocations = redis::cmd("TICKET.ALLOCATIONS")
+        .arg(event)
+        .query(conn)
+        .map_err(redis_err)?;
+    let stock: Option<(i64, i64, i64, i64, i64)> = my
+        .exec_first(
+            "SELECT e.total, \
+             (SELECT remaining_stock FROM ticket_stock WHERE event_id = e.event_id), \
+             (SELECT COALESCE(SUM(remaining_stock), 0) FROM ticket_allocation WHERE event_id = e.event_id AND released_at IS NULL), \
+             (SELECT COUNT(*) FROM ticket_participation WHERE event_id = e.event_id AND live_ticket IS NOT NULL), \
+             (SELECT COALESCE(SUM(remaining), 0) FROM ticket_seat_stock WHERE event_id = e.event_id) \
+             FROM ticket_event e WHERE e.event_id = ?",
+            (event,),
+        )
+        .map_err(my_err)?;
+    let (total, remaining, allocated, claimed, seats) =
+        stock.ok_or_else(|| format!("MySQL has no event {event}"))?;
+    Ok(AllocEnd {
+        allocations,
+        redis_stock,
+        mysql_stock: Stock {
+            total,
+            remaining,
+            allocated,
+            claimed,
+        },
+        mysql_seat_stock: seats,
+        mysql_allocations: my
+            .exec(
+                "SELECT name, remaining_stock, released_at IS NOT NULL FROM ticket_allocation \
+                 WHERE event_id = ? ORDER BY name",
+                (event,),
+            )
+            .map_err(my_err)?,
+        steps: my
+            .exec(
+                "SELECT name, CAST(kind AS CHAR), CAST(stream_ms AS SIGNED) FROM ticket_allocation_step \
+                 WHERE event_id = ? ORDER BY stream_ms, stream_seq, id",
+                (event,),
+            )
+            .map_err(my_err)?,
+        rows: my
+            .exec(
+                "SELECT user_id, ticket_number, allocation FROM ticket_participation \
+                 WHERE event_id = ? AND live_ticket IS NOT NULL ORDER BY user_id, ticket_number",
+                (event,),
+            )
+            .map_err(my_err)?,
+    })
 }
 
 /// The id of the newest entry of `event`'s log, if any.

@@ -179,6 +179,7 @@ mod tests {
             wrote: acked,
             acked,
             sent_ms: at,
+            answered_ms: at,
             expires_from_ms: None,
         }
     }

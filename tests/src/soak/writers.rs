@@ -2,7 +2,8 @@
 //! them claims, confirms, cancels, waits and leaves chosen by its seeded
 //! RNG from what it believes each user holds, each write followed by
 //! `WAIT 1 <timeout>`, and records every operation in its history. On a
-//! connection error it reconnects to the current primary.
+//! connection error it reconnects to the current primary. On the seated
+//! event, partner users ([`partners`]) claim `FROM` their allocation.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,6 +13,7 @@ use std::time::{Duration, Instant};
 use redis::{Connection, RedisError, Value};
 
 use super::history::{Kind, Op, Reply};
+use super::partners::{self, partner_of};
 use super::rng::Rng;
 use super::seated;
 use super::topology::{connect, PrimaryAddress};
@@ -134,7 +136,11 @@ impl Writer {
         rng: Rng,
         address: PrimaryAddress,
     ) -> Writer {
-        let users: Vec<String> = (0..users).map(|u| format!("w{id}-u{u}")).collect();
+        let name = |u| match event.sale {
+            Sale::Seated => partners::user_name(id, u),
+            _ => format!("w{id}-u{u}"),
+        };
+        let users: Vec<String> = (0..users).map(name).collect();
         let beliefs = users.iter().map(|u| (u.clone(), Belief::Nothing)).collect();
         Writer {
             event,
@@ -181,23 +187,25 @@ impl Writer {
             }
             self.beliefs.insert(user.clone(), belief);
         }
-        if let Some(kind) = self.choose(belief) {
+        if let Some(kind) = self.choose(belief, partner_of(&user).is_some()) {
             self.send(&user, kind, belief);
         }
     }
 
     /// The next operation for a user believed in `belief`, or none (wait).
-    fn choose(&mut self, belief: Belief) -> Option<Kind> {
+    /// A partner's user never cancels a sale (those tickets would go to
+    /// public sale, out of its allocation).
+    fn choose(&mut self, belief: Belief, partner: bool) -> Option<Kind> {
         let r = self.rng.below(100);
         let sale = self.event.sale;
         match belief {
             Belief::Nothing if sale == Sale::WaitingList && r < 60 => Some(Kind::Wait),
-            Belief::Nothing => Some(self.claim()),
+            Belief::Nothing => Some(self.claim(partner)),
             Belief::Held if sale == Sale::Plain => Some(Kind::Cancel),
             Belief::Held => [Kind::Confirm, Kind::Cancel]
                 .get((r / 40) as usize)
                 .cloned(),
-            Belief::Sold => (r < 40).then_some(Kind::Cancel),
+            Belief::Sold => (r < 40 && !partner).then_some(Kind::Cancel),
             Belief::Waiting => match r {
                 0..=49 => Some(Kind::Confirm),
                 50..=64 => Some(Kind::Leave),
@@ -207,9 +215,11 @@ impl Writer {
         }
     }
 
-    fn claim(&mut self) -> Kind {
+    /// A claim; a partner's: 1-2 best seats of its allocation.
+    fn claim(&mut self, partner: bool) -> Kind {
         let (count, seats) = match self.event.sale {
             Sale::Holds => (self.rng.between(1, 2) as i64, None),
+            Sale::Seated if partner => (self.rng.between(1, 2) as i64, None),
             Sale::Seated => seated::party(&mut self.rng),
             Sale::Plain | Sale::WaitingList => (1, None),
         };
@@ -240,6 +250,7 @@ impl Writer {
         let sent_ms = now_ms();
         let conn = self.connection()?;
         let result = command(event, user, &kind).query::<Value>(conn);
+        let answered_ms = now_ms();
         let reply = interpret(&kind, result);
         let wrote = wrote(&kind, &reply, belief);
         let acked = wrote && wait_one(conn);
@@ -261,6 +272,7 @@ impl Writer {
             wrote,
             acked,
             sent_ms,
+            answered_ms,
             expires_from_ms,
         });
         Some(reply)
@@ -323,6 +335,12 @@ fn command(event: &str, user: &str, kind: &Kind) -> redis::Cmd {
         if let Some(ms) = hold_ms {
             cmd.arg("HOLD").arg(*ms);
         }
+        if let Some(p) = partner_of(user) {
+            cmd.arg("FROM").arg(p.name);
+            if let Some(key) = p.key {
+                cmd.arg("KEY").arg(key);
+            }
+        }
         match seats {
             Some(ids) => cmd.arg("SEATS").arg(ids),
             None => cmd.arg("COUNT").arg(*count),
@@ -358,7 +376,8 @@ fn interpret(kind: &Kind, result: redis::RedisResult<Value>) -> Reply {
     parsed.unwrap_or_else(|| Reply::Unknown(format!("unexpected reply {value:?}")))
 }
 
-fn refusal_or_unknown(e: &RedisError) -> Reply {
+/// An error reply: a refusal (its code), or an unknown outcome.
+pub fn refusal_or_unknown(e: &RedisError) -> Reply {
     if e.is_io_error() || e.is_timeout() || e.is_connection_dropped() || e.is_connection_refusal() {
         return Reply::Unknown(e.to_string());
     }
@@ -389,9 +408,10 @@ fn next_belief(event: &EventSpec, before: Belief, reply: &Reply) -> Belief {
         Reply::Position(0) => Belief::Held,
         Reply::Position(_) => Belief::Waiting,
         Reply::Left(true) => Belief::Nothing,
-        Reply::Left(false) => Belief::Unsure,
+        Reply::Left(false) | Reply::Released(_) => Belief::Unsure,
         Reply::Refused(code) => match code.as_str() {
-            "SOLDOUT" => Belief::Nothing,
+            // an allocation sold out, or released and gone
+            "SOLDOUT" | "NOALLOCATION" => Belief::Nothing,
             code if seated::refused_for_seats(code) => Belief::Nothing,
             "NOHOLD" if before == Belief::Waiting => Belief::Waiting,
             "NOHOLD" => Belief::Nothing,
@@ -404,9 +424,14 @@ fn next_belief(event: &EventSpec, before: Belief, reply: &Reply) -> Belief {
 
 /// `WAIT 1 <WAIT_MS>` on the connection that wrote: true when a replica has it.
 fn wait_one(conn: &mut Connection) -> bool {
+    wait_replica(conn, WAIT_MS)
+}
+
+/// `WAIT 1 <ms>` on the connection that wrote: true when a replica has it.
+pub fn wait_replica(conn: &mut Connection, ms: u64) -> bool {
     redis::cmd("WAIT")
         .arg(1)
-        .arg(WAIT_MS)
+        .arg(ms)
         .query::<i64>(conn)
         .is_ok_and(|n| n >= 1)
 }

@@ -1,0 +1,218 @@
+//! The soak's box office (issue 42): before the sale it allocates the
+//! seated event's partner and house seats ([`partners::before_sale`]),
+//! each acknowledged by `WAIT 1`; during it, amid the faults, it releases
+//! two house seats by id (30% into the run), allocates three more free
+//! seats (`late`, from 50%, again while the event has too few free) and
+//! releases one of them by count (70%). Each operation, retried while its
+//! outcome is unknown or the node is no primary, is recorded for the
+//! checker ([`super::alloc_check`]).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use redis::{Connection, Value};
+
+use super::history::{Book, BookOp, Reply};
+use super::partners::{self, HOUSE, LATE};
+use super::topology::{connect, PrimaryAddress};
+use super::writers::{now_ms, refusal_or_unknown, wait_replica};
+
+/// How long `WAIT 1` waits after a box-office write during the sale.
+const WAIT_MS: u64 = 300;
+
+/// Refusals that wrote nothing and may pass: the node is no primary (yet).
+fn transient(code: &str) -> bool {
+    matches!(code, "READONLY" | "LOADING" | "TRYAGAIN" | "MASTERDOWN")
+}
+
+/// The box office's connection and what it did.
+pub struct BoxOffice {
+    event: &'static str,
+    address: PrimaryAddress,
+    conn: Option<Connection>,
+    pub ops: Vec<BookOp>,
+}
+
+impl BoxOffice {
+    pub fn new(event: &'static str, address: PrimaryAddress) -> BoxOffice {
+        BoxOffice {
+            event,
+            address,
+            conn: None,
+            ops: Vec::new(),
+        }
+    }
+
+    /// Allocates the partners' and the house seats, the fan club's to be
+    /// released at `release_ms`; panics unless each is acknowledged. The
+    /// house seats the module chose.
+    pub fn before_sale(&mut self, release_ms: i64) -> Vec<i64> {
+        let mut house = Vec::new();
+        for book in partners::before_sale(release_ms) {
+            let reply = self.send(book.clone(), 5_000);
+            let acked = self.ops.last().is_some_and(|o| o.acked);
+            match reply {
+                Reply::Tickets(t) if acked => {
+                    if book.name() == HOUSE {
+                        house = t;
+                    }
+                }
+                other => panic!("the box office's {book:?} answered {other:?} (acked: {acked})"),
+            }
+        }
+        house
+    }
+
+    /// During the sale, at fixed points of the run from `started` to
+    /// `deadline`: release two `house` seats, allocate three to `late`,
+    /// release one of `late`'s; returns everything it sent.
+    pub fn during_sale(
+        mut self,
+        house: &[i64],
+        started: Instant,
+        deadline: Instant,
+        stop: &AtomicBool,
+    ) -> Vec<BookOp> {
+        let at = |fraction: f64| started + deadline.duration_since(started).mul_f64(fraction);
+        let plan = [
+            (
+                at(0.3),
+                Book::Release {
+                    name: HOUSE.into(),
+                    count: 2,
+                    seats: Some(house.iter().take(2).copied().collect()),
+                },
+            ),
+            (
+                at(0.5),
+                Book::Allocate {
+                    name: LATE.into(),
+                    count: 3,
+                    section: None,
+                    seats: None,
+                    key: None,
+                    release_ms: None,
+                },
+            ),
+            (
+                at(0.7),
+                Book::Release {
+                    name: LATE.into(),
+                    count: 1,
+                    seats: None,
+                },
+            ),
+        ];
+        for (when, book) in plan {
+            while Instant::now() < when && !stop.load(Ordering::Relaxed) {
+                sleep(Duration::from_millis(50));
+            }
+            // Retried until answered, or until the next step is due.
+            let give_up = when + Duration::from_secs(10);
+            while Instant::now() < give_up.min(deadline) && !stop.load(Ordering::Relaxed) {
+                match self.send(book.clone(), WAIT_MS) {
+                    Reply::Unknown(_) => {}
+                    Reply::Refused(code) if transient(&code) || code == "SHORT" => {}
+                    _ => break,
+                }
+                sleep(Duration::from_millis(300));
+            }
+        }
+        self.ops
+    }
+
+    /// Sends one operation, WAITs (`wait_ms`) if it changed something,
+    /// records it; returns the reply (unknown, unrecorded, when no
+    /// primary could be reached: nothing was sent).
+    fn send(&mut self, book: Book, wait_ms: u64) -> Reply {
+        let conn = self
+            .conn
+            .take()
+            .map_or_else(|| connect(&self.address.get()), Ok);
+        let mut conn = match conn {
+            Ok(c) => c,
+            Err(e) => {
+                sleep(Duration::from_millis(100));
+                return Reply::Unknown(format!("connect: {e}"));
+            }
+        };
+        let sent_ms = now_ms();
+        let result = command(self.event, &book).query::<Value>(&mut conn);
+        let answered_ms = now_ms();
+        let reply = match result {
+            Ok(v) => interpret(&book, &v),
+            Err(e) => refusal_or_unknown(&e),
+        };
+        let wrote = matches!(reply, Reply::Tickets(_) | Reply::Released(_));
+        let acked = wrote && wait_replica(&mut conn, wait_ms);
+        let lost = matches!(&reply, Reply::Unknown(_))
+            || matches!(&reply, Reply::Refused(c) if transient(c));
+        if !lost {
+            self.conn = Some(conn);
+        }
+        self.ops.push(BookOp {
+            book,
+            reply: reply.clone(),
+            acked,
+            sent_ms,
+            answered_ms,
+        });
+        reply
+    }
+}
+
+fn command(event: &str, book: &Book) -> redis::Cmd {
+    match book {
+        Book::Allocate {
+            name,
+            count,
+            section,
+            seats,
+            key,
+            release_ms,
+        } => {
+            let mut cmd = redis::cmd("TICKET.ALLOCATE");
+            cmd.arg(event).arg(name);
+            match seats {
+                Some(ids) => cmd.arg("SEATS").arg(ids),
+                None => cmd.arg("COUNT").arg(*count),
+            };
+            if let Some(s) = section {
+                cmd.arg("SECTION").arg(s);
+            }
+            if let Some(k) = key {
+                cmd.arg("KEY").arg(k);
+            }
+            if let Some(ms) = release_ms {
+                cmd.arg("RELEASE").arg(*ms);
+            }
+            cmd
+        }
+        Book::Release { name, count, seats } => {
+            let mut cmd = redis::cmd("TICKET.RELEASE");
+            cmd.arg(event).arg(name);
+            match seats {
+                Some(ids) => cmd.arg("SEATS").arg(ids),
+                None => cmd.arg("COUNT").arg(*count),
+            };
+            cmd
+        }
+    }
+}
+
+fn interpret(book: &Book, value: &Value) -> Reply {
+    let parsed = match (book, value) {
+        (Book::Allocate { .. }, Value::Array(items)) => items
+            .iter()
+            .map(|v| match v {
+                Value::Int(n) => Some(*n),
+                _ => None,
+            })
+            .collect::<Option<Vec<i64>>>()
+            .map(Reply::Tickets),
+        (Book::Release { .. }, Value::Int(n)) => Some(Reply::Released(*n)),
+        _ => None,
+    };
+    parsed.unwrap_or_else(|| Reply::Unknown(format!("unexpected reply {value:?}")))
+}
