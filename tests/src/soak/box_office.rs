@@ -5,7 +5,9 @@
 //! seats (`late`, from 50%, again while the event has too few free) and
 //! releases one of them by count (70%). Each operation, retried while its
 //! outcome is unknown or the node is no primary, is recorded for the
-//! checker ([`super::alloc_check`]).
+//! checker ([`super::alloc_check`]). With the [`Gate`] on, each passes it
+//! and is acknowledged before the next fault, and the box office holds the
+//! gate over the fan club's timed release.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::sleep;
@@ -13,10 +15,11 @@ use std::time::{Duration, Instant};
 
 use redis::{Connection, Value};
 
+use super::gate::Gate;
 use super::history::{Book, BookOp, Reply};
 use super::partners::{self, HOUSE, LATE};
 use super::topology::{connect, PrimaryAddress};
-use super::writers::{now_ms, refusal_or_unknown, wait_replica};
+use super::writers::{acknowledge, now_ms, refusal_or_unknown, wait_replica};
 
 /// How long `WAIT 1` waits after a box-office write during the sale.
 const WAIT_MS: u64 = 300;
@@ -31,15 +34,17 @@ pub struct BoxOffice {
     event: &'static str,
     address: PrimaryAddress,
     conn: Option<Connection>,
+    gate: Gate,
     pub ops: Vec<BookOp>,
 }
 
 impl BoxOffice {
-    pub fn new(event: &'static str, address: PrimaryAddress) -> BoxOffice {
+    pub fn new(event: &'static str, address: PrimaryAddress, gate: Gate) -> BoxOffice {
         BoxOffice {
             event,
             address,
             conn: None,
+            gate,
             ops: Vec::new(),
         }
     }
@@ -66,12 +71,12 @@ impl BoxOffice {
 
     /// During the sale, at fixed points of the run from `started` to
     /// `deadline`: release two `house` seats, allocate three to `late`,
-    /// release one of `late`'s; returns everything it sent.
+    /// release one of `late`'s (and, gated, hold the gate over the timed
+    /// release due at `timed`); returns everything it sent.
     pub fn during_sale(
         mut self,
         house: &[i64],
-        started: Instant,
-        deadline: Instant,
+        (started, timed, deadline): (Instant, Instant, Instant),
         stop: &AtomicBool,
     ) -> Vec<BookOp> {
         let at = |fraction: f64| started + deadline.duration_since(started).mul_f64(fraction);
@@ -104,10 +109,16 @@ impl BoxOffice {
                 },
             ),
         ];
+        let mut timed = self.gate.is_on().then_some(timed);
         for (when, book) in plan {
-            while Instant::now() < when && !stop.load(Ordering::Relaxed) {
-                sleep(Duration::from_millis(50));
+            if let Some(due) = timed.filter(|due| *due < when) {
+                let gate = self.gate.clone();
+                sleep_until(due - Duration::from_millis(1500), stop);
+                let _pass = gate.pass();
+                sleep_until(due + Duration::from_millis(2500), stop);
+                timed = None;
             }
+            sleep_until(when, stop);
             // Retried until answered, or until the next step is due.
             let give_up = when + Duration::from_secs(10);
             while Instant::now() < give_up.min(deadline) && !stop.load(Ordering::Relaxed) {
@@ -137,6 +148,8 @@ impl BoxOffice {
                 return Reply::Unknown(format!("connect: {e}"));
             }
         };
+        let gate = self.gate.clone();
+        let pass = gate.pass();
         let sent_ms = now_ms();
         let result = command(self.event, &book).query::<Value>(&mut conn);
         let answered_ms = now_ms();
@@ -145,7 +158,9 @@ impl BoxOffice {
             Err(e) => refusal_or_unknown(&e),
         };
         let wrote = matches!(reply, Reply::Tickets(_) | Reply::Released(_));
-        let acked = wrote && wait_replica(&mut conn, wait_ms);
+        let acked = wrote
+            && (wait_replica(&mut conn, wait_ms)
+                || (pass.is_some() && acknowledge(&mut conn, true)));
         let lost = matches!(&reply, Reply::Unknown(_))
             || matches!(&reply, Reply::Refused(c) if transient(c));
         if !lost {
@@ -159,6 +174,13 @@ impl BoxOffice {
             answered_ms,
         });
         reply
+    }
+}
+
+/// Sleeps until `when`, or until `stop`.
+fn sleep_until(when: Instant, stop: &AtomicBool) {
+    while Instant::now() < when && !stop.load(Ordering::Relaxed) {
+        sleep(Duration::from_millis(50));
     }
 }
 

@@ -25,6 +25,7 @@
 pub mod alloc_check;
 pub mod box_office;
 pub mod checker;
+pub mod gate;
 pub mod history;
 pub mod nemesis;
 pub mod partners;
@@ -50,6 +51,10 @@ pub const DEFAULT_FAULTS: &str = "all";
 /// Default length of a run, in seconds: short enough for CI.
 pub const DEFAULT_SECS: u64 = 75;
 
+/// Whether the allocation [`gate::Gate`] is on when
+/// `TICKETGATE_SOAK_ALLOC_GATE` is unset.
+pub const DEFAULT_ALLOC_GATE: bool = false;
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -60,6 +65,8 @@ pub struct Config {
     pub writers_per_event: usize,
     /// Users each writer owns.
     pub users_per_writer: usize,
+    /// Allocation operations only while no fault strikes ([`gate`]).
+    pub alloc_gate: bool,
 }
 
 impl Config {
@@ -81,12 +88,19 @@ impl Config {
             None => DEFAULT_SECS,
         };
         let faults = parse_menu(&var("TICKETGATE_SOAK_FAULTS").unwrap_or(DEFAULT_FAULTS.into()))?;
+        let alloc_gate = match var("TICKETGATE_SOAK_ALLOC_GATE").as_deref().map(str::trim) {
+            None => DEFAULT_ALLOC_GATE,
+            Some("1" | "on") => true,
+            Some("0" | "off") => false,
+            Some(other) => return Err(format!("TICKETGATE_SOAK_ALLOC_GATE {other:?}: 1 or 0")),
+        };
         Ok(Config {
             seed,
             secs,
             faults,
             writers_per_event: 2,
             users_per_writer: 100,
+            alloc_gate,
         })
     }
 
@@ -94,10 +108,11 @@ impl Config {
     pub fn replay(&self) -> String {
         let names: Vec<&str> = self.faults.iter().map(|f| f.name()).collect();
         format!(
-            "TICKETGATE_SOAK_SEED={} TICKETGATE_SOAK_SECS={} TICKETGATE_SOAK_FAULTS={}",
+            "TICKETGATE_SOAK_SEED={} TICKETGATE_SOAK_SECS={} TICKETGATE_SOAK_FAULTS={} TICKETGATE_SOAK_ALLOC_GATE={}",
             self.seed,
             self.secs,
-            names.join(",")
+            names.join(","),
+            u8::from(self.alloc_gate)
         )
     }
 }

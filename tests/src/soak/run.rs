@@ -10,6 +10,7 @@ use std::thread::{self, sleep};
 use std::time::{Duration, Instant};
 
 use super::box_office::BoxOffice;
+use super::gate::Gate;
 use super::history::{BookOp, Op, States};
 use super::nemesis::{Fault, FaultRecord, Nemesis};
 use super::report::Report;
@@ -49,20 +50,19 @@ pub fn run(config: &Config) -> Report {
     let specs = events();
     init_events(&topology, &specs);
     let deadline = started + Duration::from_secs(config.secs);
-    let release_ms = now_ms()
-        + deadline
-            .duration_since(started)
-            .mul_f64(TIMED_RELEASE_AT)
-            .as_millis() as i64;
-    let mut box_office = BoxOffice::new(seated_event(), topology.address.clone());
+    // The fan club's allocation releases itself this far into the run.
+    let timed = started + deadline.duration_since(started).mul_f64(TIMED_RELEASE_AT);
+    let release_ms = now_ms() + timed.saturating_duration_since(Instant::now()).as_millis() as i64;
+    let gate = Gate::new(config.alloc_gate);
+    let mut box_office = BoxOffice::new(seated_event(), topology.address.clone(), gate.clone());
     let house = box_office.before_sale(release_ms);
     let mut sidecar = SidecarProcess::start(&topology.sidecar_url(), &mysql_url);
     let rng = Rng::new(config.seed);
     let stop = Arc::new(AtomicBool::new(false));
-    let writers = spawn_writers(config, &specs, &rng, &topology, &stop, deadline);
+    let writers = spawn_writers(config, &specs, &rng, &topology, &stop, deadline, &gate);
     let books = {
         let stop = Arc::clone(&stop);
-        thread::spawn(move || box_office.during_sale(&house, started, deadline, &stop))
+        thread::spawn(move || box_office.during_sale(&house, (started, timed, deadline), &stop))
     };
     let mut nemesis = Nemesis {
         topology: &mut topology,
@@ -73,7 +73,7 @@ pub fn run(config: &Config) -> Report {
         rng: rng.fork(0),
         started,
     };
-    let faults = strike_until(&mut nemesis, config, deadline);
+    let faults = strike_until(&mut nemesis, config, deadline, &gate);
     stop.store(true, Ordering::Relaxed);
     let history: Vec<Op> = writers
         .into_iter()
@@ -116,6 +116,7 @@ fn spawn_writers(
     topology: &Topology,
     stop: &Arc<AtomicBool>,
     deadline: Instant,
+    gate: &Gate,
 ) -> Vec<thread::JoinHandle<Vec<Op>>> {
     let mut handles = Vec::new();
     for (e, spec) in specs.iter().enumerate() {
@@ -127,7 +128,8 @@ fn spawn_writers(
                 config.users_per_writer,
                 rng.fork(1 + id as u64),
                 topology.address.clone(),
-            );
+            )
+            .gated(gate.clone());
             let stop = Arc::clone(stop);
             handles.push(thread::spawn(move || writer.run(&stop, deadline)));
         }
@@ -136,8 +138,13 @@ fn spawn_writers(
 }
 
 /// A fault every 2-5 s until `deadline` (none in the last 5 s, so the end
-/// sees a settled topology).
-fn strike_until(nemesis: &mut Nemesis, config: &Config, deadline: Instant) -> Vec<FaultRecord> {
+/// sees a settled topology), each with the allocation `gate` shut.
+fn strike_until(
+    nemesis: &mut Nemesis,
+    config: &Config,
+    deadline: Instant,
+    gate: &Gate,
+) -> Vec<FaultRecord> {
     let mut faults = Vec::new();
     let last_strike = deadline
         .checked_sub(Duration::from_secs(5))
@@ -148,7 +155,9 @@ fn strike_until(nemesis: &mut Nemesis, config: &Config, deadline: Instant) -> Ve
             break;
         }
         sleep(gap);
+        let shut = gate.strike();
         let record = nemesis.strike(&config.faults);
+        drop(shut);
         eprintln!(
             "soak: {:6.1}s {} — {}{}",
             record.at_s,

@@ -3,7 +3,8 @@
 //! RNG from what it believes each user holds, each write followed by
 //! `WAIT 1 <timeout>`, and records every operation in its history. On a
 //! connection error it reconnects to the current primary. On the seated
-//! event, partner users ([`partners`]) claim `FROM` their allocation.
+//! event, partner users ([`partners`]) claim `FROM` their allocation (through
+//! the [`Gate`], when it is on).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use redis::{Connection, RedisError, Value};
 
+use super::gate::Gate;
 use super::history::{Kind, Op, Reply};
 use super::partners::{self, partner_of};
 use super::rng::Rng;
@@ -125,6 +127,7 @@ pub struct Writer {
     rng: Rng,
     address: PrimaryAddress,
     conn: Option<Connection>,
+    gate: Gate,
     pub history: Vec<Op>,
 }
 
@@ -149,8 +152,15 @@ impl Writer {
             rng,
             address,
             conn: None,
+            gate: Gate::default(),
             history: Vec::new(),
         }
+    }
+
+    /// Sends its partner users' operations through `gate`.
+    pub fn gated(mut self, gate: Gate) -> Writer {
+        self.gate = gate;
+        self
     }
 
     /// Writes until `stop` or `deadline`; then, on a waiting-list event, has
@@ -202,6 +212,12 @@ impl Writer {
             Belief::Nothing if sale == Sale::WaitingList && r < 60 => Some(Kind::Wait),
             Belief::Nothing => Some(self.claim(partner)),
             Belief::Held if sale == Sale::Plain => Some(Kind::Cancel),
+            // A partner's hold mostly goes back to its allocation.
+            Belief::Held if partner => match r {
+                0..=9 => Some(Kind::Confirm),
+                10..=69 => Some(Kind::Cancel),
+                _ => None,
+            },
             Belief::Held => [Kind::Confirm, Kind::Cancel]
                 .get((r / 40) as usize)
                 .cloned(),
@@ -215,7 +231,8 @@ impl Writer {
         }
     }
 
-    /// A claim; a partner's: 1-2 best seats of its allocation.
+    /// A claim; a partner's: 1-2 best seats of its allocation (never a
+    /// short hold when the gate is on: its expiry would pass no gate).
     fn claim(&mut self, partner: bool) -> Kind {
         let (count, seats) = match self.event.sale {
             Sale::Holds => (self.rng.between(1, 2) as i64, None),
@@ -223,7 +240,8 @@ impl Writer {
             Sale::Seated => seated::party(&mut self.rng),
             Sale::Plain | Sale::WaitingList => (1, None),
         };
-        let short = self.event.hold_ms > 0 && self.rng.percent(25);
+        let short =
+            self.event.hold_ms > 0 && !(partner && self.gate.is_on()) && self.rng.percent(25);
         Kind::Claim {
             count,
             hold_ms: short.then_some(SHORT_HOLD_MS),
@@ -247,13 +265,20 @@ impl Writer {
     /// Sends one operation, WAITs if it wrote, records it; returns the reply.
     fn send(&mut self, user: &str, kind: Kind, belief: Belief) -> Option<Reply> {
         let event = self.event.name;
+        let gate = self.gate.clone();
+        let partner = self.event.sale == Sale::Seated && partner_of(user).is_some();
+        let pass = match partner.then(|| gate.try_pass()) {
+            Some(Err(())) => return None, // shut: a fault strikes
+            Some(Ok(pass)) => pass,
+            None => None,
+        };
         let sent_ms = now_ms();
         let conn = self.connection()?;
         let result = command(event, user, &kind).query::<Value>(conn);
         let answered_ms = now_ms();
         let reply = interpret(&kind, result);
         let wrote = wrote(&kind, &reply, belief);
-        let acked = wrote && wait_one(conn);
+        let acked = wrote && acknowledge(conn, pass.is_some());
         // A lost connection, or a node that is no primary any more: the
         // next operation connects to the current primary.
         if matches!(&reply, Reply::Unknown(_))
@@ -422,9 +447,19 @@ fn next_belief(event: &EventSpec, before: Belief, reply: &Reply) -> Belief {
     }
 }
 
-/// `WAIT 1 <WAIT_MS>` on the connection that wrote: true when a replica has it.
-fn wait_one(conn: &mut Connection) -> bool {
-    wait_replica(conn, WAIT_MS)
+/// `WAIT 1 <WAIT_MS>` on the connection that wrote: true when a replica
+/// has it; when `patient`, again until one has, for up to 10 s.
+pub fn acknowledge(conn: &mut Connection, patient: bool) -> bool {
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        if wait_replica(conn, WAIT_MS) {
+            return true;
+        }
+        if !patient || Instant::now() >= end {
+            return false;
+        }
+        sleep(Duration::from_millis(50));
+    }
 }
 
 /// `WAIT 1 <ms>` on the connection that wrote: true when a replica has it.
