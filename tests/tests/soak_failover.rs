@@ -1,17 +1,22 @@
-//! The seeded fault soak (issue 19): six writers on three events (plain,
-//! holds with LIMIT 2, a waiting list) with `WAIT 1` after every write,
+//! The seeded fault soak (issue 19): eight writers on four events (plain,
+//! holds with LIMIT 2, a waiting list, a seated venue whose partners claim
+//! `FROM` their allocations beside a box office allocating and releasing,
+//! issue 42) with `WAIT 1` after every write,
 //! against a primary and a replica with `appendfsync always`, the sidecar
 //! draining into MariaDB, and a nemesis striking every few seconds; at the
 //! end every acknowledged write must be visible, no ticket held twice,
 //! Redis == MySQL, `reconcile` 0, and conflict rows only `lost_in_failover`
-//! ones naming users with an unacknowledged write.
+//! ones naming users with an unacknowledged write; no public claim on an
+//! allocated seat, acknowledged allocations and releases kept, the timed
+//! release once, the stock adding up, `audit-seats` 0.
 //!
 //! Replay a run with the `TICKETGATE_SOAK_SEED` it prints; run longer with
 //! `TICKETGATE_SOAK_SECS`; choose the faults with `TICKETGATE_SOAK_FAULTS`
 //! (`all`, the default: every fault, unplanned failovers included; `safe`
 //! leaves those out; `sentinel`: unplanned failovers by three sentinels,
 //! the sidecar on their URL; or a comma-separated list of fault names, see
-//! `ticketgate_tests::soak`).
+//! `ticketgate_tests::soak`); `TICKETGATE_SOAK_ALLOC_GATE=1` acknowledges
+//! each allocation operation before the next fault.
 
 use ticketgate_tests::soak::{self, Config};
 

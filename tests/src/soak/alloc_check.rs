@@ -16,10 +16,14 @@
 //!   has exactly one `release` step for it, at or after its time.
 //! * The stock adds up: public free + allocated free + claimed = total in
 //!   Redis and in MySQL, and the two agree.
+//! * A conflict row naming no user (the heal undid a lost allocate or
+//!   release in MySQL) is a `lost_in_failover` one, and some allocate or
+//!   release was not acknowledged, or the timed release was due.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::history::{AllocEnd, Book, BookOp, Kind, Op, Reply, States};
+use super::checker::LOST_IN_FAILOVER;
+use super::history::{AllocEnd, Book, BookOp, ConflictRow, Kind, Op, Reply, States};
 use super::partners::{partner_of, PARTNERS};
 
 /// What the allocation checks found.
@@ -43,6 +47,8 @@ pub struct Input<'a> {
     pub end: &'a AllocEnd,
     /// The users' orders in Redis at the end.
     pub redis: &'a States,
+    /// The event's conflict rows that name no user.
+    pub conflicts: &'a [ConflictRow],
     /// Unix ms when the end state was read.
     pub now_ms: i64,
 }
@@ -69,7 +75,23 @@ pub fn check(input: &Input) -> Findings {
     f.violations
         .extend(allocations_survive(input, &claimed_by_partner(input)));
     f.violations.extend(stock_adds_up(input.end));
+    f.violations.extend(unexplained_conflicts(input));
     f
+}
+
+/// Conflicts naming no user that no unacknowledged allocate or release,
+/// nor a due timed release, explains.
+fn unexplained_conflicts(input: &Input) -> Vec<String> {
+    let unacked = input.books.iter().any(|b| !b.acked && b.may_have_applied());
+    let timed_due = input.books.iter().any(
+        |b| matches!(b.book, Book::Allocate { release_ms: Some(at), .. } if at <= input.now_ms),
+    );
+    input
+        .conflicts
+        .iter()
+        .filter(|c| c.reason != LOST_IN_FAILOVER || !(unacked || timed_due))
+        .map(|c| format!("conflict without a user unexplained: {c:?}"))
+        .collect()
 }
 
 /// A seat surely in allocation `name` from `from_ms` to `until_ms`.
@@ -474,6 +496,7 @@ mod tests {
             books,
             end,
             redis,
+            conflicts: &[],
             now_ms: 10_000,
         })
     }
@@ -648,6 +671,36 @@ mod tests {
         ] {
             assert!(joined.contains(what), "{what}: {joined}");
         }
+    }
+
+    #[test]
+    fn a_conflict_without_a_user_needs_an_unacknowledged_allocation_op() {
+        let row = |reason: &str| ConflictRow {
+            event: E.into(),
+            user: None,
+            reason: reason.into(),
+            stream_id: "1-0".into(),
+        };
+        let rows = [row(LOST_IN_FAILOVER), row("allocation_mismatch")];
+        let judge = |books: &[BookOp]| {
+            check(&Input {
+                event: E,
+                history: &[],
+                books,
+                end: &end(&[("house", 2, 0)], 0),
+                redis: &States::new(),
+                conflicts: &rows,
+                now_ms: 10_000,
+            })
+            .violations
+        };
+        let acked = [allocate("house", &[5, 6], None, true, 0)];
+        assert_eq!(judge(&acked).len(), 2, "{:?}", judge(&acked));
+        let mut books = acked.to_vec();
+        books.push(release("house", None, 1, false, 100));
+        let v = judge(&books);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].contains("allocation_mismatch"), "{v:?}");
     }
 
     #[test]

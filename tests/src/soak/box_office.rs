@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use redis::{Connection, Value};
+use redis::Value;
 
 use super::gate::Gate;
 use super::history::{Book, BookOp, Reply};
@@ -29,11 +29,12 @@ fn transient(code: &str) -> bool {
     matches!(code, "READONLY" | "LOADING" | "TRYAGAIN" | "MASTERDOWN")
 }
 
-/// The box office's connection and what it did.
+/// What the box office did (it connects to the current primary for each
+/// operation: a connection kept across a fault would make its next
+/// outcome unknown for nothing).
 pub struct BoxOffice {
     event: &'static str,
     address: PrimaryAddress,
-    conn: Option<Connection>,
     gate: Gate,
     pub ops: Vec<BookOp>,
 }
@@ -43,7 +44,6 @@ impl BoxOffice {
         BoxOffice {
             event,
             address,
-            conn: None,
             gate,
             ops: Vec::new(),
         }
@@ -137,11 +137,7 @@ impl BoxOffice {
     /// records it; returns the reply (unknown, unrecorded, when no
     /// primary could be reached: nothing was sent).
     fn send(&mut self, book: Book, wait_ms: u64) -> Reply {
-        let conn = self
-            .conn
-            .take()
-            .map_or_else(|| connect(&self.address.get()), Ok);
-        let mut conn = match conn {
+        let mut conn = match connect(&self.address.get()) {
             Ok(c) => c,
             Err(e) => {
                 sleep(Duration::from_millis(100));
@@ -161,11 +157,6 @@ impl BoxOffice {
         let acked = wrote
             && (wait_replica(&mut conn, wait_ms)
                 || (pass.is_some() && acknowledge(&mut conn, true)));
-        let lost = matches!(&reply, Reply::Unknown(_))
-            || matches!(&reply, Reply::Refused(c) if transient(c));
-        if !lost {
-            self.conn = Some(conn);
-        }
         self.ops.push(BookOp {
             book,
             reply: reply.clone(),

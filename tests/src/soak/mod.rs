@@ -2,13 +2,16 @@
 //! primary redis-server with the module (`appendonly yes`, `appendfsync
 //! always`) and one replica, a private MariaDB, the release sidecar
 //! draining into it, writer threads on four events (plain, holds, a
-//! waiting list, a seated venue: [`seated`]) with `WAIT 1` after
-//! every write, a nemesis striking every few seconds, and a history checker
-//! at the end. Used by `tests/tests/soak_failover.rs`.
+//! waiting list, a seated venue: [`seated`], with allocations:
+//! [`partners`], [`box_office`]) with `WAIT 1` after every write, a
+//! nemesis striking every few seconds, and a history checker at the end.
+//! Used by `tests/tests/soak_failover.rs`.
 //!
 //! * [`rng`]: the seeded RNG; [`history`]: the recorded operations;
 //! * [`checker`]: the pure checks (unit-tested), with [`taken_back`]: no
-//!   acknowledged answer is taken back (issue 30);
+//!   acknowledged answer is taken back (issue 30), and [`alloc_check`]:
+//!   the allocations' (issue 42);
+//! * [`gate`]: optionally keeps allocation operations out of a fault's reach;
 //! * [`topology`], [`sidecar`], [`nemesis`], [`writers`], [`state`]: the I/O;
 //! * `run` puts them together, `report` prints what a run found.
 //!
@@ -16,7 +19,8 @@
 //! `TICKETGATE_SOAK_SECS` (default 75), `TICKETGATE_SOAK_FAULTS` (`safe`,
 //! the default: everything but the unplanned failovers; `all`; or a list
 //! of fault names, see [`nemesis::Fault`]; `sentinel`: three sentinels
-//! fail the primary over, the sidecar on their URL). With the unplanned failovers:
+//! fail the primary over, the sidecar on their URL),
+//! `TICKETGATE_SOAK_ALLOC_GATE` (`1`: the [`gate`] on). With the unplanned failovers:
 //!
 //! ```sh
 //! TICKETGATE_SOAK_FAULTS=all cargo test --release --workspace --test soak_failover -- --nocapture

@@ -202,14 +202,20 @@ fn finish(
         .and_then(|mut c| state::conflicts(&mut c).ok())
         .unwrap_or_default();
     let (status, out) = sidecar.reconcile(&topology.sidecar_url(), 10);
+    let event = seated_event();
+    // Conflicts naming no user (a lost allocate or release the heal undid)
+    // are the allocation checks' to judge.
+    let (of_users, of_allocations): (Vec<_>, Vec<_>) = conflict_rows
+        .iter()
+        .cloned()
+        .partition(|c| c.user.is_some() || c.event != event);
     let mut findings = checker::check(&checker::Input {
         history: &history,
         redis: &redis,
         mysql: &mysql,
-        conflicts: &conflict_rows,
+        conflicts: &of_users,
         now_ms: now,
     });
-    let event = seated_event();
     let alloc_end = connect(&url).map_err(|e| e.to_string()).and_then(|mut c| {
         let mut my = mysql_conn(mysql_url).ok_or("no MySQL connection")?;
         state::alloc_end(&mut c, &mut my, event)
@@ -221,6 +227,7 @@ fn finish(
             books: &books,
             end,
             redis: &redis,
+            conflicts: &of_allocations,
             now_ms: now,
         }),
         Err(e) => alloc_check::Findings {
