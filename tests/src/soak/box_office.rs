@@ -1,11 +1,9 @@
 //! The soak's box office (issue 42): before the sale it allocates the
 //! seated event's partner and house seats ([`partners::before_sale`]),
 //! each acknowledged by `WAIT 1`; during it, amid the faults, it releases
-//! two house seats by id (30% into the run), allocates three more free
-//! seats (`late`, from 50%, again while the event has too few free) and
-//! releases one of them by count (70%). Each operation, retried while its
-//! outcome is unknown or the node is no primary, is recorded for the
-//! checker ([`super::alloc_check`]). With the [`Gate`] on, each passes it
+//! two house seats by id, allocates more free seats (`late`) and then in
+//! turn releases one of them by count and allocates another ([`plan`]).
+//! Each operation is recorded for the checker ([`super::alloc_check`]). With the [`Gate`] on, each passes it
 //! and is acknowledged before the next fault, and the box office holds the
 //! gate over the fan club's timed release.
 
@@ -80,37 +78,8 @@ impl BoxOffice {
         stop: &AtomicBool,
     ) -> Vec<BookOp> {
         let at = |fraction: f64| started + deadline.duration_since(started).mul_f64(fraction);
-        let plan = [
-            (
-                at(0.3),
-                Book::Release {
-                    name: HOUSE.into(),
-                    count: 2,
-                    seats: Some(house.iter().take(2).copied().collect()),
-                },
-            ),
-            (
-                at(0.5),
-                Book::Allocate {
-                    name: LATE.into(),
-                    count: 3,
-                    section: None,
-                    seats: None,
-                    key: None,
-                    release_ms: None,
-                },
-            ),
-            (
-                at(0.7),
-                Book::Release {
-                    name: LATE.into(),
-                    count: 1,
-                    seats: None,
-                },
-            ),
-        ];
         let mut timed = self.gate.is_on().then_some(timed);
-        for (when, book) in plan {
+        for (when, book, retry) in plan(house, at, deadline) {
             if let Some(due) = timed.filter(|due| *due < when) {
                 let gate = self.gate.clone();
                 sleep_until(due - Duration::from_millis(1500), stop);
@@ -119,12 +88,12 @@ impl BoxOffice {
                 timed = None;
             }
             sleep_until(when, stop);
-            // Retried until answered, or until the next step is due.
-            let give_up = when + Duration::from_secs(10);
-            while Instant::now() < give_up.min(deadline) && !stop.load(Ordering::Relaxed) {
+            // Retried until answered, for a while.
+            let give_up = (when + Duration::from_secs(3)).min(deadline);
+            while Instant::now() < give_up && !stop.load(Ordering::Relaxed) {
                 match self.send(book.clone(), WAIT_MS) {
-                    Reply::Unknown(_) => {}
-                    Reply::Refused(code) if transient(&code) || code == "SHORT" => {}
+                    Reply::Unknown(_) if retry => {}
+                    Reply::Refused(code) if retry && (transient(&code) || code == "SHORT") => {}
                     _ => break,
                 }
                 sleep(Duration::from_millis(300));
@@ -166,6 +135,54 @@ impl BoxOffice {
         });
         reply
     }
+}
+
+/// The box office's steps during the sale, each with when it is due and
+/// whether it is retried: two house seats released by id at 30% of the
+/// run, three free seats allocated to `late` at 50% (again while the event
+/// has too few), then from 55% to 90% every 2.5 s one of `late`'s
+/// released by count and one free seat allocated to it, in turn, so that
+/// some meet a fault.
+fn plan(
+    house: &[i64],
+    at: impl Fn(f64) -> Instant,
+    deadline: Instant,
+) -> Vec<(Instant, Book, bool)> {
+    let allocate = |count| Book::Allocate {
+        name: LATE.into(),
+        count,
+        section: None,
+        seats: None,
+        key: None,
+        release_ms: None,
+    };
+    let release = Book::Release {
+        name: LATE.into(),
+        count: 1,
+        seats: None,
+    };
+    let mut plan = vec![
+        (
+            at(0.3),
+            Book::Release {
+                name: HOUSE.into(),
+                count: 2,
+                seats: Some(house.iter().take(2).copied().collect()),
+            },
+            true,
+        ),
+        (at(0.5), allocate(3), true),
+    ];
+    let mut when = at(0.55);
+    while when < at(0.9).min(deadline) {
+        let book = match plan.len() % 2 {
+            0 => release.clone(),
+            _ => allocate(1),
+        };
+        plan.push((when, book, false));
+        when += Duration::from_millis(2500);
+    }
+    plan
 }
 
 /// Sleeps until `when`, or until `stop`.
@@ -228,4 +245,31 @@ fn interpret(book: &Book, value: &Value) -> Reply {
         _ => None,
     };
     parsed.unwrap_or_else(|| Reply::Unknown(format!("unexpected reply {value:?}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plan_releases_house_seats_then_churns_late_in_time() {
+        let start = Instant::now();
+        let at = |f: f64| start + Duration::from_secs(75).mul_f64(f);
+        let steps = plan(&[4, 5, 6, 7], at, start + Duration::from_secs(75));
+        assert!(steps.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(matches!(&steps[0].1, Book::Release { seats: Some(s), .. } if s == &[4, 5]));
+        assert!(matches!(&steps[1].1, Book::Allocate { count: 3, .. }));
+        let churn = &steps[2..];
+        assert!(churn.len() >= 8, "{}", churn.len());
+        assert!(churn.iter().all(|s| !s.2 && s.1.name() == LATE));
+        assert!(churn
+            .iter()
+            .step_by(2)
+            .all(|s| matches!(s.1, Book::Release { .. })));
+        assert!(churn
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .all(|s| matches!(s.1, Book::Allocate { count: 1, .. })));
+    }
 }
