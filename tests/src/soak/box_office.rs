@@ -2,12 +2,17 @@
 //! seated event's partner and house seats ([`partners::before_sale`]),
 //! each acknowledged by `WAIT 1`; during it, amid the faults, it releases
 //! two house seats by id, allocates more free seats (`late`) and then in
-//! turn releases one of them by count and allocates another ([`plan`]).
-//! Each operation is recorded for the checker ([`super::alloc_check`]). With the [`Gate`] on, each passes it
+//! turn releases one of them by count and allocates another ([`plan`]);
+//! and whenever the nemesis has just cut the replica off before killing
+//! the primary, it allocates one more free seat to `late` at once (an
+//! operation the failover loses after the sidecar applied it: the heal's
+//! to undo). Each operation is recorded for the checker
+//! ([`super::alloc_check`]). With the [`Gate`] on, each passes it
 //! and is acknowledged before the next fault, and the box office holds the
 //! gate over the fan club's timed release.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -70,24 +75,26 @@ impl BoxOffice {
     /// During the sale, at fixed points of the run from `started` to
     /// `deadline`: release two `house` seats, allocate three to `late`,
     /// release one of `late`'s (and, gated, hold the gate over the timed
-    /// release due at `timed`); returns everything it sent.
+    /// release due at `timed`), and at each of the nemesis's `cuts` (not
+    /// gated) allocate a seat to `late`; returns everything it sent.
     pub fn during_sale(
         mut self,
         house: &[i64],
         (started, timed, deadline): (Instant, Instant, Instant),
         stop: &AtomicBool,
+        cuts: &Receiver<()>,
     ) -> Vec<BookOp> {
         let at = |fraction: f64| started + deadline.duration_since(started).mul_f64(fraction);
         let mut timed = self.gate.is_on().then_some(timed);
         for (when, book, retry) in plan(house, at, deadline) {
             if let Some(due) = timed.filter(|due| *due < when) {
                 let gate = self.gate.clone();
-                sleep_until(due - Duration::from_millis(1500), stop);
+                self.sleep_until(due - Duration::from_millis(1500), stop, cuts);
                 let _pass = gate.pass();
                 sleep_until(due + Duration::from_millis(2500), stop);
                 timed = None;
             }
-            sleep_until(when, stop);
+            self.sleep_until(when, stop, cuts);
             // Retried until answered, for a while.
             let give_up = (when + Duration::from_secs(3)).min(deadline);
             while Instant::now() < give_up && !stop.load(Ordering::Relaxed) {
@@ -99,7 +106,20 @@ impl BoxOffice {
                 sleep(Duration::from_millis(300));
             }
         }
+        self.sleep_until(deadline, stop, cuts);
         self.ops
+    }
+
+    /// Sleeps until `when` (or `stop`); meanwhile, at each cut of the
+    /// replica, allocates a seat to `late` (not gated: the gate would hold
+    /// it until the failover is over).
+    fn sleep_until(&mut self, when: Instant, stop: &AtomicBool, cuts: &Receiver<()>) {
+        while Instant::now() < when && !stop.load(Ordering::Relaxed) {
+            let cut = cuts.recv_timeout(Duration::from_millis(50)).is_ok();
+            if cut && !self.gate.is_on() {
+                self.send(allocate_late(1), WAIT_MS);
+            }
+        }
     }
 
     /// Sends one operation, WAITs (`wait_ms`) if it changed something,
@@ -148,14 +168,7 @@ fn plan(
     at: impl Fn(f64) -> Instant,
     deadline: Instant,
 ) -> Vec<(Instant, Book, bool)> {
-    let allocate = |count| Book::Allocate {
-        name: LATE.into(),
-        count,
-        section: None,
-        seats: None,
-        key: None,
-        release_ms: None,
-    };
+    let allocate = allocate_late;
     let release = Book::Release {
         name: LATE.into(),
         count: 1,
@@ -183,6 +196,18 @@ fn plan(
         when += Duration::from_millis(2500);
     }
     plan
+}
+
+/// `ALLOCATE E late COUNT count`.
+fn allocate_late(count: i64) -> Book {
+    Book::Allocate {
+        name: LATE.into(),
+        count,
+        section: None,
+        seats: None,
+        key: None,
+        release_ms: None,
+    }
 }
 
 /// Sleeps until `when`, or until `stop`.

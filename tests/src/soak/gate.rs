@@ -5,8 +5,8 @@
 //! allocate and release) passes the gate and is acknowledged by `WAIT 1`
 //! before it lets the nemesis strike, which holds the gate shut while it
 //! does; the box office also holds it over the fan club's timed release.
-//! Off (the default once the heal undoes lost allocation ops in MySQL),
-//! passing it costs nothing.
+//! Off, passing it costs nothing (`DEFAULT_ALLOC_GATE` says which is the
+//! default).
 
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 

@@ -7,7 +7,9 @@
 //! or a second unplanned failover while the sidecar heals the first; in
 //! the `sentinel` menu, unplanned failovers run by three sentinels (kill -9
 //! of the primary, the sentinels promote the replica, the sidecar on the
-//! Sentinel URL follows by itself).
+//! Sentinel URL follows by itself). When it cuts the replica off before a
+//! kill, it tells whoever listens (`on_cut`: the box office writes an
+//! allocation op then, one the failover will lose).
 
 use std::collections::BTreeMap;
 use std::thread::{sleep, spawn};
@@ -175,6 +177,9 @@ pub struct Nemesis<'a> {
     pub events: Vec<&'static str>,
     pub rng: Rng,
     pub started: Instant,
+    /// Told when the replica has just been cut off and the primary is
+    /// about to die: a write now is lost.
+    pub on_cut: Option<std::sync::mpsc::Sender<()>>,
 }
 
 /// A switch of primaries: a note, when it happened, each event's newest
@@ -372,6 +377,9 @@ impl Nemesis<'_> {
                 .arg("127.0.0.1")
                 .arg(nowhere)
                 .query(&mut c);
+        }
+        if let Some(tell) = &self.on_cut {
+            let _ = tell.send(());
         }
         let gap = self.pause(100, 800);
         format!(" {gap} ms after cutting the replica off (REPLICAOF a dead port)")

@@ -60,9 +60,12 @@ pub fn run(config: &Config) -> Report {
     let rng = Rng::new(config.seed);
     let stop = Arc::new(AtomicBool::new(false));
     let writers = spawn_writers(config, &specs, &rng, &topology, &stop, deadline, &gate);
+    let (on_cut, cuts) = std::sync::mpsc::channel();
     let books = {
         let stop = Arc::clone(&stop);
-        thread::spawn(move || box_office.during_sale(&house, (started, timed, deadline), &stop))
+        thread::spawn(move || {
+            box_office.during_sale(&house, (started, timed, deadline), &stop, &cuts)
+        })
     };
     let mut nemesis = Nemesis {
         topology: &mut topology,
@@ -72,6 +75,7 @@ pub fn run(config: &Config) -> Report {
         events: specs.iter().map(|e| e.name).collect(),
         rng: rng.fork(0),
         started,
+        on_cut: Some(on_cut),
     };
     let faults = strike_until(&mut nemesis, config, deadline, &gate);
     stop.store(true, Ordering::Relaxed);
