@@ -29,6 +29,9 @@ pub const FAN_CLUB: Partner = Partner {
 /// The partners, in the order of [`user_name`]'s users.
 pub const PARTNERS: [Partner; 2] = [PROMOTER, FAN_CLUB];
 
+/// The most tickets a partner's user claims at once.
+pub const PARTY: i64 = 2;
+
 /// House seats: allocated before the sale, partly released by hand.
 pub const HOUSE: &str = "house";
 

@@ -236,7 +236,7 @@ impl Writer {
     fn claim(&mut self, partner: bool) -> Kind {
         let (count, seats) = match self.event.sale {
             Sale::Holds => (self.rng.between(1, 2) as i64, None),
-            Sale::Seated if partner => (self.rng.between(1, 2) as i64, None),
+            Sale::Seated if partner => (self.rng.between(1, partners::PARTY as u64) as i64, None),
             Sale::Seated => seated::party(&mut self.rng),
             Sale::Plain | Sale::WaitingList => (1, None),
         };
