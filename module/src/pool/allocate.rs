@@ -55,7 +55,8 @@ pub fn allocate(
     let key = ask.key.as_deref().map(protocol::draw::commitment_bytes);
     let before = store.allocation(&ask.name)?;
     match &before {
-        Some(a) if a.key != key => {
+        // A restored allocation takes the key of its first allocate.
+        Some(a) if a.key != key && a.key != Some(Allocation::RESTORED_KEY) => {
             return Err(TicketError::NoKey {
                 event: event.to_owned(),
                 name: ask.name.clone(),

@@ -203,7 +203,7 @@ fn order_of(user: String, l: Live) -> Result<Order, String> {
 
 /// The `TICKET.RESTORE` calls of `s`: chunks of at most `chunk` tickets.
 pub fn steps(s: &Snapshot, force: bool, chunk: usize) -> Vec<Step> {
-    restore::steps(s.begin.clone(), force, &s.orders, &s.free, chunk)
+    restore::steps(s.begin.clone(), force, &s.orders, &[], &s.free, chunk)
 }
 
 /// `step` as a command line (`TICKET.RESTORE E ...`).
@@ -772,6 +772,7 @@ mod tests {
                     Step::Free(v) => {
                         for r in v { for t in r { prop_assert!(seen.insert(t)); } }
                     }
+                    Step::Allocation(_) => prop_assert!(false, "no allocations"),
                     _ => {}
                 }
             }
