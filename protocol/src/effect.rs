@@ -35,6 +35,7 @@
 //! TICKET._APPLY <version> <E> leave   <user>
 //! TICKET._APPLY <version> <E> answered <user> [<tickets>]
 //! TICKET._APPLY <version> <E> healed  <term>
+//! TICKET._APPLY <version> <E> allocation-key <name> <key hash|->
 //! ```
 //!
 //! Version 2 of the six ops a sale writes by the thousand carries, after
@@ -143,6 +144,10 @@ pub enum Effect<U = String> {
     /// The heal of the event is done: the note is closed for the
     /// primary's `term`, or deleted when `term` is 0 (not logged).
     Healed { term: i64 },
+    /// A restored allocation got its key: the SHA-256 of the one its
+    /// first `TICKET.ALLOCATE` gave, `None` for none (not logged: the log
+    /// never carries keys).
+    AllocationKey { name: U, key: Option<[u8; 32]> },
 }
 
 impl Effect<&str> {
@@ -173,6 +178,10 @@ impl Effect<&str> {
                 tickets: tickets.clone(),
             },
             Effect::Healed { term } => Effect::Healed { term: *term },
+            Effect::AllocationKey { name, key } => Effect::AllocationKey {
+                name: (*name).to_owned(),
+                key: *key,
+            },
         }
     }
 }
@@ -218,6 +227,10 @@ impl<U: AsRef<str>> Effect<U> {
                 tickets: tickets.clone(),
             },
             Effect::Healed { term } => Effect::Healed { term: *term },
+            Effect::AllocationKey { name, key } => Effect::AllocationKey {
+                name: name.as_ref(),
+                key: *key,
+            },
         }
     }
 
@@ -278,6 +291,10 @@ impl<U: AsRef<str>> Effect<U> {
             }
             Effect::Healed { term } => {
                 args.extend([Value::Text("healed"), Value::Number(*term)]);
+            }
+            Effect::AllocationKey { name, key } => {
+                args.extend([Value::Text("allocation-key"), Value::Text(name.as_ref())]);
+                args.push(key.as_ref().map_or(Value::Text("-"), Value::Bytes));
             }
         }
     }
@@ -372,7 +389,9 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Effect<&'a str>), BadEf
         ("drop", []) => return Ok((event, Effect::DropAll)),
         // An entrant's logged leave carries an id and a time (`append`).
         ("wait", _) | ("leave", [_]) => return Ok((event, waiting(op, rest, text)?)),
-        ("answered" | "healed", _) => return Ok((event, noted(op, rest, text)?)),
+        ("answered" | "healed" | "allocation-key", _) => {
+            return Ok((event, noted(op, rest, text)?))
+        }
         ("restore-begin", _) => {
             return Ok((
                 event,
@@ -450,6 +469,17 @@ fn noted<'a>(
         ("healed", [term]) => {
             let term = parse_time(text(term, "term")?).ok_or_else(|| bad("invalid term"))?;
             Ok(Effect::Healed { term })
+        }
+        ("allocation-key", [name, key]) => {
+            let name = text(name, "name")?;
+            if !crate::keys::valid_allocation(name) {
+                return Err(bad("invalid allocation name"));
+            }
+            let key = match text(key, "key")? {
+                "-" => None,
+                hex => Some(crate::draw::parse_seed(hex).ok_or_else(|| bad("invalid key hash"))?),
+            };
+            Ok(Effect::AllocationKey { name, key })
         }
         _ => Err(bad(format!("wrong number of arguments for {op}"))),
     }
@@ -819,6 +849,12 @@ mod tests {
             (&["1", "e", "restore-orders", "u", "1"], "restore-orders"),
             (&["1", "e", "restore-begin", "1"], "restore-begin"),
             (
+                &["1", "e", "allocation-key", "a b", "-"],
+                "invalid allocation name",
+            ),
+            (&["1", "e", "allocation-key", "a", "00"], "invalid key hash"),
+            (&["1", "e", "allocation-key", "a"], "wrong number"),
+            (
                 &["1", "e", "restore-allocation", "a", "-", "x", "-"],
                 "restore-allocation: allocation \"a\": claimed",
             ),
@@ -954,6 +990,11 @@ mod tests {
             proptest::collection::vec(restore::tests::any_span(), 1..8)
                 .prop_map(Effect::RestoreFree),
             restore::tests::any_allocation().prop_map(Effect::RestoreAllocation),
+            (
+                "[A-Za-z0-9_.-]{1,32}",
+                proptest::option::of(any::<[u8; 32]>())
+            )
+                .prop_map(|(name, key)| Effect::AllocationKey { name, key }),
         ];
         prop_oneof![9 => append, 1 => Just(Effect::DropAll), 1 => wait, 1 => leave, 3 => restore]
     }
@@ -983,7 +1024,7 @@ mod tests {
         fn decoding_known_ops_never_panics(
             op in prop_oneof![
                 Just("init"), Just("claim"), Just("hold"), Just("drop"), Just("restore"),
-                Just("restore-begin"), Just("restore-orders"), Just("restore-free"), Just("restore-allocation"), Just("wait"),
+                Just("restore-begin"), Just("restore-orders"), Just("restore-free"), Just("restore-allocation"), Just("allocation-key"), Just("wait"),
             ],
             rest in proptest::collection::vec(
                 prop_oneof![Just("1-1".to_string()), Just("0".to_string()), Just("00000000000000ff".to_string()),

@@ -148,6 +148,15 @@ pub fn apply<U: AsRef<str>>(store: &mut impl Store, effect: &Effect<U>) {
             store.note_add(&protocol::keys::answered_fields(user.as_ref(), held))
         }
         Effect::Healed { term } => store.note_close(*term),
+        Effect::AllocationKey { name, key } => {
+            if let Ok(Some(allocation)) = store.allocation(name.as_ref()) {
+                let allocation = Allocation {
+                    key: *key,
+                    ..allocation
+                };
+                write_allocation(store, name.as_ref(), &allocation);
+            }
+        }
     }
 }
 

@@ -6,11 +6,11 @@
 //! `TICKET.ALLOCATE` and its claims left it (its free tickets out of the
 //! pool or its seats allocated, its users' orders marked as its), locked:
 //! MySQL never has its key, so no `FROM` claim opens it until a
-//! `TICKET.ALLOCATE ... [KEY k]` sets one. A seated event (`BEGIN ... SEATS`) gets its layout
-//! at `BEGIN`, every seat free; its orders' seat ids are held or sold as
-//! they are restored, so its seat state derives from them and it takes no
-//! `FREE`. Every step is validated in full before its first
-//! write, so a refused step changes nothing.
+//! `TICKET.ALLOCATE E name [KEY k]` sets one. A seated event (`BEGIN ...
+//! SEATS`) gets its layout at `BEGIN`, every seat free; its orders' seat
+//! ids are held or sold as they are restored, so its seat state derives
+//! from them and it takes no `FREE`. Every step is validated in full
+//! before its first write, so a refused step changes nothing.
 
 use std::borrow::Cow;
 use std::collections::HashSet;

@@ -349,7 +349,7 @@ pub fn describe(event: &str, s: &Snapshot, now: &RedisNow) -> Vec<String> {
     for a in &s.allocations {
         let release = a.release.map_or("none".into(), datetime);
         out.push(format!(
-            "  MySQL: allocation {}: {} free, {} claimed by {} orders, release {release}; restored locked (its key is not in MySQL: TICKET.ALLOCATE {event} {} ... [KEY k] sets it)",
+            "  MySQL: allocation {}: {} free, {} claimed by {} orders, release {release}; restored locked (its key is not in MySQL: TICKET.ALLOCATE {event} {} [KEY k] sets it)",
             a.name, a.free.len(), a.claimed, a.users.len(), a.name
         ));
     }

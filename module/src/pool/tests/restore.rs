@@ -436,6 +436,16 @@ fn allocations_are_restored_locked_with_their_orders_and_release() {
     let fan = r.allocation("fan").unwrap().unwrap();
     assert_eq!((fan.free.len(), fan.claimed), (3, 1));
     // The first ALLOCATE sets the key; then FROM claims with it work.
+    // Without COUNT it only sets a restored allocation's key, once.
+    assert_eq!(
+        allocate(&mut r, "fan", 0, Some("new"), None, 210),
+        Ok(Tickets::Many(vec![]))
+    );
+    let again = allocate(&mut r, "fan", 0, Some("new"), None, 210).unwrap_err();
+    assert!(
+        again.to_string().contains("ALLOCATE needs COUNT or SEATS"),
+        "{again}"
+    );
     allocate(&mut r, "fan", 1, Some("new"), None, 210).unwrap();
     assert_eq!(
         allocate(&mut r, "fan", 1, Some("pw"), None, 211)
