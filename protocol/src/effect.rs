@@ -30,10 +30,12 @@
 //! TICKET._APPLY <version> <E> restore-begin  <the values of TICKET.RESTORE BEGIN, SEATS <layout> included, without FORCE>
 //! TICKET._APPLY <version> <E> restore-orders <user> <tickets> <until> [...]
 //! TICKET._APPLY <version> <E> restore-free   <n>|<a>-<b> [...]
+//! TICKET._APPLY <version> <E> restore-allocation <name> <free|-> <claimed> <release|-> [<user> ...]
 //! TICKET._APPLY <version> <E> wait    <user> <place>
 //! TICKET._APPLY <version> <E> leave   <user>
 //! TICKET._APPLY <version> <E> answered <user> [<tickets>]
 //! TICKET._APPLY <version> <E> healed  <term>
+//! TICKET._APPLY <version> <E> allocation-key <name> <key hash|->
 //! ```
 //!
 //! Version 2 of the six ops a sale writes by the thousand carries, after
@@ -83,7 +85,7 @@ use crate::keys::valid_event;
 use crate::model::{parse_time, shown, Record, Tickets, Value};
 use crate::ops::{self, Form, OpSpec, Parts};
 use crate::record;
-use crate::restore::{self, Begin, Order};
+use crate::restore::{self, Allocation, Begin, Order};
 use crate::StreamId;
 
 pub use crate::model::{default_offer, Args, Checkout, MAX_ARGS};
@@ -134,12 +136,18 @@ pub enum Effect<U = String> {
     RestoreOrders(Vec<Order<U>>),
     /// Restored free numbers (not logged).
     RestoreFree(Vec<std::ops::RangeInclusive<i64>>),
+    /// A restored allocation (not logged).
+    RestoreAllocation(Allocation<U>),
     /// A promoted primary answered `user` (who holds `tickets`) without
     /// logging anything: noted until the heal is done (not logged).
     Answered { user: U, tickets: Option<Tickets> },
     /// The heal of the event is done: the note is closed for the
     /// primary's `term`, or deleted when `term` is 0 (not logged).
     Healed { term: i64 },
+    /// A restored allocation got its key: the SHA-256 of the one its
+    /// first `TICKET.ALLOCATE` gave, `None` for none (not logged: the log
+    /// never carries keys).
+    AllocationKey { name: U, key: Option<[u8; 32]> },
 }
 
 impl Effect<&str> {
@@ -164,11 +172,16 @@ impl Effect<&str> {
                 Effect::RestoreOrders(orders.iter().map(Order::owned).collect())
             }
             Effect::RestoreFree(free) => Effect::RestoreFree(free.clone()),
+            Effect::RestoreAllocation(a) => Effect::RestoreAllocation(a.owned()),
             Effect::Answered { user, tickets } => Effect::Answered {
                 user: (*user).to_owned(),
                 tickets: tickets.clone(),
             },
             Effect::Healed { term } => Effect::Healed { term: *term },
+            Effect::AllocationKey { name, key } => Effect::AllocationKey {
+                name: (*name).to_owned(),
+                key: *key,
+            },
         }
     }
 }
@@ -208,11 +221,16 @@ impl<U: AsRef<str>> Effect<U> {
                 Effect::RestoreOrders(orders.iter().map(Order::borrowed).collect())
             }
             Effect::RestoreFree(free) => Effect::RestoreFree(free.clone()),
+            Effect::RestoreAllocation(a) => Effect::RestoreAllocation(a.borrowed()),
             Effect::Answered { user, tickets } => Effect::Answered {
                 user: user.as_ref(),
                 tickets: tickets.clone(),
             },
             Effect::Healed { term } => Effect::Healed { term: *term },
+            Effect::AllocationKey { name, key } => Effect::AllocationKey {
+                name: name.as_ref(),
+                key: *key,
+            },
         }
     }
 
@@ -263,12 +281,20 @@ impl<U: AsRef<str>> Effect<U> {
                 args.push(Value::Text("restore-free"));
                 args.extend(restore::free_values(free));
             }
+            Effect::RestoreAllocation(allocation) => {
+                args.push(Value::Text("restore-allocation"));
+                args.extend(allocation.values());
+            }
             Effect::Answered { user, tickets } => {
                 args.extend([Value::Text("answered"), Value::Text(user.as_ref())]);
                 args.extend(tickets.as_ref().map(Tickets::value));
             }
             Effect::Healed { term } => {
                 args.extend([Value::Text("healed"), Value::Number(*term)]);
+            }
+            Effect::AllocationKey { name, key } => {
+                args.extend([Value::Text("allocation-key"), Value::Text(name.as_ref())]);
+                args.push(key.as_ref().map_or(Value::Text("-"), Value::Bytes));
             }
         }
     }
@@ -363,7 +389,9 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Effect<&'a str>), BadEf
         ("drop", []) => return Ok((event, Effect::DropAll)),
         // An entrant's logged leave carries an id and a time (`append`).
         ("wait", _) | ("leave", [_]) => return Ok((event, waiting(op, rest, text)?)),
-        ("answered" | "healed", _) => return Ok((event, noted(op, rest, text)?)),
+        ("answered" | "healed" | "allocation-key", _) => {
+            return Ok((event, noted(op, rest, text)?))
+        }
         ("restore-begin", _) => {
             return Ok((
                 event,
@@ -379,6 +407,10 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Effect<&'a str>), BadEf
         ("restore-free", _) => {
             let free = restore::decode_free(rest).map(Effect::RestoreFree);
             return Ok((event, restored(free)?));
+        }
+        ("restore-allocation", _) => {
+            let allocation = restore::decode_allocation(rest).map(Effect::RestoreAllocation);
+            return Ok((event, restored(allocation)?));
         }
         _ => {}
     }
@@ -437,6 +469,17 @@ fn noted<'a>(
         ("healed", [term]) => {
             let term = parse_time(text(term, "term")?).ok_or_else(|| bad("invalid term"))?;
             Ok(Effect::Healed { term })
+        }
+        ("allocation-key", [name, key]) => {
+            let name = text(name, "name")?;
+            if !crate::keys::valid_allocation(name) {
+                return Err(bad("invalid allocation name"));
+            }
+            let key = match text(key, "key")? {
+                "-" => None,
+                hex => Some(crate::draw::parse_seed(hex).ok_or_else(|| bad("invalid key hash"))?),
+            };
+            Ok(Effect::AllocationKey { name, key })
         }
         _ => Err(bad(format!("wrong number of arguments for {op}"))),
     }
@@ -806,6 +849,16 @@ mod tests {
             (&["1", "e", "restore-orders", "u", "1"], "restore-orders"),
             (&["1", "e", "restore-begin", "1"], "restore-begin"),
             (
+                &["1", "e", "allocation-key", "a b", "-"],
+                "invalid allocation name",
+            ),
+            (&["1", "e", "allocation-key", "a", "00"], "invalid key hash"),
+            (&["1", "e", "allocation-key", "a"], "wrong number"),
+            (
+                &["1", "e", "restore-allocation", "a", "-", "x", "-"],
+                "restore-allocation: allocation \"a\": claimed",
+            ),
+            (
                 &[
                     "1", "e", "init", "1-1", "1", "5", "0", "0", "0", "1", "5", "x",
                 ],
@@ -936,6 +989,12 @@ mod tests {
                 .prop_map(Effect::RestoreOrders),
             proptest::collection::vec(restore::tests::any_span(), 1..8)
                 .prop_map(Effect::RestoreFree),
+            restore::tests::any_allocation().prop_map(Effect::RestoreAllocation),
+            (
+                "[A-Za-z0-9_.-]{1,32}",
+                proptest::option::of(any::<[u8; 32]>())
+            )
+                .prop_map(|(name, key)| Effect::AllocationKey { name, key }),
         ];
         prop_oneof![9 => append, 1 => Just(Effect::DropAll), 1 => wait, 1 => leave, 3 => restore]
     }
@@ -944,7 +1003,7 @@ mod tests {
         #[test]
         fn every_effect_round_trips(effect in any_effect(), event in "[A-Za-z0-9_.:-]{1,64}") {
             let raw = wire(&effect.borrowed(), &event);
-            let restoring = matches!(effect, Effect::RestoreBegin(_) | Effect::RestoreOrders(_) | Effect::RestoreFree(_));
+            let restoring = matches!(effect, Effect::RestoreBegin(_) | Effect::RestoreOrders(_) | Effect::RestoreFree(_) | Effect::RestoreAllocation(_));
             // A draw event's init and a seated claim from an allocation
             // (rare) spill into a Vec; the rest never do.
             let draw_init = matches!(&effect, Effect::Append { record: Record { op: Op::Init { draw: Some(_), .. } | Op::Init { layout: Some(_), .. }, .. }, .. });
@@ -965,7 +1024,7 @@ mod tests {
         fn decoding_known_ops_never_panics(
             op in prop_oneof![
                 Just("init"), Just("claim"), Just("hold"), Just("drop"), Just("restore"),
-                Just("restore-begin"), Just("restore-orders"), Just("restore-free"), Just("wait"),
+                Just("restore-begin"), Just("restore-orders"), Just("restore-free"), Just("restore-allocation"), Just("allocation-key"), Just("wait"),
             ],
             rest in proptest::collection::vec(
                 prop_oneof![Just("1-1".to_string()), Just("0".to_string()), Just("00000000000000ff".to_string()),

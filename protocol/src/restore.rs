@@ -7,6 +7,7 @@
 //! ```text
 //! TICKET.RESTORE E BEGIN <incarnation> <total> <minted> <status open|closed> <opens_at> <closes_at> <hold> <limit> <offer> <orders> <from-id> [SEATS <layout>] [FORCE]
 //! TICKET.RESTORE E ORDERS <user> <tickets> <until> [<user> <tickets> <until> ...]
+//! TICKET.RESTORE E ALLOCATION <name> <free tickets|-> <claimed> <release|-> [<user> ...]
 //! TICKET.RESTORE E FREE <n>|<a>-<b> [...]
 //! TICKET.RESTORE E COMMIT
 //! ```
@@ -17,6 +18,13 @@
 //! several, ascending, comma-separated; `until` its hold's deadline (unix
 //! ms), 0 = sold. FREE names the pooled numbers up to `minted`, one by one
 //! or as inclusive ranges. [`steps`] cuts a snapshot into such calls.
+//!
+//! `ALLOCATION` restores one allocation (after the orders, before `FREE`):
+//! its free tickets (numbers or seat ids, as an order's, `-` for none),
+//! `claimed` (the tickets of the listed users' orders, held or sold from
+//! it), its release time (unix ms, `-` for none) and the users whose
+//! restored orders came from it. MySQL never has its key: the module
+//! restores it locked (docs/commands.md, TICKET.RESTORE).
 //!
 //! A seated event is restored with `SEATS <layout>` (the layout JSON, as
 //! `TICKET.INIT ... SEATS` takes it, checked the same way, its seats
@@ -233,11 +241,63 @@ impl<U: AsRef<str>> Order<U> {
     }
 }
 
+/// One restored allocation: its free tickets (ascending, distinct; GA
+/// numbers or seat ids), `claimed` (the tickets of `users`' orders), when
+/// it releases itself (unix ms), and the users whose orders came from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allocation<U = String> {
+    pub name: U,
+    pub free: Vec<i64>,
+    pub claimed: i64,
+    pub release: Option<i64>,
+    pub users: Vec<U>,
+}
+
+impl<U: AsRef<str>> Allocation<U> {
+    /// `<name> <free|-> <claimed> <release|-> [<user> ...]`.
+    pub fn values(&self) -> impl Iterator<Item = Value<'_>> + '_ {
+        let free = match self.free.is_empty() {
+            true => Value::Text("-"),
+            false => Value::List(&self.free),
+        };
+        let release = self.release.map_or(Value::Text("-"), Value::Number);
+        [
+            Value::Text(self.name.as_ref()),
+            free,
+            Value::Number(self.claimed),
+            release,
+        ]
+        .into_iter()
+        .chain(self.users.iter().map(|u| Value::Text(u.as_ref())))
+    }
+
+    pub fn borrowed(&self) -> Allocation<&str> {
+        Allocation {
+            name: self.name.as_ref(),
+            free: self.free.clone(),
+            claimed: self.claimed,
+            release: self.release,
+            users: self.users.iter().map(AsRef::as_ref).collect(),
+        }
+    }
+
+    pub fn owned(&self) -> Allocation {
+        Allocation {
+            name: self.name.as_ref().to_owned(),
+            free: self.free.clone(),
+            claimed: self.claimed,
+            release: self.release,
+            users: self.users.iter().map(|u| u.as_ref().to_owned()).collect(),
+        }
+    }
+}
+
 /// One call of `TICKET.RESTORE`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step<U = String> {
     Begin { begin: Begin, force: bool },
     Orders(Vec<Order<U>>),
+    Allocation(Allocation<U>),
     Free(Vec<RangeInclusive<i64>>),
     Commit,
 }
@@ -259,6 +319,10 @@ impl<U: AsRef<str>> Step<U> {
                 args.push(Value::Text("ORDERS"));
                 args.extend(orders.iter().flat_map(|o| o.values()));
             }
+            Step::Allocation(allocation) => {
+                args.push(Value::Text("ALLOCATION"));
+                args.extend(allocation.values());
+            }
             Step::Free(free) => {
                 args.push(Value::Text("FREE"));
                 args.extend(free_values(free));
@@ -272,6 +336,7 @@ impl<U: AsRef<str>> Step<U> {
     pub fn tickets(&self) -> usize {
         match self {
             Step::Orders(orders) => orders.iter().map(|o| o.tickets.as_slice().len()).sum(),
+            Step::Allocation(allocation) => allocation.free.len(),
             Step::Free(free) => free
                 .iter()
                 .map(|r| (r.end() - r.start() + 1) as usize)
@@ -289,7 +354,9 @@ pub fn free_values<'a>(free: &'a [RangeInclusive<i64>]) -> impl Iterator<Item = 
 /// Decodes the arguments after `TICKET.RESTORE`: the event and the step.
 pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Step<&'a str>), String> {
     let [event, step, rest @ ..] = args else {
-        return Err("TICKET.RESTORE needs an event and BEGIN, ORDERS, FREE or COMMIT".into());
+        return Err(
+            "TICKET.RESTORE needs an event and BEGIN, ORDERS, ALLOCATION, FREE or COMMIT".into(),
+        );
     };
     let event = std::str::from_utf8(event)
         .ok()
@@ -301,6 +368,8 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Step<&'a str>), String>
         Step::Begin { begin, force }
     } else if is("ORDERS") {
         Step::Orders(decode_orders(rest)?)
+    } else if is("ALLOCATION") {
+        Step::Allocation(decode_allocation(rest)?)
     } else if is("FREE") {
         Step::Free(decode_free(rest)?)
     } else if is("COMMIT") {
@@ -310,7 +379,7 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Step<&'a str>), String>
         }
     } else {
         return Err(format!(
-            "unknown step {} (expected BEGIN, ORDERS, FREE or COMMIT)",
+            "unknown step {} (expected BEGIN, ORDERS, ALLOCATION, FREE or COMMIT)",
             shown(step)
         ));
     };
@@ -359,6 +428,74 @@ pub fn decode_orders<'a>(args: &[&'a [u8]]) -> Result<Vec<Order<&'a str>>, Strin
         .collect()
 }
 
+/// Decodes `<name> <free|-> <claimed> <release|-> [<user> ...]`.
+pub fn decode_allocation<'a>(args: &[&'a [u8]]) -> Result<Allocation<&'a str>, String> {
+    let [name, free, claimed, release, users @ ..] = args else {
+        return Err(format!(
+            "ALLOCATION takes <name> <free tickets|-> <claimed> <release|-> [<user> ...], got {} values",
+            args.len()
+        ));
+    };
+    let name = std::str::from_utf8(name)
+        .ok()
+        .filter(|n| crate::keys::valid_allocation(n))
+        .ok_or_else(|| wrong("allocation name", name, "1 to 32 bytes of [A-Za-z0-9_.-]"))?;
+    let named = |what: &str, raw: &[u8], want: &str| {
+        format!(
+            "allocation {}: {}",
+            shown(name.as_bytes()),
+            wrong(what, raw, want)
+        )
+    };
+    let free = match *free {
+        b"-" => Vec::new(),
+        raw => parse_tickets(text(raw))
+            .ok_or_else(|| {
+                named(
+                    "free tickets",
+                    raw,
+                    &format!("- or 1 to {MAX_TICKETS} ascending distinct numbers in 1..={MAX_TOTAL}, comma-separated"),
+                )
+            })?
+            .as_slice()
+            .to_vec(),
+    };
+    let claimed = parse_time(text(claimed))
+        .filter(|n| *n <= MAX_TICKETS as i64)
+        .ok_or_else(|| named("claimed", claimed, &format!("0..={MAX_TICKETS}")))?;
+    let release = match *release {
+        b"-" => None,
+        raw => Some(
+            parse_time(text(raw))
+                .filter(|n| *n > 0)
+                .ok_or_else(|| named("release", raw, "- or a unix time in ms"))?,
+        ),
+    };
+    if users.len() > MAX_TICKETS {
+        return Err(format!(
+            "allocation {}: at most {MAX_TICKETS} users, got {}",
+            shown(name.as_bytes()),
+            users.len()
+        ));
+    }
+    let users = users
+        .iter()
+        .map(|raw| {
+            std::str::from_utf8(raw)
+                .ok()
+                .filter(|u| valid_user(u))
+                .ok_or_else(|| named("user", raw, "a valid user id"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Allocation {
+        name,
+        free,
+        claimed,
+        release,
+        users,
+    })
+}
+
 /// Decodes `<n>` / `<a>-<b>` values (at least one; `a <= b`).
 pub fn decode_free(args: &[&[u8]]) -> Result<Vec<RangeInclusive<i64>>, String> {
     if args.is_empty() {
@@ -379,13 +516,15 @@ pub fn decode_free(args: &[&[u8]]) -> Result<Vec<RangeInclusive<i64>>, String> {
         .collect()
 }
 
-/// A snapshot as the calls that restore it: `BEGIN`, `ORDERS` and `FREE`
-/// calls of at most `chunk` tickets each (an order is never split; one
-/// larger than `chunk` goes alone), `COMMIT`.
+/// A snapshot as the calls that restore it: `BEGIN`, `ORDERS` calls of
+/// at most `chunk` tickets each (an order is never split; one larger than
+/// `chunk` goes alone), one `ALLOCATION` per allocation (at most 1000
+/// tickets each), `FREE` calls of at most `chunk` numbers, `COMMIT`.
 pub fn steps<U: Clone>(
     begin: Begin,
     force: bool,
     orders: &[Order<U>],
+    allocations: &[Allocation<U>],
     free: &[RangeInclusive<i64>],
     chunk: usize,
 ) -> Vec<Step<U>> {
@@ -405,6 +544,7 @@ pub fn steps<U: Clone>(
     if !batch.is_empty() {
         out.push(Step::Orders(batch));
     }
+    out.extend(allocations.iter().cloned().map(Step::Allocation));
     let mut spans: Vec<RangeInclusive<i64>> = Vec::new();
     let mut size = 0;
     for range in free {
@@ -523,10 +663,32 @@ pub(crate) mod tests {
         (1..=MAX_TOTAL, 0..1000i64).prop_map(|(a, len)| a..=(a + len).min(MAX_TOTAL))
     }
 
+    pub(crate) fn any_allocation() -> impl Strategy<Value = Allocation> {
+        let user = "[^\\p{Cc}]{1,16}".prop_filter("fits 64 bytes", |u| u.len() <= 64);
+        (
+            "[A-Za-z0-9_.-]{1,32}",
+            prop_oneof![
+                Just(Vec::new()),
+                crate::record::tests::any_tickets().prop_map(|t| t.as_slice().to_vec())
+            ],
+            0..=MAX_TICKETS as i64,
+            prop_oneof![Just(None), (1..i64::MAX).prop_map(Some)],
+            proptest::collection::vec(user, 0..5),
+        )
+            .prop_map(|(name, free, claimed, release, users)| Allocation {
+                name,
+                free,
+                claimed,
+                release,
+                users,
+            })
+    }
+
     fn any_step() -> impl Strategy<Value = Step> {
         prop_oneof![
             (any_begin(), any::<bool>()).prop_map(|(begin, force)| Step::Begin { begin, force }),
             proptest::collection::vec(any_order(), 1..10).prop_map(Step::Orders),
+            any_allocation().prop_map(Step::Allocation),
             proptest::collection::vec(any_span(), 1..10).prop_map(Step::Free),
             Just(Step::Commit),
         ]
@@ -546,6 +708,7 @@ pub(crate) mod tests {
         let step = match step {
             Step::Begin { begin, force } => Step::Begin { begin, force },
             Step::Orders(orders) => Step::Orders(orders.iter().map(Order::owned).collect()),
+            Step::Allocation(a) => Step::Allocation(a.owned()),
             Step::Free(free) => Step::Free(free),
             Step::Commit => Step::Commit,
         };
@@ -559,6 +722,7 @@ pub(crate) mod tests {
                 force: *force,
             },
             Step::Orders(orders) => Step::Orders(orders.iter().map(Order::borrowed).collect()),
+            Step::Allocation(a) => Step::Allocation(a.borrowed()),
             Step::Free(free) => Step::Free(free.clone()),
             Step::Commit => Step::Commit,
         }
@@ -634,6 +798,24 @@ pub(crate) mod tests {
         assert_eq!(free.1, Step::Free(vec![3..=3, 6..=9]));
         assert_eq!(wire(&borrowed(&free.1), "e")[2..], strs(&["3", "6-9"])[..]);
         assert_eq!(decoded(&strs(&["e", "COMMIT"])).unwrap().1, Step::Commit);
+        let raw = strs(&["e", "allocation", "fan", "3,4", "2", "99", "u1", "u2"]);
+        let allocation = decoded(&raw).unwrap().1;
+        assert_eq!(
+            allocation,
+            Step::Allocation(Allocation {
+                name: "fan".into(),
+                free: vec![3, 4],
+                claimed: 2,
+                release: Some(99),
+                users: vec!["u1".into(), "u2".into()],
+            })
+        );
+        assert_eq!(wire(&borrowed(&allocation), "e")[2..], raw[2..]);
+        let empty = strs(&["e", "ALLOCATION", "-", "-", "0", "-"]);
+        let Step::Allocation(a) = decoded(&empty).unwrap().1 else {
+            panic!("not an allocation")
+        };
+        assert_eq!((a.free.len(), a.release, a.users.len()), (0, None, 0));
     }
 
     #[test]
@@ -689,6 +871,30 @@ pub(crate) mod tests {
             ),
             (strs(&["e", "ORDERS", "u", "0", "0"]), "tickets \"0\""),
             (strs(&["e", "ORDERS", "u", "1", "-5"]), "until \"-5\""),
+            (
+                strs(&["e", "ALLOCATION", "a", "-", "0"]),
+                "ALLOCATION takes",
+            ),
+            (
+                strs(&["e", "ALLOCATION", "a b", "-", "0", "-"]),
+                "allocation name \"a b\"",
+            ),
+            (
+                strs(&["e", "ALLOCATION", "a", "2,1", "0", "-"]),
+                "allocation \"a\": free tickets \"2,1\"",
+            ),
+            (
+                strs(&["e", "ALLOCATION", "a", "1", "1001", "-"]),
+                "claimed \"1001\" must be 0..=1000",
+            ),
+            (
+                strs(&["e", "ALLOCATION", "a", "1", "0", "0"]),
+                "release \"0\"",
+            ),
+            (
+                strs(&["e", "ALLOCATION", "a", "1", "0", "-", "u\r"]),
+                "user \"u\\r\"",
+            ),
             (strs(&["e", "FREE"]), "at least one"),
             (strs(&["e", "FREE", "5-3"]), "free number \"5-3\""),
             (strs(&["e", "FREE", "0"]), "free number \"0\""),
@@ -768,9 +974,17 @@ pub(crate) mod tests {
         ];
         let free = free_spans(20, &[1, 2, 3, 4, 5, 6]);
         assert_eq!(free, [7..=20]);
-        let steps = steps(begin, false, &orders, &free, 4);
+        let fan = Allocation {
+            name: "fan".to_string(),
+            free: vec![21, 22, 23],
+            claimed: 1,
+            release: None,
+            users: vec!["b".to_string()],
+        };
+        let steps = steps(begin, false, &orders, &[fan], &free, 4);
         let sizes: Vec<usize> = steps.iter().map(Step::tickets).collect();
-        assert_eq!(sizes, [0, 4, 2, 4, 4, 4, 2, 0]);
+        assert_eq!(sizes, [0, 4, 2, 3, 4, 4, 4, 2, 0]);
+        assert!(matches!(&steps[3], Step::Allocation(a) if a.name == "fan"));
         assert!(matches!(steps.last(), Some(Step::Commit)));
         assert_eq!(free_spans(5, &[2, 4]), [1..=1, 3..=3, 5..=5]);
         assert_eq!(free_spans(3, &[1, 2, 3]), Vec::<RangeInclusive<i64>>::new());
@@ -794,7 +1008,7 @@ pub(crate) mod tests {
         /// Every step word with values that are nearly right.
         #[test]
         fn decoding_known_steps_never_panics(
-            step in prop_oneof![Just("BEGIN"), Just("orders"), Just("FREE"), Just("COMMIT")],
+            step in prop_oneof![Just("BEGIN"), Just("orders"), Just("ALLOCATION"), Just("FREE"), Just("COMMIT")],
             rest in proptest::collection::vec(
                 prop_oneof![Just("u".to_string()), Just("0".to_string()), Just("00000000000000ff".to_string()),
                     Just("open".to_string()), Just("3-2".to_string()), Just("1,2".to_string()), Just("FORCE".to_string()),
@@ -817,7 +1031,7 @@ pub(crate) mod tests {
             chunk in 1usize..50,
         ) {
             let begin = a_begin();
-            let steps = steps(begin, true, &orders, &free, chunk);
+            let steps = steps(begin, true, &orders, &[], &free, chunk);
             let total: usize = steps.iter().map(Step::tickets).sum();
             let want: usize = orders.iter().map(|o| o.tickets.as_slice().len()).sum::<usize>()
                 + free.iter().map(|r| (r.end() - r.start() + 1) as usize).sum::<usize>();

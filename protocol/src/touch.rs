@@ -1,5 +1,6 @@
-//! What a logged change touches — its user, its ticket numbers, or the
-//! event's status — and whether two changes share any of it. The heal
+//! What a logged change touches — its user, its ticket numbers, an
+//! allocation, or the event's status — and whether two changes share any
+//! of it. The heal
 //! (docs/design.md "Healing after an unplanned failover") re-applies a lost
 //! write only when nothing since touched what it touches: the sidecar's
 //! planner asks this of the new primary's log, and `TICKET.REAPPLY` of the
@@ -7,13 +8,15 @@
 
 use std::collections::BTreeSet;
 
-use crate::model::Op;
+use crate::model::{Op, Tickets};
 
-/// The users, ticket numbers and status one or more changes touch.
+/// The users, ticket numbers, allocations and status one or more changes
+/// touch.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Touch {
     users: BTreeSet<String>,
     tickets: BTreeSet<i64>,
+    allocations: BTreeSet<String>,
     status: bool,
 }
 
@@ -27,6 +30,24 @@ impl Touch {
 
     /// Adds what `op` touches.
     pub fn add<U: AsRef<str>>(&mut self, op: &Op<U>) {
+        if let Some(name) = op.from() {
+            self.allocations.insert(name.to_owned());
+        }
+        match (op.order(), op) {
+            // an allocation's move: its tickets, not the status
+            (None, Op::Allocate { name, tickets, .. }) => {
+                self.allocations.insert(name.clone());
+                self.tickets.extend(tickets.as_slice());
+                return;
+            }
+            (None, Op::Release { name, tickets }) => {
+                self.allocations.insert(name.clone());
+                self.tickets
+                    .extend(tickets.iter().flat_map(Tickets::as_slice));
+                return;
+            }
+            _ => {}
+        }
         match op.order() {
             Some((user, tickets, _)) => {
                 self.users.insert(user.as_ref().to_owned());
@@ -52,6 +73,9 @@ impl Touch {
         if let Some(t) = self.tickets.intersection(&other.tickets).next() {
             return Some(format!("ticket {t}"));
         }
+        if let Some(a) = self.allocations.intersection(&other.allocations).next() {
+            return Some(format!("allocation {a:?}"));
+        }
         (self.status && other.status).then(|| "the event's status".to_owned())
     }
 }
@@ -59,7 +83,6 @@ impl Touch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Tickets;
 
     #[test]
     fn users_tickets_and_the_status_are_shared() {
@@ -90,5 +113,43 @@ mod tests {
             Some("the event's status".into())
         );
         assert_eq!(Touch::of(&open).shared(&Touch::of(&claim)), None);
+    }
+
+    #[test]
+    fn an_allocation_move_touches_its_tickets_and_name_not_the_status() {
+        let allocate: Op<&str> = Op::Allocate {
+            name: "fan".into(),
+            tickets: Tickets::Many(vec![4, 5]),
+            release: None,
+            key: None,
+        };
+        let claim = Op::Claim {
+            from: None,
+            user: "u",
+            tickets: Tickets::One(5),
+            pick: None,
+        };
+        let from = Op::Hold {
+            from: Some("fan".into()),
+            user: "v",
+            tickets: Tickets::One(9),
+            until: 1,
+            pick: None,
+        };
+        let empty: Op<&str> = Op::Release {
+            name: "fan".into(),
+            tickets: None,
+        };
+        let a = Touch::of(&allocate);
+        assert_eq!(a.shared(&Touch::of(&claim)), Some("ticket 5".into()));
+        assert_eq!(
+            a.shared(&Touch::of(&from)),
+            Some("allocation \"fan\"".into())
+        );
+        assert_eq!(
+            Touch::of(&empty).shared(&a),
+            Some("allocation \"fan\"".into())
+        );
+        assert_eq!(a.shared(&Touch::of(&Op::<&str>::Open)), None);
     }
 }

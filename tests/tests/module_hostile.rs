@@ -512,6 +512,7 @@ TICKET.WAIT wl dave COUNT 1
 TICKET.ALLOCATE ga partner COUNT 3 KEY k RELEASE 4102444800000
 TICKET.ALLOCATE hall extra COUNT 1 KEY k RELEASE 4102444800000
 TICKET.ALLOCATE hall extra COUNT 1 SECTION A CATEGORY general
+TICKET.ALLOCATE ga house KEY k
 TICKET.CLAIM ga carol COUNT 2 FROM promoter KEY pw HOLD 60000
 TICKET.CLAIM hall carol FROM camera SEATS 3
 TICKET.RELEASE ga promoter COUNT 2
@@ -520,13 +521,15 @@ TICKET.ALLOCATIONS ga
 TICKET.WAIT draw dave
 TICKET.DROP ga FORCE
 TICKET.RESTORE rr ORDERS u1 1,2 0 u2 5 99
+TICKET.RESTORE rr ALLOCATION fan 3,4 2 1893456000000 u1 u2
 TICKET.RESTORE rr FREE 3 6-9
 TICKET.RESTORE rr COMMIT
 TICKET.REAPPLY held SINCE 0-0 op claim event held user dave tickets 5,6 at 1
 TICKET.REAPPLY ga op open event ga at 1
 TICKET._APPLY 3 ga claim 1700 3 7 u1 ticket 7 at 1699
 TICKET._APPLY 1 ga init 5-0 4 10 0 0 0 1 600000 000000000000beef
-TICKET._APPLY 1 ga restore-orders u1 1,2 0";
+TICKET._APPLY 1 ga restore-orders u1 1,2 0
+TICKET._APPLY 1 ga restore-allocation fan 3,4 2 - u1";
 
 /// The hand-written calls, and a restore's `BEGIN` as the sidecar writes
 /// it (plain and seated).

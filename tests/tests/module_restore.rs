@@ -568,3 +568,135 @@ fn a_strict_replica_and_an_aof_reload_reach_the_primarys_state_after_a_restore()
     assert_eq!(digest(&mut c), before, "the AOF reload");
     assert_eq!(claim(&mut c, "e", "next"), 8);
 }
+
+/// An event with allocations restored in steps: `ALLOCATION` puts each
+/// back (free tickets out of public sale, its users' orders its own, its
+/// release time), locked until a `TICKET.ALLOCATE` (key only) sets its key; every bad
+/// `ALLOCATION` is an `ERR` naming what is wrong, `DEBUG DIGEST` unchanged;
+/// a strict replica reaches the primary's state.
+#[test]
+fn allocations_are_restored_locked_and_bad_allocation_steps_change_nothing() {
+    let primary = RedisServer::start();
+    let replica = strict_replica_of(&primary.port().to_string());
+    let mut c = primary.conn();
+    let live = (server_ms(&mut c) + 600_000).to_string();
+    let release = (server_ms(&mut c) + 3_600_000).to_string();
+    ok(&mut c, &begin_args("e", &values("10", "3", "1-0"), &[]));
+    expect_error(
+        &mut c,
+        &[
+            "TICKET.RESTORE",
+            "e",
+            "ALLOCATION",
+            "fan",
+            "4,5",
+            "2",
+            "-",
+            "f",
+        ],
+        "ERR",
+    );
+    let orders = ["a", "1", "0", "f", "2,3", &live, "g", "9", "0"];
+    let mut full = vec!["TICKET.RESTORE", "e", "ORDERS"];
+    full.extend_from_slice(&orders);
+    assert_eq!(int(&mut c, &full), 3);
+    let restore = |rest: &[&'static str]| {
+        let mut full = vec!["TICKET.RESTORE", "e", "ALLOCATION"];
+        full.extend_from_slice(rest);
+        full
+    };
+    let fan = ["fan", "4,5", "2", &release, "f"];
+    let mut args = vec!["TICKET.RESTORE", "e", "ALLOCATION"];
+    args.extend_from_slice(&fan);
+    assert_eq!(int(&mut c, &args), 1);
+    let before = digest(&mut c);
+    for (args, named) in [
+        (restore(&["fan", "-", "0", "-"]), "'fan': restored already"),
+        (
+            restore(&["x", "11", "0", "-"]),
+            "ticket 11 is above minted (10)",
+        ),
+        (
+            restore(&["x", "4", "0", "-"]),
+            "ticket 4 is in another allocation",
+        ),
+        (
+            restore(&["x", "6", "0", "-", "f"]),
+            "user 'f' is in an allocation already",
+        ),
+        (
+            restore(&["x", "6", "0", "-", "zz"]),
+            "user 'zz' has no restored order",
+        ),
+        (
+            restore(&["x", "6", "2", "-", "a"]),
+            "claimed is 2 but its users' orders hold 1",
+        ),
+        (restore(&["x", "6,6", "0", "-"]), "free tickets \"6,6\""),
+        (restore(&["x", "6", "-1", "-"]), "claimed \"-1\""),
+        (restore(&["x", "6", "0", "soon"]), "release \"soon\""),
+        (restore(&["x y", "6", "0", "-"]), "allocation name \"x y\""),
+        (restore(&["x", "6", "0"]), "ALLOCATION takes"),
+    ] {
+        let line = expect_error(&mut c, &args, "ERR");
+        assert!(line.contains(named), "{args:?}: {line}");
+        assert_eq!(digest(&mut c), before, "{args:?}");
+    }
+    assert_eq!(int(&mut c, &restore(&["kill", "6", "0", "-"])), 2);
+    expect_error(&mut c, &["TICKET.RESTORE", "e", "COMMIT"], "INCOMPLETE");
+    assert_eq!(
+        int(&mut c, &["TICKET.RESTORE", "e", "FREE", "7-8", "10"]),
+        3
+    );
+    value(&mut c, &["TICKET.RESTORE", "e", "COMMIT"]);
+
+    let release: i64 = release.parse().unwrap();
+    let want = Value::Array(vec![
+        Value::Array(vec![
+            Value::BulkString(b"fan".to_vec()),
+            Value::Int(2),
+            Value::Int(2),
+            Value::Int(release),
+        ]),
+        Value::Array(vec![
+            Value::BulkString(b"kill".to_vec()),
+            Value::Int(1),
+            Value::Int(0),
+            Value::Nil,
+        ]),
+    ]);
+    assert_eq!(value(&mut c, &["TICKET.ALLOCATIONS", "e"]), want);
+    assert_eq!(
+        (
+            status_int(&mut c, "e", "remaining"),
+            status_int(&mut c, "e", "allocated")
+        ),
+        (13, 3)
+    );
+    // Locked: no key opens it; the first ALLOCATE sets the key.
+    for extra in [&[][..], &["KEY", "pw"]] {
+        let mut args = vec!["TICKET.CLAIM", "e", "p", "FROM", "fan"];
+        args.extend_from_slice(extra);
+        expect_error(&mut c, &args, "NOKEY");
+    }
+    let key = ["TICKET.ALLOCATE", "e", "fan", "KEY", "k"];
+    assert_eq!(int_array(&mut c, &key), Vec::<i64>::new());
+    expect_error(&mut c, &key, "ERR");
+    let args = [
+        "TICKET.CLAIM",
+        "e",
+        "p",
+        "FROM",
+        "fan",
+        "KEY",
+        "k",
+        "COUNT",
+        "2",
+    ];
+    assert!(matches!(value(&mut c, &args), Value::Array(_)));
+    // Public claims go around the allocations.
+    assert_eq!(claim(&mut c, "e", "q"), 7);
+    wait_replicated(&mut c, 1);
+    let mut r = replica.conn();
+    assert_eq!(digest(&mut r), digest(&mut c), "the replica");
+}

@@ -13,7 +13,9 @@
 //! is placed against MySQL's journal and what it lacks is re-applied). A
 //! seated event is rebuilt with its layout and seats: the seat map, STATUS
 //! and every ORDER are what they were, and the next party gets the seats
-//! the rule gave before the loss.
+//! the rule gave before the loss. An event with allocations (issue 42)
+//! gets them back: free stock, orders from them, release times, locked
+//! until an ALLOCATE sets the key.
 
 #[path = "support/module.rs"]
 mod msupport;
@@ -491,5 +493,202 @@ fn a_seated_event_is_rebuilt_with_its_layout_and_seats() {
             && reconcile(&redis, &db, "st").0 == Some(0)
     });
     let (code, out) = sidecar_cmd(&redis.url(), &db, &["audit-seats", "--event", "st"]);
+    assert_eq!(code.code(), Some(0), "{out}");
+}
+
+/// `TICKET.ALLOCATIONS` as (name, free, claimed, release or 0).
+fn allocations(r: &mut redis::Connection, event: &str) -> Vec<(String, i64, i64, i64)> {
+    let reply = msupport::value(r, &["TICKET.ALLOCATIONS", event]);
+    let rows: Vec<(String, i64, i64, Option<i64>)> =
+        redis::FromRedisValue::from_redis_value(reply).expect("ALLOCATIONS");
+    rows.into_iter()
+        .map(|(n, f, c, at)| (n, f, c, at.unwrap_or(0)))
+        .collect()
+}
+
+/// The free tickets of allocation `name` as the module keeps them.
+fn allocated(r: &mut redis::Connection, event: &str, name: &str) -> BTreeSet<i64> {
+    let value: Option<String> = redis::cmd("HGET")
+        .arg(format!("ticket:{{{event}}}:alloc"))
+        .arg(format!("a:{name}"))
+        .query(r)
+        .expect("HGET alloc");
+    let value = value.unwrap_or_default();
+    let free = value.split(' ').nth(3).unwrap_or("-");
+    free.split(',').filter_map(|t| t.parse().ok()).collect()
+}
+
+/// What a rebuild of an event with allocations must give back.
+fn allocation_view(r: &mut redis::Connection, event: &str, users: &[&str]) -> Vec<String> {
+    let mut out = vec![format!("{:?}", allocations(r, event))];
+    let mut status = msupport::status(r, event);
+    for name in ["remaining", "allocated", "held", "categories"] {
+        out.push(format!("{name} {:?}", status.remove(name)));
+    }
+    if event == "sa" {
+        out.push(format!(
+            "{:?}",
+            msupport::value(r, &["TICKET.SEATMAP", event])
+        ));
+    }
+    for u in users {
+        out.push(format!("{u} {:?}", msupport::order(r, event, u)));
+    }
+    out
+}
+
+/// Issue 42: a general-admission and a seated event with allocations (a
+/// keyed one with sold and held orders FROM it, a timed one, seats
+/// allocated by id) are drained to MySQL, Redis is flushed, and `rebuild
+/// --apply` puts them back: ALLOCATIONS, STATUS, SEATMAP and the orders as
+/// they were; public claims never get allocated stock; the allocations
+/// are locked until an ALLOCATE sets the key; a held order FROM one goes
+/// back to it; the timed release fires; MySQL equals Redis.
+#[test]
+fn allocations_are_rebuilt_with_their_orders_and_release_times() {
+    let redis = RedisServer::start();
+    let mut r = redis.conn();
+    let db = fresh_database("rb_alloc");
+    migrate(&db);
+    let (sc, port) = sidecar(&redis, &db);
+    let release = (msupport::server_ms(&mut r) + 75_000).to_string();
+    let hold = ["HOLD", "600000"];
+    msupport::ok(
+        &mut r,
+        &["TICKET.INIT", "ga", "30", "HOLD", "600000", "LIMIT", "4"],
+    );
+    let init = [
+        "TICKET.INIT",
+        "sa",
+        "36",
+        "HOLD",
+        "600000",
+        "LIMIT",
+        "6",
+        "SEATS",
+        HALL,
+    ];
+    msupport::ok(&mut r, &init);
+    for event in ["ga", "sa"] {
+        claim(&mut r, event, "pub1", &["COUNT", "2"]);
+        msupport::int(&mut r, &["TICKET.CONFIRM", event, "pub1"]);
+        let fan = ["TICKET.ALLOCATE", event, "fan", "COUNT", "5", "KEY", "pw"];
+        msupport::value(&mut r, &fan);
+        let timed = [
+            "TICKET.ALLOCATE",
+            event,
+            "timed",
+            "COUNT",
+            "3",
+            "RELEASE",
+            &release,
+        ];
+        msupport::value(&mut r, &timed);
+        let from = ["COUNT", "2", "FROM", "fan", "KEY", "pw"];
+        claim(&mut r, event, "f1", &from);
+        msupport::int(&mut r, &["TICKET.CONFIRM", event, "f1"]);
+        let from = ["COUNT", "1", "FROM", "fan", "KEY", "pw", hold[0], hold[1]];
+        claim(&mut r, event, "f2", &from);
+        claim(&mut r, event, "pub2", &["COUNT", "2"]);
+    }
+    let camera = ["TICKET.ALLOCATE", "sa", "camera", "SEATS", "20", "21"];
+    msupport::value(&mut r, &camera);
+    let users = ["pub1", "f1", "f2", "pub2"];
+    let before = [
+        allocation_view(&mut r, "ga", &users),
+        allocation_view(&mut r, "sa", &users),
+    ];
+    for event in ["ga", "sa"] {
+        wait_until(LONG, "MySQL has the sale", || {
+            msupport::status_int(&mut r, event, "unsynced") == 0
+                && reconcile(&redis, &db, event).0 == Some(0)
+        });
+    }
+
+    let () = redis::cmd("FLUSHALL").query(&mut r).expect("FLUSHALL");
+    wait_until(LONG, "the sidecar quarantines both events", || {
+        metric(port, "ticketgate_quarantined_events") == 2
+    });
+    for event in ["ga", "sa"] {
+        let (code, out) = rebuild(&redis, &db, event, &["--apply"]);
+        eprintln!("rebuild {event} --apply:\n{out}");
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.contains("allocation fan: "), "{out}");
+        assert!(out.contains("restored locked"), "{out}");
+    }
+    for event in ["ga", "sa"] {
+        wait_released(&sc, port, event);
+    }
+    let after = [
+        allocation_view(&mut r, "ga", &users),
+        allocation_view(&mut r, "sa", &users),
+    ];
+    assert!(
+        msupport::server_ms(&mut r) < release.parse::<i64>().unwrap(),
+        "the rebuild outlasted the release delay: make it longer"
+    );
+    assert_eq!(after, before);
+
+    for event in ["ga", "sa"] {
+        // Locked: no key opens a restored allocation until ALLOCATE sets it.
+        let from = ["TICKET.CLAIM", event, "f3", "FROM", "fan", "KEY", "pw"];
+        // (Not expect_error: the sidecar trims the other event's log meanwhile.)
+        let refused = msupport::cmd(&from).query::<redis::Value>(&mut r);
+        assert_eq!(
+            refused
+                .err()
+                .and_then(|e| e.code().map(str::to_owned))
+                .as_deref(),
+            Some("NOKEY")
+        );
+        let key = ["TICKET.ALLOCATE", event, "fan", "KEY", "pw"];
+        msupport::value(&mut r, &key);
+        let claimed = msupport::value(&mut r, &from);
+        let one = matches!(&claimed, redis::Value::Int(_) | redis::Value::Array(_));
+        assert!(one, "{claimed:?}");
+        // A held order FROM it that is cancelled goes back to it.
+        let free_in_fan = |r: &mut redis::Connection| allocated(r, event, "fan").len();
+        let fan = free_in_fan(&mut r);
+        msupport::int_or_nil(&mut r, &["TICKET.CANCEL", event, "f2"]);
+        assert_eq!(free_in_fan(&mut r), fan + 1);
+        // Public claims sell out without taking allocated stock.
+        let kept: Vec<BTreeSet<i64>> = ["fan", "timed", "camera"]
+            .iter()
+            .map(|n| allocated(&mut r, event, n))
+            .collect();
+        let frozen = allocations(&mut r, event);
+        for i in 0.. {
+            let user = format!("p{i}");
+            let reply =
+                msupport::cmd(&["TICKET.CLAIM", event, &user]).query::<redis::Value>(&mut r);
+            let got: Vec<i64> = match reply {
+                Ok(redis::Value::Int(n)) => vec![n],
+                Ok(v) => redis::FromRedisValue::from_redis_value(v).expect("tickets"),
+                Err(e) if e.code() == Some("SOLDOUT") => break,
+                Err(e) => panic!("claim {user}: {e}"),
+            };
+            assert!(
+                kept.iter().all(|k| got.iter().all(|t| !k.contains(t))),
+                "{got:?}"
+            );
+        }
+        // (The hall's wheelchair space stays for an ACCESSIBLE claim.)
+        let left = msupport::status_int(&mut r, event, "remaining");
+        assert_eq!(left, i64::from(event == "sa"));
+        assert_eq!(allocations(&mut r, event), frozen);
+    }
+    // The timed allocations release themselves, after the rebuild, and
+    // the sidecar drains on: MySQL equals Redis.
+    for event in ["ga", "sa"] {
+        wait_until(Duration::from_secs(120), "the timed release", || {
+            allocations(&mut r, event).iter().all(|a| a.0 != "timed")
+        });
+        assert!(msupport::status_int(&mut r, event, "remaining") >= 3);
+        wait_until(LONG, "MySQL equals Redis after the rebuild", || {
+            msupport::status_int(&mut r, event, "unsynced") == 0
+                && reconcile(&redis, &db, event).0 == Some(0)
+        });
+    }
+    let (code, out) = sidecar_cmd(&redis.url(), &db, &["audit-seats", "--event", "sa"]);
     assert_eq!(code.code(), Some(0), "{out}");
 }

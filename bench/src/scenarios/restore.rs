@@ -94,7 +94,7 @@ pub fn restore(ctx: &Ctx) -> Result<ScenarioReport> {
         secs * 1000 + us / 1000
     };
     let (begin, snapshot, free) = snapshot(orders, now);
-    let plan = steps(begin.clone(), false, &snapshot, &free, chunk);
+    let plan = steps(begin.clone(), false, &snapshot, &[], &free, chunk);
     // The server's own time per call, from the slow log (where allowed).
     let slowlog = slowlog_on(&mut c, plan.len());
 

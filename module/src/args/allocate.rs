@@ -34,6 +34,8 @@ pub fn allocate<'a>(given: &[&'a [u8]]) -> Result<(&'a str, AllocateAsk), Comman
     let count = match (count, &ask.ids) {
         (Some(n), None) => n,
         (None, Some(_)) if ask.section.is_none() && ask.category.is_none() => 0,
+        // Only a restored allocation's key is set so (the pool checks).
+        (None, None) if ask.section.is_none() && ask.category.is_none() => 0,
         _ => {
             return Err(TicketError::Invalid(
                 "ALLOCATE takes COUNT n (with SECTION, CATEGORY) or SEATS id ..., not both".into(),
@@ -127,7 +129,6 @@ mod tests {
             (Some("A"), Some("vip"))
         );
         for (bad, why) in [
-            ("e p", "not both"),
             ("e p COUNT 2 SEATS 1", "not both"),
             ("e p SECTION A SEATS 1", "not both"),
             ("e p SEATS", "SEATS needs"),
@@ -146,6 +147,11 @@ mod tests {
             assert!(err.to_string().contains(why), "{bad}: {err}");
         }
         assert!(matches!(allocate(&args("e")), Err(CommandError::Arity)));
+        let (_, a) = allocate(&args("e p KEY k")).unwrap();
+        assert_eq!(
+            (a.count, a.ask.ids, a.key.as_deref()),
+            (0, None, Some(&b"k"[..]))
+        );
         let long = "x".repeat(33);
         assert!(allocate(&args(&format!("e {long} COUNT 1"))).is_err());
     }

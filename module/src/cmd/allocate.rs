@@ -12,7 +12,10 @@
 //! claim `FROM name [KEY secret]` takes only it. The key is kept as its
 //! SHA-256. With `RELEASE unix-ms` the allocation releases itself then
 //! (as `TICKET.RELEASE` of everything free). Logs `op=allocate`. An
-//! allocation holds at most 1000 tickets (free and claimed).
+//! allocation holds at most 1000 tickets (free and claimed). Without
+//! `COUNT` and `SEATS` it only sets the key (`KEY` or none) of an
+//! allocation `TICKET.RESTORE` put back locked (replicated as
+//! `allocation-key`, not logged) and replies with no tickets.
 //!
 //! Reply: an array of the tickets allocated, ascending.
 //! Errors: `NOEVENT`, `SHORT` (`SHORT event 'E' has m free`: fewer free

@@ -194,6 +194,11 @@ pub fn note_deadlines<U: AsRef<str>>(db: i32, event: &str, effect: &Effect<U>) {
             .iter()
             .filter(|order| order.until > 0)
             .for_each(|order| expiry::note(db, event, order.until)),
+        Effect::RestoreAllocation(allocation) => {
+            if let Some(at) = allocation.release {
+                expiry::note(db, event, at);
+            }
+        }
         _ => {}
     }
 }

@@ -5,6 +5,7 @@
 //! ```text
 //! TICKET.RESTORE E BEGIN <incarnation> <total> <minted> <status open|closed> <opens_at> <closes_at> <hold> <limit> <offer> <orders> <from-id> [SEATS <layout>] [FORCE]
 //! TICKET.RESTORE E ORDERS <user> <tickets> <until> [<user> <tickets> <until> ...]
+//! TICKET.RESTORE E ALLOCATION <name> <free tickets|-> <claimed> <release|-> [<user> ...]
 //! TICKET.RESTORE E FREE <n>|<a>-<b> [...]
 //! TICKET.RESTORE E COMMIT
 //! ```
@@ -30,6 +31,12 @@
 //!   they are restored; errors: a seat id outside the layout (`seat N is
 //!   not a seat of the layout`), a seat in two orders (`seat N is in two
 //!   orders`).
+//! * `ALLOCATION`: one allocation, after its users' orders: its free
+//!   tickets (numbers or seat ids, ascending, or `-`), `claimed` (the
+//!   tickets of the listed users' orders, checked), its release time (unix
+//!   ms, or `-`), the users whose orders came from it. Reply: integer,
+//!   allocations restored so far. Restored locked (MySQL has no key): no
+//!   `FROM` claim opens it until `TICKET.ALLOCATE` sets the key.
 //! * `FREE`: numbers or inclusive ranges into the pool, each `1..=minted`.
 //!   Reply: integer, numbers in the pool so far. Errors (`ERR`, nothing
 //!   changed): a number above `minted`, in the pool already, given twice.
@@ -50,7 +57,8 @@
 //! DROP works. Past-deadline holds are restored as held; the sweep expires
 //! them after the commit. The waiting list is not restored. Every step is
 //! replicated as one `TICKET._APPLY` effect (`restore-begin`,
-//! `restore-orders`, `restore-free`, and `restore` for the commit).
+//! `restore-orders`, `restore-allocation`, `restore-free`, and `restore`
+//! for the commit).
 
 use redis_module::{Context, RedisResult, RedisValue};
 
@@ -72,6 +80,9 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
                 }
                 Step::Orders(orders) => {
                     RedisValue::Integer(pool::restore_orders(store, out, event, orders)?)
+                }
+                Step::Allocation(allocation) => {
+                    RedisValue::Integer(pool::restore_allocation(store, out, event, allocation)?)
                 }
                 Step::Free(free) => {
                     RedisValue::Integer(pool::restore_free(store, out, event, free)?)

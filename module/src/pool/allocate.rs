@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 
+use protocol::effect::Effect;
 use protocol::keys::MAX_ALLOCATIONS;
 use protocol::record::{Op, Record, Tickets, MAX_TICKETS};
 
@@ -55,7 +56,8 @@ pub fn allocate(
     let key = ask.key.as_deref().map(protocol::draw::commitment_bytes);
     let before = store.allocation(&ask.name)?;
     match &before {
-        Some(a) if a.key != key => {
+        // A restored allocation takes the key of its first allocate.
+        Some(a) if a.key != key && a.key != Some(Allocation::RESTORED_KEY) => {
             return Err(TicketError::NoKey {
                 event: event.to_owned(),
                 name: ask.name.clone(),
@@ -75,7 +77,7 @@ pub fn allocate(
         .as_ref()
         .map_or(ask.count, |ids| ids.len() as i64);
     if count < 1 {
-        return Err(TicketError::Invalid("ALLOCATE needs COUNT or SEATS".into()));
+        return set_restored_key(out, store, event, ask, before.as_ref(), key);
     }
     let had = before
         .as_ref()
@@ -108,6 +110,29 @@ pub fn allocate(
     };
     out.append(store, Record { op, at: clock.now }, minted, None);
     Ok(tickets)
+}
+
+/// `TICKET.ALLOCATE` without `COUNT` or `SEATS`: sets the key of an
+/// allocation restored by `TICKET.RESTORE` (locked until then), to `key`
+/// (a hash) or none; replies with no tickets. Any other is an `ERR`.
+fn set_restored_key(
+    out: &mut Effects<'_>,
+    store: &mut impl Store,
+    event: &str,
+    ask: &AllocateAsk,
+    before: Option<&Allocation>,
+    key: Option<[u8; 32]>,
+) -> Result<Tickets, TicketError> {
+    let restored = before.is_some_and(|a| a.key == Some(Allocation::RESTORED_KEY));
+    if !restored || ask.release.is_some() {
+        return Err(TicketError::Invalid(format!(
+            "ALLOCATE needs COUNT or SEATS (without, it only sets the key of an allocation a rebuild restored, in event {})",
+            crate::error::quote(event.as_bytes())
+        )));
+    }
+    let name = Cow::Owned(ask.name.clone());
+    out.apply(store, Effect::AllocationKey { name, key });
+    Ok(Tickets::Many(Vec::new()))
 }
 
 /// `TICKET.RELEASE`: the allocation's free tickets asked for back in

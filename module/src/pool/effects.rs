@@ -27,7 +27,7 @@ use protocol::draw::AFTER_DRAW;
 use protocol::effect::{Effect, WAIT_COUNT_SPAN};
 use protocol::keys::WANTS_OFFERED;
 use protocol::record::{Op, Pick, Record, Tickets};
-use protocol::restore::{Begin, Order};
+use protocol::restore::{Allocation as Restored, Begin, Order};
 use protocol::seats::Seat;
 use protocol::StreamId;
 
@@ -134,6 +134,7 @@ pub fn apply<U: AsRef<str>>(store: &mut impl Store, effect: &Effect<U>) {
         Effect::RestoreBegin(begin) => restore_begin(store, begin),
         Effect::RestoreOrders(orders) => restore_orders(store, orders),
         Effect::RestoreFree(free) => restore_free(store, free),
+        Effect::RestoreAllocation(allocation) => restore_allocation(store, allocation),
         Effect::Wait { user, place } => {
             store.set_score(Set::Waiting, user.as_ref(), Some(*place));
             let drawn = matches!(store.meta(), Ok(Some(meta)) if meta.draw.is_some());
@@ -147,6 +148,15 @@ pub fn apply<U: AsRef<str>>(store: &mut impl Store, effect: &Effect<U>) {
             store.note_add(&protocol::keys::answered_fields(user.as_ref(), held))
         }
         Effect::Healed { term } => store.note_close(*term),
+        Effect::AllocationKey { name, key } => {
+            if let Ok(Some(allocation)) = store.allocation(name.as_ref()) {
+                let allocation = Allocation {
+                    key: *key,
+                    ..allocation
+                };
+                write_allocation(store, name.as_ref(), &allocation);
+            }
+        }
     }
 }
 
@@ -459,6 +469,8 @@ fn allocate(
         store.set_seats(tickets.as_slice(), Seat::Allocated);
     }
     let mut allocation = match store.allocation(name) {
+        // A restored allocation's key is unknown: its first allocate sets it.
+        Ok(Some(a)) if a.key == Some(Allocation::RESTORED_KEY) => Allocation { key, ..a },
         Ok(Some(a)) => a,
         _ => Allocation {
             key,
@@ -641,6 +653,35 @@ pub fn restore_orders<U: AsRef<str>>(store: &mut impl Store, orders: &[Order<U>]
             .fold(sum, |s, t| s.wrapping_add(*t));
     }
     add_counts(store, held, extra);
+    store.write_meta(MetaWrite::AddStagedSum(sum));
+}
+
+/// A restored allocation, as `op=allocate` and its claims left it: its
+/// free tickets out of the pool (a seated event: its seats allocated),
+/// its users' orders marked as its, and a key nobody has
+/// ([`Allocation::RESTORED_KEY`]: MySQL never stores one).
+pub fn restore_allocation<U: AsRef<str>>(store: &mut impl Store, restored: &Restored<U>) {
+    let seated = seated(store);
+    let mut sum = 0i64;
+    for &t in &restored.free {
+        sum = sum.wrapping_add(t);
+        if !seated {
+            store.set_free(t..=t, false);
+        }
+    }
+    if seated {
+        store.set_seats(&restored.free, Seat::Allocated);
+    }
+    for user in &restored.users {
+        store.set_alloc_field(&alloc_user(user.as_ref()), Some(restored.name.as_ref()));
+    }
+    let allocation = Allocation {
+        release: restored.release,
+        claimed: restored.claimed,
+        key: Some(Allocation::RESTORED_KEY),
+        free: restored.free.clone(),
+    };
+    write_allocation(store, restored.name.as_ref(), &allocation);
     store.write_meta(MetaWrite::AddStagedSum(sum));
 }
 

@@ -94,7 +94,9 @@ pub use open::open;
 pub use order::order;
 pub use position::position;
 pub use reapply::reapply;
-pub use restore::{restore_begin, restore_commit, restore_free, restore_orders};
+pub use restore::{
+    restore_allocation, restore_begin, restore_commit, restore_free, restore_orders,
+};
 pub use seatmap::seat_map;
 pub use settle::{expire_holds, offer_waiting, sweep};
 pub use status::report;

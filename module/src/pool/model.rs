@@ -133,6 +133,11 @@ pub struct Allocation {
 }
 
 impl Allocation {
+    /// The key hash of an allocation restored by `TICKET.RESTORE`: no key
+    /// hashes to it, so no `FROM` claim opens it until a `TICKET.ALLOCATE`
+    /// sets its key (MySQL never stores one: the log does not carry it).
+    pub const RESTORED_KEY: [u8; 32] = [0; 32];
+
     pub fn encode(&self) -> String {
         let key = self.key.map_or("-".to_owned(), |k| protocol::draw::hex(&k));
         let free = match self.free.is_empty() {

@@ -2,19 +2,24 @@
 //! "Incarnations and data loss"): `BEGIN` replaces the event's state by an
 //! empty one being restored, `ORDERS` and `FREE` fill it in checked steps,
 //! `COMMIT` checks that every number is accounted for once and starts a new
-//! log with `op=restore`. A seated event (`BEGIN ... SEATS`) gets its layout
-//! at `BEGIN`, every seat free; its orders' seat ids are held or sold as
-//! they are restored, so its seat state derives from them and it takes no
-//! `FREE`. Every step is validated in full before its first
-//! write, so a refused step changes nothing.
+//! log with `op=restore`. `ALLOCATION` puts an allocation back as
+//! `TICKET.ALLOCATE` and its claims left it (its free tickets out of the
+//! pool or its seats allocated, its users' orders marked as its), locked:
+//! MySQL never has its key, so no `FROM` claim opens it until a
+//! `TICKET.ALLOCATE E name [KEY k]` sets one. A seated event (`BEGIN ...
+//! SEATS`) gets its layout at `BEGIN`, every seat free; its orders' seat
+//! ids are held or sold as they are restored, so its seat state derives
+//! from them and it takes no `FREE`. Every step is validated in full
+//! before its first write, so a refused step changes nothing.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::RangeInclusive;
 
 use protocol::effect::Effect;
+use protocol::keys::{alloc_user, MAX_ALLOCATIONS};
 use protocol::record::{Op, Record};
-use protocol::restore::{Begin, Order};
+use protocol::restore::{Allocation, Begin, Order};
 use protocol::StreamId;
 
 use super::effects::Effects;
@@ -207,6 +212,91 @@ pub fn restore_free(
     store.len(Part::Pool)
 }
 
+/// `TICKET.RESTORE E ALLOCATION`: restores one allocation; returns how
+/// many are restored so far. Refused, with nothing changed, for a name
+/// restored already, more than 64, a free ticket above `minted` (a seat
+/// outside the layout), not free (a seat: held, sold or allocated; a
+/// number: in the pool or another allocation), a user not restored yet,
+/// in another allocation or given twice, or a `claimed` other than the
+/// tickets of the users' orders.
+pub fn restore_allocation<'a>(
+    store: &mut impl Store,
+    out: &mut Effects<'a>,
+    event: &str,
+    allocation: &Allocation<&'a str>,
+) -> Result<i64, TicketError> {
+    let (meta, _) = restoring(store, event)?;
+    let name = allocation.name;
+    let invalid = |why: String| {
+        TicketError::Invalid(format!(
+            "TICKET.RESTORE ALLOCATION {}: {why}",
+            crate::error::quote(name.as_bytes())
+        ))
+    };
+    let restored = store.allocations()?;
+    if restored.iter().any(|(n, _)| n == name) {
+        return Err(invalid("restored already".into()));
+    }
+    if restored.len() >= MAX_ALLOCATIONS {
+        return Err(invalid(format!(
+            "an event has at most {MAX_ALLOCATIONS} allocations"
+        )));
+    }
+    for &t in &allocation.free {
+        let problem = if !(1..=meta.minted).contains(&t) {
+            Some(format!("ticket {t} is above minted ({})", meta.minted))
+        } else if meta.seated && !store.is_free(t)? {
+            Some(format!("seat {t} is not free (in an order or allocation)"))
+        } else if !meta.seated && store.is_free(t)? {
+            Some(format!("ticket {t} is restored as free already"))
+        } else if restored
+            .iter()
+            .any(|(_, a)| a.free.binary_search(&t).is_ok())
+        {
+            Some(format!("ticket {t} is in another allocation"))
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(invalid(problem));
+        }
+    }
+    let mut users = HashSet::with_capacity(allocation.users.len());
+    let mut claimed = 0;
+    for &user in &allocation.users {
+        let quoted = || crate::error::quote(user.as_bytes());
+        let Some(tickets) = store.holder(user)? else {
+            return Err(invalid(format!(
+                "user {} has no restored order (restore ORDERS first)",
+                quoted()
+            )));
+        };
+        if !users.insert(user) || store.alloc_field(&alloc_user(user))?.is_some() {
+            return Err(invalid(format!(
+                "user {} is in an allocation already",
+                quoted()
+            )));
+        }
+        claimed += tickets.as_slice().len() as i64;
+    }
+    if claimed != allocation.claimed {
+        return Err(invalid(format!(
+            "claimed is {} but its users' orders hold {claimed} tickets",
+            allocation.claimed
+        )));
+    }
+    let restored = restored.len() as i64 + 1;
+    let allocation = Allocation {
+        name: Cow::Borrowed(name),
+        free: allocation.free.clone(),
+        claimed,
+        release: allocation.release,
+        users: allocation.users.iter().map(|u| Cow::Borrowed(*u)).collect(),
+    };
+    out.apply(store, Effect::RestoreAllocation(allocation));
+    Ok(restored)
+}
+
 /// `TICKET.RESTORE E COMMIT`: once every order and every free number is
 /// restored, replaces the log by one whose first entry is `op=restore` at
 /// `max(now-0, next(from), next(the old log's last id))` and gives the event
@@ -219,7 +309,7 @@ pub fn restore_commit(
 ) -> Result<StreamId, TicketError> {
     let (meta, staging) = restoring(store, event)?;
     let (holders, free) = (store.len(Part::Holders)?, store.len(Part::Pool)?);
-    let accounted = holders + meta.extra + free;
+    let accounted = holders + meta.extra + free + i64::from(meta.allocs.free);
     let sum = meta.minted * (meta.minted + 1) / 2;
     let detail = if holders != staging.orders {
         Some(format!("{holders} of {} orders restored", staging.orders))
@@ -228,12 +318,12 @@ pub fn restore_commit(
         None
     } else if accounted != meta.minted {
         Some(format!(
-            "{accounted} of the {} numbers up to minted restored (held or free)",
+            "{accounted} of the {} numbers up to minted restored (held, sold, free or allocated)",
             meta.minted
         ))
     } else if staging.sum != sum {
         Some(
-            "the numbers restored are not 1 to minted once each: some number is both held and free"
+            "the numbers restored are not 1 to minted once each: some number is both held and free (or allocated)"
                 .to_owned(),
         )
     } else {

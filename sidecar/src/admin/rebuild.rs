@@ -3,10 +3,19 @@
 //!
 //! Pure planning first: the MySQL rows ([`EventRow`], the live orders) become
 //! a [`Snapshot`] — incarnation, total, status, window, checkout settings,
-//! each live order (held with its deadline, or sold), `minted` (the highest
-//! live number) and the free numbers below it — and the snapshot becomes
-//! [`Step`]s: `TICKET.RESTORE E BEGIN`, `ORDERS` and `FREE` in chunks of at
-//! most N tickets (so Redis is never blocked long), `COMMIT`.
+//! each live order (held with its deadline, or sold), each live allocation
+//! ([`AllocationRows`]: its free tickets, the users whose orders came from
+//! it, its release time), `minted` (the highest live or allocated number)
+//! and the free numbers below it — and the snapshot becomes [`Step`]s:
+//! `TICKET.RESTORE E BEGIN`, `ORDERS` in chunks of at most N tickets (so
+//! Redis is never blocked long), one `ALLOCATION` each, `FREE` in chunks,
+//! `COMMIT`.
+//!
+//! MySQL keeps a general-admission allocation's free stock as a count, not
+//! as numbers (numbers are interchangeable there): the snapshot gives the
+//! allocations the lowest numbers in no live order, in name order. A seated
+//! event's allocated seats are `ticket_seat.allocation`. MySQL never has an
+//! allocation's key: the module restores it locked (docs/commands.md).
 //!
 //! The I/O ([`run`]): the plan is printed (what MySQL says; what Redis has
 //! now: its meta, the log entries after the offset that will be discarded,
@@ -64,18 +73,24 @@ pub struct EventRow {
     pub draw: bool,
     /// A seated event's layout (`seat_layout`, as its init record had it).
     pub layout: Option<String>,
-    /// Its live allocations (`ticket_allocation` rows not released).
-    pub allocations: i64,
+}
+
+/// What MySQL has of the event's live allocations (migrations/V8).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllocationRows {
+    /// Each `ticket_allocation` row not released: name, free stock
+    /// (`remaining_stock`), release time (unix ms).
+    pub live: Vec<(String, i64, Option<i64>)>,
+    /// (user, allocation) of each user whose live order came from a live
+    /// allocation since it (re)started.
+    pub users: Vec<(String, String)>,
+    /// A seated event's free allocated seats (seat, allocation).
+    pub seats: Vec<(i64, String)>,
 }
 
 /// Why a draw event is not rebuilt: TICKET.RESTORE puts back orders and
 /// free tickets, not the draw's seed, entrants and waiting list.
 pub const DRAW_REFUSED: &str = "a draw event (TICKET.INIT ... DRAW): rebuild restores orders and free tickets only, not the draw's seed, its entrants and the waiting list, so it refuses; MySQL keeps the entrants, the seed and the offers (ticketgate-sidecar audit-draw still checks them)";
-
-/// Why an event with live allocations is not rebuilt: TICKET.RESTORE
-/// puts back orders and free tickets, not allocations, so their stock
-/// would come back as public free stock.
-pub const ALLOCATIONS_REFUSED: &str = "the event has live allocations (TICKET.ALLOCATE): TICKET.RESTORE puts back orders and free tickets, not allocations, so a rebuild would sell their stock to the public; it refuses (MySQL keeps each allocation in ticket_allocation: release them there by hand, or re-create them with TICKET.ALLOCATE after a rebuild)";
 
 /// What Redis will hold after the restore: BEGIN's values, the orders
 /// (by user id) and the free numbers up to `minted`.
@@ -83,6 +98,7 @@ pub const ALLOCATIONS_REFUSED: &str = "the event has live allocations (TICKET.AL
 pub struct Snapshot {
     pub begin: Begin,
     pub orders: Vec<Order>,
+    pub allocations: Vec<restore::Allocation>,
     pub free: Vec<RangeInclusive<i64>>,
 }
 
@@ -104,11 +120,13 @@ impl Snapshot {
     }
 }
 
-/// The snapshot of an event from its row, its live tickets by user and its
-/// offset; `fresh` draws an incarnation for an event from before 0.3.
+/// The snapshot of an event from its row, its live tickets by user, its
+/// live allocations and its offset; `fresh` draws an incarnation for an
+/// event from before 0.3.
 pub fn snapshot(
     row: &EventRow,
     live: HashMap<String, Live>,
+    allocs: &AllocationRows,
     from: StreamId,
     fresh: impl FnOnce() -> Incarnation,
 ) -> Result<Snapshot, String> {
@@ -118,17 +136,16 @@ pub fn snapshot(
     if row.draw {
         return Err(DRAW_REFUSED.into());
     }
-    if row.allocations > 0 {
-        return Err(ALLOCATIONS_REFUSED.into());
-    }
     let status = match row.status.as_str() {
         "open" => Status::Open,
         "close" | "closed" => Status::Closed,
         other => return Err(format!("MySQL status {other:?} is neither open nor closed")),
     };
-    let (orders, taken) = live_orders(live, row.total)?;
+    let (orders, mut taken) = live_orders(live, row.total)?;
+    let allocations = allocations(row, &orders, &taken, allocs)?;
+    taken.extend(allocations.iter().flat_map(|a| a.free.iter().copied()));
     // A seated event's seats all exist from the start (minted = total), and
-    // those in no order are free without being named.
+    // those in no order or allocation are free without being named.
     let minted = match row.layout {
         Some(_) => row.total,
         None => taken.last().copied().unwrap_or(0),
@@ -158,8 +175,79 @@ pub fn snapshot(
     Ok(Snapshot {
         begin,
         orders,
+        allocations,
         free,
     })
+}
+
+/// The live allocations as `ALLOCATION` restores them: claimed by their
+/// users' live orders (`orders`, holding `taken`); a seated one's free
+/// seats as MySQL marks them, a general-admission one's free stock as the
+/// lowest numbers in no order (MySQL keeps a count: numbers are
+/// interchangeable there), in name order.
+fn allocations(
+    row: &EventRow,
+    orders: &[Order],
+    taken: &BTreeSet<i64>,
+    allocs: &AllocationRows,
+) -> Result<Vec<restore::Allocation>, String> {
+    let mut lowest = (1..=row.total).filter(|t| !taken.contains(t));
+    let mut out = Vec::with_capacity(allocs.live.len());
+    for (name, free, release) in &allocs.live {
+        let mut users: Vec<String> = allocs
+            .users
+            .iter()
+            .filter(|(_, a)| a == name)
+            .map(|(u, _)| u.clone())
+            .collect();
+        users.sort();
+        users.dedup();
+        let claimed = users
+            .iter()
+            .map(
+                |u| match orders.binary_search_by(|o| o.user.as_str().cmp(u)) {
+                    Ok(i) => Ok(orders[i].tickets.as_slice().len() as i64),
+                    Err(_) => Err(format!(
+                        "user {u:?} of allocation {name:?} has no live order in MySQL"
+                    )),
+                },
+            )
+            .sum::<Result<i64, String>>()?;
+        let tickets: Vec<i64> = match row.layout {
+            Some(_) => allocs
+                .seats
+                .iter()
+                .filter(|(_, a)| a == name)
+                .map(|(seat, _)| *seat)
+                .collect(),
+            None => lowest
+                .by_ref()
+                .take(usize::try_from(*free).unwrap_or(0))
+                .collect(),
+        };
+        if tickets.len() as i64 != *free {
+            return Err(format!(
+                "allocation {name:?} has remaining_stock {free} in MySQL, but {} free {} to restore",
+                tickets.len(),
+                if row.layout.is_some() { "seats are marked in ticket_seat" } else { "numbers are left" }
+            ));
+        }
+        if let Some(t) = tickets.iter().find(|t| taken.contains(t)) {
+            return Err(format!(
+                "ticket {t} is both in allocation {name:?} and in a live order in MySQL"
+            ));
+        }
+        let mut free = tickets;
+        free.sort_unstable();
+        out.push(restore::Allocation {
+            name: name.clone(),
+            free,
+            claimed,
+            release: *release,
+            users,
+        });
+    }
+    Ok(out)
 }
 
 /// MySQL's live orders by user, and every ticket they hold (each in
@@ -203,7 +291,14 @@ fn order_of(user: String, l: Live) -> Result<Order, String> {
 
 /// The `TICKET.RESTORE` calls of `s`: chunks of at most `chunk` tickets.
 pub fn steps(s: &Snapshot, force: bool, chunk: usize) -> Vec<Step> {
-    restore::steps(s.begin.clone(), force, &s.orders, &s.free, chunk)
+    restore::steps(
+        s.begin.clone(),
+        force,
+        &s.orders,
+        &s.allocations,
+        &s.free,
+        chunk,
+    )
 }
 
 /// `step` as a command line (`TICKET.RESTORE E ...`).
@@ -250,6 +345,13 @@ pub fn describe(event: &str, s: &Snapshot, now: &RedisNow) -> Vec<String> {
     ];
     if b.layout.is_some() {
         out.push("  MySQL: seated: every seat in no order is free; the layout is restored as MySQL has it".into());
+    }
+    for a in &s.allocations {
+        let release = a.release.map_or("none".into(), datetime);
+        out.push(format!(
+            "  MySQL: allocation {}: {} free, {} claimed by {} orders, release {release}; restored locked (its key is not in MySQL: TICKET.ALLOCATE {event} {} [KEY k] sets it)",
+            a.name, a.free.len(), a.claimed, a.users.len(), a.name
+        ));
     }
     for o in s.orders.iter().filter(|o| o.until > 0).take(10) {
         out.push(format!(
@@ -306,10 +408,6 @@ pub fn run(my: &mut mysql::Conn, rc: &mut Conn, args: &Args) -> Result<ExitCode,
     }
     if row.draw {
         println!("{event}: {DRAW_REFUSED}");
-        return Ok(ExitCode::from(1));
-    }
-    if row.allocations > 0 {
-        println!("{event}: {ALLOCATIONS_REFUSED}");
         return Ok(ExitCode::from(1));
     }
     let before = RedisNow {
@@ -457,7 +555,8 @@ fn locked_snapshot(
         return Ok(Err("unknown to MySQL".into()));
     };
     let live = db::live_users(&mut tx, event)?;
-    let snap = snapshot(&row, live, from, fresh_incarnation);
+    let allocs = allocation_rows(&mut tx, event, row.layout.is_some())?;
+    let snap = snapshot(&row, live, &allocs, from, fresh_incarnation);
     if quarantine && snap.is_ok() && row.quarantine.is_none() {
         let why = Evidence {
             reason: Reason::Rebuilding,
@@ -467,6 +566,34 @@ fn locked_snapshot(
     }
     tx.commit()?;
     Ok(snap)
+}
+
+/// The event's live allocations, the users whose live orders came from
+/// one since it (re)started (an order of an ended allocation of the same
+/// name is not its), and (`seated`) its free allocated seats.
+fn allocation_rows(
+    my: &mut impl Queryable,
+    event: &str,
+    seated: bool,
+) -> Result<AllocationRows, mysql::Error> {
+    let live = db::live_allocations(my, event)?;
+    if live.is_empty() {
+        return Ok(AllocationRows::default());
+    }
+    let users = my.exec(
+        "SELECT DISTINCT p.user_id, p.allocation FROM ticket_participation p JOIN ticket_allocation a \
+         ON a.event_id = p.event_id AND a.name = p.allocation AND a.released_at IS NULL \
+         WHERE p.event_id = ? AND p.live_ticket IS NOT NULL AND p.claimed_at >= a.created_at",
+        (event,),
+    )?;
+    let seats = match seated {
+        true => my.exec(
+            "SELECT seat_id, allocation FROM ticket_seat WHERE event_id = ? AND allocation IS NOT NULL ORDER BY seat_id",
+            (event,),
+        )?,
+        false => Vec::new(),
+    };
+    Ok(AllocationRows { live, users, seats })
 }
 
 /// A random non-zero incarnation.
@@ -496,15 +623,7 @@ fn read_row(my: &mut impl Queryable, event: &str) -> Result<Option<EventRow>, my
          offer_ms, dropped_at IS NOT NULL, quarantine_reason, draw_commitment IS NOT NULL, seat_layout FROM ticket_event WHERE event_id = ?",
         (event,),
     )?;
-    let allocations: Option<i64> = match row {
-        Some(_) => my.exec_first(
-            "SELECT COUNT(*) FROM ticket_allocation WHERE event_id = ? AND released_at IS NULL",
-            (event,),
-        )?,
-        None => None,
-    };
     Ok(row.map(|r| EventRow {
-        allocations: allocations.unwrap_or(0),
         total: r.0,
         status: r.1,
         opens_at: r.2.unwrap_or(0),
@@ -554,6 +673,10 @@ mod tests {
             .collect()
     }
 
+    fn none() -> AllocationRows {
+        AllocationRows::default()
+    }
+
     fn never() -> Incarnation {
         unreachable!("the event has an incarnation")
     }
@@ -565,7 +688,7 @@ mod tests {
             ("a", &[1], None),
             ("c", &[7], None),
         ]);
-        let s = snapshot(&row(), l, StreamId::new(9, 1), never).unwrap();
+        let s = snapshot(&row(), l, &none(), StreamId::new(9, 1), never).unwrap();
         assert_eq!(s.begin.minted, 7);
         assert_eq!(s.free, [4..=6]);
         assert_eq!(s.counts(), (2, 2));
@@ -595,7 +718,7 @@ mod tests {
             status: "close".into(),
             ..row()
         };
-        let s = snapshot(&closed, HashMap::new(), StreamId::ZERO, never).unwrap();
+        let s = snapshot(&closed, HashMap::new(), &none(), StreamId::ZERO, never).unwrap();
         assert_eq!(s.begin.status, Status::Closed);
     }
 
@@ -607,7 +730,7 @@ mod tests {
             ..row()
         };
         let l = live(&[("a", &[4, 5], None), ("b", &[7], Some(9000))]);
-        let s = snapshot(&seated, l, StreamId::new(9, 1), never).unwrap();
+        let s = snapshot(&seated, l, &none(), StreamId::new(9, 1), never).unwrap();
         assert_eq!((s.begin.minted, s.free_count()), (10, 0));
         let steps = steps(&s, false, 10_000);
         assert_eq!(steps.len(), 3, "BEGIN, ORDERS, COMMIT: {steps:?}");
@@ -626,19 +749,13 @@ mod tests {
             dropped: true,
             ..row()
         };
-        assert!(snapshot(&dropped, HashMap::new(), StreamId::ZERO, never).is_err());
+        assert!(snapshot(&dropped, HashMap::new(), &none(), StreamId::ZERO, never).is_err());
         let draw = EventRow {
             draw: true,
             ..row()
         };
-        let why = snapshot(&draw, HashMap::new(), StreamId::ZERO, never).unwrap_err();
+        let why = snapshot(&draw, HashMap::new(), &none(), StreamId::ZERO, never).unwrap_err();
         assert!(why.contains("draw event"), "{why}");
-        let allocated = EventRow {
-            allocations: 2,
-            ..row()
-        };
-        let why = snapshot(&allocated, HashMap::new(), StreamId::ZERO, never).unwrap_err();
-        assert!(why.contains("live allocations"), "{why}");
         let both = HashMap::from([(
             "a".to_string(),
             Live {
@@ -647,17 +764,20 @@ mod tests {
                 held_until: Some(9),
             },
         )]);
-        assert!(snapshot(&row(), both, StreamId::ZERO, never).is_err());
+        assert!(snapshot(&row(), both, &none(), StreamId::ZERO, never).is_err());
         let twice = live(&[("a", &[1], None), ("b", &[1], None)]);
-        assert!(snapshot(&row(), twice, StreamId::ZERO, never).is_err());
+        assert!(snapshot(&row(), twice, &none(), StreamId::ZERO, never).is_err());
         let beyond = live(&[("a", &[11], None)]);
-        assert!(snapshot(&row(), beyond, StreamId::ZERO, never).is_err());
+        assert!(snapshot(&row(), beyond, &none(), StreamId::ZERO, never).is_err());
         // a pre-0.3 event gets a fresh incarnation; an empty one mints nothing
         let old = EventRow {
             incarnation: None,
             ..row()
         };
-        let s = snapshot(&old, HashMap::new(), StreamId::ZERO, || Incarnation(0xff)).unwrap();
+        let s = snapshot(&old, HashMap::new(), &none(), StreamId::ZERO, || {
+            Incarnation(0xff)
+        })
+        .unwrap();
         assert_eq!(
             (s.begin.incarnation, s.begin.minted),
             (Incarnation(0xff), 0)
@@ -667,10 +787,106 @@ mod tests {
     }
 
     #[test]
+    fn allocations_are_restored_with_their_users_and_lowest_free_numbers() {
+        let l = live(&[
+            ("f1", &[2], None),
+            ("f2", &[5, 6], Some(9000)),
+            ("p", &[1], None),
+        ]);
+        let allocs = AllocationRows {
+            live: vec![("fan".into(), 2, None), ("kill".into(), 1, Some(4000))],
+            users: vec![("f2".into(), "fan".into()), ("f1".into(), "fan".into())],
+            seats: Vec::new(),
+        };
+        let s = snapshot(&row(), l.clone(), &allocs, StreamId::new(9, 1), never).unwrap();
+        // The lowest numbers in no order: 3, 4 to fan, 7 to kill; minted 7.
+        let got: Vec<_> = s
+            .allocations
+            .iter()
+            .map(|a| {
+                (
+                    a.name.as_str(),
+                    a.free.clone(),
+                    a.claimed,
+                    a.release,
+                    a.users.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "fan",
+                    vec![3, 4],
+                    3,
+                    None,
+                    vec!["f1".to_string(), "f2".to_string()]
+                ),
+                ("kill", vec![7], 0, Some(4000), vec![]),
+            ]
+        );
+        assert_eq!((s.begin.minted, s.free_count()), (7, 0));
+        let all: Vec<String> = steps(&s, false, 100)
+            .iter()
+            .map(|x| command("e", x).join(" "))
+            .collect();
+        assert_eq!(all[2], "TICKET.RESTORE e ALLOCATION fan 3,4 3 - f1 f2");
+        assert_eq!(all[3], "TICKET.RESTORE e ALLOCATION kill 7 0 4000");
+        let text = describe("e", &s, &RedisNow::default()).join("\n");
+        assert!(
+            text.contains(
+                "allocation fan: 2 free, 3 claimed by 2 orders, release none; restored locked"
+            ),
+            "{text}"
+        );
+        // A seated event's seats as MySQL marks them; a count that disagrees is refused.
+        let layout = r#"{"sections":[{"name":"A","rows":[{"name":"1","seats":10}]}]}"#;
+        let seated = EventRow {
+            layout: Some(layout.into()),
+            ..row()
+        };
+        let marked = AllocationRows {
+            seats: vec![(8, "fan".into()), (9, "fan".into()), (10, "kill".into())],
+            ..allocs.clone()
+        };
+        let s = snapshot(&seated, l.clone(), &marked, StreamId::ZERO, never).unwrap();
+        assert_eq!(
+            (s.allocations[0].free.clone(), s.allocations[1].free.clone()),
+            (vec![8, 9], vec![10])
+        );
+        let short = AllocationRows {
+            seats: vec![(8, "fan".into())],
+            ..allocs.clone()
+        };
+        let why = snapshot(&seated, l.clone(), &short, StreamId::ZERO, never).unwrap_err();
+        assert!(why.contains("remaining_stock 2"), "{why}");
+        let both = AllocationRows {
+            seats: vec![(1, "fan".into()), (8, "fan".into()), (10, "kill".into())],
+            ..allocs.clone()
+        };
+        let why = snapshot(&seated, l.clone(), &both, StreamId::ZERO, never).unwrap_err();
+        assert!(why.contains("ticket 1 is both"), "{why}");
+        // More allocated than free, or a user with no live order: refused.
+        let over = AllocationRows {
+            live: vec![("fan".into(), 7, None)],
+            ..AllocationRows::default()
+        };
+        assert!(snapshot(&row(), l.clone(), &over, StreamId::ZERO, never).is_err());
+        let ghost = AllocationRows {
+            users: vec![("zz".into(), "fan".into())],
+            ..allocs
+        };
+        let why = snapshot(&row(), l, &ghost, StreamId::ZERO, never).unwrap_err();
+        assert!(why.contains("\"zz\""), "{why}");
+    }
+
+    #[test]
     fn describe_names_what_is_lost() {
         let s = snapshot(
             &row(),
             live(&[("a", &[1], Some(9))]),
+            &none(),
             StreamId::new(3, 0),
             never,
         )
@@ -757,13 +973,35 @@ mod tests {
         /// Every number 1..=minted is exactly once in an order or free, and
         /// the calls carry each order exactly once.
         #[test]
-        fn calls_partition_the_snapshot((total, l) in arb_orders(), chunk in 1..50usize) {
+        fn calls_partition_the_snapshot(
+            (total, l) in arb_orders(),
+            chunk in 1..50usize,
+            (fa, fb, marks) in (0..20i64, 0..20i64, proptest::collection::vec(0..3u8, 60)),
+        ) {
             let r = EventRow { total, ..row() };
-            let s = snapshot(&r, l, StreamId::ZERO, never).unwrap();
+            let free = total - l.values().map(|x| (x.sold.len() + x.held.len()) as i64).sum::<i64>();
+            let (fa, fb) = (fa.min(free), fb.min(free - fa.min(free)));
+            let mut users: Vec<&String> = l.keys().collect();
+            users.sort();
+            let marked: Vec<(String, String)> = users.iter().zip(&marks)
+                .filter(|(_, m)| **m > 0)
+                .map(|(u, m)| ((*u).clone(), if *m == 1 { "a" } else { "b" }.to_string()))
+                .collect();
+            let allocs = AllocationRows {
+                live: vec![("a".into(), fa, None), ("b".into(), fb, Some(7))],
+                users: marked.clone(),
+                seats: Vec::new(),
+            };
+            let held = |u: &String| (l[u].sold.len() + l[u].held.len()) as i64;
+            let claimed = |name: &str| marked.iter().filter(|m| m.1 == name).map(|m| held(&m.0)).sum::<i64>();
+            let s = snapshot(&r, l.clone(), &allocs, StreamId::ZERO, never).unwrap();
+            prop_assert_eq!(s.allocations.iter().map(|a| (a.free.len() as i64, a.claimed)).collect::<Vec<_>>(),
+                vec![(fa, claimed("a")), (fb, claimed("b"))]);
             let mut seen = BTreeSet::new();
             let mut orders = 0;
             for step in steps(&s, false, chunk) {
-                prop_assert!(step.tickets() <= chunk || matches!(&step, Step::Orders(v) if v.len() == 1));
+                // One ALLOCATION an allocation (at most 1000 tickets).
+                prop_assert!(step.tickets() <= chunk || matches!(&step, Step::Orders(v) if v.len() == 1) || matches!(&step, Step::Allocation(_)));
                 match step {
                     Step::Orders(v) => {
                         orders += v.len();
@@ -771,6 +1009,9 @@ mod tests {
                     }
                     Step::Free(v) => {
                         for r in v { for t in r { prop_assert!(seen.insert(t)); } }
+                    }
+                    Step::Allocation(a) => {
+                        for t in a.free { prop_assert!(seen.insert(t)); }
                     }
                     _ => {}
                 }

@@ -133,6 +133,15 @@ impl<'a> Move<'a> {
         }
     }
 
+    /// Where its seats are free before and after it: in the allocation
+    /// (`Some(name)`) or not in one.
+    pub fn seats(&self) -> (Option<&'a str>, Option<&'a str>) {
+        match *self {
+            Move::Allocate { name, .. } | Move::Return { name, .. } => (None, Some(name)),
+            Move::Release { name, .. } | Move::Take { name, .. } => (Some(name), None),
+        }
+    }
+
     /// Its `ticket_allocation_step` kind (a take is its order's rows).
     pub fn step(&self) -> Option<&'static str> {
         match self {
@@ -233,16 +242,18 @@ fn move_seats(
     (sql, params)
 }
 
-/// The `ticket_allocation_step` row of a move (not of a take).
+/// The `ticket_allocation_step` row of a move (not of a take), with what
+/// the allocation's row was before it (what a heal's undo puts back).
 fn insert_step(
     event: &str,
     m: &Move<'_>,
     (id, at): (StreamId, i64),
+    prior: Prior,
 ) -> Option<(&'static str, Vec<Value>)> {
     let kind = m.step()?;
     let tickets = m.tickets();
     let list = protocol::record::Value::List(tickets).to_string();
-    let sql = "INSERT INTO ticket_allocation_step (event_id, stream_ms, stream_seq, name, kind, tickets, ticket_list, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+    let sql = "INSERT INTO ticket_allocation_step (event_id, stream_ms, stream_seq, name, kind, tickets, ticket_list, at, prior_free, prior_release_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     let params = vec![
         event.into(),
         id.ms.into(),
@@ -252,8 +263,34 @@ fn insert_step(
         (tickets.len() as i64).into(),
         list.into(),
         datetime(at).into(),
+        prior.free.unwrap_or(NOT_LIVE).into(),
+        prior.release_at.map_or(Value::NULL, Value::from),
     ];
     Some((sql, params))
+}
+
+/// `prior_free` of an allocation that was not live before the step.
+const NOT_LIVE: i64 = -1;
+
+/// An allocation's row just before a step: its free stock while live
+/// (None: not live) and its release time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Prior {
+    free: Option<i64>,
+    release_at: Option<i64>,
+}
+
+fn prior(tx: &mut Transaction<'_>, event: &str, name: &str) -> mysql::Result<Prior> {
+    let row: Option<(i64, Option<i64>, bool)> = tx.exec_first(
+        "SELECT remaining_stock, release_at, released_at IS NULL FROM ticket_allocation WHERE event_id = ? AND name = ?",
+        (event, name),
+    )?;
+    Ok(
+        row.map_or(Prior::default(), |(free, release_at, live)| Prior {
+            free: live.then_some(free),
+            release_at,
+        }),
+    )
 }
 
 /// What MySQL has of the allocation `name`: its free stock while live.
@@ -316,6 +353,7 @@ pub fn write(
     let (name, tickets) = (m.name(), m.tickets());
     let k = tickets.len() as i64;
     let seated = layout.is_some();
+    let before = prior(tx, event, name)?;
     if let Move::Allocate { release, .. } = m {
         let verdict = allocate_public(tx, (event, layout), tickets)?;
         if verdict.is_err() {
@@ -341,10 +379,7 @@ pub fn write(
         }
     }
     if seated && k > 0 {
-        let (from, to) = match m {
-            Move::Allocate { .. } | Move::Return { .. } => (None, Some(name)),
-            Move::Release { .. } | Move::Take { .. } => (Some(name), None),
-        };
+        let (from, to) = m.seats();
         let verdict = exactly(
             tx,
             move_seats(event, tickets, from, to),
@@ -369,10 +404,91 @@ pub fn write(
             }
         }
     }
-    if let Some((sql, params)) = insert_step(event, m, (id, at)) {
+    if let Some((sql, params)) = insert_step(event, m, (id, at), before) {
         tx.exec_drop(sql, params)?;
     }
     Ok(Ok(()))
+}
+
+/// A heal's undo of lost entry `id`, an allocate, release or return `m`
+/// (newest first, so the allocation's row is as the step left it): the
+/// row back to what the step row says it was, the public stock and the
+/// seats back, the step row marked lost. Nothing when MySQL has no step
+/// row for it (the record was a conflict: it changed nothing).
+pub fn undo_step(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    m: &Move<'_>,
+    id: StreamId,
+) -> mysql::Result<()> {
+    let row: Option<(u64, Option<i64>, Option<i64>)> = tx.exec_first(
+        "SELECT id, prior_free, prior_release_at FROM ticket_allocation_step WHERE event_id = ? AND stream_ms = ? AND stream_seq = ? AND name = ? AND lost_in_failover = 0 ORDER BY id DESC LIMIT 1",
+        (event, id.ms, id.seq, m.name()),
+    )?;
+    let Some((step, prior_free, prior_release)) = row else {
+        return Ok(());
+    };
+    tx.exec_drop(
+        "UPDATE ticket_allocation_step SET lost_in_failover = 1 WHERE id = ?",
+        (step,),
+    )?;
+    let (public, own) = m.stocks();
+    let (sql, params): (&str, Vec<Value>) = match prior_free {
+        Some(NOT_LIVE) => (
+            "UPDATE ticket_allocation SET remaining_stock = 0, release_at = ?, released_at = COALESCE(released_at, NOW(3)), updated_at = NOW(3) WHERE event_id = ? AND name = ?",
+            vec![prior_release.into(), event.into(), m.name().into()],
+        ),
+        Some(free) => (
+            "UPDATE ticket_allocation SET remaining_stock = ?, release_at = ?, released_at = NULL, updated_at = NOW(3) WHERE event_id = ? AND name = ?",
+            vec![free.into(), prior_release.into(), event.into(), m.name().into()],
+        ),
+        // a step written before schema version 9: the counts only
+        None => (
+            "UPDATE ticket_allocation SET remaining_stock = remaining_stock - ?, released_at = NULL, updated_at = NOW(3) WHERE event_id = ? AND name = ?",
+            vec![own.into(), event.into(), m.name().into()],
+        ),
+    };
+    tx.exec_drop(sql, params)?;
+    if public != 0 {
+        let (sql, params) = return_stock(event, -public);
+        tx.exec_drop(sql, params)?;
+    }
+    let (before, after) = m.seats();
+    unmove_seats(tx, event, m.tickets(), (after, before))
+}
+
+/// A heal's undo of a lost take (a claim or hold `FROM` the allocation
+/// `name` of `tickets`) whose `n` live rows it marked lost: they go back
+/// to the allocation, not to public sale.
+pub fn undo_take(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    (name, tickets): (&str, &[i64]),
+    n: i64,
+) -> mysql::Result<()> {
+    if n == 0 {
+        return Ok(()); // a conflict: it took nothing
+    }
+    tx.exec_drop(
+        "UPDATE ticket_allocation SET remaining_stock = remaining_stock + ?, updated_at = NOW(3) WHERE event_id = ? AND name = ? AND released_at IS NULL",
+        (n, event, name),
+    )?;
+    unmove_seats(tx, event, tickets, (None, Some(name)))
+}
+
+/// Seats moved back by an undo (a general-admission event has no seat
+/// rows: nothing matches).
+fn unmove_seats(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    seats: &[i64],
+    (from, to): (Option<&str>, Option<&str>),
+) -> mysql::Result<()> {
+    if seats.is_empty() {
+        return Ok(());
+    }
+    let (sql, params) = move_seats(event, seats, from, to);
+    tx.exec_drop(sql, params)
 }
 
 /// An allocate's public side: the event exists, the tickets are seats

@@ -236,7 +236,7 @@ pub fn category_stocks(conn: &mut Conn, event: &str) -> Result<Vec<(String, i64)
 /// An event's live allocations (name, free tickets, release time in unix
 /// ms), sorted by name (migrations/V8).
 pub fn live_allocations(
-    conn: &mut Conn,
+    conn: &mut impl Queryable,
     event: &str,
 ) -> Result<Vec<(String, i64, Option<i64>)>, mysql::Error> {
     conn.exec(

@@ -1,5 +1,6 @@
 //! The scripted unplanned failover the heal's end-to-end tests share
-//! (`sidecar_heal_answers.rs`, `sidecar_heal_races.rs`): a primary and a
+//! (`sidecar_heal_answers.rs`, `sidecar_heal_races.rs`,
+//! `sidecar_heal_allocations.rs`): a primary and a
 //! replica (AOF on), MySQL and the sidecar; the replica cut off (frozen,
 //! its link dropped); then the sidecar stopped, the primary killed, the
 //! stale replica promoted and given a new, strict replica; the sidecar

@@ -11,7 +11,7 @@ use protocol::record::{Op, Tickets};
 use super::*;
 use crate::pool::{effects, AllocateAsk, ReleaseAsk};
 
-fn allocate<S: Committed>(
+pub(super) fn allocate<S: Committed>(
     s: &mut S,
     name: &str,
     count: i64,
@@ -40,7 +40,12 @@ fn release<S: Committed>(
     })
 }
 
-fn from(name: &str, key: Option<&str>, count: Option<i64>, hold: Option<i64>) -> ClaimOptions {
+pub(super) fn from(
+    name: &str,
+    key: Option<&str>,
+    count: Option<i64>,
+    hold: Option<i64>,
+) -> ClaimOptions {
     ClaimOptions {
         from: Some(Box::new(FromAsk {
             name: name.into(),

@@ -203,6 +203,14 @@ fn restore_free<S: Committed>(
     run(s, |s, out| r::restore_free(s, out, event, free))
 }
 
+fn restore_allocation<S: Committed>(
+    s: &mut S,
+    event: &str,
+    allocation: &protocol::restore::Allocation<&str>,
+) -> Result<i64, TicketError> {
+    run(s, |s, out| r::restore_allocation(s, out, event, allocation))
+}
+
 fn restore_commit<S: Committed>(s: &mut S, event: &str, now: i64) -> Result<StreamId, TicketError> {
     run(s, |s, out| r::restore_commit(s, out, event, now))
 }

@@ -7,8 +7,10 @@ use std::collections::BTreeSet;
 use proptest::prelude::*;
 use protocol::record::{Op, Tickets};
 
+use super::allocations::{allocate, from};
 use super::*;
 use crate::pool::effects;
+use protocol::restore::Allocation as Restored;
 
 /// What MySQL would say about `s` (as `rebuild` reads it): its live
 /// orders, `minted` = the highest live number, the other numbers up to
@@ -50,6 +52,26 @@ fn snapshot_of(s: &MemoryStore, from: StreamId) -> (Begin, Vec<Order>, Vec<Range
     (begin, orders, protocol::restore::free_spans(minted, &live))
 }
 
+/// The allocations of `s` as `rebuild` restores them: free tickets,
+/// claimed, release, and the users whose orders are theirs.
+fn allocations_of(s: &mut MemoryStore) -> Vec<Restored> {
+    let marks: Vec<(String, String)> = s.alloc_fields().unwrap();
+    let all = s.allocations().unwrap();
+    all.into_iter()
+        .map(|(name, a)| Restored {
+            users: marks
+                .iter()
+                .filter(|(f, v)| f.starts_with("u:") && *v == name)
+                .map(|(f, _)| f[2..].to_owned())
+                .collect(),
+            name,
+            free: a.free,
+            claimed: a.claimed,
+            release: a.release,
+        })
+        .collect()
+}
+
 /// Restores a snapshot into `s` through the pool's own steps, in chunks
 /// of `chunk` tickets; returns the commit's id.
 fn restore_into(
@@ -58,7 +80,17 @@ fn restore_into(
     chunk: usize,
     now: i64,
 ) -> Result<StreamId, TicketError> {
-    let steps = protocol::restore::steps(begin.clone(), true, orders, free, chunk);
+    restore_with(s, (begin, orders, &[], free), chunk, now)
+}
+
+/// [`restore_into`] with allocations.
+fn restore_with(
+    s: &mut MemoryStore,
+    (begin, orders, allocations, free): (&Begin, &[Order], &[Restored], &[RangeInclusive<i64>]),
+    chunk: usize,
+    now: i64,
+) -> Result<StreamId, TicketError> {
+    let steps = protocol::restore::steps(begin.clone(), true, orders, allocations, free, chunk);
     let mut id = Err(TicketError::Internal("no commit".into()));
     for step in steps {
         match step {
@@ -68,6 +100,9 @@ fn restore_into(
             protocol::restore::Step::Orders(orders) => {
                 let orders: Vec<Order<&str>> = orders.iter().map(Order::borrowed).collect();
                 restore_orders(s, "e", &orders)?;
+            }
+            protocol::restore::Step::Allocation(a) => {
+                restore_allocation(s, "e", &a.borrowed())?;
             }
             protocol::restore::Step::Free(free) => {
                 restore_free(s, "e", &free)?;
@@ -324,4 +359,191 @@ proptest! {
         }
         prop_assert_eq!(taken.len() + live.len(), total as usize, "every number is held or handed out");
     }
+}
+
+/// An event with a keyed allocation (a sold and a held order from it) and
+/// a timed one is restored: the allocations as they were, locked until an
+/// ALLOCATE sets the key, the held order back to its allocation when it
+/// expires, the timed release at its time, public claims around them.
+#[test]
+fn allocations_are_restored_locked_with_their_orders_and_release() {
+    let mut s = checkout_event(20, 0, 4);
+    plain(&mut s, "pub1", 1, 1).unwrap();
+    allocate(&mut s, "fan", 4, Some("pw"), None, 2).unwrap();
+    allocate(&mut s, "timed", 2, None, Some(500), 2).unwrap();
+    claim(
+        &mut s,
+        "e",
+        "f1",
+        from("fan", Some("pw"), Some(1), None),
+        3,
+        1,
+    )
+    .unwrap();
+    claim(
+        &mut s,
+        "e",
+        "f2",
+        from("fan", Some("pw"), Some(2), Some(100)),
+        3,
+        1,
+    )
+    .unwrap();
+    plain(&mut s, "pub2", 4, 1).unwrap();
+    let (mut begin, orders, _) = snapshot_of(&s, StreamId::new(1, 1));
+    let allocations = allocations_of(&mut s);
+    // MySQL's minted is the highest live or allocated number; the rest free.
+    let mut taken: Vec<i64> = orders
+        .iter()
+        .flat_map(|o| o.tickets.as_slice().to_vec())
+        .collect();
+    taken.extend(allocations.iter().flat_map(|a| a.free.clone()));
+    taken.sort_unstable();
+    begin.minted = *taken.last().unwrap();
+    let free = protocol::restore::free_spans(begin.minted, &taken);
+    let mut r = MemoryStore::default();
+    restore_with(&mut r, (&begin, &orders, &allocations, &free), 3, 10).unwrap();
+    let before = c::allocations(&mut s, "e").unwrap();
+    let after = c::allocations(&mut r, "e").unwrap();
+    let unkeyed = |all: &[(String, Allocation)]| -> Vec<(String, Vec<i64>, i64, Option<i64>)> {
+        all.iter()
+            .map(|(n, a)| (n.clone(), a.free.clone(), a.claimed, a.release))
+            .collect()
+    };
+    assert_eq!(unkeyed(&after), unkeyed(&before));
+    assert!(after
+        .iter()
+        .all(|(_, a)| a.key == Some(Allocation::RESTORED_KEY)));
+    assert_eq!(
+        r.meta.as_ref().unwrap().allocs,
+        s.meta.as_ref().unwrap().allocs
+    );
+    let (a, b) = (
+        report(&mut r, "e", Some(20)).unwrap(),
+        report(&mut s, "e", Some(20)).unwrap(),
+    );
+    assert_eq!(
+        (a.remaining, a.allocated, a.claimed),
+        (b.remaining, b.allocated, b.claimed)
+    );
+    // Locked: no key opens it, none given neither.
+    for key in [None, Some("pw"), Some("")] {
+        let e = claim(&mut r, "e", "x", from("fan", key, Some(1), None), 20, 1);
+        assert_eq!(e.unwrap_err().code(), "NOKEY");
+    }
+    // f2's hold expires back into "fan".
+    sweep(&mut r, "e", 200, 10).unwrap();
+    let fan = r.allocation("fan").unwrap().unwrap();
+    assert_eq!((fan.free.len(), fan.claimed), (3, 1));
+    // The first ALLOCATE sets the key; then FROM claims with it work.
+    // Without COUNT it only sets a restored allocation's key, once.
+    assert_eq!(
+        allocate(&mut r, "fan", 0, Some("new"), None, 210),
+        Ok(Tickets::Many(vec![]))
+    );
+    let again = allocate(&mut r, "fan", 0, Some("new"), None, 210).unwrap_err();
+    assert!(
+        again.to_string().contains("ALLOCATE needs COUNT or SEATS"),
+        "{again}"
+    );
+    allocate(&mut r, "fan", 1, Some("new"), None, 210).unwrap();
+    assert_eq!(
+        allocate(&mut r, "fan", 1, Some("pw"), None, 211)
+            .unwrap_err()
+            .code(),
+        "NOKEY"
+    );
+    claim(
+        &mut r,
+        "e",
+        "f3",
+        from("fan", Some("new"), Some(1), None),
+        212,
+        1,
+    )
+    .unwrap();
+    // The timed allocation releases itself at 500.
+    sweep(&mut r, "e", 600, 10).unwrap();
+    assert!(r.allocation("timed").unwrap().is_none());
+    // Public claims never take allocated numbers.
+    let fan: Vec<i64> = r.allocation("fan").unwrap().unwrap().free;
+    for i in 0.. {
+        let Ok(c) = plain(&mut r, &format!("p{i}"), 700, 1) else {
+            break;
+        };
+        assert!(!fan.contains(&c.ticket()));
+    }
+    assert_eq!(r.allocation("fan").unwrap().unwrap().free, fan);
+    // A replica applying the restore's effects reaches the same state.
+    let mut replica = MemoryStore::default();
+    let mut again = MemoryStore::default();
+    restore_with(&mut again, (&begin, &orders, &allocations, &free), 3, 10).unwrap();
+    for effect in &again.effects {
+        effects::apply(&mut replica, &effect.borrowed());
+    }
+    assert_eq!(
+        format!("{:?}", (&replica.meta, &replica.pool, &replica.alloc)),
+        format!("{:?}", (&again.meta, &again.pool, &again.alloc))
+    );
+    assert_eq!(replica.holders, again.holders);
+}
+
+#[test]
+fn bad_allocation_steps_are_refused_and_change_nothing() {
+    let mut s = checkout_event(20, 0, 4);
+    allocate(&mut s, "fan", 3, None, None, 2).unwrap();
+    claim(&mut s, "e", "f1", from("fan", None, Some(1), None), 3, 1).unwrap();
+    plain(&mut s, "pub", 4, 1).unwrap();
+    let (mut begin, orders, _) = snapshot_of(&s, StreamId::ZERO);
+    begin.minted = 4;
+    let mut r = MemoryStore::default();
+    restore_begin(&mut r, "e", &begin, false).unwrap();
+    let a = |name: &'static str, free: Vec<i64>, claimed: i64, users: Vec<&'static str>| Restored {
+        name,
+        free,
+        claimed,
+        release: None,
+        users,
+    };
+    // Before its users' orders: refused.
+    let early = restore_allocation(&mut r, "e", &a("fan", vec![2, 3], 1, vec!["f1"]));
+    assert!(early.unwrap_err().to_string().contains("no restored order"));
+    let borrowed: Vec<Order<&str>> = orders.iter().map(Order::borrowed).collect();
+    restore_orders(&mut r, "e", &borrowed).unwrap();
+    restore_allocation(&mut r, "e", &a("fan", vec![2, 3], 1, vec!["f1"])).unwrap();
+    restore_free(&mut r, "e", &[5..=5]).unwrap_err();
+    let before = format!("{r:?}");
+    for (step, want) in [
+        (a("fan", vec![], 0, vec![]), "restored already"),
+        (a("x", vec![9], 0, vec![]), "ticket 9 is above minted (4)"),
+        (
+            a("x", vec![3], 0, vec![]),
+            "ticket 3 is in another allocation",
+        ),
+        (
+            a("x", vec![], 0, vec!["f1"]),
+            "user 'f1' is in an allocation already",
+        ),
+        (
+            a("x", vec![], 0, vec!["nobody"]),
+            "user 'nobody' has no restored order",
+        ),
+        (
+            a("x", vec![], 2, vec!["pub"]),
+            "claimed is 2 but its users' orders hold 1",
+        ),
+        (
+            a("x", vec![], 2, vec!["pub", "pub"]),
+            "user 'pub' is in an allocation already",
+        ),
+    ] {
+        let e = restore_allocation(&mut r, "e", &step)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("ERR ") && e.contains(want), "{want}: {e}");
+    }
+    assert_eq!(before, format!("{r:?}"));
+    // Every number accounted for: held 1 and 4, allocated 2 and 3.
+    restore_commit(&mut r, "e", 9).unwrap();
+    assert_eq!(report(&mut r, "e", Some(9)).unwrap().allocated, 2);
 }

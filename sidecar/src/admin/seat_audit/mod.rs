@@ -89,15 +89,15 @@ type Row = (
     Option<String>,
 );
 
-/// The event's allocation moves (`ticket_allocation_step`, migrations/V8)
-/// in log order; the inner Err names a row the replay cannot read.
+/// The event's allocation moves (`ticket_allocation_step`, migrations/V8;
+/// not those a heal undid) in log order; the inner Err names a row the replay cannot read.
 pub(crate) fn moves(
     my: &mut impl Queryable,
     event: &str,
     layout: &Layout,
 ) -> Result<Result<Vec<Move>, String>, mysql::Error> {
     let rows: Vec<(u64, u64, String, String, String)> = my.exec(
-        "SELECT stream_ms, stream_seq, name, CAST(kind AS CHAR), ticket_list FROM ticket_allocation_step WHERE event_id = ? ORDER BY stream_ms, stream_seq, id",
+        "SELECT stream_ms, stream_seq, name, CAST(kind AS CHAR), ticket_list FROM ticket_allocation_step WHERE event_id = ? AND lost_in_failover = 0 ORDER BY stream_ms, stream_seq, id",
         (event,),
     )?;
     let mut out = Vec::with_capacity(rows.len());

@@ -25,6 +25,7 @@ use redis::ConnectionLike;
 use super::entry;
 use super::journal;
 use super::planner::{self, Fate, Logged, Touch, Undo};
+use crate::batch::allocation::{self, Move};
 use crate::batch::order::{recount_categories, ChangeKind};
 use crate::batch::write_entries;
 use crate::io::metrics::Metrics;
@@ -521,7 +522,21 @@ fn undone_detail(l: &Logged, why: &str, after: &[Entry]) -> String {
         }
         // an entrant's enter or leave
         (None, Some(u)) => format!("{} of user {u:?}", rec.op.name()),
-        (None, None) => rec.op.name().to_owned(),
+        (None, None) => match &rec.op {
+            Op::Allocate { name, tickets, .. } => {
+                format!(
+                    "allocate of ticket(s) {} to allocation {name:?}",
+                    tickets.value()
+                )
+            }
+            Op::Release { name, tickets } => format!(
+                "release of ticket(s) {} of allocation {name:?}",
+                tickets
+                    .as_ref()
+                    .map_or("(none)".into(), |t| t.value().to_string())
+            ),
+            op => op.name().to_owned(),
+        },
     };
     format!(
         "{what} was applied to MySQL, then lost in an unplanned failover and could not be re-applied ({why}): undone in MySQL{now}"
@@ -531,7 +546,7 @@ fn undone_detail(l: &Logged, why: &str, after: &[Entry]) -> String {
 /// Reverts one lost write in MySQL.
 fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()> {
     match step {
-        Undo::Order { order } => {
+        Undo::Order { order, from } => {
             // The rows stay as history: a re-applied write gets new rows
             // from its new entry.
             tx.exec_drop(
@@ -541,8 +556,15 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
             let n = tx.affected_rows() as i64;
             // an offer of a draw event: its step too
             lost_step(tx, event, *order)?;
-            stock(tx, event, n)
+            match from {
+                Some(a) => allocation::undo_take(tx, event, (&a.name, &a.tickets), n),
+                None => stock(tx, event, n),
+            }
         }
+        Undo::Move { step, op } => match Move::of(op) {
+            Some(m) => allocation::undo_step(tx, event, &m, *step),
+            None => Ok(()),
+        },
         Undo::Step { step } => lost_step(tx, event, *step),
         Undo::Draw { draw } => {
             tx.exec_drop(
@@ -556,6 +578,7 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
             kind,
             user,
             previous,
+            from,
         } => {
             let back = match kind {
                 ChangeKind::Confirm => "'held', confirmed_at = NULL",
@@ -567,9 +590,16 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
                 (previous.map(|p| p.to_string()), event, user, change.to_string(), kind.target().as_str()),
             )?;
             let n = tx.affected_rows() as i64;
-            match kind.releases() {
-                true => stock(tx, event, -n),
-                false => Ok(()),
+            match (kind.releases(), from) {
+                (true, Some(a)) => {
+                    let back = Move::Return {
+                        name: &a.name,
+                        tickets: &a.tickets,
+                    };
+                    allocation::undo_step(tx, event, &back, *change)
+                }
+                (true, None) => stock(tx, event, -n),
+                (false, _) => Ok(()),
             }
         }
         Undo::SetStatus { to } => tx.exec_drop(

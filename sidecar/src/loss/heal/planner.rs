@@ -14,11 +14,12 @@
 //!    tried again in Redis when no new entry after D and no undone lost
 //!    write touched its user, its tickets (or, for open/close and a draw,
 //!    the status; an entrant's enter or leave touches its user), or must
-//!    be undone. `init`, `drop` and `restore` cannot be
-//!    healed (quarantine; a seated init's journal text is a stand-in that
-//!    names its op), nor can an entry that moved allocated stock (an
-//!    allocate, a release, a claim, hold, expiry or cancel `FROM` an
-//!    allocation); a malformed or too-large entry had no effect.
+//!    be undone. An entry that moved allocated stock (an allocate, a
+//!    release, a claim, hold, expiry or cancel `FROM` an allocation) is
+//!    always undone: `TICKET.REAPPLY` does not take it. `init`, `drop`
+//!    and `restore` cannot be healed (quarantine; a seated init's journal
+//!    text is a stand-in that names its op); a malformed or too-large
+//!    entry had no effect.
 //! 3. [`undo_steps`]: MySQL reverts **every** lost write, newest first
 //!    (the re-applied ones come back as the new primary's entries, in their
 //!    place in its log, so MySQL follows that log exactly: a lost claim of
@@ -143,14 +144,11 @@ fn fate_of(
         return Fate::NoEffect;
     };
     if r.op.from().is_some() || matches!(r.op, Op::Allocate { .. } | Op::Release { .. }) {
-        // Undoing it would move stock between an allocation and public
-        // sale the heal does not model: the event is quarantined, and a
-        // rebuild from MySQL repairs it.
-        return Fate::Unhealable(format!(
-            "op={} {} moved allocated stock, which the heal does not undo",
-            r.op.name(),
-            l.id
-        ));
+        // A box office's move or a partner's order: rare, and its
+        // re-application would have to re-check the allocation on the new
+        // primary; it is undone and reported, as any write the new primary
+        // cannot take back.
+        return Fate::Undo("it moved allocated stock, which the heal does not re-apply".into());
     }
     let mine = Touch::of(&r.op);
     if let Some(what) = mine.shared(changed_since) {
@@ -174,16 +172,26 @@ fn fate_of(
 pub enum Undo {
     /// The live rows of the order the entry created become
     /// `lost_in_failover` (history; a re-applied write comes back as a new
-    /// entry with rows of its own); their tickets go back to stock.
-    Order { order: StreamId },
+    /// entry with rows of its own); their tickets go back to stock, or to
+    /// the allocation the order was taken `from`.
+    Order {
+        order: StreamId,
+        from: Option<Allocated>,
+    },
     /// The rows a confirm, expire or cancel changed go back to what they
-    /// were (held or sold), `stream_id` back to `previous`.
+    /// were (held or sold), `stream_id` back to `previous`; an expiry or
+    /// cancel that gave its tickets back to an allocation (`from`) takes
+    /// them out of it again.
     Change {
         change: StreamId,
         kind: ChangeKind,
         user: String,
         previous: Option<StreamId>,
+        from: Option<Allocated>,
     },
+    /// An allocate or release: the allocation's row, the public stock
+    /// and the seats back to what they were before it.
+    Move { step: StreamId, op: Op<String> },
     /// An open or close: the status goes back to `to`.
     SetStatus { to: &'static str },
     /// A draw event's enter or leave: its `ticket_draw_step` row is marked
@@ -193,6 +201,25 @@ pub enum Undo {
     /// its step row is marked lost; the new primary's draw (the same seed,
     /// kept from the init) comes back as a new entry.
     Draw { draw: StreamId },
+}
+
+/// The allocation an order was taken from, or an expiry or cancel gave
+/// back to, and its tickets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allocated {
+    pub name: String,
+    pub tickets: Vec<i64>,
+}
+
+impl Allocated {
+    fn of(op: &Op<String>) -> Option<Allocated> {
+        let name = op.from()?;
+        let (_, tickets, _) = op.order()?;
+        Some(Allocated {
+            name: name.to_owned(),
+            tickets: tickets.as_slice().to_vec(),
+        })
+    }
 }
 
 /// The undo of every lost write, newest first; `journal_before` is the
@@ -205,7 +232,14 @@ pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) ->
             continue;
         }
         let step = match &r.op {
-            Op::Claim { .. } | Op::Hold { .. } | Op::Offer { .. } => Undo::Order { order: l.id },
+            Op::Claim { .. } | Op::Hold { .. } | Op::Offer { .. } => Undo::Order {
+                order: l.id,
+                from: Allocated::of(&r.op),
+            },
+            Op::Allocate { .. } | Op::Release { .. } => Undo::Move {
+                step: l.id,
+                op: r.op.clone(),
+            },
             Op::Open | Op::Close => Undo::SetStatus {
                 to: previous_status(journal_before.iter().chain(&lost[..i]), &r.op),
             },
@@ -219,6 +253,7 @@ pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) ->
                         kind,
                         user: user.clone(),
                         previous: previous_touch(earlier, user, tickets.as_slice()),
+                        from: Allocated::of(op),
                     }
                 }
                 _ => continue,

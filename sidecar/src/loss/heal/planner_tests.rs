@@ -311,7 +311,9 @@ impl Mysql {
     /// The SQL of `loss::heal::executor`, on the model.
     fn undo(&mut self, step: &Undo) {
         match step {
-            Undo::Order { order } => {
+            // (the model's histories have no allocations)
+            Undo::Move { .. } => {}
+            Undo::Order { order, .. } => {
                 let mut n = 0;
                 for w in self
                     .rows
@@ -328,6 +330,7 @@ impl Mysql {
                 kind,
                 user,
                 previous,
+                ..
             } => {
                 let target = match kind {
                     ChangeKind::Confirm => RowStatus::Active,
@@ -727,10 +730,11 @@ fn a_lost_seated_init_journaled_as_a_stand_in_is_unhealable() {
     );
 }
 
-/// A lost entry that moved allocated stock is not undone (the undo would
-/// give it back to public stock): the event is quarantined instead.
+/// A lost entry that moved allocated stock is undone, never re-applied,
+/// and its undo puts the stock back where it came from: an allocate's
+/// and a release's as a move, a claim `FROM` an allocation's into it.
 #[test]
-fn a_lost_allocation_move_is_unhealable() {
+fn a_lost_allocation_move_is_undone() {
     let at = |ms| StreamId::new(ms, 0);
     let allocate = Record {
         op: Op::Allocate {
@@ -760,18 +764,66 @@ fn a_lost_allocation_move_is_unhealable() {
         at: 3,
     };
     let lost = [
-        logged(at(1), allocate),
+        logged(at(1), allocate.clone()),
         logged(at(2), claim),
         logged(at(3), public),
     ];
     let fates = decide(&lost, &[]);
-    assert!(
-        matches!(&fates[0], Fate::Unhealable(why) if why.contains("op=allocate 1-0")),
-        "{fates:?}"
-    );
-    assert!(
-        matches!(&fates[1], Fate::Unhealable(why) if why.contains("op=claim 2-0")),
-        "{fates:?}"
-    );
+    for f in &fates[..2] {
+        assert!(
+            matches!(f, Fate::Undo(why) if why.contains("allocated stock")),
+            "{fates:?}"
+        );
+    }
     assert_eq!(fates[2], Fate::Try);
+    let steps = undo_steps(&lost, &fates, &[]);
+    let fan = Allocated {
+        name: "fan".into(),
+        tickets: vec![1],
+    };
+    assert_eq!(
+        steps,
+        vec![
+            Undo::Order {
+                order: at(3),
+                from: None
+            },
+            Undo::Order {
+                order: at(2),
+                from: Some(fan)
+            },
+            Undo::Move {
+                step: at(1),
+                op: allocate.op
+            },
+        ]
+    );
+}
+
+/// A lost public claim of tickets a lost, undone release had given back
+/// is undone too: it follows a write that could not be re-applied.
+#[test]
+fn a_claim_of_released_tickets_follows_the_undone_release() {
+    let at = |ms| StreamId::new(ms, 0);
+    let release = Record {
+        op: Op::Release {
+            name: "fan".into(),
+            tickets: Some(Tickets::from_sorted(vec![4, 5])),
+        },
+        at: 1,
+    };
+    let claim = Record {
+        op: Op::Claim {
+            from: None,
+            pick: None,
+            user: "u1".into(),
+            tickets: Tickets::One(5),
+        },
+        at: 2,
+    };
+    let fates = decide(&[logged(at(1), release), logged(at(2), claim)], &[]);
+    assert!(
+        matches!(&fates[1], Fate::Undo(why) if why.contains("1-0")),
+        "{fates:?}"
+    );
 }
