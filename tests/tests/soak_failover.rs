@@ -15,9 +15,9 @@
 //! (`all`, the default: every fault, unplanned failovers included; `safe`
 //! leaves those out; `sentinel`: unplanned failovers by three sentinels,
 //! the sidecar on their URL; or a comma-separated list of fault names, see
-//! `ticketgate_tests::soak`); `TICKETGATE_SOAK_ALLOC_GATE` (`1`, the
-//! default for now: each allocation operation acknowledged before the next
-//! fault; `0`: failovers may lose them).
+//! `ticketgate_tests::soak`); `TICKETGATE_SOAK_ALLOC_GATE=1` acknowledges
+//! each allocation operation before the next fault (by default failovers
+//! lose some, and the heal undoes them in MySQL).
 
 use ticketgate_tests::soak::{self, Config};
 

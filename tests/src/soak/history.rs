@@ -178,8 +178,9 @@ pub struct AllocEnd {
     pub mysql_seat_stock: i64,
     /// `ticket_allocation` rows: (name, remaining_stock, ended).
     pub mysql_allocations: Vec<(String, i64, bool)>,
-    /// `ticket_allocation_step` rows: (name, kind, stream ms), in log order.
-    pub steps: Vec<(String, String, i64)>,
+    /// `ticket_allocation_step` rows: (name, kind, stream ms, undone by a
+    /// heal: `lost_in_failover`), in log order.
+    pub steps: Vec<(String, String, i64, bool)>,
     /// Live `ticket_participation` rows: (user, ticket, allocation).
     pub rows: Vec<(String, i64, Option<String>)>,
 }

@@ -56,10 +56,9 @@ pub const DEFAULT_FAULTS: &str = "all";
 pub const DEFAULT_SECS: u64 = 75;
 
 /// Whether the allocation [`gate::Gate`] is on when
-/// `TICKETGATE_SOAK_ALLOC_GATE` is unset: on while the heal quarantines an
-/// event that lost an allocation op (sidecar/src/loss/heal/planner.rs)
-/// rather than undoing it in MySQL.
-pub const DEFAULT_ALLOC_GATE: bool = true;
+/// `TICKETGATE_SOAK_ALLOC_GATE` is unset: off, since the heal undoes a lost
+/// allocation op in MySQL (it quarantined the event before).
+pub const DEFAULT_ALLOC_GATE: bool = false;
 
 /// What to run.
 #[derive(Debug, Clone)]

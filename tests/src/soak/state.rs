@@ -184,8 +184,8 @@ pub fn alloc_end(
             .map_err(my_err)?,
         steps: my
             .exec(
-                "SELECT name, CAST(kind AS CHAR), CAST(stream_ms AS SIGNED) FROM ticket_allocation_step \
-                 WHERE event_id = ? ORDER BY stream_ms, stream_seq, id",
+                "SELECT name, CAST(kind AS CHAR), CAST(stream_ms AS SIGNED), lost_in_failover <> 0 \
+                 FROM ticket_allocation_step WHERE event_id = ? ORDER BY stream_ms, stream_seq, id",
                 (event,),
             )
             .map_err(my_err)?,
