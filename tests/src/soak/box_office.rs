@@ -72,11 +72,10 @@ impl BoxOffice {
         house
     }
 
-    /// During the sale, at fixed points of the run from `started` to
-    /// `deadline`: release two `house` seats, allocate three to `late`,
-    /// release one of `late`'s (and, gated, hold the gate over the timed
-    /// release due at `timed`), and at each of the nemesis's `cuts` (not
-    /// gated) allocate a seat to `late`; returns everything it sent.
+    /// During the sale, from `started` to `deadline`: the steps of
+    /// [`plan`] (and, gated, hold the gate over the timed release due at
+    /// `timed`), and at each of the nemesis's `cuts` (not gated) allocate
+    /// a seat to `late`; returns everything it sent.
     pub fn during_sale(
         mut self,
         house: &[i64],
@@ -126,6 +125,8 @@ impl BoxOffice {
     /// records it; returns the reply (unknown, unrecorded, when no
     /// primary could be reached: nothing was sent).
     fn send(&mut self, book: Book, wait_ms: u64) -> Reply {
+        let gate = self.gate.clone();
+        let pass = gate.pass();
         let mut conn = match connect(&self.address.get()) {
             Ok(c) => c,
             Err(e) => {
@@ -133,8 +134,6 @@ impl BoxOffice {
                 return Reply::Unknown(format!("connect: {e}"));
             }
         };
-        let gate = self.gate.clone();
-        let pass = gate.pass();
         let sent_ms = now_ms();
         let result = command(self.event, &book).query::<Value>(&mut conn);
         let answered_ms = now_ms();
