@@ -6,7 +6,8 @@
 //! * while writers claim, confirm and cancel with `WAIT 1`, two events'
 //!   slots move to another master: every acknowledged write is on the new
 //!   owner, no ticket is held twice, holds and a waiting-list offer made
-//!   before the move expire on the new owner by themselves (its sweep does
+//!   (and an allocation's release time) before the move expire on the new
+//!   owner by themselves (its sweep does
 //!   it: its `INFO ticket` counts them), the old owner answers `MOVED`, and
 //!   the sidecar follows with no conflict (`reconcile` exits 0);
 //! * a migration cancelled half-way (`CLUSTER CANCELSLOTMIGRATIONS`) leaves
@@ -295,6 +296,14 @@ fn a_selling_events_slot_moves_atomically_and_loses_nothing() {
             );
         }
         ok(&mut p, &["TICKET.CANCEL", &queued, "c0"]);
+        // An allocation releasing itself at the holds' deadline: by the
+        // new owner's deadline index, once.
+        let unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let release = (unix_ms + 6000).to_string();
+        let allocate = ["TICKET.ALLOCATE", &event, "kill", "COUNT", "3"];
+        ok(&mut p, &[&allocate[..], &["RELEASE", &release]].concat());
         assert!(p.acknowledged());
         let moved_at = Instant::now();
         let slots = [
@@ -375,6 +384,11 @@ fn a_selling_events_slot_moves_atomically_and_loses_nothing() {
         assert_eq!(order(&mut d, &event, &format!("short{i}")), None);
     }
     assert_eq!(order(&mut d, &queued, "w0"), None);
+    wait_until(
+        Duration::from_secs(30),
+        "the new owner released the allocation",
+        || matches!(cmd(&["TICKET.ALLOCATIONS", &event]).query(&mut d), Ok(Value::Array(a)) if a.is_empty()),
+    );
 
     // The sidecar followed: nothing in conflict, MySQL equals Redis.
     let (status, out) = sidecar_cmd(
@@ -412,6 +426,17 @@ fn a_selling_events_slot_moves_atomically_and_loses_nothing() {
         rows.iter().any(|(u, _)| u == "w1"),
         "w1 was offered: {rows:?}"
     );
+    let releases: Vec<(String, i64)> = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap())
+        .and_then(|mut c| {
+            mysql::prelude::Queryable::exec(
+                &mut c,
+                "SELECT CAST(kind AS CHAR), tickets FROM ticket_allocation_step WHERE event_id = ? ORDER BY id",
+                (&event,),
+            )
+        })
+        .unwrap();
+    let want = [("allocate".to_owned(), 3), ("release".to_owned(), 3)];
+    assert_eq!(releases, want, "released once, after the move");
 }
 
 #[test]
