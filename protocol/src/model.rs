@@ -263,6 +263,20 @@ pub enum Op<U = String> {
         name: String,
         tickets: Option<Tickets>,
     },
+    /// `user`'s sold `tickets` went to `to` (`TICKET.TRANSFER`), each one
+    /// generation up (docs/design.md "After the sale").
+    Transfer {
+        user: U,
+        to: Box<str>,
+        tickets: Tickets,
+    },
+    /// `ticket` was admitted at generation `gen` (`TICKET.SCAN`), at
+    /// `gate` when the scanner named one.
+    Scan {
+        ticket: i64,
+        gen: i64,
+        gate: Option<Box<str>>,
+    },
 }
 
 /// How a seated event's claim, hold or offer chose its seats: the
@@ -356,7 +370,7 @@ impl<U> Op<U> {
     /// The user an op is about, if any.
     pub fn user(&self) -> Option<&U> {
         match self {
-            Op::Enter { user, .. } | Op::Leave { user } => Some(user),
+            Op::Enter { user, .. } | Op::Leave { user } | Op::Transfer { user, .. } => Some(user),
             op => op.order().map(|(user, _, _)| user),
         }
     }
@@ -476,7 +490,13 @@ impl<U> Op<U> {
                 rank: *rank,
             },
             Op::Leave { user } => Op::Leave { user: f(user) },
+            Op::Transfer { user, to, tickets } => Op::Transfer {
+                user: f(user),
+                to: to.clone(),
+                tickets: tickets.clone(),
+            },
             op @ (Op::Init { .. }
+            | Op::Scan { .. }
             | Op::Restore { .. }
             | Op::Draw { .. }
             | Op::Allocate { .. }
@@ -531,6 +551,11 @@ impl<U> Op<U> {
             Op::Release { name, tickets } => Op::Release {
                 name: name.clone(),
                 tickets: tickets.clone(),
+            },
+            Op::Scan { ticket, gen, gate } => Op::Scan {
+                ticket: *ticket,
+                gen: *gen,
+                gate: gate.clone(),
             },
             Op::Close => Op::Close,
             Op::Drop => Op::Drop,

@@ -1329,6 +1329,20 @@ pub(crate) mod tests {
             Kind::Release => (name, proptest::option::of(any_tickets()))
                 .prop_map(|(name, tickets)| Op::Release { name, tickets })
                 .boxed(),
+            Kind::Transfer => (user_id(), user_id(), any_tickets())
+                .prop_map(|(user, to, tickets)| Op::Transfer {
+                    user,
+                    to: Box::from(to),
+                    tickets,
+                })
+                .boxed(),
+            Kind::Scan => (
+                1..=MAX_TOTAL,
+                1..=MAX_TOTAL,
+                proptest::option::of(name).prop_map(|g| g.map(Box::from)),
+            )
+                .prop_map(|(ticket, gen, gate)| Op::Scan { ticket, gen, gate })
+                .boxed(),
             Kind::Open => Just(Op::Open).boxed(),
             Kind::Close => Just(Op::Close).boxed(),
             Kind::Drop => Just(Op::Drop).boxed(),

@@ -7,11 +7,12 @@
 //! HEALED, ALLOCATIONS), [`event_user`] (`E user`: CONFIRM, CANCEL, HOLDER, ORDER,
 //! LEAVE, POSITION), [`wait`], [`drop`], [`reapply`], [`restore`],
 //! [`claim::claim`], [`init::init`], [`allocate::allocate`],
-//! [`allocate::release`]; `TICKET._APPLY` carries the effect
+//! [`allocate::release`], [`after::transfer`], [`after::scan`]; `TICKET._APPLY` carries the effect
 //! format `protocol::effect` decodes (a replica's hot path). Each answers [`CommandError::Arity`] (Redis's own
 //! message) for a wrong number of arguments, and an `ERR` naming the
 //! argument for anything else; below them, the rules of each value.
 
+pub mod after;
 pub mod allocate;
 pub mod claim;
 pub mod init;

@@ -26,6 +26,11 @@ impl Meta {
             && now >= self.opens_at
     }
 
+    /// When transfers stop (unix ms, 0: never): the event's `closes_at`.
+    pub fn transfer_until(&self) -> i64 {
+        self.closes_at
+    }
+
     /// The draw state of a draw event that has not drawn yet.
     pub fn undrawn(&self) -> Option<&Draw> {
         self.draw.as_deref().filter(|d| d.drawn_at.is_none())
@@ -180,4 +185,37 @@ pub(super) fn not_seated(event: &str) -> TicketError {
         "event {} is not seated: SECTION, CATEGORY, ACCESSIBLE, SPLIT and SEATS need TICKET.INIT ... SEATS",
         crate::error::quote(event.as_bytes())
     ))
+}
+
+/// A sold ticket's generation (docs/design.md "After the sale"): 1 unless
+/// the generations hash says more (only transfers write it).
+pub(super) fn generation(store: &mut impl Store, ticket: i64) -> Result<i64, TicketError> {
+    match store.after_field(super::store::After::Gens, ticket)? {
+        None => Ok(1),
+        Some(text) => text.parse::<i64>().ok().filter(|g| *g > 1).ok_or_else(|| {
+            TicketError::Corrupt(format!("ticket {ticket}'s generation is {text:?}"))
+        }),
+    }
+}
+
+/// A ticket's admitting scan: when (unix ms), its generation, its gate
+/// (the scans hash's `<at> <gen> <gate or ->`).
+pub(super) fn scanned(
+    store: &mut impl Store,
+    ticket: i64,
+) -> Result<Option<(i64, i64, Option<String>)>, TicketError> {
+    let Some(text) = store.after_field(super::store::After::Scans, ticket)? else {
+        return Ok(None);
+    };
+    let mut parts = text.splitn(3, ' ');
+    let (at, gen, gate) = (parts.next(), parts.next(), parts.next());
+    let number = |t: Option<&str>| t.and_then(|t| t.parse::<i64>().ok());
+    match (number(at), number(gen), gate) {
+        (Some(at), Some(gen), Some(gate)) => {
+            Ok(Some((at, gen, (gate != "-").then(|| gate.to_owned()))))
+        }
+        _ => Err(TicketError::Corrupt(format!(
+            "ticket {ticket}'s scan is {text:?}"
+        ))),
+    }
 }
