@@ -177,6 +177,9 @@ pub enum Op<U = String> {
         /// A seated event's layout, in its stored form (`TICKET.INIT ...
         /// SEATS`): JSON, parsed by `seats::Layout::parse`.
         layout: Option<String>,
+        /// When transfers stop (unix ms, `TRANSFER_UNTIL`; `None`:
+        /// `closes_at`).
+        transfer_until: Option<i64>,
     },
     /// `user` won `tickets`, sold at once.
     Claim {
@@ -518,6 +521,7 @@ impl<U> Op<U> {
                 incarnation,
                 draw,
                 layout,
+                transfer_until,
             } => Op::Init {
                 total: *total,
                 opens_at: *opens_at,
@@ -526,6 +530,7 @@ impl<U> Op<U> {
                 incarnation: *incarnation,
                 draw: *draw,
                 layout: layout.clone(),
+                transfer_until: *transfer_until,
             },
             Op::Restore {
                 incarnation,

@@ -92,6 +92,9 @@ pub enum Field {
     Seed,
     /// A seated event's layout (stored JSON), an init's `layout`.
     Layout,
+    /// An init's `transfer_until` (unix ms; the effect writes the draw
+    /// terms and layout before it, `""`/0 when none).
+    TransferUntil,
     /// How a seated claim's seats were chosen: `best`, `split`, `seats`.
     Pick,
     /// The `SECTION`, `CATEGORY` and `ACCESSIBLE` a seated claim gave (in
@@ -145,6 +148,7 @@ impl Field {
             Field::Rank => "rank",
             Field::Seed => "seed",
             Field::Layout => "layout",
+            Field::TransferUntil => "transfer_until",
             Field::Pick => "pick",
             Field::Section => "section",
             Field::Category => "category",
@@ -262,6 +266,7 @@ pub const OPS: [OpSpec; 18] = [
             F::Admit,
             F::Secret,
             F::Layout,
+            F::TransferUntil,
         ],
         record_needs: 1,
         effect_needs: 3,
@@ -502,11 +507,14 @@ impl<U> Op<U> {
             incarnation,
             draw,
             layout,
+            transfer_until,
         } = self
         else {
             return None;
         };
         let effect = form == Form::Effect;
+        // An effect writing a later value keeps the positions before it.
+        let placed = effect && (layout.is_some() || transfer_until.is_some());
         match (field, draw) {
             (F::Total, _) => Some(Value::Number(*total)),
             (F::OpensAt, _) => Some(Value::Number(*opens_at)),
@@ -515,11 +523,13 @@ impl<U> Op<U> {
             (F::Commitment | F::Admit | F::Secret, Some(terms)) => terms.value(field, form),
             // A seated event's init effect keeps the layout's position with
             // empty draw terms.
-            (F::Commitment | F::Secret, None) => {
-                (effect && layout.is_some()).then_some(Value::Text(""))
-            }
-            (F::Admit, None) => (effect && layout.is_some()).then_some(Value::Number(0)),
-            (F::Layout, _) => layout.as_deref().map(Value::Text),
+            (F::Commitment | F::Secret, None) => placed.then_some(Value::Text("")),
+            (F::Admit, None) => placed.then_some(Value::Number(0)),
+            (F::Layout, _) => match layout {
+                Some(layout) => Some(Value::Text(layout)),
+                None => (effect && transfer_until.is_some()).then_some(Value::Text("")),
+            },
+            (F::TransferUntil, _) => transfer_until.map(Value::Number),
             (setting, _) => {
                 let (settings, offer) = match (form, incarnation) {
                     (Form::Effect, Some(_)) => (true, true),
@@ -577,6 +587,7 @@ pub struct Parts<'a> {
     pub rank: Option<u64>,
     pub seed: Option<[u8; 32]>,
     pub layout: Option<&'a str>,
+    pub transfer_until: Option<i64>,
     pub pick: Option<PickHow>,
     pub section: Option<&'a str>,
     pub category: Option<&'a str>,
@@ -644,7 +655,10 @@ impl<'a> Parts<'a> {
                     .filter(|r| *r < AFTER_DRAW),
             ),
             F::Seed => keep(&mut self.seed, parse_seed(text)),
-            F::Layout => keep(&mut self.layout, Some(text).filter(|t| !t.is_empty())),
+            // An init effect with `transfer_until` and no layout.
+            F::Layout if text.is_empty() => true,
+            F::Layout => keep(&mut self.layout, Some(text)),
+            F::TransferUntil => keep(&mut self.transfer_until, parse_time(text)),
             F::Pick => keep(&mut self.pick, PickHow::parse(text)),
             F::Section => seat_name_field(text, 16)
                 .map(|s| self.section = s)
@@ -691,6 +705,7 @@ impl<'a> Parts<'a> {
                 seed: self.secret,
             }),
             layout: self.layout.map(str::to_owned),
+            transfer_until: self.transfer_until,
         })
     }
 

@@ -110,8 +110,23 @@ fn transfer_and_scan_refuse_without_a_trace_and_replicate() {
     let closes = (server_ms(c) + 1500).to_string();
     ok(c, &["TICKET.INIT", "w", "5", "CLOSES", &closes]);
     assert_eq!(claim(c, "w", "a"), 1);
+    // TRANSFER_UNTIL ends transfers before CLOSES (far away here).
+    let far = (server_ms(c) + 3_600_000).to_string();
+    let until = [
+        "TICKET.INIT",
+        "t",
+        "5",
+        "CLOSES",
+        &far,
+        "TRANSFER_UNTIL",
+        &closes,
+    ];
+    ok(c, &until);
+    assert_eq!(claim(c, "t", "a"), 1);
     std::thread::sleep(std::time::Duration::from_millis(1600));
     expect_error(c, &["TICKET.TRANSFER", "w", "a", "b"], "CLOSED");
+    expect_error(c, &["TICKET.TRANSFER", "t", "a", "b"], "CLOSED");
+    assert_eq!(claim(c, "t", "b"), 2);
 
     // A seated event.
     ok(

@@ -518,7 +518,7 @@ mod tests {
             ),
             (
                 &[b"e", b"10", b"LATER", b"1"],
-                "unknown option 'LATER' (expected OPENS, CLOSES, HOLD, LIMIT, OFFER, ADMIT, SEATS, DRAW)",
+                "unknown option 'LATER' (expected OPENS, CLOSES, HOLD, LIMIT, OFFER, ADMIT, SEATS, TRANSFER_UNTIL, DRAW)",
             ),
         ] {
             let err = init_args(bad).unwrap_err().to_string();
@@ -566,7 +566,7 @@ mod tests {
         assert!(matches!(restore(&[e]), Err(CommandError::Arity)));
         assert!(matches!(claim::claim(&[e]), Err(CommandError::Arity)));
         assert!(matches!(init::init(&[e]), Err(CommandError::Arity)));
-        assert!(matches!(init::init(&[e; 18]), Err(CommandError::Arity)));
+        assert!(matches!(init::init(&[e; 20]), Err(CommandError::Arity)));
     }
 
     /// A bad event id is named before a bad user id, whatever follows.

@@ -29,7 +29,7 @@ pub const COMMANDS: &[Command] = &[
         name: "ticket.init",
         flags: Flags::Write,
         handler: init::command,
-        summary: "Creates an event with `total` tickets, optionally open only between OPENS and CLOSES (unix ms), with claims held HOLD ms by default, at most LIMIT tickets per user and waiting-list offers held OFFER ms; DRAW sells through a fair draw at open, ADMIT offers per second; SEATS makes a seated event of a layout (JSON) whose seat ids are the tickets.",
+        summary: "Creates an event with `total` tickets, optionally open only between OPENS and CLOSES (unix ms), with claims held HOLD ms by default, at most LIMIT tickets per user and waiting-list offers held OFFER ms; DRAW sells through a fair draw at open, ADMIT offers per second; SEATS makes a seated event of a layout (JSON) whose seat ids are the tickets; transfers stop at TRANSFER_UNTIL (default CLOSES).",
         complexity: "O(1)",
         since: "0.1.0",
         arity: -3,
@@ -47,6 +47,7 @@ pub const COMMANDS: &[Command] = &[
             arg("draw", Kind::Flag("DRAW")),
             arg("admit", Kind::Option("ADMIT")),
             arg("layout", Kind::TextOption("SEATS")),
+            arg("until", Kind::Option("TRANSFER_UNTIL")),
         ],
     },
     Command {

@@ -36,6 +36,10 @@ use protocol::keys::{alloc_field, alloc_user};
 use super::model::{Allocation, Allocs, Draw, Meta, Staging, Status};
 use super::store::{After, MetaWrite, Scope, Set, Store};
 
+/// The generations hash's field (no ticket is 0) holding an event's
+/// `TRANSFER_UNTIL`, when its init gave one: never read by a claim.
+pub const TRANSFER_UNTIL_FIELD: i64 = 0;
+
 /// One decided effect: its user ids borrowed from the command's arguments,
 /// or owned when read from the store (an expired hold, an offered head).
 pub type Decided<'a> = Effect<Cow<'a, str>>;
@@ -317,10 +321,15 @@ fn init<U>(store: &mut impl Store, op: &Op<U>, at: i64) {
         incarnation,
         draw,
         layout,
+        transfer_until,
     } = op
     else {
         return;
     };
+    if let Some(until) = transfer_until {
+        let until = until.to_string();
+        store.set_after_field(After::Gens, TRANSFER_UNTIL_FIELD, Some(&until));
+    }
     let status = match draw {
         Some(_) if *opens_at == 0 => Status::Closed,
         _ => Status::Open,

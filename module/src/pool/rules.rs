@@ -26,11 +26,6 @@ impl Meta {
             && now >= self.opens_at
     }
 
-    /// When transfers stop (unix ms, 0: never): the event's `closes_at`.
-    pub fn transfer_until(&self) -> i64 {
-        self.closes_at
-    }
-
     /// The draw state of a draw event that has not drawn yet.
     pub fn undrawn(&self) -> Option<&Draw> {
         self.draw.as_deref().filter(|d| d.drawn_at.is_none())
@@ -185,6 +180,18 @@ pub(super) fn not_seated(event: &str) -> TicketError {
         "event {} is not seated: SECTION, CATEGORY, ACCESSIBLE, SPLIT and SEATS need TICKET.INIT ... SEATS",
         crate::error::quote(event.as_bytes())
     ))
+}
+
+/// When the event's transfers stop (unix ms, 0: never): its
+/// `TRANSFER_UNTIL`, else its `closes_at`.
+pub(super) fn transfer_until(store: &mut impl Store, meta: &Meta) -> Result<i64, TicketError> {
+    let field = super::effects::TRANSFER_UNTIL_FIELD;
+    match store.after_field(super::store::After::Gens, field)? {
+        None => Ok(meta.closes_at),
+        Some(text) => text
+            .parse::<i64>()
+            .map_err(|_| TicketError::Corrupt(format!("the event's transfer_until is {text:?}"))),
+    }
 }
 
 /// A sold ticket's generation (docs/design.md "After the sale"): 1 unless

@@ -7,7 +7,7 @@ use protocol::record::{Op, Record, Tickets};
 
 use super::effects::Effects;
 use super::model::Clock;
-use super::rules::scanned;
+use super::rules::{scanned, transfer_until};
 use super::settle::prepare;
 use super::store::{Set, Store};
 use crate::error::TicketError;
@@ -27,7 +27,8 @@ pub fn transfer<'a>(
     clock: Clock,
 ) -> Result<i64, TicketError> {
     let meta = prepare(store, out, event, clock)?;
-    if meta.transfer_until() > 0 && clock.now >= meta.transfer_until() {
+    let until = transfer_until(store, &meta)?;
+    if until > 0 && clock.now >= until {
         return Err(TicketError::Closed(event.to_owned()));
     }
     let Some(mine) = store.holder(from)? else {
