@@ -93,6 +93,17 @@ pub enum TicketError {
     NoAllocation { event: String, name: String },
     /// `SOLDOUT`: the allocation has fewer free tickets than asked for.
     AllocationSoldOut { event: String, name: String },
+    /// `NOTSOLD`: a transfer or scan of a ticket that is not sold (`why`:
+    /// free, held, not the giver's).
+    NotSold { ticket: i64, why: String },
+    /// `USED`: a transfer or scan of a ticket scanned already.
+    Used {
+        ticket: i64,
+        at: i64,
+        gate: Option<String>,
+    },
+    /// `STALE`: a scan at a generation that is not the ticket's.
+    Stale { ticket: i64, current: i64 },
 }
 
 impl TicketError {
@@ -141,6 +152,9 @@ impl TicketError {
             TicketError::NoKey { .. } => "NOKEY",
             TicketError::NoAllocation { .. } => "NOALLOCATION",
             TicketError::AllocationSoldOut { .. } => "SOLDOUT",
+            TicketError::NotSold { .. } => "NOTSOLD",
+            TicketError::Used { .. } => "USED",
+            TicketError::Stale { .. } => "STALE",
         }
     }
 }
@@ -207,6 +221,18 @@ impl TicketError {
                 f,
                 "event {} allows at most {limit} tickets per user, asked for {asked}",
                 quote(event.as_bytes())
+            ),
+            TicketError::NotSold { ticket, why } => write!(f, "ticket {ticket} {why}"),
+            TicketError::Used { ticket, at, gate } => {
+                write!(f, "ticket {ticket} was scanned at {at}")?;
+                match gate {
+                    Some(gate) => write!(f, " at gate {}", quote(gate.as_bytes())),
+                    None => Ok(()),
+                }
+            }
+            TicketError::Stale { ticket, current } => write!(
+                f,
+                "ticket {ticket} was transferred (generation {current} now)"
             ),
             TicketError::NoHold { event, user } => write!(
                 f,

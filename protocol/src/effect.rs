@@ -699,6 +699,7 @@ mod tests {
             id: StreamId::new(5, 0),
             record: Record {
                 op: Op::Init {
+                    transfer_until: None,
                     layout: None,
                     total: 10,
                     opens_at: 0,

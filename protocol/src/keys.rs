@@ -157,6 +157,22 @@ pub fn valid_allocation(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
+/// A gate name (`TICKET.SCAN ... GATE g`): the same rule as an
+/// allocation name, 1–32 bytes of `[A-Za-z0-9_.-]`.
+pub fn valid_gate(gate: &str) -> bool {
+    valid_allocation(gate)
+}
+
+/// An event's generations hash (`ticket:{E}:gens`: ticket -> its
+/// generation, only when above 1) and scans hash (`ticket:{E}:scans`:
+/// ticket -> `<at> <gen> <gate or ->`), docs/design.md "After the sale".
+/// Not [`Part`]s: opened only by the commands after the sale and by the
+/// cancel or expiry of a ticket that has either.
+pub fn after_key(event: &str, scans: bool) -> String {
+    let suffix = if scans { "scans" } else { "gens" };
+    format!("ticket:{{{event}}}:{suffix}")
+}
+
 /// The event whose `part` key `key` is, if it is one
 /// (`ticket:{E}:log` -> `E`).
 pub fn event_of_key(key: &[u8], part: Part) -> Option<&str> {

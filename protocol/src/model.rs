@@ -177,6 +177,9 @@ pub enum Op<U = String> {
         /// A seated event's layout, in its stored form (`TICKET.INIT ...
         /// SEATS`): JSON, parsed by `seats::Layout::parse`.
         layout: Option<String>,
+        /// When transfers stop (unix ms, `TRANSFER_UNTIL`; `None`:
+        /// `closes_at`).
+        transfer_until: Option<i64>,
     },
     /// `user` won `tickets`, sold at once.
     Claim {
@@ -262,6 +265,20 @@ pub enum Op<U = String> {
     Release {
         name: String,
         tickets: Option<Tickets>,
+    },
+    /// `user`'s sold `tickets` went to `to` (`TICKET.TRANSFER`), each one
+    /// generation up (docs/design.md "After the sale").
+    Transfer {
+        user: U,
+        to: Box<str>,
+        tickets: Tickets,
+    },
+    /// `ticket` was admitted at generation `gen` (`TICKET.SCAN`), at
+    /// `gate` when the scanner named one.
+    Scan {
+        ticket: i64,
+        gen: i64,
+        gate: Option<Box<str>>,
     },
 }
 
@@ -356,7 +373,7 @@ impl<U> Op<U> {
     /// The user an op is about, if any.
     pub fn user(&self) -> Option<&U> {
         match self {
-            Op::Enter { user, .. } | Op::Leave { user } => Some(user),
+            Op::Enter { user, .. } | Op::Leave { user } | Op::Transfer { user, .. } => Some(user),
             op => op.order().map(|(user, _, _)| user),
         }
     }
@@ -476,7 +493,13 @@ impl<U> Op<U> {
                 rank: *rank,
             },
             Op::Leave { user } => Op::Leave { user: f(user) },
+            Op::Transfer { user, to, tickets } => Op::Transfer {
+                user: f(user),
+                to: to.clone(),
+                tickets: tickets.clone(),
+            },
             op @ (Op::Init { .. }
+            | Op::Scan { .. }
             | Op::Restore { .. }
             | Op::Draw { .. }
             | Op::Allocate { .. }
@@ -498,6 +521,7 @@ impl<U> Op<U> {
                 incarnation,
                 draw,
                 layout,
+                transfer_until,
             } => Op::Init {
                 total: *total,
                 opens_at: *opens_at,
@@ -506,6 +530,7 @@ impl<U> Op<U> {
                 incarnation: *incarnation,
                 draw: *draw,
                 layout: layout.clone(),
+                transfer_until: *transfer_until,
             },
             Op::Restore {
                 incarnation,
@@ -531,6 +556,11 @@ impl<U> Op<U> {
             Op::Release { name, tickets } => Op::Release {
                 name: name.clone(),
                 tickets: tickets.clone(),
+            },
+            Op::Scan { ticket, gen, gate } => Op::Scan {
+                ticket: *ticket,
+                gen: *gen,
+                gate: gate.clone(),
             },
             Op::Close => Op::Close,
             Op::Drop => Op::Drop,

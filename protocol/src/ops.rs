@@ -26,7 +26,7 @@
 //! - docs/design.md "The log record" and the clients' test vectors.
 
 use crate::draw::{parse_seed, AFTER_DRAW};
-use crate::keys::{valid_allocation, valid_user};
+use crate::keys::{valid_allocation, valid_gate, valid_user};
 use crate::model::{
     default_offer, parse_number, parse_tickets, parse_time, Checkout, DrawTerms, Incarnation, Op,
     Pick, PickHow, Status, Tickets, Value, MAX_ADMIT, MAX_HOLD_MS, MAX_TICKETS,
@@ -52,6 +52,8 @@ pub enum Kind {
     Draw,
     Allocate,
     Release,
+    Transfer,
+    Scan,
 }
 
 /// One value an op carries, named as its stream field.
@@ -90,6 +92,9 @@ pub enum Field {
     Seed,
     /// A seated event's layout (stored JSON), an init's `layout`.
     Layout,
+    /// An init's `transfer_until` (unix ms; the effect writes the draw
+    /// terms and layout before it, `""`/0 when none).
+    TransferUntil,
     /// How a seated claim's seats were chosen: `best`, `split`, `seats`.
     Pick,
     /// The `SECTION`, `CATEGORY` and `ACCESSIBLE` a seated claim gave (in
@@ -109,6 +114,14 @@ pub enum Field {
     Release,
     /// SHA-256 of an allocation's key: only in the effect (`""`: none).
     KeyHash,
+    /// A transfer's giver (written `from`; read as its user).
+    Giver,
+    /// A transfer's receiver.
+    To,
+    /// A scanned ticket's generation.
+    Gen,
+    /// The gate a scan named.
+    Gate,
 }
 
 impl Field {
@@ -135,6 +148,7 @@ impl Field {
             Field::Rank => "rank",
             Field::Seed => "seed",
             Field::Layout => "layout",
+            Field::TransferUntil => "transfer_until",
             Field::Pick => "pick",
             Field::Section => "section",
             Field::Category => "category",
@@ -143,6 +157,10 @@ impl Field {
             Field::Allocation => "from",
             Field::Release => "release",
             Field::KeyHash => "key",
+            Field::Giver => "from",
+            Field::To => "to",
+            Field::Gen => "gen",
+            Field::Gate => "gate",
         }
     }
 
@@ -232,7 +250,7 @@ impl OpSpec {
 use Field as F;
 
 /// Every op, in the order of [`Kind`].
-pub const OPS: [OpSpec; 16] = [
+pub const OPS: [OpSpec; 18] = [
     OpSpec {
         kind: Kind::Init,
         name: "init",
@@ -248,6 +266,7 @@ pub const OPS: [OpSpec; 16] = [
             F::Admit,
             F::Secret,
             F::Layout,
+            F::TransferUntil,
         ],
         record_needs: 1,
         effect_needs: 3,
@@ -330,6 +349,8 @@ pub const OPS: [OpSpec; 16] = [
         effect_needs: 5,
     },
     OpSpec::needs(Kind::Release, "release", &[F::Name, F::Tickets], 1),
+    OpSpec::fixed(Kind::Transfer, "transfer", &[F::Giver, F::To, F::Tickets]),
+    OpSpec::needs(Kind::Scan, "scan", &[F::Tickets, F::Gen, F::Gate], 2),
 ];
 
 /// The op named `name`.
@@ -356,6 +377,8 @@ impl<U> Op<U> {
             Op::Draw { .. } => Kind::Draw,
             Op::Allocate { .. } => Kind::Allocate,
             Op::Release { .. } => Kind::Release,
+            Op::Transfer { .. } => Kind::Transfer,
+            Op::Scan { .. } => Kind::Scan,
         }
     }
 
@@ -390,6 +413,12 @@ impl<U: AsRef<str>> Op<U> {
             (Op::Enter { count, .. }, F::Count) => number(*count),
             (Op::Enter { rank, .. }, F::Rank) => rank.map(|r| Value::Number(r as i64)),
             (Op::Draw { seed }, F::Seed) => Some(Value::Bytes(seed)),
+            (Op::Transfer { user, .. }, F::Giver) => Some(Value::Text(user.as_ref())),
+            (Op::Transfer { to, .. }, F::To) => Some(Value::Text(to)),
+            (Op::Transfer { tickets, .. }, F::Tickets) => Some(tickets.value()),
+            (Op::Scan { ticket, .. }, F::Tickets) => number(*ticket),
+            (Op::Scan { gen, .. }, F::Gen) => number(*gen),
+            (Op::Scan { gate, .. }, F::Gate) => gate.as_deref().map(Value::Text),
             (op, field) if field.of_pick() => pick_value(op.pick()?, field, form),
             (Op::Enter { user, .. } | Op::Leave { user }, F::User) => {
                 Some(Value::Text(user.as_ref()))
@@ -478,11 +507,14 @@ impl<U> Op<U> {
             incarnation,
             draw,
             layout,
+            transfer_until,
         } = self
         else {
             return None;
         };
         let effect = form == Form::Effect;
+        // An effect writing a later value keeps the positions before it.
+        let placed = effect && (layout.is_some() || transfer_until.is_some());
         match (field, draw) {
             (F::Total, _) => Some(Value::Number(*total)),
             (F::OpensAt, _) => Some(Value::Number(*opens_at)),
@@ -491,11 +523,13 @@ impl<U> Op<U> {
             (F::Commitment | F::Admit | F::Secret, Some(terms)) => terms.value(field, form),
             // A seated event's init effect keeps the layout's position with
             // empty draw terms.
-            (F::Commitment | F::Secret, None) => {
-                (effect && layout.is_some()).then_some(Value::Text(""))
-            }
-            (F::Admit, None) => (effect && layout.is_some()).then_some(Value::Number(0)),
-            (F::Layout, _) => layout.as_deref().map(Value::Text),
+            (F::Commitment | F::Secret, None) => placed.then_some(Value::Text("")),
+            (F::Admit, None) => placed.then_some(Value::Number(0)),
+            (F::Layout, _) => match layout {
+                Some(layout) => Some(Value::Text(layout)),
+                None => (effect && transfer_until.is_some()).then_some(Value::Text("")),
+            },
+            (F::TransferUntil, _) => transfer_until.map(Value::Number),
             (setting, _) => {
                 let (settings, offer) = match (form, incarnation) {
                     (Form::Effect, Some(_)) => (true, true),
@@ -553,6 +587,7 @@ pub struct Parts<'a> {
     pub rank: Option<u64>,
     pub seed: Option<[u8; 32]>,
     pub layout: Option<&'a str>,
+    pub transfer_until: Option<i64>,
     pub pick: Option<PickHow>,
     pub section: Option<&'a str>,
     pub category: Option<&'a str>,
@@ -561,6 +596,9 @@ pub struct Parts<'a> {
     pub allocation: Option<&'a str>,
     pub release: Option<i64>,
     pub key: Option<[u8; 32]>,
+    pub to: Option<&'a str>,
+    pub gen: Option<i64>,
+    pub gate: Option<&'a str>,
 }
 
 /// Stores `value` in `slot`; whether there was one.
@@ -573,7 +611,10 @@ impl<'a> Parts<'a> {
     /// Reads `text` as `field`'s value; false when it is not a valid one.
     pub fn read(&mut self, field: Field, text: &'a str) -> bool {
         match field {
-            F::User => keep(&mut self.user, Some(text).filter(|u| valid_user(u))),
+            F::User | F::Giver => keep(&mut self.user, Some(text).filter(|u| valid_user(u))),
+            F::To => keep(&mut self.to, Some(text).filter(|u| valid_user(u))),
+            F::Gen => keep(&mut self.gen, parse_number(text)),
+            F::Gate => keep(&mut self.gate, Some(text).filter(|g| valid_gate(g))),
             F::Tickets => keep(&mut self.tickets, parse_tickets(text)),
             F::Minted => keep(&mut self.minted, parse_time(text)),
             F::Until => keep(&mut self.until, parse_time(text).filter(|u| *u > 0)),
@@ -614,7 +655,10 @@ impl<'a> Parts<'a> {
                     .filter(|r| *r < AFTER_DRAW),
             ),
             F::Seed => keep(&mut self.seed, parse_seed(text)),
-            F::Layout => keep(&mut self.layout, Some(text).filter(|t| !t.is_empty())),
+            // An init effect with `transfer_until` and no layout.
+            F::Layout if text.is_empty() => true,
+            F::Layout => keep(&mut self.layout, Some(text)),
+            F::TransferUntil => keep(&mut self.transfer_until, parse_time(text)),
             F::Pick => keep(&mut self.pick, PickHow::parse(text)),
             F::Section => seat_name_field(text, 16)
                 .map(|s| self.section = s)
@@ -661,6 +705,7 @@ impl<'a> Parts<'a> {
                 seed: self.secret,
             }),
             layout: self.layout.map(str::to_owned),
+            transfer_until: self.transfer_until,
         })
     }
 
@@ -734,6 +779,19 @@ impl<'a> Parts<'a> {
             Kind::Release => Op::Release {
                 name: self.name?.to_owned(),
                 tickets: self.tickets,
+            },
+            Kind::Transfer => Op::Transfer {
+                user: self.user?,
+                to: Box::from(self.to?),
+                tickets: self.tickets?,
+            },
+            Kind::Scan => Op::Scan {
+                ticket: match self.tickets? {
+                    Tickets::One(ticket) => ticket,
+                    Tickets::Many(_) => return None,
+                },
+                gen: self.gen?,
+                gate: self.gate.map(Box::from),
             },
         })
     }

@@ -458,6 +458,7 @@ pub(crate) mod tests {
         );
         let init = Record {
             op: Op::<&str>::Init {
+                transfer_until: None,
                 layout: None,
                 total: 100,
                 opens_at: 5,
@@ -503,6 +504,7 @@ pub(crate) mod tests {
         };
         let init = Record {
             op: Op::<&str>::Init {
+                transfer_until: None,
                 layout: None,
                 total: 10,
                 opens_at: 0,
@@ -551,6 +553,7 @@ pub(crate) mod tests {
     fn the_seated_records() {
         let init = Record {
             op: Op::<&str>::Init {
+                transfer_until: None,
                 total: 2,
                 opens_at: 0,
                 closes_at: 0,
@@ -884,6 +887,7 @@ pub(crate) mod tests {
             ("at", "1"),
         ]);
         let want = Op::Init {
+            transfer_until: None,
             layout: None,
             total: 100,
             opens_at: 5,
@@ -905,6 +909,7 @@ pub(crate) mod tests {
     fn the_0_3_init_drop_and_restore_records() {
         let init = |checkout| Record {
             op: Op::<&str>::Init {
+                transfer_until: None,
                 layout: None,
                 total: 10,
                 opens_at: 0,
@@ -1243,18 +1248,23 @@ pub(crate) mod tests {
                 proptest::option::of(any_incarnation()),
                 proptest::option::of(any_draw_terms()),
                 proptest::option::of("[a-z0-9{}\\[\\]:,\"]{1,40}"),
+                proptest::option::of(1..i64::MAX),
             )
                 .prop_map(
-                    |(total, opens_at, closes_at, checkout, incarnation, draw, layout)| Op::Init {
-                        // The module writes a layout only with an incarnation.
-                        layout: layout.filter(|_| incarnation.is_some()),
-                        total,
-                        opens_at,
-                        closes_at,
-                        checkout,
-                        // The module writes draw terms only with an incarnation.
-                        draw: draw.filter(|_| incarnation.is_some()),
-                        incarnation,
+                    |(total, opens_at, closes_at, checkout, incarnation, draw, layout, until)| {
+                        Op::Init {
+                            // The module writes it only with an incarnation.
+                            transfer_until: until.filter(|_| incarnation.is_some()),
+                            // The module writes a layout only with an incarnation.
+                            layout: layout.filter(|_| incarnation.is_some()),
+                            total,
+                            opens_at,
+                            closes_at,
+                            checkout,
+                            // The module writes draw terms only with an incarnation.
+                            draw: draw.filter(|_| incarnation.is_some()),
+                            incarnation,
+                        }
                     },
                 )
                 .boxed(),
@@ -1328,6 +1338,20 @@ pub(crate) mod tests {
                 .boxed(),
             Kind::Release => (name, proptest::option::of(any_tickets()))
                 .prop_map(|(name, tickets)| Op::Release { name, tickets })
+                .boxed(),
+            Kind::Transfer => (user_id(), user_id(), any_tickets())
+                .prop_map(|(user, to, tickets)| Op::Transfer {
+                    user,
+                    to: Box::from(to),
+                    tickets,
+                })
+                .boxed(),
+            Kind::Scan => (
+                1..=MAX_TOTAL,
+                1..=MAX_TOTAL,
+                proptest::option::of(name).prop_map(|g| g.map(Box::from)),
+            )
+                .prop_map(|(ticket, gen, gate)| Op::Scan { ticket, gen, gate })
                 .boxed(),
             Kind::Open => Just(Op::Open).boxed(),
             Kind::Close => Just(Op::Close).boxed(),

@@ -46,6 +46,17 @@ impl Touch {
                     .extend(tickets.iter().flat_map(Tickets::as_slice));
                 return;
             }
+            // after the sale: both owners and the tickets
+            (None, Op::Transfer { user, to, tickets }) => {
+                self.users.insert(user.as_ref().to_owned());
+                self.users.insert(to.to_string());
+                self.tickets.extend(tickets.as_slice());
+                return;
+            }
+            (None, Op::Scan { ticket, .. }) => {
+                self.tickets.insert(*ticket);
+                return;
+            }
             _ => {}
         }
         match op.order() {

@@ -38,6 +38,7 @@ fn sidecar(redis: &RedisServer, db: &str) -> Sidecar {
 
 fn init(total: i64, layout: Option<String>) -> Op<&'static str> {
     Op::Init {
+        transfer_until: None,
         total,
         opens_at: 0,
         closes_at: 0,

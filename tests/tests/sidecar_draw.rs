@@ -45,6 +45,7 @@ fn terms(seed: &[u8; 32], admit: Option<i64>) -> DrawTerms {
 
 fn init(total: i64, draw: DrawTerms) -> Op<&'static str> {
     Op::Init {
+        transfer_until: None,
         layout: None,
         total,
         opens_at: 0,

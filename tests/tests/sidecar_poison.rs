@@ -257,6 +257,7 @@ fn a_seated_init_beyond_max_allowed_packet_is_a_conflict_not_a_retry() {
         big.len()
     );
     let dup = Op::Init {
+        transfer_until: None,
         total: 160_000,
         opens_at: 0,
         closes_at: 0,

@@ -62,6 +62,7 @@ impl Sale {
         let stored = layout.to_json();
         let state = SeatState::new(&layout);
         let init = Op::Init {
+            transfer_until: None,
             total: i64::from(layout.total),
             opens_at: 0,
             closes_at: 0,

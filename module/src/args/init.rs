@@ -1,12 +1,13 @@
 //! `TICKET.INIT E total [OPENS ms] [CLOSES ms] [HOLD ms] [LIMIT n]
-//! [OFFER ms] [DRAW] [ADMIT n] [SEATS layout]`: its parser.
+//! [OFFER ms] [DRAW] [ADMIT n] [SEATS layout] [TRANSFER_UNTIL ms]`: its
+//! parser.
 
 use super::{event_id, options, ranged, take_flag, total, unix_ms, MAX_HOLD_MS};
 use crate::error::{CommandError, TicketError};
 
-/// The most arguments after `TICKET.INIT`: the event, the total, seven
+/// The most arguments after `TICKET.INIT`: the event, the total, eight
 /// options with their values and `DRAW`.
-const MOST: usize = 2 + 7 * 2 + 1;
+const MOST: usize = 2 + 8 * 2 + 1;
 
 /// Parses `TICKET.INIT`'s arguments.
 pub fn init<'a>(given: &[&'a [u8]]) -> Result<InitArgs<'a>, CommandError> {
@@ -38,6 +39,8 @@ pub struct InitArgs<'a> {
     /// `SEATS layout`: a seated event's layout JSON (validated by the
     /// command: `protocol::seats::Layout::parse`).
     pub layout: Option<&'a [u8]>,
+    /// `TRANSFER_UNTIL ms`: when transfers stop (`None`: `closes_at`).
+    pub transfer_until: Option<i64>,
 }
 
 /// Most offers per second of a draw event (`ADMIT`).
@@ -53,9 +56,16 @@ pub fn init_args<'a>(args: &[&'a [u8]]) -> Result<InitArgs<'a>, TicketError> {
     };
     let (draw, given) = take_flag(given, "DRAW")?;
     let names = [
-        "OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER", "ADMIT", "SEATS",
+        "OPENS",
+        "CLOSES",
+        "HOLD",
+        "LIMIT",
+        "OFFER",
+        "ADMIT",
+        "SEATS",
+        "TRANSFER_UNTIL",
     ];
-    let [opens, closes, hold, limit, offer_given, admit, layout] =
+    let [opens, closes, hold, limit, offer_given, admit, layout, until] =
         options(&given, names, &["DRAW"])?;
     let hold = hold.map_or(Ok(0), |v| ranged(v, "HOLD", 0..=MAX_HOLD_MS))?;
     let offer = offer_given.map_or(Ok(protocol::effect::default_offer(hold)), |v| {
@@ -74,6 +84,10 @@ pub fn init_args<'a>(args: &[&'a [u8]]) -> Result<InitArgs<'a>, TicketError> {
             .map(|v| ranged(v, "ADMIT", 1..=MAX_ADMIT))
             .transpose()?,
         layout,
+        transfer_until: until
+            .map(|v| unix_ms(v, "TRANSFER_UNTIL"))
+            .transpose()?
+            .filter(|t| *t > 0),
     };
     check_draw(&parsed, offer_given.is_some())?;
     if parsed.opens_at > 0 && parsed.closes_at > 0 && parsed.closes_at <= parsed.opens_at {

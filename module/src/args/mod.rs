@@ -7,11 +7,12 @@
 //! HEALED, ALLOCATIONS), [`event_user`] (`E user`: CONFIRM, CANCEL, HOLDER, ORDER,
 //! LEAVE, POSITION), [`wait`], [`drop`], [`reapply`], [`restore`],
 //! [`claim::claim`], [`init::init`], [`allocate::allocate`],
-//! [`allocate::release`]; `TICKET._APPLY` carries the effect
+//! [`allocate::release`], [`after::transfer`], [`after::scan`]; `TICKET._APPLY` carries the effect
 //! format `protocol::effect` decodes (a replica's hot path). Each answers [`CommandError::Arity`] (Redis's own
 //! message) for a wrong number of arguments, and an `ERR` naming the
 //! argument for anything else; below them, the rules of each value.
 
+pub mod after;
 pub mod allocate;
 pub mod claim;
 pub mod init;
@@ -517,7 +518,7 @@ mod tests {
             ),
             (
                 &[b"e", b"10", b"LATER", b"1"],
-                "unknown option 'LATER' (expected OPENS, CLOSES, HOLD, LIMIT, OFFER, ADMIT, SEATS, DRAW)",
+                "unknown option 'LATER' (expected OPENS, CLOSES, HOLD, LIMIT, OFFER, ADMIT, SEATS, TRANSFER_UNTIL, DRAW)",
             ),
         ] {
             let err = init_args(bad).unwrap_err().to_string();
@@ -565,7 +566,7 @@ mod tests {
         assert!(matches!(restore(&[e]), Err(CommandError::Arity)));
         assert!(matches!(claim::claim(&[e]), Err(CommandError::Arity)));
         assert!(matches!(init::init(&[e]), Err(CommandError::Arity)));
-        assert!(matches!(init::init(&[e; 18]), Err(CommandError::Arity)));
+        assert!(matches!(init::init(&[e; 20]), Err(CommandError::Arity)));
     }
 
     /// A bad event id is named before a bad user id, whatever follows.

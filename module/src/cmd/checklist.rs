@@ -133,7 +133,7 @@ fn header_options(header: &str) -> BTreeSet<String> {
     let syntax = header.split('`').nth(1).unwrap_or("");
     syntax
         .split(|c: char| !c.is_ascii_alphanumeric() && c != '.' && c != '_')
-        .filter(|w| w.len() > 1 && w.bytes().all(|b| b.is_ascii_uppercase()))
+        .filter(|w| w.len() > 1 && w.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'))
         .map(str::to_owned)
         .collect()
 }

@@ -1,4 +1,4 @@
-//! `TICKET.INIT event total [OPENS unix-ms] [CLOSES unix-ms] [HOLD ms] [LIMIT n] [OFFER ms] [DRAW] [ADMIT n] [SEATS layout]`
+//! `TICKET.INIT event total [OPENS unix-ms] [CLOSES unix-ms] [HOLD ms] [LIMIT n] [OFFER ms] [DRAW] [ADMIT n] [SEATS layout] [TRANSFER_UNTIL unix-ms]`
 //! — creates an event.
 //!
 //! Writes the meta hash (`status` = `open`, `minted` = 0: the pool is minted
@@ -19,6 +19,7 @@
 //! paces its offers (1..=1,000,000 per second). `SEATS` makes a seated
 //! event of a layout (JSON, `protocol::seats::layout`) whose seat ids are
 //! the tickets; its stored form goes into the meta hash and the record.
+//! `TRANSFER_UNTIL` ends `TICKET.TRANSFER` (default: `CLOSES`).
 //!
 //! Reply: `OK`.
 //! Errors: `EXISTS` (the event already exists), `ERR` (invalid event id,
@@ -101,6 +102,7 @@ fn new_event<'a>(init: &args::init::InitArgs<'_>, layout: Option<String>) -> Op<
         },
         incarnation: Some(draw_incarnation()),
         draw,
+        transfer_until: init.transfer_until,
     }
 }
 

@@ -32,9 +32,11 @@ pub mod position;
 pub mod reapply;
 pub mod release;
 pub mod restore;
+pub mod scan;
 pub mod seatmap;
 pub mod status;
 pub mod table;
+pub mod transfer;
 pub mod wait;
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};

@@ -4,7 +4,7 @@
 //! order: `tickets` (array, ascending), `state` (`held` or `sold`),
 //! `expires_at` (the held order's deadline in unix ms; 0 when sold), and
 //! for a seated event `seats` (the seat names, `A-2-103`, in ticket
-//! order); nil
+//! order), then `gens` (each ticket's generation, in ticket order); nil
 //! when the user holds nothing. On a primary a hold past its deadline is
 //! nothing (it is free, swept or not); a replica shows it until its
 //! primary's expiry arrives.
@@ -41,6 +41,8 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
             let names = seats.into_iter().map(RedisValue::BulkString).collect();
             fields.push(("seats", RedisValue::Array(names)));
         }
+        let gens = order.gens.into_iter().map(RedisValue::Integer).collect();
+        fields.push(("gens", RedisValue::Array(gens)));
         super::status::reply_ordered_map(ctx, fields);
         Ok(RedisValue::NoReply)
     })

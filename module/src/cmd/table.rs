@@ -13,7 +13,7 @@
 use super::reapply;
 use super::{allocate, allocations, release};
 use super::{apply, cancel, claim, close, confirm, drop, healed, holder, init, layout};
-use super::{leave, open, order, position, restore, seatmap, status, wait};
+use super::{leave, open, order, position, restore, scan, seatmap, status, transfer, wait};
 pub use crate::host::command::{Arg, Audience, Command, Flags, KeyAccess, Kind};
 
 const fn arg(name: &'static str, kind: Kind) -> Arg {
@@ -29,7 +29,7 @@ pub const COMMANDS: &[Command] = &[
         name: "ticket.init",
         flags: Flags::Write,
         handler: init::command,
-        summary: "Creates an event with `total` tickets, optionally open only between OPENS and CLOSES (unix ms), with claims held HOLD ms by default, at most LIMIT tickets per user and waiting-list offers held OFFER ms; DRAW sells through a fair draw at open, ADMIT offers per second; SEATS makes a seated event of a layout (JSON) whose seat ids are the tickets.",
+        summary: "Creates an event with `total` tickets, optionally open only between OPENS and CLOSES (unix ms), with claims held HOLD ms by default, at most LIMIT tickets per user and waiting-list offers held OFFER ms; DRAW sells through a fair draw at open, ADMIT offers per second; SEATS makes a seated event of a layout (JSON) whose seat ids are the tickets; transfers stop at TRANSFER_UNTIL (default CLOSES).",
         complexity: "O(1)",
         since: "0.1.0",
         arity: -3,
@@ -47,6 +47,7 @@ pub const COMMANDS: &[Command] = &[
             arg("draw", Kind::Flag("DRAW")),
             arg("admit", Kind::Option("ADMIT")),
             arg("layout", Kind::TextOption("SEATS")),
+            arg("until", Kind::Option("TRANSFER_UNTIL")),
         ],
     },
     Command {
@@ -344,6 +345,42 @@ pub const COMMANDS: &[Command] = &[
         access: KeyAccess::Read,
         audience: Audience::Client,
         args: &[EVENT],
+    },
+    Command {
+        name: "ticket.transfer",
+        flags: Flags::Write,
+        handler: transfer::command,
+        summary: "Moves the sold tickets of `from` (all, or the TICKETS given) to `to`, each one generation up; replies with how many.",
+        complexity: "O(N log N) in the tickets moved, plus O(log N) per hold that expired",
+        since: "0.6.0",
+        arity: -4,
+        key: 1,
+        access: KeyAccess::Update,
+        audience: Audience::Operator,
+        args: &[
+            EVENT,
+            arg("from", Kind::Text),
+            arg("to", Kind::Text),
+            arg("id", Kind::Words("TICKETS")),
+        ],
+    },
+    Command {
+        name: "ticket.scan",
+        flags: Flags::Write,
+        handler: scan::command,
+        summary: "Admits a sold ticket presented at its current generation, once (GATE names the gate).",
+        complexity: "O(1) for a seated event, O(H) in the held orders otherwise, plus O(log N) per hold that expired",
+        since: "0.6.0",
+        arity: -4,
+        key: 1,
+        access: KeyAccess::Update,
+        audience: Audience::Operator,
+        args: &[
+            EVENT,
+            arg("ticket", Kind::Integer),
+            arg("gen", Kind::Integer),
+            arg("gate", Kind::TextOption("GATE")),
+        ],
     },
     Command {
         name: "ticket._apply",

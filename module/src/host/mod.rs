@@ -17,12 +17,13 @@
 //! - `note`: the note of answers a promoted primary gave without logging
 //!   (`ticket:{E}:answered`) and this node's term as a promoted primary;
 //!   `alloc`: an event's allocations (`ticket:{E}:alloc`), a side hash
-//!   like the note.
+//!   like the note; `after`: its generations and scans, two more.
 //! - `ffi`: small safe wrappers (clock, pub/sub, context flags, databases,
 //!   scans, the log) and a command's arguments read in place.
 //! - `panic`: the `catch_unwind` every entry point from Redis runs under;
 //!   `info`: the `INFO ticket` section.
 
+mod after;
 mod alloc;
 pub mod cache;
 pub mod command;

@@ -30,6 +30,7 @@ use super::ffi::{
     owned, retained, rnum, rstr, same, stream_id_string, to_i64, zset_range, Made, HASH_DELETE,
 };
 use crate::error::TicketError;
+use crate::pool::store::After;
 use crate::pool::{Meta, MetaWrite, Scope, Set, Staging, Store};
 use crate::stats;
 
@@ -681,6 +682,14 @@ impl Store for RedisStore<'_> {
         self.read_alloc_fields()
     }
 
+    fn after_field(&mut self, hash: After, ticket: i64) -> Result<Option<String>, TicketError> {
+        self.read_after_field(hash, ticket)
+    }
+
+    fn set_after_field(&mut self, hash: After, ticket: i64, value: Option<&str>) {
+        self.write_after_field(hash, ticket, value)
+    }
+
     fn set_alloc_field(&mut self, field: &str, value: Option<&str>) {
         self.write_alloc_field(field, value)
     }
@@ -738,7 +747,7 @@ impl Store for RedisStore<'_> {
         match scope {
             Scope::State => {
                 self.write_note_close(0);
-                let allocs = i64::from(self.delete_allocs());
+                let allocs = i64::from(self.delete_allocs()) + self.delete_after();
                 self.delete_state() + allocs
             }
             Scope::Log => i64::from(self.delete_key(Part::Log)),

@@ -34,7 +34,11 @@ use protocol::StreamId;
 use protocol::keys::{alloc_field, alloc_user};
 
 use super::model::{Allocation, Allocs, Draw, Meta, Staging, Status};
-use super::store::{MetaWrite, Scope, Set, Store};
+use super::store::{After, MetaWrite, Scope, Set, Store};
+
+/// The generations hash's field (no ticket is 0) holding an event's
+/// `TRANSFER_UNTIL`, when its init gave one: never read by a claim.
+pub const TRANSFER_UNTIL_FIELD: i64 = 0;
 
 /// One decided effect: its user ids borrowed from the command's arguments,
 /// or owned when read from the store (an expired hold, an offered head).
@@ -218,6 +222,12 @@ pub fn append<U: AsRef<str>>(
                 store.set_wants(user.as_ref(), None);
             }
             give_back(store, user.as_ref(), tickets, held, from.as_deref());
+            forget(store, tickets.as_slice());
+        }
+        Op::Transfer { user, to, tickets } => transfer(store, user.as_ref(), to, tickets),
+        Op::Scan { ticket, gen, gate } => {
+            let value = format!("{} {gen} {}", record.at, gate.as_deref().unwrap_or("-"));
+            store.set_after_field(After::Scans, *ticket, Some(&value));
         }
         Op::Open => store.write_meta(MetaWrite::Status(Status::Open)),
         Op::Close => store.write_meta(MetaWrite::Status(Status::Closed)),
@@ -311,10 +321,15 @@ fn init<U>(store: &mut impl Store, op: &Op<U>, at: i64) {
         incarnation,
         draw,
         layout,
+        transfer_until,
     } = op
     else {
         return;
     };
+    if let Some(until) = transfer_until {
+        let until = until.to_string();
+        store.set_after_field(After::Gens, TRANSFER_UNTIL_FIELD, Some(&until));
+    }
     let status = match draw {
         Some(_) if *opens_at == 0 => Status::Closed,
         _ => Status::Open,
@@ -439,6 +454,49 @@ fn give_back(
     let extra = count(tickets) - 1;
     if held != 0 || extra != 0 {
         add_counts(store, -held, -extra);
+    }
+}
+
+/// Tickets that are no longer sold lose their generation and scan: a
+/// ticket sold again starts at generation 1.
+fn forget(store: &mut impl Store, tickets: &[i64]) {
+    for hash in [After::Gens, After::Scans] {
+        tickets
+            .iter()
+            .for_each(|t| store.set_after_field(hash, *t, None));
+    }
+}
+
+/// `op=transfer`: `from`'s `tickets` go to `to`'s order (made when `to`
+/// has none), each one generation up. The order's count of extra
+/// tickets follows.
+fn transfer(store: &mut impl Store, from: &str, to: &str, tickets: &Tickets) {
+    let moved = tickets.as_slice();
+    let mine = store.holder(from).ok().flatten();
+    let theirs = store.holder(to).ok().flatten();
+    let mine = mine.as_ref().map_or(&[][..], Tickets::as_slice);
+    let theirs = theirs.as_ref().map_or(&[][..], Tickets::as_slice);
+    let kept: Vec<i64> = mine
+        .iter()
+        .copied()
+        .filter(|t| moved.binary_search(t).is_err())
+        .collect();
+    let got = merged(theirs, moved);
+    let extra = |n: usize| (n as i64 - 1).max(0);
+    let delta = extra(kept.len()) + extra(got.len()) - extra(mine.len()) - extra(theirs.len());
+    let kept = (!kept.is_empty()).then(|| Tickets::from_sorted(kept));
+    store.set_holder(from, kept.as_ref());
+    store.set_holder(to, Some(&Tickets::from_sorted(got)));
+    if delta != 0 {
+        add_counts(store, 0, delta);
+    }
+    for &ticket in moved {
+        let gen = match store.after_field(After::Gens, ticket) {
+            Ok(Some(text)) => text.parse::<i64>().unwrap_or(1),
+            _ => 1,
+        };
+        let next = gen.saturating_add(1).to_string();
+        store.set_after_field(After::Gens, ticket, Some(&next));
     }
 }
 

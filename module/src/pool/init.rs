@@ -34,6 +34,7 @@ pub fn init(
         checkout,
         incarnation: Some(incarnation),
         draw: None,
+        transfer_until: None,
     };
     create(store, out, event, op, now)
 }

@@ -11,7 +11,7 @@ use protocol::StreamId;
 
 use super::effects::Effects;
 use super::model::{Meta, Staging};
-use super::store::{MetaWrite, Part, Scope, Set, Store};
+use super::store::{After, MetaWrite, Part, Scope, Set, Store};
 use crate::error::TicketError;
 
 #[derive(Debug, Default, Clone)]
@@ -42,6 +42,8 @@ pub struct MemoryStore {
     pub seating: Option<(String, Layout, SeatState)>,
     /// The allocations hash: field -> value.
     pub alloc: BTreeMap<String, String>,
+    /// The generations and scans hashes: (scans?, ticket) -> value.
+    pub after: BTreeMap<(bool, i64), String>,
 }
 
 impl MemoryStore {
@@ -285,6 +287,16 @@ impl Store for MemoryStore {
         self.last_id = Some(id);
         id
     }
+    fn after_field(&mut self, hash: After, ticket: i64) -> Result<Option<String>, TicketError> {
+        Ok(self.after.get(&(hash == After::Scans, ticket)).cloned())
+    }
+    fn set_after_field(&mut self, hash: After, ticket: i64, value: Option<&str>) {
+        let key = (hash == After::Scans, ticket);
+        match value {
+            Some(v) => self.after.insert(key, v.to_owned()),
+            None => self.after.remove(&key),
+        };
+    }
     fn note_add(&mut self, fields: &[String]) {
         self.note.remove(protocol::keys::ANSWERED_CLOSED);
         for f in fields {
@@ -327,6 +339,7 @@ impl MemoryStore {
         self.staging = None;
         self.note.clear();
         self.alloc.clear();
+        self.after.clear();
         existed.iter().filter(|&&e| e).count() as i64
     }
 }

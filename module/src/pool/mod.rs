@@ -41,6 +41,8 @@
 //!   re-application of a write an unplanned failover lost; `allocate`:
 //!   `ALLOCATE`, `RELEASE` and `ALLOCATIONS`).
 //! - `holder`: `TICKET.HOLDER`, an order's lowest ticket.
+//! - `transfer`, `scan`: after the sale, a sold ticket changes hands (a
+//!   generation up) and is admitted at the door, once.
 
 mod allocate;
 mod allocation;
@@ -65,11 +67,13 @@ mod position;
 pub mod reapply;
 pub mod restore;
 mod rules;
+mod scan;
 mod seated;
 mod seatmap;
 pub mod settle;
 mod status;
 pub mod store;
+mod transfer;
 mod wait;
 
 #[cfg(test)]
@@ -97,8 +101,10 @@ pub use reapply::reapply;
 pub use restore::{
     restore_allocation, restore_begin, restore_commit, restore_free, restore_orders,
 };
+pub use scan::scan;
 pub use seatmap::seat_map;
 pub use settle::{expire_holds, offer_waiting, sweep};
 pub use status::report;
 pub use store::{MetaWrite, Part, Scope, Set, Store};
+pub use transfer::transfer;
 pub use wait::wait;

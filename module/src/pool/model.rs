@@ -334,6 +334,9 @@ pub struct OrderReport {
     pub expires_at: Option<i64>,
     /// A seated event's seat names (`A-2-103`), in ticket order.
     pub seats: Option<Vec<String>>,
+    /// Each ticket's generation, in ticket order (docs/design.md "After
+    /// the sale").
+    pub gens: Vec<i64>,
 }
 
 /// When reads on this server count holds past their deadline as free: on the

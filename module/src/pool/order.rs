@@ -1,8 +1,8 @@
 //! `TICKET.ORDER` (read-only): a user's tickets, whether they are held or
-//! sold, and a seated event's seat names.
+//! sold, a seated event's seat names and each ticket's generation.
 
 use super::model::{ExpiredFrom, OrderReport};
-use super::rules::live_meta;
+use super::rules::{generation, live_meta};
 use super::store::{Set, Store};
 use crate::error::TicketError;
 
@@ -27,9 +27,15 @@ pub fn order(
         true => super::seated::names(store, &tickets)?,
         false => None,
     };
+    let gens = tickets
+        .as_slice()
+        .iter()
+        .map(|t| generation(store, *t))
+        .collect::<Result<Vec<i64>, _>>()?;
     Ok(Some(OrderReport {
         tickets,
         expires_at,
         seats,
+        gens,
     }))
 }

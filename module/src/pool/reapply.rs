@@ -108,7 +108,9 @@ pub fn reapply<'a>(
         | Op::Drop
         | Op::Restore { .. }
         | Op::Allocate { .. }
-        | Op::Release { .. } => {
+        | Op::Release { .. }
+        | Op::Transfer { .. }
+        | Op::Scan { .. } => {
             return Err(TicketError::Invalid(format!(
                 "TICKET.REAPPLY: op={} is never re-applied",
                 record.op.name()

@@ -181,3 +181,48 @@ pub(super) fn not_seated(event: &str) -> TicketError {
         crate::error::quote(event.as_bytes())
     ))
 }
+
+/// When the event's transfers stop (unix ms, 0: never): its
+/// `TRANSFER_UNTIL`, else its `closes_at`.
+pub(super) fn transfer_until(store: &mut impl Store, meta: &Meta) -> Result<i64, TicketError> {
+    let field = super::effects::TRANSFER_UNTIL_FIELD;
+    match store.after_field(super::store::After::Gens, field)? {
+        None => Ok(meta.closes_at),
+        Some(text) => text
+            .parse::<i64>()
+            .map_err(|_| TicketError::Corrupt(format!("the event's transfer_until is {text:?}"))),
+    }
+}
+
+/// A sold ticket's generation (docs/design.md "After the sale"): 1 unless
+/// the generations hash says more (only transfers write it).
+pub(super) fn generation(store: &mut impl Store, ticket: i64) -> Result<i64, TicketError> {
+    match store.after_field(super::store::After::Gens, ticket)? {
+        None => Ok(1),
+        Some(text) => text.parse::<i64>().ok().filter(|g| *g > 1).ok_or_else(|| {
+            TicketError::Corrupt(format!("ticket {ticket}'s generation is {text:?}"))
+        }),
+    }
+}
+
+/// A ticket's admitting scan: when (unix ms), its generation, its gate
+/// (the scans hash's `<at> <gen> <gate or ->`).
+pub(super) fn scanned(
+    store: &mut impl Store,
+    ticket: i64,
+) -> Result<Option<(i64, i64, Option<String>)>, TicketError> {
+    let Some(text) = store.after_field(super::store::After::Scans, ticket)? else {
+        return Ok(None);
+    };
+    let mut parts = text.splitn(3, ' ');
+    let (at, gen, gate) = (parts.next(), parts.next(), parts.next());
+    let number = |t: Option<&str>| t.and_then(|t| t.parse::<i64>().ok());
+    match (number(at), number(gen), gate) {
+        (Some(at), Some(gen), Some(gate)) => {
+            Ok(Some((at, gen, (gate != "-").then(|| gate.to_owned()))))
+        }
+        _ => Err(TicketError::Corrupt(format!(
+            "ticket {ticket}'s scan is {text:?}"
+        ))),
+    }
+}

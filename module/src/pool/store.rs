@@ -28,6 +28,16 @@ pub enum Set {
     Waiting,
 }
 
+/// The two hashes of a ticket's life after the sale
+/// (`protocol::keys::after_key`), keyed by ticket number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum After {
+    /// ticket -> its generation, only when above 1.
+    Gens,
+    /// ticket -> `<at> <gen> <gate or ->` of its admitting scan.
+    Scans,
+}
+
 /// What a deletion removes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -158,6 +168,12 @@ pub trait Store {
         all.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(all)
     }
+
+    /// A ticket's field of one of the hashes after the sale.
+    fn after_field(&mut self, hash: After, ticket: i64) -> Result<Option<String>, TicketError>;
+    /// Sets a ticket's field of one of the hashes after the sale, or
+    /// removes it (`None`).
+    fn set_after_field(&mut self, hash: After, ticket: i64, value: Option<&str>);
 
     fn write_meta(&mut self, write: MetaWrite<'_>);
     /// Sets a field of the allocations hash, or removes it (`None`).

@@ -155,6 +155,11 @@ impl SeatState {
         self.seats[id as usize - 1]
     }
 
+    /// Seat `id`'s state, `None` for an id the event does not have.
+    pub fn state_of(&self, id: u32) -> Option<Seat> {
+        self.seats.get((id as usize).wrapping_sub(1)).copied()
+    }
+
     #[inline]
     pub fn is_free(&self, id: u32) -> bool {
         self.seats

@@ -46,6 +46,7 @@ impl Init {
     pub fn of(id: StreamId, rec: &Record) -> Option<Init> {
         match &rec.op {
             Op::Init {
+                transfer_until: _,
                 total,
                 opens_at,
                 closes_at,

@@ -30,6 +30,7 @@
 //! event's steps; the heal (`loss::heal`) re-applies entries through
 //! [`write_entries`].
 
+pub mod after;
 pub mod allocation;
 pub mod event;
 pub mod fast;

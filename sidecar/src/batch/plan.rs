@@ -564,7 +564,7 @@ mod tests {
             3 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Confirm { user, tickets })),
             2 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Expire { from: None, user, tickets })),
             3 => (u(), tickets()).prop_map(|(user, tickets)| Ok(Op::Cancel { from: None, user, tickets })),
-            1 => (1..12i64, 0..3i64, proptest::option::of(1..4u64)).prop_map(|(t, h, inc)| Ok(Op::Init { layout: None,
+            1 => (1..12i64, 0..3i64, proptest::option::of(1..4u64)).prop_map(|(t, h, inc)| Ok(Op::Init { transfer_until: None, layout: None,
                 total: t,
                 opens_at: 0,
                 closes_at: 0,
@@ -573,7 +573,7 @@ mod tests {
                 draw: (h > 0).then(|| protocol::model::DrawTerms { commitment: committed(), admit: None, seed: None }),
             })),
             // a seated init: valid, its total not the layout's, or not JSON
-            1 => (0..3u8, 1..4u64).prop_map(|(kind, inc)| Ok(Op::Init {
+            1 => (0..3u8, 1..4u64).prop_map(|(kind, inc)| Ok(Op::Init { transfer_until: None,
                 layout: Some(if kind == 2 { "{".into() } else { stored() }),
                 total: if kind == 1 { 7 } else { 8 },
                 opens_at: 0,

@@ -26,6 +26,8 @@
 //!   `category_oversell`). The planner sends every batch holding one
 //!   here: allocations are a box office's few commands, and the fast
 //!   path stays what a plain batch needs;
+//! * transfer / scan: as `batch::after` checks them
+//!   (`transfer_mismatch`, `scan_mismatch`);
 //! * `malformed` entries, and `sql_error` for data MySQL refuses;
 //! * before any of these, what MySQL cannot take at all (see
 //!   `model::entry`): `too_large` (beyond the entry bound) and
@@ -35,6 +37,7 @@
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
 
+use crate::batch::after;
 use crate::batch::allocation::{self, Move};
 use crate::batch::event::{
     draw_state, init_rows, insert_steps, set_status, status_of, store_draw, Init,
@@ -135,6 +138,9 @@ fn one(
     }
     if let Some(i) = Init::of(id, rec) {
         return init(tx, event, &i);
+    }
+    if let Some(verdict) = after::write(tx, event, id, rec)? {
+        return Ok(verdict);
     }
     if let Some(m @ (Move::Allocate { .. } | Move::Release { .. })) = Move::of(&rec.op) {
         return allocation::write(tx, (event, layout), &m, (id, rec.at));

@@ -48,6 +48,7 @@ mod gate {
 
     fn init(inc: Option<u64>) -> Op {
         Op::Init {
+            transfer_until: None,
             layout: None,
             total: 5,
             opens_at: 0,

@@ -184,6 +184,7 @@ impl Entry {
     /// valid one: only its size matters) or unseated (None).
     pub fn test_init(ms: u64, layout: Option<usize>) -> Entry {
         let op = Op::Init {
+            transfer_until: None,
             total: 1,
             opens_at: 0,
             closes_at: 0,

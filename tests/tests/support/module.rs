@@ -637,3 +637,24 @@ pub fn internal_commands_hidden(c: &mut Connection) -> bool {
         .unwrap_or(0);
     major >= 8
 }
+
+/// The reply of one command: `OK`, or its error code.
+pub fn outcome(c: &mut Connection, parts: &[&str]) -> String {
+    match cmd(parts).query::<Value>(c) {
+        Ok(_) => "OK".to_owned(),
+        Err(e) => e.code().unwrap_or("?").to_owned(),
+    }
+}
+
+/// Sells `n` tickets of `event` at once, `u<i>` getting ticket `i`
+/// (pipelined final-sale claims).
+pub fn sell(c: &mut Connection, event: &str, n: usize) {
+    for chunk in (1..=n).collect::<Vec<_>>().chunks(1000) {
+        let mut pipe = redis::pipe();
+        for i in chunk {
+            pipe.cmd("TICKET.CLAIM").arg(event).arg(format!("u{i}"));
+        }
+        let got: Vec<i64> = pipe.query(c).expect("claims");
+        assert_eq!(got, chunk.iter().map(|i| *i as i64).collect::<Vec<_>>());
+    }
+}

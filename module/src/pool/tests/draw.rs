@@ -23,6 +23,7 @@ const SEED: [u8; 32] = [42; 32];
 fn draw_event(total: i64, admit: Option<i64>, opens_at: i64) -> MemoryStore {
     let mut s = MemoryStore::default();
     let op = Op::Init {
+        transfer_until: None,
         layout: None,
         total,
         opens_at,

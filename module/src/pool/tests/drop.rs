@@ -8,7 +8,7 @@ use protocol::effect::Effect;
 use protocol::record::{Op, Record, Tickets};
 
 use super::*;
-use crate::pool::store::{MetaWrite, Part, Scope, Set};
+use crate::pool::store::{After, MetaWrite, Part, Scope, Set};
 
 #[test]
 fn drop_waits_for_the_log_unless_forced() {
@@ -128,6 +128,12 @@ impl Store for Clobbered {
     }
     fn alloc_fields(&mut self) -> Result<Vec<(String, String)>, TicketError> {
         self.inner.alloc_fields()
+    }
+    fn after_field(&mut self, hash: After, ticket: i64) -> Result<Option<String>, TicketError> {
+        self.inner.after_field(hash, ticket)
+    }
+    fn set_after_field(&mut self, hash: After, ticket: i64, value: Option<&str>) {
+        self.inner.set_after_field(hash, ticket, value)
     }
     fn set_alloc_field(&mut self, field: &str, value: Option<&str>) {
         self.inner.set_alloc_field(field, value)

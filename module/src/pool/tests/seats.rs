@@ -19,6 +19,7 @@ pub(super) fn seated(hold: i64, limit: i64) -> MemoryStore {
     let mut s = MemoryStore::default();
     let layout = Layout::parse(ROWS).unwrap().to_json();
     let op = Op::Init {
+        transfer_until: None,
         total: 12,
         opens_at: 0,
         closes_at: 0,
@@ -118,6 +119,7 @@ const SINGLES: &str = r#"{"sections":[{"name":"A","rows":[
 fn a_party_that_cannot_sit_together_keeps_its_place() {
     let mut s = MemoryStore::default();
     let op = Op::Init {
+        transfer_until: None,
         total: 7,
         opens_at: 0,
         closes_at: 0,

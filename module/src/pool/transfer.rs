@@ -1,0 +1,76 @@
+//! `TICKET.TRANSFER`: a user's sold tickets go to another user, each one
+//! generation up (docs/design.md "After the sale").
+
+use std::borrow::Cow;
+
+use protocol::record::{Op, Record, Tickets};
+
+use super::effects::Effects;
+use super::model::Clock;
+use super::rules::{scanned, transfer_until};
+use super::settle::prepare;
+use super::store::{Set, Store};
+use crate::error::TicketError;
+
+/// `TICKET.TRANSFER`: moves `asked` (all by default) of `from`'s sold
+/// tickets to `to`; returns how many moved. Refused, changing nothing:
+/// after the event's transfer deadline (`CLOSED`), a giver who holds
+/// nothing (`NOHOLD`) or whose order is held or lacks an asked ticket
+/// (`NOTSOLD`), a scanned ticket (`USED`), a receiver with a held order
+/// (`NOTSOLD`) or beyond the event's `LIMIT` with them (`LIMIT`).
+pub fn transfer<'a>(
+    store: &mut impl Store,
+    out: &mut Effects<'a>,
+    event: &str,
+    (from, to): (&'a str, &'a str),
+    asked: Option<&[i64]>,
+    clock: Clock,
+) -> Result<i64, TicketError> {
+    let meta = prepare(store, out, event, clock)?;
+    let until = transfer_until(store, &meta)?;
+    if until > 0 && clock.now >= until {
+        return Err(TicketError::Closed(event.to_owned()));
+    }
+    let Some(mine) = store.holder(from)? else {
+        return Err(TicketError::NoHold {
+            event: event.to_owned(),
+            user: from.to_owned(),
+        });
+    };
+    let not_sold = |ticket: i64, why: &str| TicketError::NotSold {
+        ticket,
+        why: why.to_owned(),
+    };
+    if store.score(Set::Holds, from)?.is_some() {
+        return Err(not_sold(mine.lowest(), "is held, not sold"));
+    }
+    let moved = asked.unwrap_or(mine.as_slice()).to_vec();
+    for &ticket in &moved {
+        if mine.as_slice().binary_search(&ticket).is_err() {
+            return Err(not_sold(ticket, "is not the giver's"));
+        }
+        if let Some((at, _, gate)) = scanned(store, ticket)? {
+            return Err(TicketError::Used { ticket, at, gate });
+        }
+    }
+    if store.score(Set::Holds, to)?.is_some() {
+        return Err(not_sold(moved[0], "would join the receiver's held order"));
+    }
+    let theirs = store.holder(to)?.map_or(0, |t| t.as_slice().len());
+    let asked_total = (theirs + moved.len()) as i64;
+    if asked_total > meta.limit {
+        return Err(TicketError::Limit {
+            event: event.to_owned(),
+            limit: meta.limit,
+            asked: asked_total,
+        });
+    }
+    let count = moved.len() as i64;
+    let op = Op::Transfer {
+        user: Cow::Borrowed(from),
+        to: Box::from(to),
+        tickets: Tickets::from_sorted(moved),
+    };
+    out.append(store, Record { op, at: clock.now }, None, None);
+    Ok(count)
+}
