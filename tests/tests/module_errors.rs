@@ -252,6 +252,8 @@ fn wrong_arity_uses_the_standard_message() {
             "DRAW",
             "SEATS",
             "{}",
+            "TRANSFER_UNTIL",
+            "7",
             "X",
         ],
         &["TICKET.CLAIM"],
