@@ -353,7 +353,9 @@ pub fn write(
     let (name, tickets) = (m.name(), m.tickets());
     let k = tickets.len() as i64;
     let seated = layout.is_some();
-    let before = prior(tx, event, name)?;
+    // what a step row keeps for the heal (a take has none: its order's
+    // rows record it)
+    let before = m.step().map(|_| prior(tx, event, name)).transpose()?;
     if let Move::Allocate { release, .. } = m {
         let verdict = allocate_public(tx, (event, layout), tickets)?;
         if verdict.is_err() {
@@ -404,7 +406,7 @@ pub fn write(
             }
         }
     }
-    if let Some((sql, params)) = insert_step(event, m, (id, at), before) {
+    if let Some((sql, params)) = before.and_then(|b| insert_step(event, m, (id, at), b)) {
         tx.exec_drop(sql, params)?;
     }
     Ok(Ok(()))
