@@ -28,7 +28,7 @@ fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
             if !name.starts_with('.') && !SKIP.contains(&name.as_str()) {
                 markdown_files(&path, out);
             }
-        } else if name.ends_with(".md") {
+        } else if path.extension().is_some_and(|e| e == "md") {
             out.push(path);
         }
     }
@@ -210,14 +210,14 @@ fn anchors_are_made_as_github_makes_them() {
 #[test]
 fn a_dead_link_and_a_dead_anchor_are_found() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let page = dir.path().join("page.md");
+    let page = dir.path().join("page").with_extension("md");
     fs::write(
         &page,
-        "# Here\n\n[ok](#here) [no](#there) [gone](missing.md)\n",
+        "# Here\n\n[ok](#here) [no](#there) [gone](missing.txt)\n",
     )
     .unwrap();
     let mut cache = BTreeMap::new();
     assert_eq!(dead(&page, "#here", &mut cache), None);
     assert!(dead(&page, "#there", &mut cache).is_some());
-    assert!(dead(&page, "missing.md", &mut cache).is_some());
+    assert!(dead(&page, "missing.txt", &mut cache).is_some());
 }

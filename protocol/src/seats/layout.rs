@@ -16,6 +16,10 @@ pub const MAX_LAYOUT_BYTES: usize = 4 << 20;
 /// Deepest nesting of arrays and objects accepted (the schema needs 6:
 /// layout, sections, section, rows, row, blocked; checked before parsing).
 pub const MAX_DEPTH: usize = 6;
+
+/// The first character of a JSON object: a layout is one.
+const OBJECT_START: char = '{';
+
 pub const MAX_SECTIONS: usize = 1_000;
 pub const MAX_ROWS: usize = 1_000;
 pub const MAX_SEATS: u32 = 200_000;
@@ -295,7 +299,7 @@ impl Layout {
         if depth(json.as_bytes()) > MAX_DEPTH {
             return bad(format!("nested deeper than {MAX_DEPTH} levels"));
         }
-        if !json.trim_start().starts_with('{') {
+        if !json.trim_start().starts_with(OBJECT_START) {
             return bad("a layout is a JSON object with \"sections\"");
         }
         let mut reader = serde_json::Deserializer::from_str(json);

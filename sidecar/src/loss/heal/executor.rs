@@ -221,6 +221,28 @@ fn logged(event: &str, e: Entry) -> Logged {
     }
 }
 
+/// The first entries of a heal's journal or log, one `id op user
+/// tickets` each: the evidence an operator (or a soak) reads when a heal
+/// undid a write.
+fn window(entries: &[Logged]) -> String {
+    const SHOWN: usize = 24;
+    let mut shown: Vec<String> = entries
+        .iter()
+        .take(SHOWN)
+        .map(|l| match l.rec.as_ref().map(|r| (&r.op, r.op.order())) {
+            Some((op, Some((user, tickets, _)))) => {
+                format!("{} {} {user:?} {}", l.id, op.name(), tickets.value())
+            }
+            Some((op, None)) => format!("{} {}", l.id, op.name()),
+            None => format!("{} (malformed)", l.id),
+        })
+        .collect();
+    if entries.len() > SHOWN {
+        shown.push(format!("... {} more", entries.len() - SHOWN));
+    }
+    format!("[{}]", shown.join(", "))
+}
+
 /// A journal's entry, for its conflict (user, tickets).
 fn entry_of(l: &Logged) -> Entry {
     let rec = l.rec.clone().ok_or_else(|| protocol::record::Malformed {
@@ -252,6 +274,14 @@ fn heal(
     };
     let lost = &journal[meet.journal + 1..];
     let fates = reapply(rc, event, lost, fates, log.last().map_or(anchor, |e| e.id))?;
+    if fates.iter().any(|f| matches!(f, Fate::Undo(_))) {
+        log::info!(
+            "event {event}: heal evidence: MySQL's journal after {}: {}; the new primary's log after it: {}",
+            journal[meet.journal].id,
+            window(lost),
+            window(&log[meet.log..])
+        );
+    }
     let mut report = Report {
         diverged_at: journal[meet.journal].id,
         before: offset,
