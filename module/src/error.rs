@@ -380,7 +380,7 @@ const MAX_LEGAL: usize = 4096;
 
 /// `text` as an error reply or log line may carry it: printable ASCII as
 /// is, every other byte (controls, `\r`, `\n`, NUL, each byte of a
-/// non-ASCII character) written `\xNN`, cut at [`MAX_LEGAL`] bytes. So
+/// non-ASCII character) written `\xNN`, cut at `MAX_LEGAL` bytes. So
 /// the reply is valid UTF-8, one line, and never a C string cut short.
 pub fn legal(text: &str) -> CString {
     let mut out = Vec::with_capacity(text.len().min(MAX_LEGAL) + 3);

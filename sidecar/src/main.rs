@@ -35,7 +35,7 @@ use crate::io::redis::connect::{detect_cluster, Conn};
 )]
 struct Cli {
     /// Redis URL, e.g. redis://127.0.0.1:6379/, redis+unix:///run/redis.sock, or
-    /// redis+sentinel://[user:pass@]host:26379,host2:26379/<master-name> (rediss+sentinel:// for TLS)
+    /// `redis+sentinel://[user:pass@]host:26379,host2:26379/<master-name>` (rediss+sentinel:// for TLS)
     #[arg(
         long,
         global = true,

@@ -2,7 +2,7 @@
 //! errors) and the command table ([`table`]) that registration and
 //! `COMMAND DOCS` both come from (the load step hands it to the host). This
 //! file holds what the commands share: turning an error into its reply,
-//! reply helpers, [`write`], which runs a pool call on the event's keys, and
+//! reply helpers, [`write()`], which runs a pool call on the event's keys, and
 //! [`commit`], the step that follows every write (and every sweep): each
 //! effect the pool decided (and already applied to the keys) is replicated
 //! as one `TICKET._APPLY`, counted in `INFO ticket`, announced when it

@@ -5,7 +5,7 @@
 //! configs.
 //!
 //! Every command goes through one C entry point per table row
-//! ([`entry`], monomorphised by module and row index) that hands Redis's
+//! (`entry`, monomorphised by module and row index) that hands Redis's
 //! argv to the row's handler in place, without the crate's copy into
 //! `RedisString`s.
 

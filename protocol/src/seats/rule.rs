@@ -1,6 +1,6 @@
 //! The best-available rule and the pick rule (docs/design.md "Reserved
 //! seating"), pure over a [`Layout`] and a [`SeatState`]: the module
-//! decides with them, `audit-seats` replays them, and [`reference`] is the
+//! decides with them, `audit-seats` replays them, and [`mod@reference`] is the
 //! brute-force model the property tests hold them to.
 //!
 //! Best available, for a party of `n`:

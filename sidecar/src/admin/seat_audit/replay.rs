@@ -134,7 +134,7 @@ pub fn replay(layout: &Layout, orders: &[Order]) -> Result<Summary, Violation> {
     replay_allocated(layout, orders, &[])
 }
 
-/// [`replay`] with the event's allocation `moves`: a public order must
+/// `replay` with the event's allocation `moves`: a public order must
 /// take no seat free in an allocation, an order from one only seats free
 /// in it, chosen by the rules over its free seats alone (as the module's
 /// claim `FROM` sees them).
