@@ -28,7 +28,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write;
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 use mysql::prelude::Queryable;
 use mysql::Transaction;
@@ -277,12 +277,16 @@ pub fn anchored(
     })
 }
 
+/// Serialises [`trim`] within the process.
+static TRIMS: Mutex<()> = Mutex::new(());
+
 /// `SET ticket:{E}:synced "<offset> <digest>"`, then `XTRIM
 /// ticket:{E}:log MINID = next(offset)`; the entries removed. Only when
 /// Redis holds the offset's entry with that content: a trim queued before
 /// a failover must neither name a lost entry as the anchor nor delete
 /// entries of the new primary that MySQL never wrote (the heal needs
-/// them). Without a digest (an offset from before V4) the anchor is
+/// them). Nor when Redis names a later anchor already (a newer trim ran
+/// first). Without a digest (an offset from before V4) the anchor is
 /// cleared (`none`) and the log trimmed as before.
 pub fn trim(
     conn: &mut dyn ConnectionLike,
@@ -298,6 +302,16 @@ pub fn trim(
             .query::<()>(conn)?;
         return xtrim(conn, event, offset);
     };
+    // One trim at a time in this process, and never back: the verifier
+    // (under the offset lock, at MySQL's offset) and the trimmer thread
+    // (at an offset committed before) both trim. Interleaved, the older
+    // trim's SET landed after the newer XTRIM: Redis then named an anchor
+    // below entries already trimmed, and the next check took those
+    // entries for writes a failover lost and undid them.
+    let _one = TRIMS.lock().unwrap_or_else(PoisonError::into_inner);
+    if !moves_forward(redis_anchor(conn, event)?, offset) {
+        return Ok(0);
+    }
     let at = offset.to_string();
     let held = stream::range(conn, event, (&at, &at), None)?
         .first()
@@ -317,6 +331,12 @@ pub fn trim(
     xtrim(conn, event, offset)
 }
 
+/// Whether a trim at `offset` may name its anchor over the one Redis
+/// names (`named`): never one below it.
+fn moves_forward(named: Option<(StreamId, String)>, offset: StreamId) -> bool {
+    named.is_none_or(|(id, _)| id <= offset)
+}
+
 /// The anchor Redis has for `event`: (id, digest).
 pub fn redis_anchor(
     conn: &mut dyn ConnectionLike,
@@ -333,6 +353,16 @@ pub fn redis_anchor(
 mod tests {
     use super::*;
     use protocol::record::{Op, Record, Tickets};
+
+    #[test]
+    fn a_trim_never_names_an_anchor_below_the_named_one() {
+        let id = |ms| StreamId::new(ms, 0);
+        let named = |ms| Some((id(ms), "d".to_owned()));
+        assert!(moves_forward(None, id(5)));
+        assert!(moves_forward(named(4), id(5)));
+        assert!(moves_forward(named(5), id(5)));
+        assert!(!moves_forward(named(6), id(5)));
+    }
 
     fn claim(ms: u64, user: &str) -> Entry {
         Entry::new(
