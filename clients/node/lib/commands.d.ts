@@ -75,6 +75,14 @@ export interface ReleaseOptions {
     /** Release exactly these tickets; sent last. */
     seats?: readonly number[];
 }
+export interface TransferOptions {
+    /** Move only these tickets of `from` (default all of them); sent last. */
+    tickets?: readonly number[];
+}
+export interface ScanOptions {
+    /** The gate the ticket is scanned at (1-32 bytes of `[A-Za-z0-9_.-]`). */
+    gate?: string;
+}
 export interface WaitOptions {
     count?: number;
 }
@@ -91,6 +99,8 @@ export declare function seatmap(event: string): Call<string | null>;
 export declare function allocate(event: string, name: string, o?: AllocateOptions): Call<number[]>;
 export declare function release(event: string, name: string, o?: ReleaseOptions): Call<number>;
 export declare function allocations(event: string): Call<replies.Allocation[]>;
+export declare function transfer(event: string, from: string, to: string, o?: TransferOptions): Call<number>;
+export declare function scan(event: string, ticket: number, gen: number, o?: ScanOptions): Call<void>;
 export declare function confirm(event: string, user: string): Call<number>;
 export declare function cancel(event: string, user: string): Call<number | null>;
 export declare function holder(event: string, user: string): Call<number | null>;

@@ -47,6 +47,8 @@ exports.seatmap = seatmap;
 exports.allocate = allocate;
 exports.release = release;
 exports.allocations = allocations;
+exports.transfer = transfer;
+exports.scan = scan;
 exports.confirm = confirm;
 exports.cancel = cancel;
 exports.holder = holder;
@@ -155,6 +157,14 @@ function release(event, name, o = {}) {
 }
 function allocations(event) {
     return read(["ticket.allocations", event], replies.parseAllocations);
+}
+function transfer(event, from, to, o = {}) {
+    const ids = o.tickets === undefined ? [] : ["TICKETS", ...o.tickets.map(String)];
+    return write(["ticket.transfer", event, from, to, ...ids], replies.parseInteger);
+}
+function scan(event, ticket, gen, o = {}) {
+    const opts = words([["GATE", o.gate]]);
+    return write(["ticket.scan", event, String(ticket), String(gen), ...opts], replies.parseOk);
 }
 function confirm(event, user) {
     return write(["ticket.confirm", event, user], replies.parseInteger);

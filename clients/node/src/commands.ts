@@ -82,6 +82,16 @@ export interface ReleaseOptions {
   seats?: readonly number[];
 }
 
+export interface TransferOptions {
+  /** Move only these tickets of `from` (default all of them); sent last. */
+  tickets?: readonly number[];
+}
+
+export interface ScanOptions {
+  /** The gate the ticket is scanned at (1-32 bytes of `[A-Za-z0-9_.-]`). */
+  gate?: string;
+}
+
 export interface WaitOptions {
   count?: number;
 }
@@ -208,6 +218,21 @@ export function release(event: string, name: string, o: ReleaseOptions = {}): Ca
 
 export function allocations(event: string): Call<replies.Allocation[]> {
   return read(["ticket.allocations", event], replies.parseAllocations);
+}
+
+export function transfer(
+  event: string,
+  from: string,
+  to: string,
+  o: TransferOptions = {},
+): Call<number> {
+  const ids = o.tickets === undefined ? [] : ["TICKETS", ...o.tickets.map(String)];
+  return write(["ticket.transfer", event, from, to, ...ids], replies.parseInteger);
+}
+
+export function scan(event: string, ticket: number, gen: number, o: ScanOptions = {}): Call<void> {
+  const opts = words([["GATE", o.gate]]);
+  return write(["ticket.scan", event, String(ticket), String(gen), ...opts], replies.parseOk);
 }
 
 export function confirm(event: string, user: string): Call<number> {

@@ -77,6 +77,10 @@ function build(call: NonNullable<Vector["call"]>): Call<unknown> {
       return commands.allocate(event, second, o);
     case "release":
       return commands.release(event, second, o);
+    case "transfer":
+      return commands.transfer(event, second, String(call.args[2]), o);
+    case "scan":
+      return commands.scan(event, Number(second), Number(call.args[2]), o);
     case "status":
     case "layout":
     case "seatmap":
@@ -105,11 +109,17 @@ function neutral(kind: string, value: unknown): unknown {
     return { kind, value: renamed };
   }
   if (kind === "order") {
-    const o = value as { tickets: number[]; state: string; expiresAt: number; seats?: string[] };
+    const o = value as tg.Order;
     const seats = o.seats ? { seats: o.seats } : {};
     return {
       kind,
-      value: { tickets: o.tickets, state: o.state, expires_at: o.expiresAt, ...seats },
+      value: {
+        tickets: o.tickets,
+        state: o.state,
+        expires_at: o.expiresAt,
+        ...seats,
+        gens: o.gens,
+      },
     };
   }
   if (kind === "layout") {

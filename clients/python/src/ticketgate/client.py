@@ -210,6 +210,26 @@ class TicketGate:
         """The event's allocations in name order (never their keys)."""
         return self.run(commands.allocations(event))
 
+    def transfer(
+        self,
+        event: str,
+        from_user: str,
+        to_user: str,
+        tickets: Sequence[int] | None = None,
+    ) -> int:
+        """Gives `from_user`'s sold tickets (all, or `tickets`) to `to_user`
+        in one step, each a generation up (`order().gens`); how many.
+        `NotSold` (held, or not the giver's), `Used` (scanned), `Limit`
+        (the receiver's), `Closed` (after `TRANSFER_UNTIL`), `NoHold`
+        (the giver has none), `Listed` (listed for resale)."""
+        return self.run(commands.transfer(event, from_user, to_user, tickets))
+
+    def scan(self, event: str, ticket: int, gen: int, gate: str | None = None) -> None:
+        """Admits a ticket at the door: its first scan at its current
+        generation returns; `Used` (scanned before), `Stale` (transferred
+        since: an old credential), `NotSold` (free, held, listed)."""
+        self.run(commands.scan(event, ticket, gen, gate))
+
     def wait(self, event: str, user: str, count: int | None = None) -> int:
         """Joins the waiting list: the 1-based position, 0 if offered at once,
         or `ENTERED` (-1) when the user entered a draw not yet drawn."""

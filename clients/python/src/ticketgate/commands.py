@@ -164,6 +164,21 @@ def allocations(event: str) -> Call[list[replies.Allocation]]:
     return Call(("ticket.allocations", event), replies.parse_allocations)
 
 
+def transfer(
+    event: str, from_user: str, to_user: str, tickets: Sequence[int] | None = None
+) -> Call[int]:
+    """Moves `from_user`'s sold tickets (all, or `tickets`) to `to_user`;
+    how many. TICKETS goes last (the module takes every id after it)."""
+    ids: list[Arg] = ["TICKETS", *(int(t) for t in tickets)] if tickets is not None else []
+    return Call(("ticket.transfer", event, from_user, to_user, *ids), replies.parse_integer)
+
+
+def scan(event: str, ticket: int, gen: int, gate: str | None = None) -> Call[None]:
+    """Admits `ticket` at generation `gen` at the door, once."""
+    options = _words([("GATE", gate)])
+    return Call(("ticket.scan", event, int(ticket), int(gen), *options), replies.parse_ok)
+
+
 def wait(event: str, user: str, count: int | None = None) -> Call[int]:
     return Call(("ticket.wait", event, user, *_options([("COUNT", count)])), replies.parse_integer)
 
