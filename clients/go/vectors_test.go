@@ -341,6 +341,9 @@ func initOptionsOf(options map[string]interface{}) []InitOption {
 	if options["draw"] == true {
 		opts = append(opts, Draw())
 	}
+	if v, ok := ms("transfer_until"); ok {
+		opts = append(opts, TransferUntil(time.UnixMilli(v)))
+	}
 	if v, ok := ms("admit"); ok {
 		opts = append(opts, Admit(int(v)))
 	}

@@ -51,6 +51,7 @@ OPTIONS = {
         ("offer", "OFFER"),
         ("draw", "DRAW"),
         ("admit", "ADMIT"),
+        ("transfer_until", "TRANSFER_UNTIL"),
         ("seats", "SEATS"),
     ],
     "claim": [
@@ -501,7 +502,7 @@ AFTER_SALE = [
         tickets=[5],
     ),
     V("transfer: all", "transfer", ["x1", "ann", "fay"], integer(1)),
-    S("TICKET.INIT", "x2", "5", "TRANSFER_UNTIL", "1000000000000"),
+    V("init: transfers until", "init", ["x2", 5], ok(), transfer_until=1000000000000),
     S("TICKET.CLAIM", "x2", "gus", "HOLD", "0"),
     V(
         "transfer: after TRANSFER_UNTIL",

@@ -34,6 +34,8 @@ export interface InitOptions {
      * `total` must be its number of seats.
      */
     seats?: string | object;
+    /** No `transfer` after this time (unix ms; default `closes`). */
+    transferUntil?: number;
 }
 export interface ClaimOptions {
     /** Claim this many tickets, all or nothing; the reply is then an array. */

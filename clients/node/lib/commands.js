@@ -90,7 +90,10 @@ function init(event, total, o = {}) {
     ]);
     if (o.draw)
         opts.push("DRAW");
-    opts.push(...options([["ADMIT", o.admit]]));
+    opts.push(...options([
+        ["ADMIT", o.admit],
+        ["TRANSFER_UNTIL", o.transferUntil],
+    ]));
     if (o.seats !== undefined) {
         opts.push("SEATS", typeof o.seats === "string" ? o.seats : JSON.stringify(o.seats));
     }

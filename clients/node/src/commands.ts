@@ -37,6 +37,8 @@ export interface InitOptions {
    * `total` must be its number of seats.
    */
   seats?: string | object;
+  /** No `transfer` after this time (unix ms; default `closes`). */
+  transferUntil?: number;
 }
 
 export interface ClaimOptions {
@@ -135,7 +137,12 @@ export function init(event: string, total: number, o: InitOptions = {}): Call<vo
     ["OFFER", o.offer],
   ]);
   if (o.draw) opts.push("DRAW");
-  opts.push(...options([["ADMIT", o.admit]]));
+  opts.push(
+    ...options([
+      ["ADMIT", o.admit],
+      ["TRANSFER_UNTIL", o.transferUntil],
+    ]),
+  );
   if (o.seats !== undefined) {
     opts.push("SEATS", typeof o.seats === "string" ? o.seats : JSON.stringify(o.seats));
   }

@@ -66,7 +66,10 @@ function build(call: NonNullable<Vector["call"]>): Call<unknown> {
   const o = call.options;
   switch (call.method) {
     case "init":
-      return commands.init(event, Number(second), o);
+      return commands.init(event, Number(second), {
+        ...o,
+        transferUntil: o.transfer_until as number,
+      });
     case "claim":
       return commands.claim(event, second, o);
     case "wait":

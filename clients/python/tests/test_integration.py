@@ -179,6 +179,10 @@ def test_transfer_and_scan(gate, event):
         gate.transfer(event, "ann", "eve")
     assert gate.transfer(event, "ann", "fay") == 1
     gate.scan(event, 1, 2)
+    gate.init(f"{event}-until", 1, transfer_until=1_000_000_000_000)  # in 2001
+    assert gate.claim(f"{event}-until", "gus", hold=0) == 1
+    with pytest.raises(ticketgate.Closed):
+        gate.transfer(f"{event}-until", "gus", "hal")
 
 
 async def test_async_transfer_and_scan(redis_url, event):

@@ -50,6 +50,7 @@ class TicketGate:
         draw: bool = False,
         admit: int | None = None,
         seats: str | Mapping[str, Any] | None = None,
+        transfer_until: int | None = None,
     ) -> None:
         """Creates an event of `total` tickets (times in unix ms, durations in ms).
 
@@ -57,8 +58,13 @@ class TicketGate:
         opens, and draws the order of those who entered with `wait`, at
         `open` or at `opens`; `admit` caps the offers per second. `seats` (a
         layout: JSON text or a dict) makes it
-        a seated event of `total` seats."""
-        self.run(commands.init(event, total, opens, closes, hold, limit, offer, draw, admit, seats))
+        a seated event of `total` seats. `transfer_until` (unix ms): no
+        `transfer` after it (default `closes`)."""
+        self.run(
+            commands.init(
+                event, total, opens, closes, hold, limit, offer, draw, admit, seats, transfer_until
+            )
+        )
 
     def open(self, event: str) -> None:
         self.run(commands.open(event))

@@ -52,13 +52,14 @@ def init(
     draw: bool = False,
     admit: int | None = None,
     seats: str | Mapping[str, Any] | None = None,
+    transfer_until: int | None = None,
 ) -> Call[None]:
     pairs = [("OPENS", opens), ("CLOSES", closes), ("HOLD", hold), ("LIMIT", limit)]
     options = _options([*pairs, ("OFFER", offer)])
     # DRAW is a flag; ADMIT (offers per second) only makes sense with it, but
     # the module is the one to say so (ERR), so it is sent as given.
     options += ["DRAW"] if draw else []
-    options += _options([("ADMIT", admit)])
+    options += _options([("ADMIT", admit), ("TRANSFER_UNTIL", transfer_until)])
     if seats is not None:  # a seated event: the layout, JSON text or a dict
         options += ["SEATS", seats if isinstance(seats, str) else layout_json(seats)]
     return Call(("ticket.init", event, int(total), *options), replies.parse_ok)

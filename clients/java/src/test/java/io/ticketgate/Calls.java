@@ -244,6 +244,9 @@ final class Calls {
     if (options.has("draw") && options.get("draw").getAsBoolean()) {
       o = o.draw();
     }
+    if (options.has("transfer_until")) {
+      o = o.transferUntil(Instant.ofEpochMilli(options.get("transfer_until").getAsLong()));
+    }
     if (options.has("admit")) {
       o = o.admit(options.get("admit").getAsInt());
     }
