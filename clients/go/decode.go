@@ -156,6 +156,10 @@ func decodeOrder(v interface{}) (*Order, error) {
 	tickets, err := decodeTickets(values["tickets"])
 	r.fail(err)
 	o := &Order{Tickets: tickets, State: r.str("state"), ExpiresAt: r.int("expires_at")}
+	if values["gens"] != nil {
+		o.Gens, err = decodeTickets(values["gens"])
+		r.fail(err)
+	}
 	if values["seats"] != nil {
 		o.Seats, err = decodeStrings(values["seats"])
 		r.fail(err)

@@ -50,7 +50,11 @@ var (
 	ErrShort        = &Error{Code: "SHORT"}        // ALLOCATE (or RELEASE COUNT) beyond the free stock
 	ErrNoKey        = &Error{Code: "NOKEY"}        // a claim FROM an allocation without its key
 	ErrNoAllocation = &Error{Code: "NOALLOCATION"} // no allocation of that name
-	ErrNoHold       = &Error{Code: "NOHOLD"}       // CONFIRM without a live order
+	ErrNoHold       = &Error{Code: "NOHOLD"}       // CONFIRM (or TRANSFER) without a live order
+	ErrNotSold      = &Error{Code: "NOTSOLD"}      // TRANSFER or SCAN of a ticket that is not sold
+	ErrUsed         = &Error{Code: "USED"}         // SCAN (or TRANSFER) of a ticket scanned already
+	ErrStale        = &Error{Code: "STALE"}        // SCAN at an old generation: transferred since
+	ErrListed       = &Error{Code: "LISTED"}       // TRANSFER of a ticket listed for resale
 	ErrHolding      = &Error{Code: "HOLDING"}      // WAIT by a user who holds tickets
 	ErrUnsynced     = &Error{Code: "UNSYNCED"}     // DROP while the log has entries
 	ErrWrongType    = &Error{Code: "WRONGTYPE"}    // an event key holds another type

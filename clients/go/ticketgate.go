@@ -28,7 +28,8 @@ func New(rdb redis.UniversalClient) *TicketGate {
 }
 
 // InitOption is an option of Init. Options are sent in the order OPENS
-// CLOSES HOLD LIMIT OFFER DRAW ADMIT SEATS whatever the order they are given in.
+// CLOSES HOLD LIMIT OFFER DRAW ADMIT TRANSFER_UNTIL SEATS whatever the order
+// they are given in.
 type InitOption func(*initOptions)
 
 // initOptions holds each INIT option's value, nil when not given, and a
@@ -38,7 +39,7 @@ type initOptions struct {
 	layout *string
 }
 
-var initOptionNames = [...]string{"OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER", "DRAW", "ADMIT"}
+var initOptionNames = [...]string{"OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER", "DRAW", "ADMIT", "TRANSFER_UNTIL"}
 
 // drawOption is the index of DRAW, the one option sent as a bare flag.
 const drawOption = 5
@@ -74,6 +75,10 @@ func Draw() InitOption { return initOption(drawOption, 1) }
 
 // Admit: a draw event's most offers per second (1..=1,000,000).
 func Admit(perSecond int) InitOption { return initOption(6, int64(perSecond)) }
+
+// TransferUntil: no Transfer after t (ErrClosed; default ClosesAt; Close
+// alone does not stop transfers).
+func TransferUntil(t time.Time) InitOption { return initOption(7, t.UnixMilli()) }
 
 // ClaimOption is an option of Claim, ClaimTickets and ClaimSeats. Options
 // are sent in the order HOLD SECTION CATEGORY ACCESSIBLE SPLIT FROM KEY

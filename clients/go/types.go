@@ -52,6 +52,7 @@ type Order struct {
 	State     string   // OrderHeld or OrderSold
 	ExpiresAt int64    // unix ms; 0 when sold
 	Seats     []string // a seated event's seat names (A-2-103); nil otherwise
+	Gens      []int64  // each ticket's generation, in ticket order: 1 at sale, +1 per transfer
 }
 
 // Order states reported in Order.State.

@@ -162,6 +162,7 @@ func run(ctx context.Context, g *TicketGate, call *vectorCall) (map[string]inter
 		if o.Seats != nil {
 			value["seats"] = o.Seats
 		}
+		value["gens"] = o.Gens
 		return kind("order", value), err
 	case "layout":
 		l, err := g.Layout(ctx, event)
@@ -180,6 +181,17 @@ func run(ctx context.Context, g *TicketGate, call *vectorCall) (map[string]inter
 		return kind("integer", n), err
 	case "allocate", "release", "allocations":
 		return runAllocation(ctx, g, call.Method, event, user, call.Options)
+	case "transfer":
+		from := call.Args[1].(string)
+		if ids := idsOf(call.Options["tickets"]); ids != nil {
+			n, err := g.TransferTickets(ctx, event, from, user, ids)
+			return kind("integer", n), err
+		}
+		n, err := g.Transfer(ctx, event, from, user)
+		return kind("integer", n), err
+	case "scan":
+		ticket, gen := int64(call.Args[1].(float64)), int64(call.Args[2].(float64))
+		return kind("ok", nil), g.Scan(ctx, event, ticket, gen, text(call.Options["gate"]))
 	}
 	return runUserCall(ctx, g, call.Method, event, user, call.Options)
 }
@@ -328,6 +340,9 @@ func initOptionsOf(options map[string]interface{}) []InitOption {
 	}
 	if options["draw"] == true {
 		opts = append(opts, Draw())
+	}
+	if v, ok := ms("transfer_until"); ok {
+		opts = append(opts, TransferUntil(time.UnixMilli(v)))
 	}
 	if v, ok := ms("admit"); ok {
 		opts = append(opts, Admit(int(v)))

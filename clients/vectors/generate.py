@@ -36,6 +36,8 @@ NORMAL_EXPIRES_AT = 4102444800000  # 2100-01-01T00:00:00Z
 # the commitment by the normalised seed's own, so the pair still verifies.
 NORMAL_SEED = "5eed" * 16
 NORMAL_DRAW = hashlib.sha256(bytes.fromhex(NORMAL_SEED)).hexdigest()
+# A USED error names the time of the admitting scan: replaced by this one.
+NORMAL_SCANNED_AT = 4102444800000
 ENTERED = -1  # WAIT/POSITION of a draw event before its draw
 FAR_FUTURE = 4102444800000
 LATER_STILL = 4102448400000
@@ -49,6 +51,7 @@ OPTIONS = {
         ("offer", "OFFER"),
         ("draw", "DRAW"),
         ("admit", "ADMIT"),
+        ("transfer_until", "TRANSFER_UNTIL"),
         ("seats", "SEATS"),
     ],
     "claim": [
@@ -71,6 +74,8 @@ OPTIONS = {
         ("seats", "SEATS"),
     ],
     "release": [("count", "COUNT"), ("seats", "SEATS")],
+    "transfer": [("tickets", "TICKETS")],
+    "scan": [("gate", "GATE")],
     "wait": [("count", "COUNT")],
     "drop": [("force", "FORCE")],
 }
@@ -104,9 +109,12 @@ def err(code, message):
     return {"kind": "error", "code": code, "message": message}
 
 
-def order(ts, state, expires_at=0, seats=None):
+def order(ts, state, expires_at=0, seats=None, gens=None):
+    """An order; `gens` (each ticket's generation) is 1 for every ticket
+    unless given (a transferred ticket's is higher)."""
     value = {"tickets": ts, "state": state, "expires_at": expires_at}
-    return {"kind": "order", "value": value | ({"seats": seats} if seats else {})}
+    value |= {"seats": seats} if seats else {}
+    return {"kind": "order", "value": value | {"gens": gens or [1] * len(ts)}}
 
 
 def layout(value):
@@ -397,6 +405,110 @@ ALLOCATIONS = [
         "status",
         ["s2"],
         status(10, 7, 2, unsynced=5, categories={"front": 3, "box": 4}, accessible=1, allocated=1),
+    ),
+]
+
+# After the sale: sold tickets change hands (a generation up each) and are
+# scanned at the door once. x1 of 10, LIMIT 3; x2 stops transfers in 2001.
+SCANNED_AT = f"ticket 2 was scanned at {NORMAL_SCANNED_AT} at gate 'north'"
+AFTER_SALE = [
+    V("init: for transfers", "init", ["x1", 10], ok(), hold=600000, limit=3),
+    V(
+        "claim: sold at once, to give away",
+        "claim",
+        ["x1", "ann"],
+        tickets([1, 2]),
+        count=2,
+        hold=0,
+    ),
+    V(
+        "order: generations at sale",
+        "order",
+        ["x1", "ann"],
+        order([1, 2], "sold", gens=[1, 1]),
+    ),
+    V(
+        "transfer: one ticket",
+        "transfer",
+        ["x1", "ann", "ben"],
+        integer(1),
+        tickets=[2],
+    ),
+    V("order: a generation up", "order", ["x1", "ben"], order([2], "sold", gens=[2])),
+    V("scan: admitted", "scan", ["x1", 2, 2], ok(), gate="north"),
+    V("scan: used", "scan", ["x1", 2, 2], err("USED", SCANNED_AT)),
+    V(
+        "scan: stale",
+        "scan",
+        ["x1", 2, 1],
+        err("STALE", "ticket 2 was transferred (generation 2 now)"),
+    ),
+    V("scan: not sold", "scan", ["x1", 9, 1], err("NOTSOLD", "ticket 9 is free")),
+    V(
+        "transfer: a scanned ticket",
+        "transfer",
+        ["x1", "ben", "cy"],
+        err("USED", SCANNED_AT),
+    ),
+    V("claim: held, for transfers", "claim", ["x1", "dee"], ticket(3)),
+    V(
+        "order: a held order's generations",
+        "order",
+        ["x1", "dee"],
+        order([3], "held", NORMAL_EXPIRES_AT),
+    ),
+    V(
+        "transfer: a held order",
+        "transfer",
+        ["x1", "dee", "cy"],
+        err("NOTSOLD", "ticket 3 is held, not sold"),
+    ),
+    V("scan: held", "scan", ["x1", 3, 1], err("NOTSOLD", "ticket 3 is held, not sold")),
+    V(
+        "transfer: nothing held",
+        "transfer",
+        ["x1", "nobody", "cy"],
+        err(
+            "NOHOLD",
+            "user 'nobody' holds no tickets of event 'x1' "
+            "(never claimed, cancelled, or the hold expired)",
+        ),
+    ),
+    V(
+        "claim: up to the limit",
+        "claim",
+        ["x1", "eve"],
+        tickets([4, 5, 6]),
+        count=3,
+        hold=0,
+    ),
+    V(
+        "transfer: over the receiver's limit",
+        "transfer",
+        ["x1", "ann", "eve"],
+        err("LIMIT", "event 'x1' allows at most 3 tickets per user, asked for 4"),
+    ),
+    V(
+        "transfer: to oneself",
+        "transfer",
+        ["x1", "ann", "ann"],
+        err("ERR", "TRANSFER needs two different users"),
+    ),
+    V(
+        "transfer: a ticket not the giver's",
+        "transfer",
+        ["x1", "ann", "fay"],
+        err("NOTSOLD", "ticket 5 is not the giver's"),
+        tickets=[5],
+    ),
+    V("transfer: all", "transfer", ["x1", "ann", "fay"], integer(1)),
+    V("init: transfers until", "init", ["x2", 5], ok(), transfer_until=1000000000000),
+    S("TICKET.CLAIM", "x2", "gus", "HOLD", "0"),
+    V(
+        "transfer: after TRANSFER_UNTIL",
+        "transfer",
+        ["x2", "gus", "hal"],
+        err("CLOSED", "event 'x2' is closed"),
     ),
 ]
 
@@ -726,6 +838,7 @@ SCRIPT = [
     ),
     *SEATED,
     *ALLOCATIONS,
+    *AFTER_SALE,
     S(*NOPERM_USER),
     S("AUTH", "tg-app", "pw"),
     V("drop: no permission (ACL)", "drop", ["e2"], err("NOPERM", None), force=True),
@@ -746,6 +859,7 @@ def normalise(raw: bytes) -> bytes:
         rb"\g<1>" + NORMAL_INCARNATION.encode(),
         raw,
     )
+    raw = re.sub(rb"(^-USED .* scanned at )[0-9]+", rb"\g<1>%d" % NORMAL_SCANNED_AT, raw)
     return re.sub(rb"(expires_at\r\n:)[1-9][0-9]*", rb"\g<1>%d" % NORMAL_EXPIRES_AT, raw)
 
 
@@ -785,7 +899,7 @@ def typed(call, parsed):
     if parsed is None:
         return nil()
     method = call["method"] if call else None
-    if method in ("init", "open", "close"):
+    if method in ("init", "open", "close", "scan"):
         return ok() if parsed == b"OK" else {"kind": "unexpected"}
     if method in ("claim", "allocate") and isinstance(parsed, list):
         return tickets(parsed)
@@ -798,9 +912,6 @@ def typed(call, parsed):
     if method in ("status", "order"):
         fields = parsed if isinstance(parsed, dict) else dict(zip(parsed[::2], parsed[1::2]))
         value = {k.decode(): plain(v) for k, v in fields.items()}
-        # ORDER's `gens` (issue 43) is not in the typed Order of any client
-        # yet: the raw replies carry it, the typed value leaves it out.
-        value.pop("gens", None)
         if "categories" in value:  # category, free seats, ... -> an ordered object
             pairs = value["categories"]
             value["categories"] = dict(zip(pairs[::2], pairs[1::2]))
@@ -880,6 +991,7 @@ def assemble(by_protocol: dict[int, list], version: str) -> dict:
             "expires_at": NORMAL_EXPIRES_AT,
             "seed": NORMAL_SEED,
             "draw": NORMAL_DRAW,
+            "scanned_at": NORMAL_SCANNED_AT,
         },
         "vectors": vectors,
     }

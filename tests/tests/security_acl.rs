@@ -133,6 +133,16 @@ fn the_application_claims_cancels_and_reads_and_is_refused_the_rest() {
             &["PING"],
         ],
     );
+    // After the sale: bob gives his sold ticket 2 to erin, a generation up,
+    // and her credential (ticket 2, generation 2) admits her at the door.
+    assert_all_allowed(
+        &mut app,
+        "tg-app",
+        &[
+            &["TICKET.TRANSFER", "ev", "bob", "erin"],
+            &["TICKET.SCAN", "ev", "2", "2", "GATE", "north"],
+        ],
+    );
     // A seated event: the application claims best-available and picked
     // seats, and reads the layout and the seat map.
     let hall = r#"{"sections":[{"name":"A","rows":[{"name":"1","seats":4}]}]}"#;
@@ -196,8 +206,9 @@ fn the_application_claims_cancels_and_reads_and_is_refused_the_rest() {
         "{e}"
     );
     // init, two claims, one cancel, two offers (carol and dave waited while
-    // tickets were free, so they were offered at once): nothing forged or lost.
-    assert_eq!(log_len(&redis, "ev"), 6);
+    // tickets were free, so they were offered at once), one transfer, one
+    // scan: nothing forged or lost.
+    assert_eq!(log_len(&redis, "ev"), 8);
 }
 
 #[test]

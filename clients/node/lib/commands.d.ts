@@ -34,6 +34,8 @@ export interface InitOptions {
      * `total` must be its number of seats.
      */
     seats?: string | object;
+    /** No `transfer` after this time (unix ms; default `closes`). */
+    transferUntil?: number;
 }
 export interface ClaimOptions {
     /** Claim this many tickets, all or nothing; the reply is then an array. */
@@ -75,6 +77,14 @@ export interface ReleaseOptions {
     /** Release exactly these tickets; sent last. */
     seats?: readonly number[];
 }
+export interface TransferOptions {
+    /** Move only these tickets of `from` (default all of them); sent last. */
+    tickets?: readonly number[];
+}
+export interface ScanOptions {
+    /** The gate the ticket is scanned at (1-32 bytes of `[A-Za-z0-9_.-]`). */
+    gate?: string;
+}
 export interface WaitOptions {
     count?: number;
 }
@@ -91,6 +101,8 @@ export declare function seatmap(event: string): Call<string | null>;
 export declare function allocate(event: string, name: string, o?: AllocateOptions): Call<number[]>;
 export declare function release(event: string, name: string, o?: ReleaseOptions): Call<number>;
 export declare function allocations(event: string): Call<replies.Allocation[]>;
+export declare function transfer(event: string, from: string, to: string, o?: TransferOptions): Call<number>;
+export declare function scan(event: string, ticket: number, gen: number, o?: ScanOptions): Call<void>;
 export declare function confirm(event: string, user: string): Call<number>;
 export declare function cancel(event: string, user: string): Call<number | null>;
 export declare function holder(event: string, user: string): Call<number | null>;

@@ -47,6 +47,8 @@ exports.seatmap = seatmap;
 exports.allocate = allocate;
 exports.release = release;
 exports.allocations = allocations;
+exports.transfer = transfer;
+exports.scan = scan;
 exports.confirm = confirm;
 exports.cancel = cancel;
 exports.holder = holder;
@@ -88,7 +90,10 @@ function init(event, total, o = {}) {
     ]);
     if (o.draw)
         opts.push("DRAW");
-    opts.push(...options([["ADMIT", o.admit]]));
+    opts.push(...options([
+        ["ADMIT", o.admit],
+        ["TRANSFER_UNTIL", o.transferUntil],
+    ]));
     if (o.seats !== undefined) {
         opts.push("SEATS", typeof o.seats === "string" ? o.seats : JSON.stringify(o.seats));
     }
@@ -155,6 +160,14 @@ function release(event, name, o = {}) {
 }
 function allocations(event) {
     return read(["ticket.allocations", event], replies.parseAllocations);
+}
+function transfer(event, from, to, o = {}) {
+    const ids = o.tickets === undefined ? [] : ["TICKETS", ...o.tickets.map(String)];
+    return write(["ticket.transfer", event, from, to, ...ids], replies.parseInteger);
+}
+function scan(event, ticket, gen, o = {}) {
+    const opts = words([["GATE", o.gate]]);
+    return write(["ticket.scan", event, String(ticket), String(gen), ...opts], replies.parseOk);
 }
 function confirm(event, user) {
     return write(["ticket.confirm", event, user], replies.parseInteger);

@@ -103,6 +103,22 @@ export declare class NoKeyError extends TicketGateError {
 export declare class NoAllocationError extends TicketGateError {
     static readonly code = "NOALLOCATION";
 }
+/** `transfer` or `scan` of a ticket that is not sold: free, held, listed, or not the giver's. */
+export declare class NotSoldError extends TicketGateError {
+    static readonly code = "NOTSOLD";
+}
+/** `scan` of a ticket scanned already (the message says when and at which gate), or its `transfer`. */
+export declare class UsedError extends TicketGateError {
+    static readonly code = "USED";
+}
+/** `scan` at a generation that is not the ticket's: it was transferred since. */
+export declare class StaleError extends TicketGateError {
+    static readonly code = "STALE";
+}
+/** `transfer` of a ticket listed for resale (reserved: resale lands separately). */
+export declare class ListedError extends TicketGateError {
+    static readonly code = "LISTED";
+}
 /** A restore step on an event that is not being restored. */
 export declare class NotRestoringError extends TicketGateError {
     static readonly code = "NOTRESTORING";

@@ -7,7 +7,7 @@
  * splits it.
  */
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.ERRORS_BY_CODE = exports.IncompleteError = exports.NotRestoringError = exports.NoAllocationError = exports.NoKeyError = exports.ShortError = exports.OrphanError = exports.TakenError = exports.NotTogetherError = exports.InternalError = exports.CorruptError = exports.WrongTypeError = exports.QueueError = exports.TryAgainError = exports.UnsyncedError = exports.HoldingError = exports.NoHoldError = exports.LimitError = exports.SoldOutError = exports.ClosedError = exports.NotOpenError = exports.ExistsError = exports.NoEventError = exports.InvalidError = exports.TicketGateError = void 0;
+exports.ERRORS_BY_CODE = exports.IncompleteError = exports.NotRestoringError = exports.ListedError = exports.StaleError = exports.UsedError = exports.NotSoldError = exports.NoAllocationError = exports.NoKeyError = exports.ShortError = exports.OrphanError = exports.TakenError = exports.NotTogetherError = exports.InternalError = exports.CorruptError = exports.WrongTypeError = exports.QueueError = exports.TryAgainError = exports.UnsyncedError = exports.HoldingError = exports.NoHoldError = exports.LimitError = exports.SoldOutError = exports.ClosedError = exports.NotOpenError = exports.ExistsError = exports.NoEventError = exports.InvalidError = exports.TicketGateError = void 0;
 exports.isReplyError = isReplyError;
 exports.errorFor = errorFor;
 exports.fromReplyError = fromReplyError;
@@ -133,6 +133,26 @@ class NoAllocationError extends TicketGateError {
     static code = "NOALLOCATION";
 }
 exports.NoAllocationError = NoAllocationError;
+/** `transfer` or `scan` of a ticket that is not sold: free, held, listed, or not the giver's. */
+class NotSoldError extends TicketGateError {
+    static code = "NOTSOLD";
+}
+exports.NotSoldError = NotSoldError;
+/** `scan` of a ticket scanned already (the message says when and at which gate), or its `transfer`. */
+class UsedError extends TicketGateError {
+    static code = "USED";
+}
+exports.UsedError = UsedError;
+/** `scan` at a generation that is not the ticket's: it was transferred since. */
+class StaleError extends TicketGateError {
+    static code = "STALE";
+}
+exports.StaleError = StaleError;
+/** `transfer` of a ticket listed for resale (reserved: resale lands separately). */
+class ListedError extends TicketGateError {
+    static code = "LISTED";
+}
+exports.ListedError = ListedError;
 /** A restore step on an event that is not being restored. */
 class NotRestoringError extends TicketGateError {
     static code = "NOTRESTORING";
@@ -156,6 +176,10 @@ exports.ERRORS_BY_CODE = new Map([
     ShortError,
     NoKeyError,
     NoAllocationError,
+    NotSoldError,
+    UsedError,
+    StaleError,
+    ListedError,
     LimitError,
     NoHoldError,
     HoldingError,

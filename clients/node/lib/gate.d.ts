@@ -67,6 +67,20 @@ export declare class TicketGate {
     release(event: string, name: string, options?: commands.ReleaseOptions): Promise<number>;
     /** The event's allocations in name order (never their keys). */
     allocations(event: string): Promise<Allocation[]>;
+    /**
+     * Gives `from`'s sold tickets (all, or `tickets`) to `to` in one step, each
+     * a generation up (`order().gens`); how many. `NotSoldError` (held, or not
+     * the giver's), `UsedError` (scanned), `LimitError` (the receiver's),
+     * `ClosedError` (after `TRANSFER_UNTIL`), `NoHoldError` (the giver has
+     * none), `ListedError` (listed for resale).
+     */
+    transfer(event: string, from: string, to: string, options?: commands.TransferOptions): Promise<number>;
+    /**
+     * Admits a ticket at the door: its first scan at its current generation
+     * resolves; `UsedError` (scanned before), `StaleError` (transferred since:
+     * an old credential), `NotSoldError` (free, held, listed).
+     */
+    scan(event: string, ticket: number, gen: number, options?: commands.ScanOptions): Promise<void>;
     /** Makes the user's held order sold; the number of tickets the user holds. */
     confirm(event: string, user: string): Promise<number>;
     /** Releases all the user's tickets (every one of a multi-ticket order); the lowest, or null. */

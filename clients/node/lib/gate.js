@@ -109,6 +109,24 @@ class TicketGate {
     allocations(event) {
         return this.run(commands.allocations(event));
     }
+    /**
+     * Gives `from`'s sold tickets (all, or `tickets`) to `to` in one step, each
+     * a generation up (`order().gens`); how many. `NotSoldError` (held, or not
+     * the giver's), `UsedError` (scanned), `LimitError` (the receiver's),
+     * `ClosedError` (after `TRANSFER_UNTIL`), `NoHoldError` (the giver has
+     * none), `ListedError` (listed for resale).
+     */
+    transfer(event, from, to, options) {
+        return this.run(commands.transfer(event, from, to, options));
+    }
+    /**
+     * Admits a ticket at the door: its first scan at its current generation
+     * resolves; `UsedError` (scanned before), `StaleError` (transferred since:
+     * an old credential), `NotSoldError` (free, held, listed).
+     */
+    scan(event, ticket, gen, options) {
+        return this.run(commands.scan(event, ticket, gen, options));
+    }
     /** Makes the user's held order sold; the number of tickets the user holds. */
     confirm(event, user) {
         return this.run(commands.confirm(event, user));

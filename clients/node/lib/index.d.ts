@@ -11,10 +11,13 @@
  * them; `NotTogetherError`, `TakenError`, `OrphanError` are its errors.
  * Allocations (house seats, partners): `allocate`, `release`,
  * `allocations`, and `claim(e, u, { from, key })`; `ShortError`,
- * `NoKeyError`, `NoAllocationError`.
+ * `NoKeyError`, `NoAllocationError`. After the sale: `transfer(e, from, to,
+ * { tickets })` moves sold tickets (each a generation up, `Order.gens`),
+ * `scan(e, ticket, gen, { gate })` admits one at the door once;
+ * `NotSoldError`, `UsedError`, `StaleError`, `ListedError`.
  */
 export { TicketGate } from "./gate";
-export type { AllocateOptions, Call, ClaimOptions, DropOptions, InitOptions, ReleaseOptions, WaitOptions, } from "./commands";
+export type { AllocateOptions, Call, ClaimOptions, DropOptions, InitOptions, ReleaseOptions, ScanOptions, TransferOptions, WaitOptions, } from "./commands";
 export * as commands from "./commands";
 export type { Allocation, Order, Row, Seat, Section, Status } from "./replies";
 export { ENTERED, Layout } from "./replies";

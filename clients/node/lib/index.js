@@ -12,7 +12,10 @@
  * them; `NotTogetherError`, `TakenError`, `OrphanError` are its errors.
  * Allocations (house seats, partners): `allocate`, `release`,
  * `allocations`, and `claim(e, u, { from, key })`; `ShortError`,
- * `NoKeyError`, `NoAllocationError`.
+ * `NoKeyError`, `NoAllocationError`. After the sale: `transfer(e, from, to,
+ * { tickets })` moves sold tickets (each a generation up, `Order.gens`),
+ * `scan(e, ticket, gen, { gate })` admits one at the door once;
+ * `NotSoldError`, `UsedError`, `StaleError`, `ListedError`.
  */
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;

@@ -62,6 +62,11 @@ export interface Order {
     expiresAt: number;
     /** A seated event's seat names (`A-2-103`), in ticket order. */
     seats?: string[];
+    /**
+     * Each ticket's generation, in ticket order: 1 at sale, one up per
+     * transfer. A ticket's door credential is (event, ticket, gen).
+     */
+    gens: number[];
 }
 /** One row of a seated event's layout, as stored (every default filled in). */
 export interface Row {

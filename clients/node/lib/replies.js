@@ -211,5 +211,6 @@ function parseOrder(reply) {
         state,
         expiresAt: parseInteger(field(f, "expires_at")),
         ...(f.has("seats") ? { seats: field(f, "seats").map(text) } : {}),
+        gens: f.has("gens") ? field(f, "gens").map(parseInteger) : [],
     };
 }

@@ -37,6 +37,8 @@ export interface InitOptions {
    * `total` must be its number of seats.
    */
   seats?: string | object;
+  /** No `transfer` after this time (unix ms; default `closes`). */
+  transferUntil?: number;
 }
 
 export interface ClaimOptions {
@@ -82,6 +84,16 @@ export interface ReleaseOptions {
   seats?: readonly number[];
 }
 
+export interface TransferOptions {
+  /** Move only these tickets of `from` (default all of them); sent last. */
+  tickets?: readonly number[];
+}
+
+export interface ScanOptions {
+  /** The gate the ticket is scanned at (1-32 bytes of `[A-Za-z0-9_.-]`). */
+  gate?: string;
+}
+
 export interface WaitOptions {
   count?: number;
 }
@@ -125,7 +137,12 @@ export function init(event: string, total: number, o: InitOptions = {}): Call<vo
     ["OFFER", o.offer],
   ]);
   if (o.draw) opts.push("DRAW");
-  opts.push(...options([["ADMIT", o.admit]]));
+  opts.push(
+    ...options([
+      ["ADMIT", o.admit],
+      ["TRANSFER_UNTIL", o.transferUntil],
+    ]),
+  );
   if (o.seats !== undefined) {
     opts.push("SEATS", typeof o.seats === "string" ? o.seats : JSON.stringify(o.seats));
   }
@@ -208,6 +225,21 @@ export function release(event: string, name: string, o: ReleaseOptions = {}): Ca
 
 export function allocations(event: string): Call<replies.Allocation[]> {
   return read(["ticket.allocations", event], replies.parseAllocations);
+}
+
+export function transfer(
+  event: string,
+  from: string,
+  to: string,
+  o: TransferOptions = {},
+): Call<number> {
+  const ids = o.tickets === undefined ? [] : ["TICKETS", ...o.tickets.map(String)];
+  return write(["ticket.transfer", event, from, to, ...ids], replies.parseInteger);
+}
+
+export function scan(event: string, ticket: number, gen: number, o: ScanOptions = {}): Call<void> {
+  const opts = words([["GATE", o.gate]]);
+  return write(["ticket.scan", event, String(ticket), String(gen), ...opts], replies.parseOk);
 }
 
 export function confirm(event: string, user: string): Call<number> {

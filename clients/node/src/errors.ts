@@ -129,6 +129,26 @@ export class NoAllocationError extends TicketGateError {
   static readonly code = "NOALLOCATION";
 }
 
+/** `transfer` or `scan` of a ticket that is not sold: free, held, listed, or not the giver's. */
+export class NotSoldError extends TicketGateError {
+  static readonly code = "NOTSOLD";
+}
+
+/** `scan` of a ticket scanned already (the message says when and at which gate), or its `transfer`. */
+export class UsedError extends TicketGateError {
+  static readonly code = "USED";
+}
+
+/** `scan` at a generation that is not the ticket's: it was transferred since. */
+export class StaleError extends TicketGateError {
+  static readonly code = "STALE";
+}
+
+/** `transfer` of a ticket listed for resale (reserved: resale lands separately). */
+export class ListedError extends TicketGateError {
+  static readonly code = "LISTED";
+}
+
 /** A restore step on an event that is not being restored. */
 export class NotRestoringError extends TicketGateError {
   static readonly code = "NOTRESTORING";
@@ -155,6 +175,10 @@ export const ERRORS_BY_CODE: ReadonlyMap<string, TicketGateErrorClass> = new Map
     ShortError,
     NoKeyError,
     NoAllocationError,
+    NotSoldError,
+    UsedError,
+    StaleError,
+    ListedError,
     LimitError,
     NoHoldError,
     HoldingError,

@@ -11,7 +11,10 @@
  * them; `NotTogetherError`, `TakenError`, `OrphanError` are its errors.
  * Allocations (house seats, partners): `allocate`, `release`,
  * `allocations`, and `claim(e, u, { from, key })`; `ShortError`,
- * `NoKeyError`, `NoAllocationError`.
+ * `NoKeyError`, `NoAllocationError`. After the sale: `transfer(e, from, to,
+ * { tickets })` moves sold tickets (each a generation up, `Order.gens`),
+ * `scan(e, ticket, gen, { gate })` admits one at the door once;
+ * `NotSoldError`, `UsedError`, `StaleError`, `ListedError`.
  */
 
 export { TicketGate } from "./gate";
@@ -22,6 +25,8 @@ export type {
   DropOptions,
   InitOptions,
   ReleaseOptions,
+  ScanOptions,
+  TransferOptions,
   WaitOptions,
 } from "./commands";
 export * as commands from "./commands";

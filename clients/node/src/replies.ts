@@ -66,6 +66,11 @@ export interface Order {
   expiresAt: number;
   /** A seated event's seat names (`A-2-103`), in ticket order. */
   seats?: string[];
+  /**
+   * Each ticket's generation, in ticket order: 1 at sale, one up per
+   * transfer. A ticket's door credential is (event, ticket, gen).
+   */
+  gens: number[];
 }
 
 /** One row of a seated event's layout, as stored (every default filled in). */
@@ -293,5 +298,6 @@ export function parseOrder(reply: Reply): Order | null {
     state,
     expiresAt: parseInteger(field(f, "expires_at")),
     ...(f.has("seats") ? { seats: (field(f, "seats") as Reply[]).map(text) } : {}),
+    gens: f.has("gens") ? (field(f, "gens") as Reply[]).map(parseInteger) : [],
   };
 }

@@ -87,6 +87,7 @@ async function saleEndToEnd(gate: tg.TicketGate, event: string) {
     tickets: [1, 2],
     state: "sold",
     expiresAt: 0,
+    gens: [1, 1],
   });
   assert.equal(await gate.claim(event, "bob", { hold: 0 }), 3);
   assert.equal(await gate.holder(event, "bob"), 3);
@@ -193,6 +194,29 @@ async function allocations(gate: tg.TicketGate, event: string) {
   assert.equal(await gate.seatmap(event), "ssss...ss.");
 }
 
+/** A sold ticket changes hands, a generation up, and is admitted at the door once. */
+async function transferAndScan(gate: tg.TicketGate, event: string) {
+  await gate.init(event, 5, { hold: 3600000, limit: 2 });
+  assert.deepEqual(await gate.claim(event, "ann", { count: 2, hold: 0 }), [1, 2]);
+  assert.equal(await gate.transfer(event, "ann", "ben", { tickets: [2] }), 1);
+  assert.deepEqual((await gate.order(event, "ben"))?.gens, [2]);
+  await gate.scan(event, 2, 2, { gate: "north" });
+  await assert.rejects(gate.scan(event, 2, 2), (e: unknown) => {
+    assert.ok(e instanceof tg.UsedError);
+    return e.message.endsWith("at gate 'north'");
+  });
+  await assert.rejects(gate.scan(event, 2, 1), tg.StaleError);
+  await assert.rejects(gate.scan(event, 5, 1), tg.NotSoldError);
+  await assert.rejects(gate.transfer(event, "ben", "cy"), tg.UsedError);
+  assert.equal(await gate.claim(event, "dee"), 3); // held
+  await assert.rejects(gate.transfer(event, "dee", "cy"), tg.NotSoldError);
+  await assert.rejects(gate.transfer(event, "nobody", "cy"), tg.NoHoldError);
+  assert.deepEqual(await gate.claim(event, "eve", { count: 2, hold: 0 }), [4, 5]);
+  await assert.rejects(gate.transfer(event, "ann", "eve"), tg.LimitError);
+  assert.equal(await gate.transfer(event, "ann", "fay"), 1);
+  await gate.scan(event, 1, 2);
+}
+
 async function errorsAreTyped(gate: tg.TicketGate, event: string) {
   await assert.rejects(gate.status(event), tg.NoEventError);
   await gate.init(event, 1, { opens: 4102444800000 });
@@ -282,6 +306,8 @@ for (const [name, connect] of Object.entries(STANDALONE)) {
     test("a draw", async () => aDraw(new tg.TicketGate(await connect()), newEvent()));
     test("a seated sale", async () => aSeatedSale(new tg.TicketGate(await connect()), newEvent()));
     test("allocations", async () => allocations(new tg.TicketGate(await connect()), newEvent()));
+    test("transfer and scan", async () =>
+      transferAndScan(new tg.TicketGate(await connect()), newEvent()));
     test("1,000 users on 100 tickets", async () =>
       thousandUsersHundredTickets(new tg.TicketGate(await connect()), newEvent()));
   });

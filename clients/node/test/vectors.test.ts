@@ -66,7 +66,10 @@ function build(call: NonNullable<Vector["call"]>): Call<unknown> {
   const o = call.options;
   switch (call.method) {
     case "init":
-      return commands.init(event, Number(second), o);
+      return commands.init(event, Number(second), {
+        ...o,
+        transferUntil: o.transfer_until as number,
+      });
     case "claim":
       return commands.claim(event, second, o);
     case "wait":
@@ -77,6 +80,10 @@ function build(call: NonNullable<Vector["call"]>): Call<unknown> {
       return commands.allocate(event, second, o);
     case "release":
       return commands.release(event, second, o);
+    case "transfer":
+      return commands.transfer(event, second, String(call.args[2]), o);
+    case "scan":
+      return commands.scan(event, Number(second), Number(call.args[2]), o);
     case "status":
     case "layout":
     case "seatmap":
@@ -105,11 +112,17 @@ function neutral(kind: string, value: unknown): unknown {
     return { kind, value: renamed };
   }
   if (kind === "order") {
-    const o = value as { tickets: number[]; state: string; expiresAt: number; seats?: string[] };
+    const o = value as tg.Order;
     const seats = o.seats ? { seats: o.seats } : {};
     return {
       kind,
-      value: { tickets: o.tickets, state: o.state, expires_at: o.expiresAt, ...seats },
+      value: {
+        tickets: o.tickets,
+        state: o.state,
+        expires_at: o.expiresAt,
+        ...seats,
+        gens: o.gens,
+      },
     };
   }
   if (kind === "layout") {

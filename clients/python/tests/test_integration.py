@@ -53,7 +53,7 @@ def test_a_sale_end_to_end(gate, event):
     order = gate.order(event, "alice")
     assert order is not None and order.held and order.tickets == [1, 2] and order.expires_at > 0
     assert gate.confirm(event, "alice") == 2
-    assert gate.order(event, "alice") == ticketgate.Order([1, 2], "sold", 0)
+    assert gate.order(event, "alice") == ticketgate.Order([1, 2], "sold", 0, gens=[1, 1])
     assert gate.claim(event, "bob", hold=0) == 3
     assert gate.holder(event, "bob") == 3 and gate.holder(event, "nobody") is None
     with pytest.raises(ticketgate.SoldOut) as sold_out:
@@ -150,6 +150,53 @@ def test_allocations_house_seats_and_a_partner(gate, event):
     status = gate.status(event)
     assert (status.remaining, status.allocated) == (4, None)
     assert gate.seatmap(event) == "ssss...ss."
+
+
+def test_transfer_and_scan(gate, event):
+    gate.init(event, 5, hold=HOUR, limit=2)
+    assert gate.claim(event, "ann", count=2, hold=0) == [1, 2]
+    assert gate.transfer(event, "ann", "ben", tickets=[2]) == 1
+    ben = gate.order(event, "ben")
+    assert ben is not None and (ben.tickets, ben.gens) == ([2], [2])
+    gate.scan(event, 2, 2, gate="north")
+    with pytest.raises(ticketgate.Used) as used:
+        gate.scan(event, 2, 2)
+    assert used.value.message.endswith("at gate 'north'")
+    with pytest.raises(ticketgate.Stale) as stale:
+        gate.scan(event, 2, 1)
+    assert stale.value.message == "ticket 2 was transferred (generation 2 now)"
+    with pytest.raises(ticketgate.NotSold):
+        gate.scan(event, 5, 1)
+    with pytest.raises(ticketgate.Used):
+        gate.transfer(event, "ben", "cy")
+    assert gate.claim(event, "dee") == 3  # held
+    with pytest.raises(ticketgate.NotSold):
+        gate.transfer(event, "dee", "cy")
+    with pytest.raises(ticketgate.NoHold):
+        gate.transfer(event, "nobody", "cy")
+    assert gate.claim(event, "eve", count=2, hold=0) == [4, 5]
+    with pytest.raises(ticketgate.Limit):
+        gate.transfer(event, "ann", "eve")
+    assert gate.transfer(event, "ann", "fay") == 1
+    gate.scan(event, 1, 2)
+    gate.init(f"{event}-until", 1, transfer_until=1_000_000_000_000)  # in 2001
+    assert gate.claim(f"{event}-until", "gus", hold=0) == 1
+    with pytest.raises(ticketgate.Closed):
+        gate.transfer(f"{event}-until", "gus", "hal")
+
+
+async def test_async_transfer_and_scan(redis_url, event):
+    client = redis.asyncio.Redis.from_url(redis_url)
+    gate = ticketgate.asyncio.TicketGate(client)
+    try:
+        await gate.init(event, 2)
+        assert await gate.claim(event, "ann") == 1
+        assert await gate.transfer(event, "ann", "ben") == 1
+        await gate.scan(event, 1, 2, gate="east")
+        with pytest.raises(ticketgate.Used):
+            await gate.scan(event, 1, 2)
+    finally:
+        await client.aclose()
 
 
 async def test_async_allocations(redis_url, event):

@@ -356,7 +356,7 @@ pub const COMMANDS: &[Command] = &[
         arity: -4,
         key: 1,
         access: KeyAccess::Update,
-        audience: Audience::Operator,
+        audience: Audience::Client,
         args: &[
             EVENT,
             arg("from", Kind::Text),
@@ -374,7 +374,7 @@ pub const COMMANDS: &[Command] = &[
         arity: -4,
         key: 1,
         access: KeyAccess::Update,
-        audience: Audience::Operator,
+        audience: Audience::Client,
         args: &[
             EVENT,
             arg("ticket", Kind::Integer),

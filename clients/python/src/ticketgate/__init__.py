@@ -12,6 +12,9 @@ section=, category=, accessible=, split=)` (best available) and
 shows them; `NotTogether`, `Taken`, `Orphan` are its errors. Allocations
 (house seats, partners): `allocate`, `release`, `allocations`, and
 `claim(..., from_=name, key=secret)`; `Short`, `NoKey`, `NoAllocation`.
+After the sale: `transfer(event, from_user, to_user)` moves sold tickets
+(each a generation up, `Order.gens`), `scan(event, ticket, gen)` admits one
+at the door once; `NotSold`, `Used`, `Stale`, `Listed`.
 """
 
 from .client import TicketGate
@@ -25,21 +28,25 @@ from .errors import (
     Internal,
     Invalid,
     Limit,
+    Listed,
     NoAllocation,
     NoEvent,
     NoHold,
     NoKey,
     NotOpen,
     NotRestoring,
+    NotSold,
     NotTogether,
     Orphan,
     Queue,
     Short,
     SoldOut,
+    Stale,
     Taken,
     TicketGateError,
     TryAgain,
     Unsynced,
+    Used,
     WrongType,
 )
 from .replies import ENTERED, Allocation, Layout, Order, Row, Seat, Section, Status
@@ -57,12 +64,14 @@ __all__ = [
     "Invalid",
     "Layout",
     "Limit",
+    "Listed",
     "NoAllocation",
     "NoEvent",
     "NoHold",
     "NoKey",
     "NotOpen",
     "NotRestoring",
+    "NotSold",
     "NotTogether",
     "Order",
     "Orphan",
@@ -72,12 +81,14 @@ __all__ = [
     "Section",
     "Short",
     "SoldOut",
+    "Stale",
     "Status",
     "Taken",
     "TicketGate",
     "TicketGateError",
     "TryAgain",
     "Unsynced",
+    "Used",
     "WrongType",
 ]
 __version__ = "0.3.0"

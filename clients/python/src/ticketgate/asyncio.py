@@ -50,6 +50,7 @@ class TicketGate:
         draw: bool = False,
         admit: int | None = None,
         seats: str | Mapping[str, Any] | None = None,
+        transfer_until: int | None = None,
     ) -> None:
         """Creates an event of `total` tickets (times in unix ms, durations in ms).
 
@@ -57,9 +58,12 @@ class TicketGate:
         opens, and draws the order of those who entered with `wait`, at
         `open` or at `opens`; `admit` caps the offers per second. `seats` (a
         layout: JSON text or a dict) makes it
-        a seated event of `total` seats."""
+        a seated event of `total` seats. `transfer_until` (unix ms): no
+        `transfer` after it (default `closes`)."""
         await self.run(
-            commands.init(event, total, opens, closes, hold, limit, offer, draw, admit, seats)
+            commands.init(
+                event, total, opens, closes, hold, limit, offer, draw, admit, seats, transfer_until
+            )
         )
 
     async def open(self, event: str) -> None:
@@ -211,6 +215,26 @@ class TicketGate:
     async def allocations(self, event: str) -> list[Allocation]:
         """The event's allocations in name order (never their keys)."""
         return await self.run(commands.allocations(event))
+
+    async def transfer(
+        self,
+        event: str,
+        from_user: str,
+        to_user: str,
+        tickets: Sequence[int] | None = None,
+    ) -> int:
+        """Gives `from_user`'s sold tickets (all, or `tickets`) to `to_user`
+        in one step, each a generation up (`order().gens`); how many.
+        `NotSold` (held, or not the giver's), `Used` (scanned), `Limit`
+        (the receiver's), `Closed` (after `TRANSFER_UNTIL`), `NoHold`
+        (the giver has none), `Listed` (listed for resale)."""
+        return await self.run(commands.transfer(event, from_user, to_user, tickets))
+
+    async def scan(self, event: str, ticket: int, gen: int, gate: str | None = None) -> None:
+        """Admits a ticket at the door: its first scan at its current
+        generation returns; `Used` (scanned before), `Stale` (transferred
+        since: an old credential), `NotSold` (free, held, listed)."""
+        await self.run(commands.scan(event, ticket, gen, gate))
 
     async def wait(self, event: str, user: str, count: int | None = None) -> int:
         """Joins the waiting list: the 1-based position, 0 if offered at once,

@@ -52,13 +52,14 @@ def init(
     draw: bool = False,
     admit: int | None = None,
     seats: str | Mapping[str, Any] | None = None,
+    transfer_until: int | None = None,
 ) -> Call[None]:
     pairs = [("OPENS", opens), ("CLOSES", closes), ("HOLD", hold), ("LIMIT", limit)]
     options = _options([*pairs, ("OFFER", offer)])
     # DRAW is a flag; ADMIT (offers per second) only makes sense with it, but
     # the module is the one to say so (ERR), so it is sent as given.
     options += ["DRAW"] if draw else []
-    options += _options([("ADMIT", admit)])
+    options += _options([("ADMIT", admit), ("TRANSFER_UNTIL", transfer_until)])
     if seats is not None:  # a seated event: the layout, JSON text or a dict
         options += ["SEATS", seats if isinstance(seats, str) else layout_json(seats)]
     return Call(("ticket.init", event, int(total), *options), replies.parse_ok)
@@ -162,6 +163,21 @@ def release(
 
 def allocations(event: str) -> Call[list[replies.Allocation]]:
     return Call(("ticket.allocations", event), replies.parse_allocations)
+
+
+def transfer(
+    event: str, from_user: str, to_user: str, tickets: Sequence[int] | None = None
+) -> Call[int]:
+    """Moves `from_user`'s sold tickets (all, or `tickets`) to `to_user`;
+    how many. TICKETS goes last (the module takes every id after it)."""
+    ids: list[Arg] = ["TICKETS", *(int(t) for t in tickets)] if tickets is not None else []
+    return Call(("ticket.transfer", event, from_user, to_user, *ids), replies.parse_integer)
+
+
+def scan(event: str, ticket: int, gen: int, gate: str | None = None) -> Call[None]:
+    """Admits `ticket` at generation `gen` at the door, once."""
+    options = _words([("GATE", gate)])
+    return Call(("ticket.scan", event, int(ticket), int(gen), *options), replies.parse_ok)
 
 
 def wait(event: str, user: str, count: int | None = None) -> Call[int]:

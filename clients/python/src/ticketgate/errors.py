@@ -101,6 +101,34 @@ class NoAllocation(TicketGateError):
     code = "NOALLOCATION"
 
 
+class NotSold(TicketGateError):
+    """`transfer` or `scan` of a ticket that is not sold: free, held (also a
+    receiver's held order), listed for resale, or not the giver's."""
+
+    code = "NOTSOLD"
+
+
+class Used(TicketGateError):
+    """`scan` of a ticket scanned already (the message says when and at
+    which gate), or `transfer` of one."""
+
+    code = "USED"
+
+
+class Stale(TicketGateError):
+    """`scan` at a generation that is not the ticket's: it was transferred
+    since (the message gives the current generation)."""
+
+    code = "STALE"
+
+
+class Listed(TicketGateError):
+    """`transfer` of a ticket listed for resale (reserved: resale lands
+    separately)."""
+
+    code = "LISTED"
+
+
 class Limit(TicketGateError):
     """More tickets than the event allows one user."""
 
@@ -184,6 +212,10 @@ BY_CODE: dict[str, type[TicketGateError]] = {
         Short,
         NoKey,
         NoAllocation,
+        NotSold,
+        Used,
+        Stale,
+        Listed,
         Limit,
         NoHold,
         Holding,

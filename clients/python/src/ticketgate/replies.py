@@ -55,6 +55,9 @@ class Order:
     state: str = "sold"  # "held" or "sold"
     expires_at: int = 0  # unix ms of a hold's deadline, 0 when sold
     seats: list[str] | None = None  # a seated event's seat names (`A-2-103`)
+    # Each ticket's generation, in the order of `tickets`: 1 at sale, one up
+    # per transfer. A ticket's door credential is (event, ticket, gen).
+    gens: list[int] = field(default_factory=list)
 
     @property
     def held(self) -> bool:
@@ -269,4 +272,5 @@ def parse_order(reply: Any) -> Order | None:
         state=text(f["state"]),
         expires_at=parse_integer(f["expires_at"]),
         seats=[text(s) for s in f["seats"]] if "seats" in f else None,
+        gens=[parse_integer(g) for g in f.get("gens", [])],
     )

@@ -8,12 +8,12 @@ import java.util.List;
 /**
  * The options of {@code TICKET.INIT}, built fluently from {@link #defaults()}: {@code
  * InitOptions.defaults().hold(Duration.ofMinutes(15)).limit(4)}. Each call returns a new value;
- * they are sent in the order OPENS CLOSES HOLD LIMIT OFFER DRAW ADMIT SEATS whatever the order of
- * the calls.
+ * they are sent in the order OPENS CLOSES HOLD LIMIT OFFER DRAW ADMIT TRANSFER_UNTIL SEATS whatever
+ * the order of the calls.
  */
 public final class InitOptions {
   private static final String[] NAMES = {
-    "OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER", "DRAW", "ADMIT"
+    "OPENS", "CLOSES", "HOLD", "LIMIT", "OFFER", "DRAW", "ADMIT", "TRANSFER_UNTIL"
   };
   private static final int OPENS = 0;
   private static final int CLOSES = 1;
@@ -25,6 +25,7 @@ public final class InitOptions {
   private static final int DRAW = 5;
 
   private static final int ADMIT = 6;
+  private static final int TRANSFER_UNTIL = 7;
 
   private final Long[] values;
 
@@ -85,6 +86,14 @@ public final class InitOptions {
   /** A draw event's most offers per second (1..=1,000,000). */
   public InitOptions admit(int perSecond) {
     return with(ADMIT, perSecond);
+  }
+
+  /**
+   * No {@link TicketGate#transfer} after this time ({@link ClosedException}; default {@link
+   * #closesAt}; closing the event alone does not stop transfers).
+   */
+  public InitOptions transferUntil(Instant at) {
+    return with(TRANSFER_UNTIL, at.toEpochMilli());
   }
 
   /** The options as command arguments, in the module's documented order. */

@@ -9,12 +9,20 @@ import java.util.List;
  * @param state whether the order is held (awaiting confirmation) or sold
  * @param expiresAt when a held order expires (unix ms); 0 when sold
  * @param seats a seated event's seat names ({@code A-2-103}), in ticket order; empty otherwise
+ * @param gens each ticket's generation, in ticket order: 1 at sale, one up per transfer; a ticket's
+ *     door credential is (event, ticket, gen), see {@link TicketGate#scan}
  */
-public record Order(List<Long> tickets, State state, long expiresAt, List<String> seats) {
+public record Order(
+    List<Long> tickets, State state, long expiresAt, List<String> seats, List<Long> gens) {
 
-  /** An order of an event that is not seated. */
+  /** An order of an event that is not seated, every ticket at generation 1. */
   public Order(List<Long> tickets, State state, long expiresAt) {
     this(tickets, state, expiresAt, List.of());
+  }
+
+  /** An order every ticket of which is at generation 1. */
+  public Order(List<Long> tickets, State state, long expiresAt, List<String> seats) {
+    this(tickets, state, expiresAt, seats, tickets.stream().map(t -> 1L).toList());
   }
 
   /** The state of an order. */
@@ -28,5 +36,6 @@ public record Order(List<Long> tickets, State state, long expiresAt, List<String
   public Order {
     tickets = List.copyOf(tickets);
     seats = List.copyOf(seats);
+    gens = List.copyOf(gens);
   }
 }

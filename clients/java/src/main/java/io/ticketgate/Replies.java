@@ -124,7 +124,9 @@ final class Replies {
     if (f.get("seats") instanceof List<?> names) {
       names.forEach(name -> seats.add(name(name)));
     }
-    return Optional.of(new Order(tickets(f.get("tickets")), parsed, field(f, "expires_at"), seats));
+    List<Long> gens = f.containsKey("gens") ? tickets(f.get("gens")) : List.of();
+    return Optional.of(
+        new Order(tickets(f.get("tickets")), parsed, field(f, "expires_at"), seats, gens));
   }
 
   /** Names and values of a RESP3 map or a RESP2 flat array of pairs. */

@@ -21,7 +21,9 @@ enum TicketCommand {
   SEATMAP,
   ALLOCATE,
   RELEASE,
-  ALLOCATIONS;
+  ALLOCATIONS,
+  TRANSFER,
+  SCAN;
 
   private final byte[] wireName =
       ("ticket." + name().toLowerCase(java.util.Locale.ROOT)).getBytes(StandardCharsets.US_ASCII);

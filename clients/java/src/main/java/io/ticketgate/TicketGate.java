@@ -180,6 +180,47 @@ public final class TicketGate implements AutoCloseable {
     return Replies.allocations(send(TicketCommand.ALLOCATIONS, event, List.of()));
   }
 
+  /**
+   * Gives all of {@code from}'s sold tickets to {@code to} in one step, each a generation up
+   * ({@link Order#gens}); returns how many moved. {@link NotSoldException} ({@code from}'s order is
+   * held, or {@code to} holds a held one), {@link UsedException} (a ticket was scanned), {@link
+   * LimitException} ({@code to}'s), {@link ClosedException} (after the event's {@code
+   * TRANSFER_UNTIL}), {@link NoHoldException} ({@code from} holds nothing), {@link ListedException}
+   * (a ticket is listed for resale).
+   */
+  public long transfer(String event, String from, String to) {
+    return Replies.integer(send(TicketCommand.TRANSFER, event, List.of(from, to)));
+  }
+
+  /**
+   * As {@link #transfer(String, String, String)} for these tickets of {@code from}'s only ({@link
+   * NotSoldException} for one that is not).
+   */
+  public long transfer(String event, String from, String to, List<Long> tickets) {
+    List<String> args = new ArrayList<>(List.of(from, to, "TICKETS"));
+    tickets.forEach(t -> args.add(Long.toString(t)));
+    return Replies.integer(send(TicketCommand.TRANSFER, event, args));
+  }
+
+  /**
+   * Admits {@code ticket} at generation {@code gen} at the door, once: returns on its first scan at
+   * its current generation. {@link UsedException} when it was scanned before (the message says when
+   * and at which gate), {@link StaleException} when it was transferred since (an old credential),
+   * {@link NotSoldException} when it is free, held or listed.
+   */
+  public void scan(String event, long ticket, long gen) {
+    scan(event, ticket, gen, null);
+  }
+
+  /** As {@link #scan(String, long, long)}, naming the gate (null: none). */
+  public void scan(String event, long ticket, long gen, String gate) {
+    List<String> args = new ArrayList<>(List.of(Long.toString(ticket), Long.toString(gen)));
+    if (gate != null) {
+      args.addAll(List.of("GATE", gate));
+    }
+    send(TicketCommand.SCAN, event, args);
+  }
+
   /** Makes the user's held order sold; returns how many tickets the user now holds. */
   public long confirm(String event, String user) {
     return Replies.integer(send(TicketCommand.CONFIRM, event, List.of(user)));

@@ -45,6 +45,12 @@ final class Calls {
       case "allocations" -> allocations(gate.allocations(event));
       case "allocate", "release" ->
           allocation(gate, method, event, args.get(1).getAsString(), options);
+      case "transfer" -> transfer(gate, event, args, options);
+      case "scan" -> {
+        String gateName = options.has("gate") ? options.get("gate").getAsString() : null;
+        gate.scan(event, args.get(1).getAsLong(), args.get(2).getAsLong(), gateName);
+        yield kind("ok", null);
+      }
       case "drop" ->
           integer(
               options.has("force") && options.get("force").getAsBoolean()
@@ -70,6 +76,16 @@ final class Calls {
       case "position" -> gate.position(event, user).map(Calls::integer).orElse(nil());
       default -> throw new IllegalArgumentException("unknown method " + method);
     };
+  }
+
+  private static JsonObject transfer(
+      TicketGate gate, String event, JsonArray args, JsonObject options) {
+    String from = args.get(1).getAsString();
+    String to = args.get(2).getAsString();
+    return integer(
+        options.has("tickets")
+            ? gate.transfer(event, from, to, longs(options.getAsJsonArray("tickets")))
+            : gate.transfer(event, from, to));
   }
 
   private static JsonObject allocation(
@@ -113,9 +129,13 @@ final class Calls {
   }
 
   private static List<Long> ids(JsonObject options) {
-    List<Long> seats = new java.util.ArrayList<>();
-    options.getAsJsonArray("seats").forEach(id -> seats.add(id.getAsLong()));
-    return seats;
+    return longs(options.getAsJsonArray("seats"));
+  }
+
+  private static List<Long> longs(JsonArray values) {
+    List<Long> out = new java.util.ArrayList<>();
+    values.forEach(id -> out.add(id.getAsLong()));
+    return out;
   }
 
   private static String text(JsonObject options, String name) {
@@ -224,6 +244,9 @@ final class Calls {
     if (options.has("draw") && options.get("draw").getAsBoolean()) {
       o = o.draw();
     }
+    if (options.has("transfer_until")) {
+      o = o.transferUntil(Instant.ofEpochMilli(options.get("transfer_until").getAsLong()));
+    }
     if (options.has("admit")) {
       o = o.admit(options.get("admit").getAsInt());
     }
@@ -273,6 +296,7 @@ final class Calls {
       o.seats().forEach(seats::add);
       v.add("seats", seats);
     }
+    v.add("gens", numbers(o.gens()));
     return v;
   }
 

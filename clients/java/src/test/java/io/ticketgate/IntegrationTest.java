@@ -105,6 +105,35 @@ class IntegrationTest {
     }
   }
 
+  /** A sold ticket changes hands, a generation up, and is admitted at the door once. */
+  @ParameterizedTest
+  @EnumSource(Servers.Backend.class)
+  void transferAndScan(Servers.Backend backend) {
+    assumeTrue(backend.available(), "no servers: run through clients/testenv.py");
+    try (Servers.Session s = backend.open()) {
+      TicketGate gate = s.gate();
+      String e = newEvent(backend);
+      gate.init(e, 5, InitOptions.defaults().hold(Duration.ofMinutes(10)).limit(2));
+      assertEquals(List.of(1L, 2L), gate.claim(e, "ann", 2, Duration.ZERO));
+      assertEquals(List.of(1L, 1L), gate.order(e, "ann").orElseThrow().gens());
+      assertEquals(1L, gate.transfer(e, "ann", "ben", List.of(2L)));
+      assertEquals(List.of(2L), gate.order(e, "ben").orElseThrow().gens());
+      gate.scan(e, 2, 2, "north");
+      UsedException used = assertThrows(UsedException.class, () -> gate.scan(e, 2, 2));
+      assertTrue(used.serverMessage().endsWith("at gate 'north'"), used.getMessage());
+      assertThrows(StaleException.class, () -> gate.scan(e, 1, 2));
+      assertThrows(NotSoldException.class, () -> gate.scan(e, 5, 1));
+      assertThrows(UsedException.class, () -> gate.transfer(e, "ben", "cy"));
+      assertEquals(List.of(3L), gate.claim(e, "dee", 1));
+      assertThrows(NotSoldException.class, () -> gate.transfer(e, "dee", "cy"));
+      assertThrows(NoHoldException.class, () -> gate.transfer(e, "nobody", "cy"));
+      assertEquals(List.of(4L, 5L), gate.claim(e, "eve", 2, Duration.ZERO));
+      assertThrows(LimitException.class, () -> gate.transfer(e, "ann", "eve"));
+      assertEquals(1L, gate.transfer(e, "ann", "fay"));
+      gate.scan(e, 1, 2);
+    }
+  }
+
   /** The reference design's test: 1,000 concurrent users on 100 tickets. */
   @ParameterizedTest
   @EnumSource(Servers.Backend.class)

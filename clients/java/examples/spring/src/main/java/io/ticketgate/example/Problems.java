@@ -7,12 +7,15 @@ import io.ticketgate.NoAllocationException;
 import io.ticketgate.NoEventException;
 import io.ticketgate.NoKeyException;
 import io.ticketgate.NotOpenException;
+import io.ticketgate.NotSoldException;
 import io.ticketgate.NotTogetherException;
 import io.ticketgate.OrphanException;
 import io.ticketgate.ShortException;
 import io.ticketgate.SoldOutException;
+import io.ticketgate.StaleException;
 import io.ticketgate.TakenException;
 import io.ticketgate.TicketGateException;
+import io.ticketgate.UsedException;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -23,9 +26,11 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  * "SOLDOUT", "message": "..."}} to branch on. 409 Conflict when the same request could succeed on
  * another state of the event (sold out, closed, not open yet; seated: no seats together {@code
  * NOTOGETHER}, a picked seat taken {@code TAKEN}, a pick leaving a single seat alone {@code
- * ORPHAN}; allocations: too few left {@code SHORT}); 403 for a claim from an allocation without its
- * key ({@code NOKEY}); 404 for an unknown event or allocation; 400 for a request no state makes
- * valid (a bad id or option, more tickets than the event's {@code LIMIT}).
+ * ORPHAN}; allocations: too few left {@code SHORT}; the door: a ticket scanned already {@code
+ * USED}, an old credential {@code STALE}); 403 for a claim from an allocation without its key
+ * ({@code NOKEY}); 404 for an unknown event or allocation, or a scanned ticket that is not sold
+ * ({@code NOTSOLD}); 400 for a request no state makes valid (a bad id or option, more tickets than
+ * the event's {@code LIMIT}).
  */
 @RestControllerAdvice
 public class Problems {
@@ -39,7 +44,9 @@ public class Problems {
     NotTogetherException.class,
     TakenException.class,
     OrphanException.class,
-    ShortException.class
+    ShortException.class,
+    UsedException.class,
+    StaleException.class
   })
   ResponseEntity<Problem> conflict(TicketGateException e) {
     return problem(HttpStatus.CONFLICT, e);
@@ -50,7 +57,7 @@ public class Problems {
     return problem(HttpStatus.FORBIDDEN, e);
   }
 
-  @ExceptionHandler({NoEventException.class, NoAllocationException.class})
+  @ExceptionHandler({NoEventException.class, NoAllocationException.class, NotSoldException.class})
   ResponseEntity<Problem> notFound(TicketGateException e) {
     return problem(HttpStatus.NOT_FOUND, e);
   }

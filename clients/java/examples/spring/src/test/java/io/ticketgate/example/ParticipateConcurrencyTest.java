@@ -59,6 +59,11 @@ class ParticipateConcurrencyTest {
     PartnerContest.assertContest(gate, port);
   }
 
+  @Test
+  void theDoorAdmitsEachTicketOnceAtItsGeneration() throws Exception {
+    DoorContest.assertContest(gate, port);
+  }
+
   static void assertContest(TicketGate gate, int port) throws Exception {
     String event = "spring-" + System.nanoTime();
     gate.init(event, 100);
