@@ -1346,6 +1346,19 @@ pub(crate) mod tests {
                     tickets,
                 })
                 .boxed(),
+            Kind::Resold => (user_id(), user_id(), any_tickets())
+                .prop_map(|(user, to, tickets)| Op::Resold {
+                    user,
+                    to: Box::from(to),
+                    tickets,
+                })
+                .boxed(),
+            Kind::Resell => (user_id(), any_tickets())
+                .prop_map(|(user, tickets)| Op::Resell { user, tickets })
+                .boxed(),
+            Kind::Unlist => (user_id(), any_tickets())
+                .prop_map(|(user, tickets)| Op::Unlist { user, tickets })
+                .boxed(),
             Kind::Scan => (
                 1..=MAX_TOTAL,
                 1..=MAX_TOTAL,
