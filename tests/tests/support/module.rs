@@ -361,14 +361,15 @@ pub fn status_text(conn: &mut Connection, event: &str, name: &str) -> Option<Str
 
 /// What a draw event's STATUS adds, in order: the commitment, the seed
 /// once drawn, `admit` when set; a seated event's categories, then any
-/// free allocated tickets.
-pub const DRAW_STATUS_FIELDS: [&str; 6] = [
+/// free allocated tickets and the listed ones nobody holds.
+pub const DRAW_STATUS_FIELDS: [&str; 7] = [
     "draw",
     "seed",
     "admit",
     "categories",
     "accessible",
     "allocated",
+    "resale",
 ];
 
 /// The numeric field of a STATUS reply.
