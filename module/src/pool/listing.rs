@@ -146,12 +146,9 @@ pub(super) fn delist(store: &mut impl Store, tickets: &[i64]) {
     store.write_meta(MetaWrite::AddListed(-(tickets.len() as i64)));
 }
 
-/// A claim, hold or offer gave `buyer` `tickets`: the listed ones among
-/// them are the buyer's to confirm.
+/// A claim, hold or offer gave `buyer` `tickets` while tickets are
+/// listed: the listed ones among them are the buyer's to confirm.
 pub(super) fn bought(store: &mut impl Store, buyer: &str, tickets: &[i64]) {
-    if !any_listed(store) {
-        return;
-    }
     let mut held = 0;
     for &ticket in tickets {
         if let Ok(Some(mut listing)) = listing(store, ticket) {
