@@ -201,6 +201,20 @@ fn every_refusal_changes_nothing() {
 }
 
 #[test]
+fn a_final_claim_of_a_listed_ticket_is_resold_at_once() {
+    let mut s = event(1);
+    plain(&mut s, "a", 10, 1).unwrap();
+    resell(&mut s, "a", None, 11).unwrap();
+    assert_eq!(plain(&mut s, "b", 12, 1), Ok(Claim::New(Tickets::One(1))));
+    assert_eq!(ops(&s)[ops(&s).len() - 2..], ["claim", "resold"]);
+    assert_eq!(s.holders.get("a"), None);
+    assert_eq!(tickets(&s, "b"), [1]);
+    let r = report(&mut s, "e", None).unwrap();
+    assert_eq!((r.remaining, r.claimed, r.held, r.resale), (0, 1, 0, 0));
+    assert_eq!(order(&mut s, "e", "b", None).unwrap().unwrap().gens, [2]);
+}
+
+#[test]
 fn resale_closes_with_transfers() {
     let mut s = MemoryStore::default();
     let op = Op::Init {
