@@ -392,6 +392,14 @@ impl Slot {
         }
     }
 
+    /// `f` of the cached meta for `db`, without copying it.
+    pub fn read<T>(&self, db: i32, f: impl FnOnce(&Meta) -> T) -> Option<T> {
+        match &*self.0.borrow() {
+            Some((d, entry)) if *d == db => Some(f(&entry.meta)),
+            _ => None,
+        }
+    }
+
     /// Remembers the meta as just read from its key in `db` (whether the
     /// pool is absent is not known yet).
     pub fn put(&self, db: i32, meta: Meta) {

@@ -562,6 +562,14 @@ impl Store for RedisStore<'_> {
         self.cached_meta()
     }
 
+    #[inline]
+    fn listed(&mut self) -> u32 {
+        match self.names.meta().read(self.db, |meta| meta.listed) {
+            Some(listed) => listed,
+            None => self.cached_meta().ok().flatten().map_or(0, |m| m.listed),
+        }
+    }
+
     fn staging(&mut self) -> Result<Option<Staging>, TicketError> {
         self.read_staging()
     }

@@ -284,7 +284,7 @@ fn order<U: AsRef<str>>(store: &mut impl Store, op: &Op<U>, minted: Option<i64>,
         _ => hold(store, user, tickets, minted, until, pick),
     }
     // A plain claim stops at this look at the cached meta.
-    if matches!(store.meta(), Ok(Some(meta)) if meta.listed > 0) {
+    if store.listed() > 0 {
         listing::bought(store, user, tickets.as_slice());
     }
 }

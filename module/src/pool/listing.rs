@@ -51,7 +51,7 @@ impl Listing {
 
 /// Whether the event has listed tickets (read from the meta, cached).
 fn any_listed(store: &mut impl Store) -> bool {
-    matches!(store.meta(), Ok(Some(meta)) if meta.listed > 0)
+    store.listed() > 0
 }
 
 /// `ticket`'s listing, if it is listed.

@@ -211,10 +211,7 @@ pub(super) fn sell_listed<'a>(
     tickets: &[i64],
     at: i64,
 ) -> Result<(), TicketError> {
-    let Some(meta) = store.meta()? else {
-        return Ok(());
-    };
-    if meta.listed == 0 {
+    if store.listed() == 0 {
         return Ok(());
     }
     let mut by_seller: BTreeMap<String, Vec<i64>> = BTreeMap::new();

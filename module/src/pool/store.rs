@@ -91,6 +91,11 @@ pub enum MetaWrite<'a> {
 /// Storage of one event.
 pub trait Store {
     fn meta(&mut self) -> Result<Option<Meta>, TicketError>;
+    /// The meta's `listed` (0 without a meta): what the effects of a claim
+    /// look at, cheaper than the whole meta.
+    fn listed(&mut self) -> u32 {
+        self.meta().ok().flatten().map_or(0, |meta| meta.listed)
+    }
     /// The staging fields of a restore in progress.
     fn staging(&mut self) -> Result<Option<Staging>, TicketError>;
     /// The user's tickets, held or sold.
