@@ -139,23 +139,13 @@ fn resale_refuses_without_a_trace_sells_once_and_replicates() {
     );
 }
 
-/// Ten rows of 40 seats: 400.
-fn hall() -> String {
-    let rows: Vec<String> = (1..=10)
-        .map(|r| format!(r#"{{"name":"{r}","seats":40}}"#))
-        .collect();
-    format!(
-        r#"{{"sections":[{{"name":"A","rows":[{}]}}]}}"#,
-        rows.join(",")
-    )
-}
-
 #[test]
 fn a_sold_out_hall_resells_each_listed_seat_at_most_once() {
     let primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
     let replica = strict_replica_of(&primary.port().to_string());
     let c = &mut primary.conn();
-    let layout = hall();
+    // Ten rows of 40 seats.
+    let layout = rows_of_seats("A", 10, 40);
     let init = [
         "TICKET.INIT",
         "h",

@@ -659,3 +659,15 @@ pub fn sell(c: &mut Connection, event: &str, n: usize) {
         assert_eq!(got, chunk.iter().map(|i| *i as i64).collect::<Vec<_>>());
     }
 }
+
+/// A layout of one section `name` with `rows` rows of `seats` seats
+/// (ids 1 to rows * seats).
+pub fn rows_of_seats(name: &str, rows: u32, seats: u32) -> String {
+    let rows: Vec<String> = (1..=rows)
+        .map(|r| format!(r#"{{"name":"{r}","seats":{seats}}}"#))
+        .collect();
+    format!(
+        r#"{{"sections":[{{"name":"{name}","rows":[{}]}}]}}"#,
+        rows.join(",")
+    )
+}
