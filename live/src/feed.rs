@@ -104,6 +104,7 @@ mod tests {
             waiting: 0,
             draw: None,
             allocated: 0,
+            resale: 0,
             seed: None,
             at,
         }

@@ -28,6 +28,10 @@ pub struct Stock {
     /// absent when there are none.
     #[serde(skip_serializing_if = "is_zero")]
     pub allocated: i64,
+    /// Tickets listed for resale nobody holds (not in `remaining`): absent
+    /// when there are none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub resale: i64,
     /// The draw's seed, once drawn (anyone can check SHA-256(seed) = draw
     /// and recompute the order); absent before.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -76,7 +80,7 @@ pub fn parse_status(event: &str, reply: &Value, at: u64) -> Result<Stock, String
         int("claimed", true)?,
     );
     let (held, waiting) = (int("held", false)?, int("waiting", false)?);
-    let allocated = int("allocated", false)?;
+    let (allocated, resale) = (int("allocated", false)?, int("resale", false)?);
     let status = match fields.get("status") {
         Some(Field::Text(t)) => t.clone(),
         Some(Field::Int(n)) => n.to_string(),
@@ -93,6 +97,7 @@ pub fn parse_status(event: &str, reply: &Value, at: u64) -> Result<Stock, String
         waiting,
         draw,
         allocated,
+        resale,
         seed,
         at,
     })
@@ -219,6 +224,7 @@ mod tests {
                 waiting: 0,
                 draw: None,
                 allocated: 0,
+                resale: 0,
                 seed: None,
                 at: 42,
             }

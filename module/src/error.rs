@@ -104,6 +104,12 @@ pub enum TicketError {
     },
     /// `STALE`: a scan at a generation that is not the ticket's.
     Stale { ticket: i64, current: i64 },
+    /// `LISTED`: a ticket listed for resale cannot be transferred,
+    /// cancelled or listed again (`why`: what it is).
+    Listed { ticket: i64, why: String },
+    /// `NOTLISTED`: an unlist of a ticket that is not listed by the user,
+    /// or that a buyer holds.
+    NotListed { ticket: i64, why: String },
 }
 
 impl TicketError {
@@ -155,6 +161,8 @@ impl TicketError {
             TicketError::NotSold { .. } => "NOTSOLD",
             TicketError::Used { .. } => "USED",
             TicketError::Stale { .. } => "STALE",
+            TicketError::Listed { .. } => "LISTED",
+            TicketError::NotListed { .. } => "NOTLISTED",
         }
     }
 }
@@ -222,7 +230,9 @@ impl TicketError {
                 "event {} allows at most {limit} tickets per user, asked for {asked}",
                 quote(event.as_bytes())
             ),
-            TicketError::NotSold { ticket, why } => write!(f, "ticket {ticket} {why}"),
+            TicketError::NotSold { ticket, why }
+            | TicketError::Listed { ticket, why }
+            | TicketError::NotListed { ticket, why } => write!(f, "ticket {ticket} {why}"),
             TicketError::Used { ticket, at, gate } => {
                 write!(f, "ticket {ticket} was scanned at {at}")?;
                 match gate {

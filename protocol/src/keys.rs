@@ -173,6 +173,15 @@ pub fn after_key(event: &str, scans: bool) -> String {
     format!("ticket:{{{event}}}:{suffix}")
 }
 
+/// An event's resale hash (`ticket:{E}:resale`): listed ticket ->
+/// `<seller>`, or `<seller>\n<buyer>` while a buyer holds it; field `0`:
+/// how many listed tickets buyers hold (docs/design.md "After the sale").
+/// Opened only when the meta's `listed` is above 0, and by the commands
+/// of the resale.
+pub fn resale_key(event: &str) -> String {
+    format!("ticket:{{{event}}}:resale")
+}
+
 /// The event whose `part` key `key` is, if it is one
 /// (`ticket:{E}:log` -> `E`).
 pub fn event_of_key(key: &[u8], part: Part) -> Option<&str> {

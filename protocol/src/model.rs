@@ -280,6 +280,19 @@ pub enum Op<U = String> {
         gen: i64,
         gate: Option<Box<str>>,
     },
+    /// `user` listed sold `tickets` for resale at face value
+    /// (`TICKET.RESELL`); they stay `user`'s until a buyer confirms.
+    Resell { user: U, tickets: Tickets },
+    /// `user` took back listed `tickets` nobody held (`TICKET.UNLIST`).
+    Unlist { user: U, tickets: Tickets },
+    /// The listed `tickets` of `user` (the seller) went to `to` (the buyer
+    /// who confirmed them), each one generation up: whom the payment
+    /// system refunds.
+    Resold {
+        user: U,
+        to: Box<str>,
+        tickets: Tickets,
+    },
 }
 
 /// How a seated event's claim, hold or offer chose its seats: the
@@ -373,7 +386,12 @@ impl<U> Op<U> {
     /// The user an op is about, if any.
     pub fn user(&self) -> Option<&U> {
         match self {
-            Op::Enter { user, .. } | Op::Leave { user } | Op::Transfer { user, .. } => Some(user),
+            Op::Enter { user, .. }
+            | Op::Leave { user }
+            | Op::Transfer { user, .. }
+            | Op::Resell { user, .. }
+            | Op::Unlist { user, .. }
+            | Op::Resold { user, .. } => Some(user),
             op => op.order().map(|(user, _, _)| user),
         }
     }
@@ -494,6 +512,19 @@ impl<U> Op<U> {
             },
             Op::Leave { user } => Op::Leave { user: f(user) },
             Op::Transfer { user, to, tickets } => Op::Transfer {
+                user: f(user),
+                to: to.clone(),
+                tickets: tickets.clone(),
+            },
+            Op::Resell { user, tickets } => Op::Resell {
+                user: f(user),
+                tickets: tickets.clone(),
+            },
+            Op::Unlist { user, tickets } => Op::Unlist {
+                user: f(user),
+                tickets: tickets.clone(),
+            },
+            Op::Resold { user, to, tickets } => Op::Resold {
                 user: f(user),
                 to: to.clone(),
                 tickets: tickets.clone(),

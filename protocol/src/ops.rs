@@ -54,6 +54,9 @@ pub enum Kind {
     Release,
     Transfer,
     Scan,
+    Resell,
+    Unlist,
+    Resold,
 }
 
 /// One value an op carries, named as its stream field.
@@ -250,7 +253,7 @@ impl OpSpec {
 use Field as F;
 
 /// Every op, in the order of [`Kind`].
-pub const OPS: [OpSpec; 18] = [
+pub const OPS: [OpSpec; 21] = [
     OpSpec {
         kind: Kind::Init,
         name: "init",
@@ -351,6 +354,9 @@ pub const OPS: [OpSpec; 18] = [
     OpSpec::needs(Kind::Release, "release", &[F::Name, F::Tickets], 1),
     OpSpec::fixed(Kind::Transfer, "transfer", &[F::Giver, F::To, F::Tickets]),
     OpSpec::needs(Kind::Scan, "scan", &[F::Tickets, F::Gen, F::Gate], 2),
+    OpSpec::fixed(Kind::Resell, "resell", &[F::User, F::Tickets]),
+    OpSpec::fixed(Kind::Unlist, "unlist", &[F::User, F::Tickets]),
+    OpSpec::fixed(Kind::Resold, "resold", &[F::Giver, F::To, F::Tickets]),
 ];
 
 /// The op named `name`.
@@ -379,6 +385,9 @@ impl<U> Op<U> {
             Op::Release { .. } => Kind::Release,
             Op::Transfer { .. } => Kind::Transfer,
             Op::Scan { .. } => Kind::Scan,
+            Op::Resell { .. } => Kind::Resell,
+            Op::Unlist { .. } => Kind::Unlist,
+            Op::Resold { .. } => Kind::Resold,
         }
     }
 
@@ -413,9 +422,20 @@ impl<U: AsRef<str>> Op<U> {
             (Op::Enter { count, .. }, F::Count) => number(*count),
             (Op::Enter { rank, .. }, F::Rank) => rank.map(|r| Value::Number(r as i64)),
             (Op::Draw { seed }, F::Seed) => Some(Value::Bytes(seed)),
-            (Op::Transfer { user, .. }, F::Giver) => Some(Value::Text(user.as_ref())),
-            (Op::Transfer { to, .. }, F::To) => Some(Value::Text(to)),
-            (Op::Transfer { tickets, .. }, F::Tickets) => Some(tickets.value()),
+            (Op::Transfer { user, .. } | Op::Resold { user, .. }, F::Giver) => {
+                Some(Value::Text(user.as_ref()))
+            }
+            (Op::Transfer { to, .. } | Op::Resold { to, .. }, F::To) => Some(Value::Text(to)),
+            (
+                Op::Transfer { tickets, .. }
+                | Op::Resold { tickets, .. }
+                | Op::Resell { tickets, .. }
+                | Op::Unlist { tickets, .. },
+                F::Tickets,
+            ) => Some(tickets.value()),
+            (Op::Resell { user, .. } | Op::Unlist { user, .. }, F::User) => {
+                Some(Value::Text(user.as_ref()))
+            }
             (Op::Scan { ticket, .. }, F::Tickets) => number(*ticket),
             (Op::Scan { gen, .. }, F::Gen) => number(*gen),
             (Op::Scan { gate, .. }, F::Gate) => gate.as_deref().map(Value::Text),
@@ -781,6 +801,19 @@ impl<'a> Parts<'a> {
                 tickets: self.tickets,
             },
             Kind::Transfer => Op::Transfer {
+                user: self.user?,
+                to: Box::from(self.to?),
+                tickets: self.tickets?,
+            },
+            Kind::Resell => Op::Resell {
+                user: self.user?,
+                tickets: self.tickets?,
+            },
+            Kind::Unlist => Op::Unlist {
+                user: self.user?,
+                tickets: self.tickets?,
+            },
+            Kind::Resold => Op::Resold {
                 user: self.user?,
                 to: Box::from(self.to?),
                 tickets: self.tickets?,

@@ -137,7 +137,13 @@ impl<U: AsRef<str>> Record<U> {
 /// The compact ops (see [`Record::is_compact`]), by the name that opens
 /// their record.
 pub(crate) fn compact_op(name: &[u8]) -> Option<&'static OpSpec> {
-    ops::find(name).filter(|spec| spec.fields.starts_with(&[Field::User, Field::Tickets]))
+    use ops::Kind::{Cancel, Claim, Confirm, Expire, Hold, Offer};
+    // `resell` and `unlist` also open with a user and tickets, but are
+    // never written compactly.
+    ops::find(name).filter(|spec| {
+        matches!(spec.kind, Claim | Hold | Offer | Confirm | Expire | Cancel)
+            && spec.fields.starts_with(&[Field::User, Field::Tickets])
+    })
 }
 
 /// Decodes a compact record of op `spec` from its fields after the first
@@ -1345,6 +1351,19 @@ pub(crate) mod tests {
                     to: Box::from(to),
                     tickets,
                 })
+                .boxed(),
+            Kind::Resold => (user_id(), user_id(), any_tickets())
+                .prop_map(|(user, to, tickets)| Op::Resold {
+                    user,
+                    to: Box::from(to),
+                    tickets,
+                })
+                .boxed(),
+            Kind::Resell => (user_id(), any_tickets())
+                .prop_map(|(user, tickets)| Op::Resell { user, tickets })
+                .boxed(),
+            Kind::Unlist => (user_id(), any_tickets())
+                .prop_map(|(user, tickets)| Op::Unlist { user, tickets })
                 .boxed(),
             Kind::Scan => (
                 1..=MAX_TOTAL,

@@ -47,9 +47,14 @@ impl Touch {
                 return;
             }
             // after the sale: both owners and the tickets
-            (None, Op::Transfer { user, to, tickets }) => {
+            (None, Op::Transfer { user, to, tickets } | Op::Resold { user, to, tickets }) => {
                 self.users.insert(user.as_ref().to_owned());
                 self.users.insert(to.to_string());
+                self.tickets.extend(tickets.as_slice());
+                return;
+            }
+            (None, Op::Resell { user, tickets } | Op::Unlist { user, tickets }) => {
+                self.users.insert(user.as_ref().to_owned());
                 self.tickets.extend(tickets.as_slice());
                 return;
             }

@@ -458,13 +458,7 @@ fn a_seated_event_is_restored_from_its_orders_and_sells_on_as_before() {
 
 /// 20 rows of 100 seats (ids 1-2000), one section.
 fn hall_of_2000() -> String {
-    let rows: Vec<String> = (1..=20)
-        .map(|r| format!(r#"{{"name":"{r}","seats":100}}"#))
-        .collect();
-    format!(
-        r#"{{"sections":[{{"name":"F","rows":[{}]}}]}}"#,
-        rows.join(",")
-    )
+    rows_of_seats("F", 20, 100)
 }
 
 /// Where the failover test's clients stop so that the kill lands where

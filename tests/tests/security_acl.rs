@@ -122,6 +122,8 @@ fn the_application_claims_cancels_and_reads_and_is_refused_the_rest() {
             &["TICKET.CLAIM", "ev", "bob"],
             &["TICKET.CONFIRM", "ev", "bob"],
             &["TICKET.ORDER", "ev", "bob"],
+            &["TICKET.RESELL", "ev", "bob"],
+            &["TICKET.UNLIST", "ev", "bob"],
             &["TICKET.CANCEL", "ev", "alice"],
             &["TICKET.HOLDER", "ev", "bob"],
             &["TICKET.STATUS", "ev"],
@@ -205,10 +207,10 @@ fn the_application_claims_cancels_and_reads_and_is_refused_the_rest() {
             .contains("no permissions to run the 'ticket._apply' command"),
         "{e}"
     );
-    // init, two claims, one cancel, two offers (carol and dave waited while
-    // tickets were free, so they were offered at once), one transfer, one
-    // scan: nothing forged or lost.
-    assert_eq!(log_len(&redis, "ev"), 8);
+    // init, two claims, a resell and its unlist, one cancel, two offers
+    // (carol and dave waited while tickets were free, so they were
+    // offered at once), one transfer, one scan: nothing forged or lost.
+    assert_eq!(log_len(&redis, "ev"), 10);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Pure: the seat string of `TICKET.SEATMAP` (one byte per seat id, `.`
-//! free, `h` held, `s` sold, `a` free in an allocation), what changed between two of them as *runs*
+//! free, `h` held, `s` sold, `a` free in an allocation, `r` listed for
+//! resale), what changed between two of them as *runs*
 //! (a first seat id and the new states of it and the ids after it), and
 //! the JSON of the two messages a seat-map stream carries: the whole map
 //! and the changes.
@@ -17,7 +18,7 @@ pub const MERGE_GAP: usize = 8;
 
 /// A seat state byte.
 pub fn valid_state(b: u8) -> bool {
-    matches!(b, b'.' | b'h' | b's' | b'a')
+    matches!(b, b'.' | b'h' | b's' | b'a' | b'r')
 }
 
 /// Checks a `TICKET.SEATMAP` reply: every byte a known state.
@@ -25,7 +26,7 @@ pub fn check_seats(seats: &[u8]) -> Result<(), String> {
     match seats.iter().position(|b| !valid_state(*b)) {
         None => Ok(()),
         Some(i) => Err(format!(
-            "TICKET.SEATMAP byte {:?} for seat {} is not one of . h s a",
+            "TICKET.SEATMAP byte {:?} for seat {} is not one of . h s a r",
             char::from(seats[i]),
             i + 1
         )),
@@ -179,7 +180,7 @@ mod tests {
 
     fn seat_map(len: usize) -> impl Strategy<Value = Vec<u8>> {
         proptest::collection::vec(
-            prop_oneof![Just(b'.'), Just(b'h'), Just(b's'), Just(b'a')],
+            prop_oneof![Just(b'.'), Just(b'h'), Just(b's'), Just(b'a'), Just(b'r')],
             len,
         )
     }

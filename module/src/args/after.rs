@@ -1,5 +1,7 @@
-//! `TICKET.TRANSFER E from to [TICKETS id ...]` and `TICKET.SCAN E ticket
-//! gen [GATE g]`: their parsers (docs/design.md "After the sale").
+//! `TICKET.TRANSFER E from to [TICKETS id ...]`, `TICKET.RESELL E user
+//! [TICKETS id ...]`, `TICKET.UNLIST E user [TICKETS id ...]` and
+//! `TICKET.SCAN E ticket gen [GATE g]`: their parsers (docs/design.md
+//! "After the sale").
 
 use protocol::record::MAX_TICKETS;
 
@@ -19,8 +21,27 @@ pub fn transfer<'a>(given: &[&'a [u8]]) -> Result<TransferAsk<'a>, CommandError>
     if from == to {
         return Err(TicketError::Invalid("TRANSFER needs two different users".into()).into());
     }
-    let tickets = match rest {
-        [] => None,
+    let tickets = tickets_option(rest)?;
+    Ok((event, from, to, tickets))
+}
+
+/// A resale's event, seller and tickets (`None`: all the seller's),
+/// ascending and distinct.
+pub type ResaleAsk<'a> = (&'a str, &'a str, Option<Vec<i64>>);
+
+/// Parses `TICKET.RESELL`'s and `TICKET.UNLIST`'s arguments.
+pub fn resale<'a>(given: &[&'a [u8]]) -> Result<ResaleAsk<'a>, CommandError> {
+    let [event, seller, rest @ ..] = given else {
+        return Err(CommandError::Arity);
+    };
+    let (event, seller) = (event_id(event)?, user_id(seller)?);
+    Ok((event, seller, tickets_option(rest)?))
+}
+
+/// `[TICKETS id ...]`: `None` when absent; the ids ascending, distinct.
+fn tickets_option(rest: &[&[u8]]) -> Result<Option<Vec<i64>>, CommandError> {
+    match rest {
+        [] => Ok(None),
         [word, ids @ ..] if word.eq_ignore_ascii_case(b"TICKETS") => {
             if ids.is_empty() || ids.len() > MAX_TICKETS {
                 let why = format!("TICKETS needs 1-{MAX_TICKETS} ids");
@@ -32,14 +53,13 @@ pub fn transfer<'a>(given: &[&'a [u8]]) -> Result<TransferAsk<'a>, CommandError>
                 .collect::<Result<Vec<i64>, _>>()?;
             ids.sort_unstable();
             ids.dedup();
-            Some(ids)
+            Ok(Some(ids))
         }
         [word, ..] => {
             let why = format!("unknown option {} (expected TICKETS)", quote(word));
-            return Err(TicketError::Invalid(why).into());
+            Err(TicketError::Invalid(why).into())
         }
-    };
-    Ok((event, from, to, tickets))
+    }
 }
 
 /// Parses `TICKET.SCAN`'s arguments: the event, ticket, generation and
@@ -83,6 +103,18 @@ mod tests {
         assert!(transfer(&args("e a b TICKETS")).is_err());
         assert!(transfer(&args("e a b TICKETS 0")).is_err());
         assert!(transfer(&args("e a b COUNT 1")).is_err());
+    }
+
+    #[test]
+    fn resale_takes_all_or_tickets() {
+        assert_eq!(resale(&args("e a")).unwrap(), ("e", "a", None));
+        let (.., ids) = resale(&args("e a TICKETS 9 3 9")).unwrap();
+        assert_eq!(ids, Some(vec![3, 9]));
+        assert!(matches!(resale(&args("e")), Err(CommandError::Arity)));
+        assert!(resale(&args("e a TICKETS")).is_err());
+        assert!(resale(&args("e a TICKETS x")).is_err());
+        assert!(resale(&args("e a GATE 1")).is_err());
+        assert!(resale(&args("e{ a")).is_err());
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //!
 //! Reply: integer, the lowest returned ticket number; nil if the user held
 //! none.
-//! Errors: `NOEVENT`, `ERR` (invalid event or user id), `TRYAGAIN` (the
+//! Errors: `LISTED` (the user listed a ticket for resale: unlist it
+//! first), `NOEVENT`, `ERR` (invalid event or user id), `TRYAGAIN` (the
 //! event's keys disagree, see `claim`), `WRONGTYPE`/`CORRUPT`.
 
 use redis_module::{Context, RedisResult};

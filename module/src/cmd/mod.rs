@@ -31,12 +31,14 @@ pub mod order;
 pub mod position;
 pub mod reapply;
 pub mod release;
+pub mod resell;
 pub mod restore;
 pub mod scan;
 pub mod seatmap;
 pub mod status;
 pub mod table;
 pub mod transfer;
+pub mod unlist;
 pub mod wait;
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};

@@ -6,7 +6,7 @@
 //! Reply: `OK` (admitted).
 //! Errors: `USED` (`ticket 12 was scanned at <ms> at gate 'north'`),
 //! `STALE` (`ticket 12 was transferred (generation 3 now)`), `NOTSOLD`
-//! (free, held, or not a ticket of the event), `NOEVENT`, `ERR` (invalid
+//! (free, held, listed for resale, or not a ticket of the event), `NOEVENT`, `ERR` (invalid
 //! event, ticket, generation or gate), `TRYAGAIN`, `WRONGTYPE`/`CORRUPT`.
 //! A refusal changes nothing.
 

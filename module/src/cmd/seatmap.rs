@@ -1,8 +1,8 @@
 //! `TICKET.SEATMAP event` — read-only: a seated event's seat states.
 //!
 //! Reply: a bulk string with one byte per seat id, in id order: `.` free,
-//! `h` held, `s` sold, `a` free in an allocation (a hold past its deadline shows `h` until it is
-//! expired); nil for an event that is not seated. On a replica it is the
+//! `h` held, `s` sold, `a` free in an allocation, `r` listed for resale
+//! and not held (a hold past its deadline shows `h` until it is expired); nil for an event that is not seated. On a replica it is the
 //! primary's state as replicated.
 //! Errors: `NOEVENT`, `TRYAGAIN` (being restored), `ERR` (invalid event
 //! id), `WRONGTYPE`/`CORRUPT`.

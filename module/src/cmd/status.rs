@@ -11,7 +11,9 @@
 //! event adds `categories` (category, free seats, ... in layout order,
 //! accessible seats included, every category listed) and `accessible`
 //! (free wheelchair spaces); an event with free allocated tickets adds
-//! `allocated` (their number, not in `remaining`) last. On a
+//! `allocated` (their number, not in `remaining`), then an event with
+//! tickets listed for resale nobody holds adds `resale` (their number, not
+//! in `remaining`), last. On a
 //! primary, holds past their deadline count as free even before the sweep
 //! expires them; a replica counts them held until its primary's expiry.
 //! Errors: `NOEVENT`, `ERR` (invalid event id), `WRONGTYPE`/`CORRUPT`.
@@ -58,6 +60,9 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
         // Last, and only when there is any: other replies stay as they were.
         if r.allocated > 0 {
             fields.push(("allocated", RedisValue::Integer(r.allocated)));
+        }
+        if r.resale > 0 {
+            fields.push(("resale", RedisValue::Integer(r.resale)));
         }
         reply_ordered_map(ctx, fields);
         Ok(RedisValue::NoReply)

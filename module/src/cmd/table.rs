@@ -13,7 +13,8 @@
 use super::reapply;
 use super::{allocate, allocations, release};
 use super::{apply, cancel, claim, close, confirm, drop, healed, holder, init, layout};
-use super::{leave, open, order, position, restore, scan, seatmap, status, transfer, wait};
+use super::{leave, open, order, position, resell, restore, scan, seatmap, status, transfer};
+use super::{unlist, wait};
 pub use crate::host::command::{Arg, Audience, Command, Flags, KeyAccess, Kind};
 
 const fn arg(name: &'static str, kind: Kind) -> Arg {
@@ -363,6 +364,32 @@ pub const COMMANDS: &[Command] = &[
             arg("to", Kind::Text),
             arg("id", Kind::Words("TICKETS")),
         ],
+    },
+    Command {
+        name: "ticket.resell",
+        flags: Flags::Write,
+        handler: resell::command,
+        summary: "Lists sold tickets of `user` (all not listed yet, or the TICKETS given) for resale at face value: claims and the waiting list take them once no free ticket fits; a buyer's confirm makes them the buyer's, a generation up. Replies with how many.",
+        complexity: "O(N log N) in the tickets listed, plus O(L) in the listed tickets and O(log N) per hold that expired",
+        since: "0.6.0",
+        arity: -3,
+        key: 1,
+        access: KeyAccess::Update,
+        audience: Audience::Operator,
+        args: &[EVENT, USER, arg("id", Kind::Words("TICKETS"))],
+    },
+    Command {
+        name: "ticket.unlist",
+        flags: Flags::Write,
+        handler: unlist::command,
+        summary: "Takes back tickets `user` listed for resale that no buyer holds (all, or the TICKETS given); replies with how many.",
+        complexity: "O(L) in the listed tickets, plus O(log N) per hold that expired",
+        since: "0.6.0",
+        arity: -3,
+        key: 1,
+        access: KeyAccess::Update,
+        audience: Audience::Operator,
+        args: &[EVENT, USER, arg("id", Kind::Words("TICKETS"))],
     },
     Command {
         name: "ticket.scan",

@@ -8,7 +8,8 @@
 //! Reply: integer, the number of tickets moved.
 //! Errors: `NOTSOLD` (`from`'s order is held, a named ticket is not
 //! `from`'s, or `to` holds a held order), `USED` (a ticket was scanned),
-//! `LIMIT` (`to` would hold more than the event's `LIMIT`), `CLOSED`
+//! `LISTED` (a ticket is listed for resale), `LIMIT` (`to` would hold
+//! more than the event's `LIMIT`), `CLOSED`
 //! (after the event's `TRANSFER_UNTIL`), `NOHOLD` (`from` holds nothing),
 //! `NOEVENT`, `ERR` (invalid ids, `from` = `to`), `TRYAGAIN`,
 //! `WRONGTYPE`/`CORRUPT`. A refusal changes nothing.

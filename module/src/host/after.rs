@@ -1,9 +1,10 @@
-//! An event's hashes after the sale in Redis (`ticket:{E}:gens` and
-//! `ticket:{E}:scans`; what they hold: `protocol::keys::after_key`),
+//! An event's hashes after the sale in Redis (`ticket:{E}:gens`,
+//! `ticket:{E}:scans` and `ticket:{E}:resale`; what they hold:
+//! `protocol::keys::after_key` and `resale_key`),
 //! through the same side-hash handle as the allocations. Opened by the
 //! commands after the sale and by a cancel or expiry: never on a claim.
 
-use protocol::keys::after_key;
+use protocol::keys::{after_key, resale_key};
 
 use super::ffi::{rstr, HASH_DELETE};
 use super::note::SideHash;
@@ -13,8 +14,28 @@ use crate::pool::store::After;
 
 impl RedisStore<'_> {
     fn after_hash(&self, hash: After, write: bool) -> SideHash {
-        let name = after_key(self.event, hash == After::Scans);
-        SideHash::open_named(self, &name, write)
+        SideHash::open_named(self, &self.after_name(hash), write)
+    }
+
+    fn after_name(&self, hash: After) -> String {
+        match hash {
+            After::Resale => resale_key(self.event),
+            hash => after_key(self.event, hash == After::Scans),
+        }
+    }
+
+    /// Every field of one of the hashes, as (ticket, value); fields that
+    /// are not numbers are skipped.
+    pub(super) fn read_after_fields(
+        &mut self,
+        hash: After,
+    ) -> Result<Vec<(i64, String)>, TicketError> {
+        let name = self.after_name(hash);
+        Ok(self
+            .read_side_fields(&name)?
+            .into_iter()
+            .filter_map(|(field, value)| Some((field.parse().ok()?, value)))
+            .collect())
     }
 
     pub(super) fn read_after_field(
@@ -38,9 +59,9 @@ impl RedisStore<'_> {
         side.signal();
     }
 
-    /// Deletes both hashes with the event's state; how many existed.
+    /// Deletes the hashes with the event's state; how many existed.
     pub(super) fn delete_after(&mut self) -> i64 {
-        [After::Gens, After::Scans]
+        [After::Gens, After::Scans, After::Resale]
             .into_iter()
             .filter(|hash| {
                 let side = self.after_hash(*hash, true);

@@ -20,12 +20,19 @@ impl RedisStore<'_> {
     /// Every field and value (`HGETALL`: at most 64 allocations and their
     /// users' marks).
     pub(super) fn read_alloc_fields(&mut self) -> Result<Vec<(String, String)>, TicketError> {
-        let name = alloc_key(self.event);
-        if SideHash::open_named(self, &name, false).hash()?.is_none() {
+        self.read_side_fields(&alloc_key(self.event))
+    }
+
+    /// Every field and value of a side hash (`HGETALL`; none when absent).
+    pub(super) fn read_side_fields(
+        &mut self,
+        name: &str,
+    ) -> Result<Vec<(String, String)>, TicketError> {
+        if SideHash::open_named(self, name, false).hash()?.is_none() {
             return Ok(Vec::new());
         }
         let reply = Context::new(self.ctx)
-            .call("HGETALL", &[name.as_str()])
+            .call("HGETALL", &[name])
             .map_err(|e| TicketError::Internal(format!("HGETALL {name}: {e}")))?;
         let text = |v: &RedisValue| match v {
             RedisValue::SimpleString(s) | RedisValue::BulkString(s) => s.clone(),

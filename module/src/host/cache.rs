@@ -255,6 +255,8 @@ pub struct Constants {
     pub allocations: *mut RedisModuleString,
     pub allocated: *mut RedisModuleString,
     pub release_at: *mut RedisModuleString,
+    /// Tickets listed for resale.
+    pub listed: *mut RedisModuleString,
     named: [(&'static str, *mut RedisModuleString); NAMED.len()],
     /// The numbers below [`SMALL_NUMBERS`]: effect versions, a stream id's
     /// sequence within its millisecond, small ticket numbers and counts.
@@ -303,6 +305,7 @@ impl Constants {
             allocations: forever(b"allocations"),
             allocated: forever(b"allocated"),
             release_at: forever(b"release_at"),
+            listed: forever(b"listed"),
             named,
             small: std::array::from_fn(|n| forever(itoa::Buffer::new().format(n).as_bytes())),
         }
@@ -389,6 +392,14 @@ impl Slot {
         }
     }
 
+    /// `f` of the cached meta for `db`, without copying it.
+    pub fn read<T>(&self, db: i32, f: impl FnOnce(&Meta) -> T) -> Option<T> {
+        match &*self.0.borrow() {
+            Some((d, entry)) if *d == db => Some(f(&entry.meta)),
+            _ => None,
+        }
+    }
+
     /// Remembers the meta as just read from its key in `db` (whether the
     /// pool is absent is not known yet).
     pub fn put(&self, db: i32, meta: Meta) {
@@ -451,6 +462,7 @@ mod tests {
             draw: None,
             seated: false,
             allocs: Default::default(),
+            listed: 0,
         }
     }
 

@@ -51,9 +51,10 @@ impl RedisStore<'_> {
             c.allocations,
             c.allocated,
             c.release_at,
+            c.listed,
         ];
         let Some(
-            [total, minted, status, opens, closes, hold, limit, held, extra, offer, waitseq, incarnation, allocations, allocated, release_at],
+            [total, minted, status, opens, closes, hold, limit, held, extra, offer, waitseq, incarnation, allocations, allocated, release_at, listed],
         ) = self.meta_fields(fields)?
         else {
             return Ok(None);
@@ -92,6 +93,7 @@ impl RedisStore<'_> {
                 free: self.small(or(allocated, "allocated", 0)?, "allocated")?,
                 release_at: or(release_at, "release_at", 0)?,
             },
+            listed: self.small(or(listed, "listed", 0)?, "listed")?,
         }))
     }
 
@@ -182,6 +184,22 @@ impl RedisStore<'_> {
         let c = cache::constants();
         let (held, extra) = (rnum(held), rnum(extra));
         self.hash_set(Part::Meta, &[c.held, held.inner, c.extra, extra.inner]);
+    }
+
+    /// Adds `n` to `listed` (a field at 0 is removed).
+    pub(super) fn add_listed(&mut self, n: i64) {
+        let Ok(Some(meta)) = self.cached_meta() else {
+            return;
+        };
+        let listed = u32::try_from(i64::from(meta.listed) + n).unwrap_or(0);
+        self.names.meta().update(self.db, |m| m.listed = listed);
+        let value = rnum(i64::from(listed));
+        let value = if listed == 0 {
+            HASH_DELETE
+        } else {
+            value.inner
+        };
+        self.hash_set(Part::Meta, &[cache::constants().listed, value]);
     }
 
     pub(super) fn read_staging(&mut self) -> Result<Option<Staging>, TicketError> {

@@ -103,7 +103,7 @@ fn reply_error(ctx: *mut RedisModuleCtx, text: &str) -> c_int {
 /// How many rows the table may have: one entry point per possible row
 /// (more rows than commands: adding a command to the table needs nothing
 /// here).
-const ROWS: usize = 24;
+const ROWS: usize = 28;
 
 /// The entry points of `M`'s rows, by row index.
 fn entries<M: Module>() -> [Entry; ROWS] {
@@ -132,6 +132,10 @@ fn entries<M: Module>() -> [Entry; ROWS] {
         entry::<M, 21>,
         entry::<M, 22>,
         entry::<M, 23>,
+        entry::<M, 24>,
+        entry::<M, 25>,
+        entry::<M, 26>,
+        entry::<M, 27>,
     ]
 }
 

@@ -562,6 +562,14 @@ impl Store for RedisStore<'_> {
         self.cached_meta()
     }
 
+    #[inline]
+    fn listed(&mut self) -> u32 {
+        match self.names.meta().read(self.db, |meta| meta.listed) {
+            Some(listed) => listed,
+            None => self.cached_meta().ok().flatten().map_or(0, |m| m.listed),
+        }
+    }
+
     fn staging(&mut self) -> Result<Option<Staging>, TicketError> {
         self.read_staging()
     }
@@ -690,6 +698,12 @@ impl Store for RedisStore<'_> {
         self.write_after_field(hash, ticket, value)
     }
 
+    fn after_fields(&mut self, hash: After) -> Result<Vec<(i64, String)>, TicketError> {
+        let mut fields = self.read_after_fields(hash)?;
+        fields.sort_unstable_by_key(|(ticket, _)| *ticket);
+        Ok(fields)
+    }
+
     fn set_alloc_field(&mut self, field: &str, value: Option<&str>) {
         self.write_alloc_field(field, value)
     }
@@ -708,6 +722,7 @@ impl Store for RedisStore<'_> {
             MetaWrite::Drawn(at) => self.set_drawn(at),
             MetaWrite::Admitted { second, used } => self.set_admitted(second, used),
             MetaWrite::Allocs(allocs) => self.set_allocs(allocs),
+            MetaWrite::AddListed(n) => self.add_listed(n),
         }
     }
 

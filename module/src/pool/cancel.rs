@@ -26,6 +26,7 @@ pub fn cancel<'a>(
     let Some(tickets) = store.holder(user)? else {
         return Ok(None);
     };
+    super::resale::refuse_listed(store, &meta, user, tickets.as_slice())?;
     let lowest = tickets.lowest();
     let held = store.score(Set::Holds, user)?.is_some();
     // check_consistent has type-checked every key, so no write fails.

@@ -14,6 +14,7 @@ use protocol::record::{Op, Pick, Record, Tickets};
 use super::allocation::tickets_from;
 use super::draw::entrants_wait;
 use super::effects::Effects;
+use super::forsale::{choose_listed, with_listed};
 use super::model::{Claim, ClaimOptions, Clock, Meta, Status};
 use super::rules::lowest_free;
 use super::rules::{not_seated, within_limit};
@@ -50,6 +51,7 @@ pub fn claim<'a>(
     };
     let from = options.from.as_ref().map(|ask| ask.name.as_str().into());
     let hold = options.hold.unwrap_or(meta.hold);
+    let user_id = user;
     let user = Cow::Borrowed(user);
     let op = match hold {
         0 => Op::Claim {
@@ -67,6 +69,9 @@ pub fn claim<'a>(
         },
     };
     out.append(store, Record { op, at: now }, minted, None);
+    if hold == 0 {
+        super::resale::sell_listed(store, out, user_id, tickets.as_slice(), now)?;
+    }
     Ok(match hold {
         0 => Claim::New(tickets),
         _ => Claim::Held(tickets),
@@ -147,12 +152,20 @@ fn tickets_for(
 ) -> Result<Taken, TicketError> {
     if meta.seated {
         let ask = options.seats.as_deref().cloned().unwrap_or_default();
-        let (tickets, pick) = super::seated::choose(store, event, meta, count, &ask, None)?;
+        let (tickets, pick) = match super::seated::choose(store, event, meta, count, &ask, None) {
+            Err(refused) if meta.listed > 0 => {
+                choose_listed(store, event, meta, (count, &ask), refused)?
+            }
+            chosen => chosen?,
+        };
         return Ok((tickets, None, Some(Box::new(pick))));
     }
     if options.seats.is_some() {
         return Err(not_seated(event));
     }
-    let (tickets, minted) = lowest_free(store, event, meta, count, chunk)?;
+    let (tickets, minted) = match lowest_free(store, event, meta, count, chunk) {
+        Err(TicketError::SoldOut(_)) if meta.listed > 0 => with_listed(store, event, meta, count)?,
+        taken => taken?,
+    };
     Ok((tickets, minted, None))
 }

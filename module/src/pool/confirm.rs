@@ -1,5 +1,6 @@
 //! `TICKET.CONFIRM`: a user's held order becomes sold (docs/design.md
-//! "Holds and expiry").
+//! "Holds and expiry"); the tickets listed for resale in it are the
+//! buyer's from now on (`op=resold`).
 
 use std::borrow::Cow;
 
@@ -31,9 +32,10 @@ pub fn confirm<'a>(
     if store.score(Set::Holds, user)?.is_some() {
         let op = Op::Confirm {
             user: Cow::Borrowed(user),
-            tickets,
+            tickets: tickets.clone(),
         };
         out.append(store, Record { op, at: clock.now }, None, None);
+        super::resale::sell_listed(store, out, user, tickets.as_slice(), clock.now)?;
     }
     Ok(count)
 }

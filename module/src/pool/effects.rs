@@ -33,6 +33,7 @@ use protocol::StreamId;
 
 use protocol::keys::{alloc_field, alloc_user};
 
+use super::listing;
 use super::model::{Allocation, Allocs, Draw, Meta, Staging, Status};
 use super::store::{After, MetaWrite, Scope, Set, Store};
 
@@ -221,10 +222,16 @@ pub fn append<U: AsRef<str>>(
                 // Only a held order can have been an offer.
                 store.set_wants(user.as_ref(), None);
             }
-            give_back(store, user.as_ref(), tickets, held, from.as_deref());
-            forget(store, tickets.as_slice());
+            let gone = give_back(store, user.as_ref(), tickets, held, from.as_deref());
+            forget(store, &gone);
         }
         Op::Transfer { user, to, tickets } => transfer(store, user.as_ref(), to, tickets),
+        Op::Resell { user, tickets } => listing::list(store, user.as_ref(), tickets.as_slice()),
+        Op::Unlist { tickets, .. } => listing::delist(store, tickets.as_slice()),
+        Op::Resold { user, to, tickets } => {
+            transfer(store, user.as_ref(), to, tickets);
+            listing::delist(store, tickets.as_slice());
+        }
         Op::Scan { ticket, gen, gate } => {
             let value = format!("{} {gen} {}", record.at, gate.as_deref().unwrap_or("-"));
             store.set_after_field(After::Scans, *ticket, Some(&value));
@@ -275,6 +282,10 @@ fn order<U: AsRef<str>>(store: &mut impl Store, op: &Op<U>, minted: Option<i64>,
             hold(store, user, tickets, minted, until, pick);
         }
         _ => hold(store, user, tickets, minted, until, pick),
+    }
+    // A plain claim stops at this look at the cached meta.
+    if store.listed() > 0 {
+        listing::bought(store, user, tickets.as_slice());
     }
 }
 
@@ -351,6 +362,7 @@ fn init<U>(store: &mut impl Store, op: &Op<U>, at: i64) {
         draw: draw.map(|d| Box::new(Draw::new(d.commitment, d.seed, d.admit))),
         seated: layout.is_some(),
         allocs: Allocs::default(),
+        listed: 0,
     };
     store.write_meta(MetaWrite::Create {
         meta: &meta,
@@ -437,24 +449,30 @@ fn take_free(store: &mut impl Store, tickets: &Tickets, minted: Option<i64>, sea
 }
 
 /// Returns `user`'s `tickets` to the pool, or to the allocation `from`
-/// (`held`: they were a held order).
+/// (`held`: they were a held order), but a held ticket listed for resale
+/// to its list; returns the tickets that are no longer sold.
 fn give_back(
     store: &mut impl Store,
     user: &str,
     tickets: &Tickets,
     held: bool,
     from: Option<&str>,
-) {
+) -> Vec<i64> {
     store.set_holder(user, None);
     let seated = seated(store);
+    let gone = match held {
+        true => listing::relist(store, user, tickets.as_slice(), seated),
+        false => tickets.as_slice().to_vec(),
+    };
     if !returned(store, user, tickets, from, seated) {
-        to_public(store, tickets.as_slice(), seated);
+        to_public(store, &gone, seated);
     }
     let held = if held { count(tickets) } else { 0 };
     let extra = count(tickets) - 1;
     if held != 0 || extra != 0 {
         add_counts(store, -held, -extra);
     }
+    gone
 }
 
 /// Tickets that are no longer sold lose their generation and scan: a
@@ -664,6 +682,7 @@ pub fn restore_begin(store: &mut impl Store, begin: &Begin) {
         draw: None,
         seated: begin.layout.is_some(),
         allocs: Allocs::default(),
+        listed: 0,
     };
     // No creation time: a replica could not know the primary's.
     store.write_meta(MetaWrite::Create {

@@ -42,8 +42,8 @@ pub struct MemoryStore {
     pub seating: Option<(String, Layout, SeatState)>,
     /// The allocations hash: field -> value.
     pub alloc: BTreeMap<String, String>,
-    /// The generations and scans hashes: (scans?, ticket) -> value.
-    pub after: BTreeMap<(bool, i64), String>,
+    /// The hashes after the sale: (hash, ticket) -> value.
+    pub after: BTreeMap<(After, i64), String>,
 }
 
 impl MemoryStore {
@@ -241,6 +241,7 @@ impl Store for MemoryStore {
                 }
             }
             MetaWrite::Allocs(allocs) => meta.allocs = allocs,
+            MetaWrite::AddListed(n) => meta.listed = (i64::from(meta.listed) + n).max(0) as u32,
             _ => {}
         }
     }
@@ -288,10 +289,14 @@ impl Store for MemoryStore {
         id
     }
     fn after_field(&mut self, hash: After, ticket: i64) -> Result<Option<String>, TicketError> {
-        Ok(self.after.get(&(hash == After::Scans, ticket)).cloned())
+        Ok(self.after.get(&(hash, ticket)).cloned())
+    }
+    fn after_fields(&mut self, hash: After) -> Result<Vec<(i64, String)>, TicketError> {
+        let range = self.after.range((hash, i64::MIN)..=(hash, i64::MAX));
+        Ok(range.map(|((_, t), v)| (*t, v.clone())).collect())
     }
     fn set_after_field(&mut self, hash: After, ticket: i64, value: Option<&str>) {
-        let key = (hash == After::Scans, ticket);
+        let key = (hash, ticket);
         match value {
             Some(v) => self.after.insert(key, v.to_owned()),
             None => self.after.remove(&key),

@@ -24,6 +24,7 @@
 //!
 //! - `model`: the types (meta, options, reports, the clock).
 //! - `store`: the `Store` trait: the reads and writes of an event's keys.
+//! - `listing`: the resale hash: listed tickets, their sellers and buyers.
 //! - `effects`: a change applied onto the store and collected.
 //! - `rules`: what every command keeps: the event exists, its keys agree,
 //!   a party within `LIMIT`; the lazy pool's numbers, the lowest free first.
@@ -33,8 +34,12 @@
 //! - `allocation`: what claims, expiries and the settle step do about
 //!   allocations (a claim `FROM` one, a held order going back, a timed
 //!   release).
+//! - `forsale`: the stock a claim or offer takes, free tickets first, then
+//!   listed ones.
 //! - `settle`: the first step of every write: expire due holds, draw when
 //!   due, serve the waiting list (the sweep runs it too).
+//! - `resale`: `RESELL` and `UNLIST`, and the steps of the sale's commands
+//!   for listed tickets (a buyer's `op=resold`, `LISTED` refusals).
 //! - `init`, `claim`, `confirm`, `cancel`, `open`, `close`, `drop`, `order`,
 //!   `status`, `layout`, `seatmap`, `wait`, `leave`, `position`, `restore`,
 //!   `reapply`, `allocate`: one file per command (`reapply`: the heal's
@@ -53,10 +58,12 @@ mod confirm;
 pub mod draw;
 mod drop;
 pub mod effects;
+mod forsale;
 mod holder;
 mod init;
 mod layout;
 mod leave;
+mod listing;
 #[cfg(test)]
 pub mod memory;
 pub mod model;
@@ -65,6 +72,7 @@ mod open;
 mod order;
 mod position;
 pub mod reapply;
+mod resale;
 pub mod restore;
 mod rules;
 mod scan;
@@ -98,6 +106,7 @@ pub use open::open;
 pub use order::order;
 pub use position::position;
 pub use reapply::reapply;
+pub use resale::{resell, unlist};
 pub use restore::{
     restore_allocation, restore_begin, restore_commit, restore_free, restore_orders,
 };

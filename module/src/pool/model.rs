@@ -97,6 +97,10 @@ pub struct Meta {
     /// the earliest time one releases itself (0: none). The fields
     /// `allocations`, `allocated`, `release_at`, absent when 0.
     pub allocs: Allocs,
+    /// Tickets listed for resale, held by a buyer or not (meta field
+    /// `listed`, absent when 0; docs/design.md "After the sale"): while 0
+    /// the resale hash is never looked at.
+    pub listed: u32,
 }
 
 /// The meta hash's summary of an event's allocations. Small on purpose:
@@ -311,6 +315,8 @@ pub struct Report {
     pub seats: Option<SeatReport>,
     /// Free allocated tickets (not in `remaining`).
     pub allocated: i64,
+    /// Tickets listed for resale nobody holds (not in `remaining`).
+    pub resale: i64,
 }
 
 /// A seated event's free seats by category (every category, in layout

@@ -110,7 +110,10 @@ pub fn reapply<'a>(
         | Op::Allocate { .. }
         | Op::Release { .. }
         | Op::Transfer { .. }
-        | Op::Scan { .. } => {
+        | Op::Scan { .. }
+        | Op::Resell { .. }
+        | Op::Unlist { .. }
+        | Op::Resold { .. } => {
             return Err(TicketError::Invalid(format!(
                 "TICKET.REAPPLY: op={} is never re-applied",
                 record.op.name()

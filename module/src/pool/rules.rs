@@ -61,7 +61,10 @@ pub(super) fn check_consistent(
 ) -> Result<(), TicketError> {
     // Free tickets at or below `minted` (a seated event: its free seats).
     let free = free_count(store, meta)? - (meta.total - meta.minted);
-    let accounted = store.len(Part::Holders)? + meta.extra + free + i64::from(meta.allocs.free);
+    // A listed ticket a buyer holds is in two orders, counted once.
+    let twice = super::listing::held_by_buyers(store, meta)?;
+    let accounted =
+        store.len(Part::Holders)? + meta.extra - twice + free + i64::from(meta.allocs.free);
     if accounted != meta.minted || !store.exists(Part::Log)? {
         return Err(TicketError::TryAgain(event.to_owned()));
     }
@@ -182,15 +185,24 @@ pub(super) fn not_seated(event: &str) -> TicketError {
     ))
 }
 
-/// When the event's transfers stop (unix ms, 0: never): its
-/// `TRANSFER_UNTIL`, else its `closes_at`.
-pub(super) fn transfer_until(store: &mut impl Store, meta: &Meta) -> Result<i64, TicketError> {
+/// `CLOSED` once the event's transfers (and resales) stopped: at its
+/// `TRANSFER_UNTIL`, else its `closes_at` (0: never).
+pub(super) fn transfers_open(
+    store: &mut impl Store,
+    event: &str,
+    meta: &Meta,
+    now: i64,
+) -> Result<(), TicketError> {
     let field = super::effects::TRANSFER_UNTIL_FIELD;
-    match store.after_field(super::store::After::Gens, field)? {
-        None => Ok(meta.closes_at),
+    let until = match store.after_field(super::store::After::Gens, field)? {
+        None => meta.closes_at,
         Some(text) => text
             .parse::<i64>()
-            .map_err(|_| TicketError::Corrupt(format!("the event's transfer_until is {text:?}"))),
+            .map_err(|_| TicketError::Corrupt(format!("the event's transfer_until is {text:?}")))?,
+    };
+    match until > 0 && now >= until {
+        true => Err(TicketError::Closed(event.to_owned())),
+        false => Ok(()),
     }
 }
 

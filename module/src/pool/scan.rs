@@ -13,7 +13,8 @@ use crate::error::TicketError;
 
 /// `TICKET.SCAN`: admits `ticket` presented at generation `gen`. Refused,
 /// changing nothing: a ticket not sold (`NOTSOLD`), an old (or unknown)
-/// generation (`STALE`), a ticket scanned already (`USED`).
+/// generation (`STALE`), a ticket scanned already (`USED`); a ticket
+/// listed for resale is not sold (`NOTSOLD`) until its buyer confirms.
 pub fn scan<'a>(
     store: &mut impl Store,
     out: &mut Effects<'a>,
@@ -56,6 +57,9 @@ fn unsold(
 ) -> Result<Option<&'static str>, TicketError> {
     if ticket > meta.total {
         return Ok(Some("is not a ticket of the event"));
+    }
+    if meta.listed > 0 && super::listing::listing(store, ticket)?.is_some() {
+        return Ok(Some("is listed for resale"));
     }
     if meta.seated {
         let seat = store.seating(|_, state| state.state_of(ticket as u32))?;

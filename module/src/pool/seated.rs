@@ -109,16 +109,22 @@ pub(super) fn to_allocate(
 }
 
 /// The seats best available for a party of `count` with no filters (what
-/// an offer of the waiting list holds); `None` when none sit together.
+/// an offer of the waiting list holds), among `only` when given (free and
+/// listed seats); `None` when none sit together.
 pub(super) fn for_party(
     store: &mut impl Store,
     count: i64,
+    only: Option<&[i64]>,
 ) -> Result<Option<Tickets>, TicketError> {
     let request = Request {
         count: u32::try_from(count).unwrap_or(u32::MAX),
         ..Request::default()
     };
-    let chosen = seating(store, |l, s| rule::best(l, s, &request).ok())?;
+    let only: Option<Vec<u32>> = only.map(|ids| ids.iter().map(|id| seat_id(*id)).collect());
+    let chosen = seating(store, |l, s| {
+        let view = only.as_ref().map(|ids| SeatState::only(l, ids));
+        rule::best(l, view.as_ref().unwrap_or(s), &request).ok()
+    })?;
     Ok(chosen.map(|c| tickets(&c)))
 }
 

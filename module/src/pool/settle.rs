@@ -24,9 +24,10 @@ use protocol::record::{Op, Pick, PickHow, Record};
 use super::allocation::{back_to, release_due};
 use super::draw::{draw_if_due, head_wants, paced_until, take_off_list};
 use super::effects::Effects;
+use super::forsale::{lowest_or_listed, offerable, seats_or_listed};
 use super::model::{Clock, Meta, Status};
+use super::rules::free_count;
 use super::rules::{check_consistent, existing_meta, live_meta};
-use super::rules::{free_count, lowest_free};
 use super::store::{Set, Store};
 use crate::error::TicketError;
 
@@ -202,13 +203,16 @@ pub fn offer_waiting(
             meta = existing_meta(store, event)?;
             continue;
         }
-        let free = free_count(store, &meta)?;
+        let free = match meta.listed {
+            0 => free_count(store, &meta)?,
+            _ => offerable(store, &meta)?,
+        };
         let (seq, wanted) = head_wants(store, &meta, &user, place)?;
         let Some(count) = offer_size(&meta, seq, wanted, free, now) else {
             break;
         };
         // Minting only what the offer takes keeps the pool as it was.
-        let (tickets, minted) = lowest_free(store, event, &meta, count, 1)?;
+        let (tickets, minted) = lowest_or_listed(store, event, &meta, count, 1)?;
         let until = now.saturating_add(meta.offer);
         let op = Op::Offer {
             pick: None,
@@ -250,7 +254,7 @@ fn offer_seats(
         if no_fit.contains(&wanted) {
             continue;
         }
-        let Some(tickets) = super::seated::for_party(store, wanted)? else {
+        let Some(tickets) = party_seats(store, meta, wanted)? else {
             no_fit.push(wanted);
             continue;
         };
@@ -269,6 +273,25 @@ fn offer_seats(
         return Ok(true);
     }
     Ok(false)
+}
+
+/// The best seats for a waiting party of `count`: free ones, or once none
+/// fit, free and listed ones (the house sells its own stock first).
+fn party_seats(
+    store: &mut impl Store,
+    meta: &Meta,
+    count: i64,
+) -> Result<Option<protocol::record::Tickets>, TicketError> {
+    if let Some(tickets) = super::seated::for_party(store, count, None)? {
+        return Ok(Some(tickets));
+    }
+    match meta.listed {
+        0 => Ok(None),
+        _ => match seats_or_listed(store, meta)? {
+            Some(among) => super::seated::for_party(store, count, Some(&among)),
+            None => Ok(None),
+        },
+    }
 }
 
 /// Makes one offer (`record` is its `op=offer`). Its apply marks the user

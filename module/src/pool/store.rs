@@ -28,14 +28,17 @@ pub enum Set {
     Waiting,
 }
 
-/// The two hashes of a ticket's life after the sale
-/// (`protocol::keys::after_key`), keyed by ticket number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The hashes of a ticket's life after the sale
+/// (`protocol::keys::after_key`, `resale_key`), keyed by ticket number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum After {
     /// ticket -> its generation, only when above 1.
     Gens,
     /// ticket -> `<at> <gen> <gate or ->` of its admitting scan.
     Scans,
+    /// listed ticket -> `<seller>` or `<seller>\n<buyer>` (field 0: how
+    /// many listed tickets buyers hold).
+    Resale,
 }
 
 /// What a deletion removes.
@@ -81,11 +84,18 @@ pub enum MetaWrite<'a> {
     },
     /// The summary of the event's allocations.
     Allocs(Allocs),
+    /// Adds to `listed`, the tickets listed for resale.
+    AddListed(i64),
 }
 
 /// Storage of one event.
 pub trait Store {
     fn meta(&mut self) -> Result<Option<Meta>, TicketError>;
+    /// The meta's `listed` (0 without a meta): what the effects of a claim
+    /// look at, cheaper than the whole meta.
+    fn listed(&mut self) -> u32 {
+        self.meta().ok().flatten().map_or(0, |meta| meta.listed)
+    }
     /// The staging fields of a restore in progress.
     fn staging(&mut self) -> Result<Option<Staging>, TicketError>;
     /// The user's tickets, held or sold.
@@ -174,6 +184,8 @@ pub trait Store {
     /// Sets a ticket's field of one of the hashes after the sale, or
     /// removes it (`None`).
     fn set_after_field(&mut self, hash: After, ticket: i64, value: Option<&str>);
+    /// Every field of one of the hashes after the sale, ascending.
+    fn after_fields(&mut self, hash: After) -> Result<Vec<(i64, String)>, TicketError>;
 
     fn write_meta(&mut self, write: MetaWrite<'_>);
     /// Sets a field of the allocations hash, or removes it (`None`).

@@ -7,7 +7,8 @@ use protocol::record::{Op, Record, Tickets};
 
 use super::effects::Effects;
 use super::model::Clock;
-use super::rules::{scanned, transfer_until};
+use super::resale::{refuse_listed, sold_order};
+use super::rules::{scanned, transfers_open};
 use super::settle::prepare;
 use super::store::{Set, Store};
 use crate::error::TicketError;
@@ -16,7 +17,7 @@ use crate::error::TicketError;
 /// tickets to `to`; returns how many moved. Refused, changing nothing:
 /// after the event's transfer deadline (`CLOSED`), a giver who holds
 /// nothing (`NOHOLD`) or whose order is held or lacks an asked ticket
-/// (`NOTSOLD`), a scanned ticket (`USED`), a receiver with a held order
+/// (`NOTSOLD`), a scanned ticket (`USED`), a listed one (`LISTED`), a receiver with a held order
 /// (`NOTSOLD`) or beyond the event's `LIMIT` with them (`LIMIT`).
 pub fn transfer<'a>(
     store: &mut impl Store,
@@ -27,23 +28,12 @@ pub fn transfer<'a>(
     clock: Clock,
 ) -> Result<i64, TicketError> {
     let meta = prepare(store, out, event, clock)?;
-    let until = transfer_until(store, &meta)?;
-    if until > 0 && clock.now >= until {
-        return Err(TicketError::Closed(event.to_owned()));
-    }
-    let Some(mine) = store.holder(from)? else {
-        return Err(TicketError::NoHold {
-            event: event.to_owned(),
-            user: from.to_owned(),
-        });
-    };
+    transfers_open(store, event, &meta, clock.now)?;
+    let mine = sold_order(store, event, from)?;
     let not_sold = |ticket: i64, why: &str| TicketError::NotSold {
         ticket,
         why: why.to_owned(),
     };
-    if store.score(Set::Holds, from)?.is_some() {
-        return Err(not_sold(mine.lowest(), "is held, not sold"));
-    }
     let moved = asked.unwrap_or(mine.as_slice()).to_vec();
     for &ticket in &moved {
         if mine.as_slice().binary_search(&ticket).is_err() {
@@ -53,6 +43,7 @@ pub fn transfer<'a>(
             return Err(TicketError::Used { ticket, at, gate });
         }
     }
+    refuse_listed(store, &meta, from, &moved)?;
     if store.score(Set::Holds, to)?.is_some() {
         return Err(not_sold(moved[0], "would join the receiver's held order"));
     }

@@ -8,7 +8,8 @@
 //! * transfer: `transfer_mismatch` when the giver has no sold order with
 //!   every ticket, or the receiver a held one;
 //! * scan: `scan_mismatch` when the ticket is not sold at that generation
-//!   or was scanned at it already.
+//!   or was scanned at it already;
+//! * resell, unlist, resold: `resale_unsupported` (not drained yet).
 
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
@@ -32,6 +33,14 @@ pub fn write(
         Op::Scan { ticket, gen, gate } => {
             scan(tx, event, (*ticket, *gen), gate.as_deref(), (id, rec.at)).map(Some)
         }
+        // Not drained yet: named, rather than taken for a stray status op.
+        Op::Resell { .. } | Op::Unlist { .. } | Op::Resold { .. } => Ok(Some(Err((
+            "resale_unsupported",
+            format!(
+                "{} {id}: this sidecar does not drain resale yet",
+                rec.op.name()
+            ),
+        )))),
         _ => Ok(None),
     }
 }

@@ -361,14 +361,15 @@ pub fn status_text(conn: &mut Connection, event: &str, name: &str) -> Option<Str
 
 /// What a draw event's STATUS adds, in order: the commitment, the seed
 /// once drawn, `admit` when set; a seated event's categories, then any
-/// free allocated tickets.
-pub const DRAW_STATUS_FIELDS: [&str; 6] = [
+/// free allocated tickets and the listed ones nobody holds.
+pub const DRAW_STATUS_FIELDS: [&str; 7] = [
     "draw",
     "seed",
     "admit",
     "categories",
     "accessible",
     "allocated",
+    "resale",
 ];
 
 /// The numeric field of a STATUS reply.
@@ -657,4 +658,16 @@ pub fn sell(c: &mut Connection, event: &str, n: usize) {
         let got: Vec<i64> = pipe.query(c).expect("claims");
         assert_eq!(got, chunk.iter().map(|i| *i as i64).collect::<Vec<_>>());
     }
+}
+
+/// A layout of one section `name` with `rows` rows of `seats` seats
+/// (ids 1 to rows * seats).
+pub fn rows_of_seats(name: &str, rows: u32, seats: u32) -> String {
+    let rows: Vec<String> = (1..=rows)
+        .map(|r| format!(r#"{{"name":"{r}","seats":{seats}}}"#))
+        .collect();
+    format!(
+        r#"{{"sections":[{{"name":"{name}","rows":[{}]}}]}}"#,
+        rows.join(",")
+    )
 }

@@ -135,6 +135,9 @@ impl Store for Clobbered {
     fn set_after_field(&mut self, hash: After, ticket: i64, value: Option<&str>) {
         self.inner.set_after_field(hash, ticket, value)
     }
+    fn after_fields(&mut self, hash: After) -> Result<Vec<(i64, String)>, TicketError> {
+        self.inner.after_fields(hash)
+    }
     fn set_alloc_field(&mut self, field: &str, value: Option<&str>) {
         self.inner.set_alloc_field(field, value)
     }

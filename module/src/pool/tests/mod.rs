@@ -9,6 +9,7 @@ mod claims;
 mod draw;
 mod drop;
 mod reference;
+mod resale;
 mod restore;
 mod seats;
 mod waitlist;
