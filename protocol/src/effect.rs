@@ -83,7 +83,8 @@
 
 use crate::keys::valid_event;
 use crate::model::{parse_time, shown, Record, Tickets, Value};
-use crate::ops::{self, Form, OpSpec, Parts};
+use crate::ops::{self, Form, OpSpec};
+use crate::parts::Parts;
 use crate::record;
 use crate::restore::{self, Allocation, Begin, Order};
 use crate::StreamId;

@@ -25,6 +25,7 @@ pub mod effect;
 pub mod keys;
 pub mod model;
 pub mod ops;
+pub mod parts;
 pub mod record;
 pub mod restore;
 pub mod seats;

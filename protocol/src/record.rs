@@ -37,7 +37,8 @@
 use std::collections::HashMap;
 
 use crate::keys::valid_user;
-use crate::ops::{self, Field, Form, OpSpec, Parts};
+use crate::ops::{self, Field, Form, OpSpec};
+use crate::parts::Parts;
 use crate::StreamId;
 
 use crate::model::shown;
