@@ -37,12 +37,14 @@
 //!   due, serve the waiting list (the sweep runs it too).
 //! - `init`, `claim`, `confirm`, `cancel`, `open`, `close`, `drop`, `order`,
 //!   `status`, `layout`, `seatmap`, `wait`, `leave`, `position`, `restore`,
-//!   `reapply`, `allocate`: one file per command (`reapply`: the heal's
-//!   re-application of a write an unplanned failover lost; `allocate`:
-//!   `ALLOCATE`, `RELEASE` and `ALLOCATIONS`).
+//!   `allocate`: one file per command (`allocate`: `ALLOCATE`, `RELEASE`
+//!   and `ALLOCATIONS`).
 //! - `holder`: `TICKET.HOLDER`, an order's lowest ticket.
 //! - `transfer`, `scan`: after the sale, a sold ticket changes hands (a
 //!   generation up) and is admitted at the door, once.
+//! - `reapply_after`: whether a lost transfer or scan may be written again.
+//! - `reapply`: `TICKET.REAPPLY`, the heal's re-application of a write an
+//!   unplanned failover lost.
 
 mod allocate;
 mod allocation;
@@ -65,6 +67,7 @@ mod open;
 mod order;
 mod position;
 pub mod reapply;
+mod reapply_after;
 pub mod restore;
 mod rules;
 mod scan;

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use protocol::record::{Op, Record, Tickets};
 
 use super::effects::Effects;
-use super::model::Clock;
+use super::model::{Clock, Meta};
 use super::rules::{scanned, transfer_until};
 use super::settle::prepare;
 use super::store::{Set, Store};
@@ -27,8 +27,30 @@ pub fn transfer<'a>(
     clock: Clock,
 ) -> Result<i64, TicketError> {
     let meta = prepare(store, out, event, clock)?;
-    let until = transfer_until(store, &meta)?;
-    if until > 0 && clock.now >= until {
+    let moved = checked(store, &meta, event, (from, to), asked, clock.now)?;
+    let count = moved.len() as i64;
+    let op = Op::Transfer {
+        user: Cow::Borrowed(from),
+        to: Box::from(to),
+        tickets: Tickets::from_sorted(moved),
+    };
+    out.append(store, Record { op, at: clock.now }, None, None);
+    Ok(count)
+}
+
+/// The tickets a transfer of `asked` (all by default) from `from` to `to`
+/// at `now` moves, or why it is refused (the refusals of [`transfer`]);
+/// `TICKET.REAPPLY` asks it of a lost transfer too.
+pub(super) fn checked(
+    store: &mut impl Store,
+    meta: &Meta,
+    event: &str,
+    (from, to): (&str, &str),
+    asked: Option<&[i64]>,
+    now: i64,
+) -> Result<Vec<i64>, TicketError> {
+    let until = transfer_until(store, meta)?;
+    if until > 0 && now >= until {
         return Err(TicketError::Closed(event.to_owned()));
     }
     let Some(mine) = store.holder(from)? else {
@@ -65,12 +87,5 @@ pub fn transfer<'a>(
             asked: asked_total,
         });
     }
-    let count = moved.len() as i64;
-    let op = Op::Transfer {
-        user: Cow::Borrowed(from),
-        to: Box::from(to),
-        tickets: Tickets::from_sorted(moved),
-    };
-    out.append(store, Record { op, at: clock.now }, None, None);
-    Ok(count)
+    Ok(moved)
 }
