@@ -23,3 +23,8 @@ ALTER TABLE ticket_scan
   ADD COLUMN live_gen INT GENERATED ALWAYS AS (IF(lost_in_failover = 0, gen, NULL)) STORED,
   DROP KEY uq_scan_participation,
   ADD UNIQUE KEY uq_scan_live (participation_id, live_gen);
+
+-- The event's transfer deadline (INIT ... TRANSFER_UNTIL, unix ms; NULL:
+-- none given, transfers stop at closes_at), so `rebuild` restores it.
+ALTER TABLE ticket_event
+  ADD COLUMN transfer_until BIGINT NULL;

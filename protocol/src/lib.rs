@@ -27,6 +27,7 @@ pub mod model;
 pub mod ops;
 pub mod record;
 pub mod restore;
+pub mod restore_after;
 pub mod seats;
 pub mod streamid;
 pub mod touch;

@@ -139,6 +139,7 @@ pub fn apply<U: AsRef<str>>(store: &mut impl Store, effect: &Effect<U>) {
         Effect::RestoreOrders(orders) => restore_orders(store, orders),
         Effect::RestoreFree(free) => restore_free(store, free),
         Effect::RestoreAllocation(allocation) => restore_allocation(store, allocation),
+        Effect::RestoreAfter(after) => restore_after(store, after),
         Effect::Wait { user, place } => {
             store.set_score(Set::Waiting, user.as_ref(), Some(*place));
             let drawn = matches!(store.meta(), Ok(Some(meta)) if meta.draw.is_some());
@@ -464,6 +465,24 @@ fn forget(store: &mut impl Store, tickets: &[i64]) {
         tickets
             .iter()
             .for_each(|t| store.set_after_field(hash, *t, None));
+    }
+}
+
+/// `restore-after`: the transfer deadline, the generations above 1 and
+/// the scans, as `INIT`, `TRANSFER` and `SCAN` write them.
+fn restore_after(store: &mut impl Store, after: &protocol::restore_after::AfterSale) {
+    if let Some(until) = after.transfer_until {
+        let until = until.to_string();
+        store.set_after_field(After::Gens, TRANSFER_UNTIL_FIELD, Some(&until));
+    }
+    for s in &after.tickets {
+        if s.gen > 1 {
+            store.set_after_field(After::Gens, s.ticket, Some(&s.gen.to_string()));
+        }
+        if let Some((at, gate)) = &s.scan {
+            let value = format!("{at} {} {}", s.gen, gate.as_deref().unwrap_or("-"));
+            store.set_after_field(After::Scans, s.ticket, Some(&value));
+        }
     }
 }
 

@@ -102,7 +102,7 @@ pub use order::order;
 pub use position::position;
 pub use reapply::reapply;
 pub use restore::{
-    restore_allocation, restore_begin, restore_commit, restore_free, restore_orders,
+    restore_after, restore_allocation, restore_begin, restore_commit, restore_free, restore_orders,
 };
 pub use scan::scan;
 pub use seatmap::seat_map;

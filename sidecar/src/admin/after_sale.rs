@@ -3,7 +3,8 @@
 //! Redis (`ticket:{E}:gens`, only generations above 1; `ticket:{E}:scans`)
 //! against MySQL's live participation rows (`gen`) and the scans not lost
 //! in a failover (`ticket_scan`). Owners need no check of their own: the
-//! users' live tickets are compared already.
+//! users' live tickets are compared already. [`restored`]: what `rebuild`
+//! puts back of it (`TICKET.RESTORE ... AFTER`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -11,6 +12,7 @@ use mysql::prelude::Queryable;
 use redis::ConnectionLike;
 
 use protocol::keys::after_key;
+use protocol::restore_after;
 
 /// Generations above 1 and admitting scans' generations, by ticket.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -59,6 +61,35 @@ pub fn mysql_side(my: &mut impl Queryable, event: &str) -> mysql::Result<AfterSa
     Ok(AfterSale {
         gens: gens.into_iter().collect(),
         scans: scans.into_iter().collect(),
+    })
+}
+
+/// What `rebuild` restores: the event's transfer deadline, and each live
+/// ticket with a generation above 1 or an admitting scan at its
+/// generation (not lost in a failover), ascending.
+pub fn restored(my: &mut impl Queryable, event: &str) -> mysql::Result<restore_after::AfterSale> {
+    let until: Option<Option<i64>> = my.exec_first(
+        "SELECT transfer_until FROM ticket_event WHERE event_id = ?",
+        (event,),
+    )?;
+    type Row = (i64, i64, Option<i64>, Option<String>);
+    let rows: Vec<Row> = my.exec(
+        "SELECT p.live_ticket, p.gen, CAST(ROUND(UNIX_TIMESTAMP(s.scanned_at) * 1000) AS SIGNED), s.gate \
+         FROM ticket_participation p LEFT JOIN ticket_scan s ON s.participation_id = p.id AND s.gen = p.gen AND s.lost_in_failover = 0 \
+         WHERE p.event_id = ? AND p.live_ticket IS NOT NULL AND (p.gen > 1 OR s.id IS NOT NULL) ORDER BY p.live_ticket",
+        (event,),
+    )?;
+    let tickets = rows
+        .into_iter()
+        .map(|(ticket, gen, at, gate)| restore_after::Sold {
+            ticket,
+            gen,
+            scan: at.map(|at| (at, gate)),
+        })
+        .collect();
+    Ok(restore_after::AfterSale {
+        transfer_until: until.flatten(),
+        tickets,
     })
 }
 
