@@ -726,6 +726,13 @@ fn transfers_scans_and_the_transfer_deadline_are_rebuilt() {
         msupport::int(&mut r, &["TICKET.TRANSFER", "ts", "a", "x"]),
         1
     );
+    // A partner's order of 4 and 5, one given away: fan counts 1 claimed.
+    msupport::int_array(&mut r, &["TICKET.ALLOCATE", "ts", "fan", "COUNT", "2"]);
+    claim(&mut r, "ts", "p", &["COUNT", "2", "FROM", "fan"]);
+    let moved = ["TICKET.TRANSFER", "ts", "p", "z", "TICKETS", "4"];
+    assert_eq!(msupport::int(&mut r, &moved), 1);
+    let fan = allocations(&mut r, "ts");
+    assert_eq!(fan, [("fan".to_string(), 0, 1, 0)]);
     msupport::ok(&mut r, &["TICKET.SCAN", "ts", "1", "2", "GATE", "north"]);
     msupport::ok(&mut r, &["TICKET.SCAN", "ts", "2", "1"]);
     wait_until(LONG, "MySQL has the scans", || {
@@ -739,7 +746,7 @@ fn transfers_scans_and_the_transfer_deadline_are_rebuilt() {
     let (code, out) = rebuild(&redis, &db, "ts", &[]);
     assert_eq!(code, Some(0), "{out}");
     assert!(
-        out.contains("1 tickets transferred (generation above 1), 2 scanned"),
+        out.contains("2 tickets transferred (generation above 1), 2 scanned"),
         "{out}"
     );
     let (code, out) = rebuild(&redis, &db, "ts", &["--apply"]);
@@ -759,6 +766,7 @@ fn transfers_scans_and_the_transfer_deadline_are_rebuilt() {
     assert_eq!(stored, Some(until), "the transfer deadline");
     // a scanned ticket stays where it is; x gives nothing scanned away
     msupport::expect_error(&mut r, &["TICKET.TRANSFER", "ts", "x", "y"], "USED");
+    assert_eq!(allocations(&mut r, "ts"), fan, "fan as it was");
     wait_until(LONG, "MySQL equals Redis", || {
         reconcile(&redis, &db, "ts").0 == Some(0)
     });

@@ -503,6 +503,7 @@ fn transfer(store: &mut impl Store, from: &str, to: &str, tickets: &Tickets) {
     let got = merged(theirs, moved);
     let extra = |n: usize| (n as i64 - 1).max(0);
     let delta = extra(kept.len()) + extra(got.len()) - extra(mine.len()) - extra(theirs.len());
+    transfer_marks(store, (from, to), (moved.len(), kept.len(), theirs.len()));
     let kept = (!kept.is_empty()).then(|| Tickets::from_sorted(kept));
     store.set_holder(from, kept.as_ref());
     store.set_holder(to, Some(&Tickets::from_sorted(got)));
@@ -517,6 +518,43 @@ fn transfer(store: &mut impl Store, from: &str, to: &str, tickets: &Tickets) {
         let next = gen.saturating_add(1).to_string();
         store.set_after_field(After::Gens, ticket, Some(&next));
     }
+}
+
+/// A transfer and the allocations (events with allocations only): the
+/// moved tickets are no longer their giver's allocation's (it counts
+/// them claimed no more; a giver left with nothing loses its mark), and a
+/// receiver's order from an allocation, now mixed, is no longer its
+/// either: a later cancel cannot count tickets off an allocation that
+/// never had them.
+fn transfer_marks(
+    store: &mut impl Store,
+    (from, to): (&str, &str),
+    (moved, kept, theirs): (usize, usize, usize),
+) {
+    if !matches!(store.meta(), Ok(Some(meta)) if meta.allocs.count > 0) {
+        return;
+    }
+    uncount(store, from, moved, kept == 0);
+    if theirs > 0 {
+        uncount(store, to, theirs, true);
+    }
+}
+
+/// `n` tickets of `user`'s order no longer counted by its allocation
+/// (if marked); with `unmark`, the order is not the allocation's any more.
+fn uncount(store: &mut impl Store, user: &str, n: usize, unmark: bool) {
+    let mark = alloc_user(user);
+    let Ok(Some(name)) = store.alloc_field(&mark) else {
+        return;
+    };
+    if unmark {
+        store.set_alloc_field(&mark, None);
+    }
+    let Ok(Some(mut allocation)) = store.allocation(&name) else {
+        return;
+    };
+    allocation.claimed -= n as i64;
+    write_allocation(store, &name, &allocation);
 }
 
 /// Free tickets back in public sale: into the pool, or free seats.

@@ -592,7 +592,8 @@ fn locked_snapshot(
 
 /// The event's live allocations, the users whose live orders came from
 /// one since it (re)started (an order of an ended allocation of the same
-/// name is not its), and (`seated`) its free allocated seats.
+/// name is not its; nor one holding a transferred ticket, which the module
+/// unmarks), and (`seated`) its free allocated seats.
 fn allocation_rows(
     my: &mut impl Queryable,
     event: &str,
@@ -605,7 +606,8 @@ fn allocation_rows(
     let users = my.exec(
         "SELECT DISTINCT p.user_id, p.allocation FROM ticket_participation p JOIN ticket_allocation a \
          ON a.event_id = p.event_id AND a.name = p.allocation AND a.released_at IS NULL \
-         WHERE p.event_id = ? AND p.live_ticket IS NOT NULL AND p.claimed_at >= a.created_at",
+         WHERE p.event_id = ? AND p.live_ticket IS NOT NULL AND p.claimed_at >= a.created_at \
+         AND NOT EXISTS (SELECT 1 FROM ticket_participation q WHERE q.event_id = p.event_id AND q.user_id = p.user_id AND q.live_ticket IS NOT NULL AND q.gen > 1)",
         (event,),
     )?;
     let seats = match seated {

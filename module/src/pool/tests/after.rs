@@ -80,3 +80,35 @@ fn a_lost_transfer_comes_back_when_the_giver_still_can_give() {
     // the new owner's credential is generation 2
     again(&mut s, scan(1, 2)).unwrap();
 }
+
+/// A transferred order from an allocation leaves it: the moved tickets
+/// are not counted claimed any more, a giver left with nothing loses its
+/// mark, a receiver's own allocation order (now mixed) is not its either;
+/// later cancels count nothing off.
+#[test]
+fn a_transfer_takes_its_tickets_out_of_the_allocations_count() {
+    use super::allocations::{allocate, from};
+    let mut s = checkout_event(20, 0, 4);
+    allocate(&mut s, "fan", 3, None, None, 1).unwrap();
+    allocate(&mut s, "vip", 1, None, None, 1).unwrap();
+    claim(&mut s, "e", "g", from("fan", None, Some(3), None), 2, 1).unwrap();
+    claim(&mut s, "e", "v", from("vip", None, None, None), 2, 1).unwrap();
+    let claimed = |s: &mut MemoryStore, name: &str| s.allocation(name).unwrap().unwrap().claimed;
+    let give = |s: &mut MemoryStore, users: (&'static str, &'static str), t: Vec<i64>| {
+        run(s, |s, out| {
+            c::transfer(s, out, "e", users, Some(&t), Clock::at(3))
+        })
+    };
+    give(&mut s, ("g", "x"), vec![1]).unwrap();
+    assert_eq!(claimed(&mut s, "fan"), 2);
+    give(&mut s, ("g", "v"), vec![2]).unwrap();
+    assert_eq!((claimed(&mut s, "fan"), claimed(&mut s, "vip")), (1, 0));
+    give(&mut s, ("g", "x"), vec![3]).unwrap();
+    assert_eq!(claimed(&mut s, "fan"), 0);
+    assert_eq!(s.alloc_field("u:g").unwrap(), None, "g holds nothing");
+    assert_eq!(s.alloc_field("u:v").unwrap(), None, "v's order is mixed");
+    for user in ["x", "v"] {
+        cancel(&mut s, "e", user, 4).unwrap();
+    }
+    assert_eq!((claimed(&mut s, "fan"), claimed(&mut s, "vip")), (0, 0));
+}
