@@ -31,6 +31,7 @@
 //! TICKET._APPLY <version> <E> restore-orders <user> <tickets> <until> [...]
 //! TICKET._APPLY <version> <E> restore-free   <n>|<a>-<b> [...]
 //! TICKET._APPLY <version> <E> restore-allocation <name> <free|-> <claimed> <release|-> [<user> ...]
+//! TICKET._APPLY <version> <E> restore-after <transfer_until|-> [<ticket> <gen> <scanned_at|-> <gate|->] ...
 //! TICKET._APPLY <version> <E> wait    <user> <place>
 //! TICKET._APPLY <version> <E> leave   <user>
 //! TICKET._APPLY <version> <E> answered <user> [<tickets>]
@@ -139,6 +140,8 @@ pub enum Effect<U = String> {
     RestoreFree(Vec<std::ops::RangeInclusive<i64>>),
     /// A restored allocation (not logged).
     RestoreAllocation(Allocation<U>),
+    /// Restored generations, scans and transfer deadline (not logged).
+    RestoreAfter(crate::restore_after::AfterSale),
     /// A promoted primary answered `user` (who holds `tickets`) without
     /// logging anything: noted until the heal is done (not logged).
     Answered { user: U, tickets: Option<Tickets> },
@@ -174,6 +177,7 @@ impl Effect<&str> {
             }
             Effect::RestoreFree(free) => Effect::RestoreFree(free.clone()),
             Effect::RestoreAllocation(a) => Effect::RestoreAllocation(a.owned()),
+            Effect::RestoreAfter(a) => Effect::RestoreAfter(a.clone()),
             Effect::Answered { user, tickets } => Effect::Answered {
                 user: (*user).to_owned(),
                 tickets: tickets.clone(),
@@ -223,6 +227,7 @@ impl<U: AsRef<str>> Effect<U> {
             }
             Effect::RestoreFree(free) => Effect::RestoreFree(free.clone()),
             Effect::RestoreAllocation(a) => Effect::RestoreAllocation(a.borrowed()),
+            Effect::RestoreAfter(a) => Effect::RestoreAfter(a.clone()),
             Effect::Answered { user, tickets } => Effect::Answered {
                 user: user.as_ref(),
                 tickets: tickets.clone(),
@@ -285,6 +290,10 @@ impl<U: AsRef<str>> Effect<U> {
             Effect::RestoreAllocation(allocation) => {
                 args.push(Value::Text("restore-allocation"));
                 args.extend(allocation.values());
+            }
+            Effect::RestoreAfter(after) => {
+                args.push(Value::Text("restore-after"));
+                args.extend(after.values());
             }
             Effect::Answered { user, tickets } => {
                 args.extend([Value::Text("answered"), Value::Text(user.as_ref())]);
@@ -412,6 +421,10 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Effect<&'a str>), BadEf
         ("restore-allocation", _) => {
             let allocation = restore::decode_allocation(rest).map(Effect::RestoreAllocation);
             return Ok((event, restored(allocation)?));
+        }
+        ("restore-after", _) => {
+            let after = crate::restore_after::decode(rest).map(Effect::RestoreAfter);
+            return Ok((event, restored(after)?));
         }
         _ => {}
     }
@@ -992,6 +1005,7 @@ mod tests {
             proptest::collection::vec(restore::tests::any_span(), 1..8)
                 .prop_map(Effect::RestoreFree),
             restore::tests::any_allocation().prop_map(Effect::RestoreAllocation),
+            crate::restore_after::tests::any_after().prop_map(Effect::RestoreAfter),
             (
                 "[A-Za-z0-9_.-]{1,32}",
                 proptest::option::of(any::<[u8; 32]>())
@@ -1005,7 +1019,7 @@ mod tests {
         #[test]
         fn every_effect_round_trips(effect in any_effect(), event in "[A-Za-z0-9_.:-]{1,64}") {
             let raw = wire(&effect.borrowed(), &event);
-            let restoring = matches!(effect, Effect::RestoreBegin(_) | Effect::RestoreOrders(_) | Effect::RestoreFree(_) | Effect::RestoreAllocation(_));
+            let restoring = matches!(effect, Effect::RestoreBegin(_) | Effect::RestoreOrders(_) | Effect::RestoreFree(_) | Effect::RestoreAllocation(_) | Effect::RestoreAfter(_));
             // A draw event's init and a seated claim from an allocation
             // (rare) spill into a Vec; the rest never do.
             let draw_init = matches!(&effect, Effect::Append { record: Record { op: Op::Init { draw: Some(_), .. } | Op::Init { layout: Some(_), .. }, .. }, .. });

@@ -28,6 +28,7 @@ pub mod ops;
 pub mod parts;
 pub mod record;
 pub mod restore;
+pub mod restore_after;
 pub mod seats;
 pub mod streamid;
 pub mod touch;

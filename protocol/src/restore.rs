@@ -9,6 +9,7 @@
 //! TICKET.RESTORE E ORDERS <user> <tickets> <until> [<user> <tickets> <until> ...]
 //! TICKET.RESTORE E ALLOCATION <name> <free tickets|-> <claimed> <release|-> [<user> ...]
 //! TICKET.RESTORE E FREE <n>|<a>-<b> [...]
+//! TICKET.RESTORE E AFTER <transfer_until|-> [<ticket> <gen> <scanned_at|-> <gate|->] ...
 //! TICKET.RESTORE E COMMIT
 //! ```
 //!
@@ -295,10 +296,15 @@ impl<U: AsRef<str>> Allocation<U> {
 /// One call of `TICKET.RESTORE`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step<U = String> {
-    Begin { begin: Begin, force: bool },
+    Begin {
+        begin: Begin,
+        force: bool,
+    },
     Orders(Vec<Order<U>>),
     Allocation(Allocation<U>),
     Free(Vec<RangeInclusive<i64>>),
+    /// Generations, scans and the transfer deadline (`restore_after`).
+    After(crate::restore_after::AfterSale),
     Commit,
 }
 
@@ -327,6 +333,10 @@ impl<U: AsRef<str>> Step<U> {
                 args.push(Value::Text("FREE"));
                 args.extend(free_values(free));
             }
+            Step::After(after) => {
+                args.push(Value::Text("AFTER"));
+                args.extend(after.values());
+            }
             Step::Commit => args.push(Value::Text("COMMIT")),
         }
         args
@@ -341,6 +351,7 @@ impl<U: AsRef<str>> Step<U> {
                 .iter()
                 .map(|r| (r.end() - r.start() + 1) as usize)
                 .sum(),
+            Step::After(after) => after.tickets.len(),
             Step::Begin { .. } | Step::Commit => 0,
         }
     }
@@ -355,7 +366,8 @@ pub fn free_values<'a>(free: &'a [RangeInclusive<i64>]) -> impl Iterator<Item = 
 pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Step<&'a str>), String> {
     let [event, step, rest @ ..] = args else {
         return Err(
-            "TICKET.RESTORE needs an event and BEGIN, ORDERS, ALLOCATION, FREE or COMMIT".into(),
+            "TICKET.RESTORE needs an event and BEGIN, ORDERS, ALLOCATION, FREE, AFTER or COMMIT"
+                .into(),
         );
     };
     let event = std::str::from_utf8(event)
@@ -372,6 +384,8 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Step<&'a str>), String>
         Step::Allocation(decode_allocation(rest)?)
     } else if is("FREE") {
         Step::Free(decode_free(rest)?)
+    } else if is("AFTER") {
+        Step::After(crate::restore_after::decode(rest)?)
     } else if is("COMMIT") {
         match rest {
             [] => Step::Commit,
@@ -379,7 +393,7 @@ pub fn decode<'a>(args: &[&'a [u8]]) -> Result<(&'a str, Step<&'a str>), String>
         }
     } else {
         return Err(format!(
-            "unknown step {} (expected BEGIN, ORDERS, ALLOCATION, FREE or COMMIT)",
+            "unknown step {} (expected BEGIN, ORDERS, ALLOCATION, FREE, AFTER or COMMIT)",
             shown(step)
         ));
     };
@@ -710,6 +724,7 @@ pub(crate) mod tests {
             Step::Orders(orders) => Step::Orders(orders.iter().map(Order::owned).collect()),
             Step::Allocation(a) => Step::Allocation(a.owned()),
             Step::Free(free) => Step::Free(free),
+            Step::After(after) => Step::After(after),
             Step::Commit => Step::Commit,
         };
         Ok((event.to_owned(), step))
@@ -724,6 +739,7 @@ pub(crate) mod tests {
             Step::Orders(orders) => Step::Orders(orders.iter().map(Order::borrowed).collect()),
             Step::Allocation(a) => Step::Allocation(a.borrowed()),
             Step::Free(free) => Step::Free(free.clone()),
+            Step::After(after) => Step::After(after.clone()),
             Step::Commit => Step::Commit,
         }
     }

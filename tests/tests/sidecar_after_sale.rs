@@ -193,3 +193,55 @@ fn resale_records_are_named_conflicts_and_the_drain_goes_on() {
         .unwrap();
     assert_eq!(live, Some(4), "{}", tail(&sc.log(), 40));
 }
+
+/// `reconcile` compares each sold ticket's generation and scan: clean
+/// after transfers and scans, then a drift on either side is named per
+/// ticket (exit 1).
+#[test]
+fn reconcile_names_each_ticket_whose_generation_or_scan_drifted() {
+    let server = RedisServer::start();
+    let db = fresh_database("sc_after_drift");
+    migrate(&db);
+    let c = &mut server.conn();
+    let sc = Sidecar::start(&server.url(), &db, &["--verify-interval", "3600"]);
+    ok(c, &["TICKET.INIT", "gig", "10"]);
+    sell(c, "gig", 4);
+    let moved: i64 = redis::cmd("TICKET.TRANSFER")
+        .arg(&["gig", "u1", "v1"])
+        .query(c)
+        .unwrap();
+    assert_eq!(moved, 1);
+    for (ticket, gen) in [("1", "2"), ("2", "1")] {
+        ok(c, &["TICKET.SCAN", "gig", ticket, gen, "GATE", "north"]);
+    }
+    wait_synced(c, &db, "gig", Duration::from_secs(60), &|| sc.log());
+    let (st, out) = sidecar_cmd(&server.url(), &db, &["reconcile"]);
+    assert!(st.success(), "{out}");
+
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+    my.query_drop(
+        "UPDATE ticket_participation SET gen = 3 WHERE event_id = 'gig' AND live_ticket = 1",
+    )
+    .unwrap();
+    my.query_drop(
+        "UPDATE ticket_scan SET lost_in_failover = 1 WHERE event_id = 'gig' AND ticket_number = 2",
+    )
+    .unwrap();
+    let _: i64 = redis::cmd("HSET")
+        .arg(key("gig", "scans"))
+        .arg(3)
+        .arg("5 1 -")
+        .query(c)
+        .unwrap();
+    let (st, out) = sidecar_cmd(&server.url(), &db, &["reconcile"]);
+    assert_eq!(st.code(), Some(1), "{out}");
+    for line in [
+        "gig: ticket 1 is generation 2 in Redis but 3 in MySQL",
+        "gig: ticket 1 is scanned at generation 2 in Redis but not scanned in MySQL",
+        "gig: ticket 2 is scanned at generation 1 in Redis but not scanned in MySQL",
+        "gig: ticket 3 is scanned at generation 1 in Redis but not scanned in MySQL",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    assert!(out.contains("DRIFT: 4 difference(s)"), "{out}");
+}

@@ -15,13 +15,7 @@ mod msupport;
 #[path = "support/sidecar.rs"]
 mod support;
 
-use failover::{acked, conflict_of, Failover};
-use mysql::prelude::Queryable;
-
-fn mysql_int(db: &str, sql: &str) -> i64 {
-    let mut c = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
-    c.query_first(sql).unwrap().unwrap_or(0)
-}
+use failover::{acked, conflict_of, mysql_int, Failover};
 
 #[test]
 fn lost_allocation_moves_are_undone_and_the_stock_put_back() {

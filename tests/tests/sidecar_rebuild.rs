@@ -46,6 +46,15 @@ fn sidecar(redis: &RedisServer, db: &str) -> (Sidecar, u16) {
     (sc, port)
 }
 
+/// A Redis server, a fresh migrated database `name` and the sidecar.
+fn servers(name: &str) -> (RedisServer, String, Sidecar, u16) {
+    let redis = RedisServer::start();
+    let db = fresh_database(name);
+    migrate(&db);
+    let (sc, port) = sidecar(&redis, &db);
+    (redis, db, sc, port)
+}
+
 /// `ticketgate-sidecar rebuild --event <event> <args>`.
 fn rebuild(redis: &RedisServer, db: &str, event: &str, args: &[&str]) -> (Option<i32>, String) {
     let mut all = vec!["rebuild", "--event", event];
@@ -201,11 +210,8 @@ fn flushall_then_naive_reinit_is_quarantined_and_rebuild_repairs_it() {
 
 #[test]
 fn restart_without_aof_is_lost_and_rebuild_restores_holds() {
-    let mut redis = RedisServer::start();
+    let (mut redis, db, sc, port) = servers("rb_lost");
     let mut r = redis.conn();
-    let db = fresh_database("rb_lost");
-    migrate(&db);
-    let (sc, port) = sidecar(&redis, &db);
     msupport::ok(
         &mut r,
         &["TICKET.INIT", "hb", "20", "HOLD", "600000", "LIMIT", "2"],
@@ -691,4 +697,77 @@ fn allocations_are_rebuilt_with_their_orders_and_release_times() {
     }
     let (code, out) = sidecar_cmd(&redis.url(), &db, &["audit-seats", "--event", "sa"]);
     assert_eq!(code.code(), Some(0), "{out}");
+}
+
+/// Issue 43: a rebuild puts back what happened after the sale: each
+/// transferred ticket's generation, each admitting scan (the door answers
+/// `USED` again, with its gate) and the event's `TRANSFER_UNTIL`.
+#[test]
+fn transfers_scans_and_the_transfer_deadline_are_rebuilt() {
+    let (mut redis, db, sc, port) = servers("rb_after");
+    let mut r = redis.conn();
+    let until = (now_ms() + 3_600_000).to_string();
+    msupport::ok(
+        &mut r,
+        &[
+            "TICKET.INIT",
+            "ts",
+            "20",
+            "LIMIT",
+            "4",
+            "TRANSFER_UNTIL",
+            &until,
+        ],
+    );
+    for user in ["a", "b", "c"] {
+        claim(&mut r, "ts", user, &[]);
+    }
+    assert_eq!(
+        msupport::int(&mut r, &["TICKET.TRANSFER", "ts", "a", "x"]),
+        1
+    );
+    // A partner's order of 4 and 5, one given away: fan counts 1 claimed.
+    msupport::int_array(&mut r, &["TICKET.ALLOCATE", "ts", "fan", "COUNT", "2"]);
+    claim(&mut r, "ts", "p", &["COUNT", "2", "FROM", "fan"]);
+    let moved = ["TICKET.TRANSFER", "ts", "p", "z", "TICKETS", "4"];
+    assert_eq!(msupport::int(&mut r, &moved), 1);
+    let fan = allocations(&mut r, "ts");
+    assert_eq!(fan, [("fan".to_string(), 0, 1, 0)]);
+    msupport::ok(&mut r, &["TICKET.SCAN", "ts", "1", "2", "GATE", "north"]);
+    msupport::ok(&mut r, &["TICKET.SCAN", "ts", "2", "1"]);
+    wait_until(LONG, "MySQL has the scans", || {
+        reconcile(&redis, &db, "ts").0 == Some(0)
+    });
+
+    redis.kill();
+    redis.start_again();
+    let mut r = redis.conn();
+    wait_quarantined(&sc, port, "ts");
+    let (code, out) = rebuild(&redis, &db, "ts", &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("2 tickets transferred (generation above 1), 2 scanned"),
+        "{out}"
+    );
+    let (code, out) = rebuild(&redis, &db, "ts", &["--apply"]);
+    assert_eq!(code, Some(0), "{out}");
+    wait_released(&sc, port, "ts");
+
+    let line = msupport::expect_error(&mut r, &["TICKET.SCAN", "ts", "1", "2"], "USED");
+    assert!(line.contains("north"), "{line}");
+    msupport::expect_error(&mut r, &["TICKET.SCAN", "ts", "1", "1"], "STALE");
+    msupport::expect_error(&mut r, &["TICKET.SCAN", "ts", "2", "1"], "USED");
+    msupport::ok(&mut r, &["TICKET.SCAN", "ts", "3", "1"]);
+    let stored: Option<String> = redis::cmd("HGET")
+        .arg(msupport::key("ts", "gens"))
+        .arg(0)
+        .query(&mut r)
+        .expect("HGET");
+    assert_eq!(stored, Some(until), "the transfer deadline");
+    // a scanned ticket stays where it is; x gives nothing scanned away
+    msupport::expect_error(&mut r, &["TICKET.TRANSFER", "ts", "x", "y"], "USED");
+    assert_eq!(allocations(&mut r, "ts"), fan, "fan as it was");
+    wait_until(LONG, "MySQL equals Redis", || {
+        reconcile(&redis, &db, "ts").0 == Some(0)
+    });
 }

@@ -7,6 +7,7 @@
 //! TICKET.RESTORE E ORDERS <user> <tickets> <until> [<user> <tickets> <until> ...]
 //! TICKET.RESTORE E ALLOCATION <name> <free tickets|-> <claimed> <release|-> [<user> ...]
 //! TICKET.RESTORE E FREE <n>|<a>-<b> [...]
+//! TICKET.RESTORE E AFTER <transfer_until|-> [<ticket> <gen> <scanned_at|-> <gate|->] ...
 //! TICKET.RESTORE E COMMIT
 //! ```
 //!
@@ -41,6 +42,11 @@
 //!   Reply: integer, numbers in the pool so far. Errors (`ERR`, nothing
 //!   changed): a number above `minted`, in the pool already, given twice.
 //!   A seated event takes no `FREE` (`ERR`): its seats in no order are free.
+//! * `AFTER`: the transfer deadline (`-`: none), then per sold ticket its
+//!   generation and admitting scan (unix ms and gate, `-` `-`: none),
+//!   tickets ascending, at most 5000. Reply: integer, the tickets given.
+//!   Errors (`ERR`, nothing changed): a value out of range (named), a
+//!   ticket above `total`.
 //! * `COMMIT`: once `orders` orders and every number up to `minted` (held or
 //!   free, each once) are restored, deletes the old log and starts a new one
 //!   whose first entry is `op restore event E incarnation I status S from
@@ -57,7 +63,7 @@
 //! DROP works. Past-deadline holds are restored as held; the sweep expires
 //! them after the commit. The waiting list is not restored. Every step is
 //! replicated as one `TICKET._APPLY` effect (`restore-begin`,
-//! `restore-orders`, `restore-allocation`, `restore-free`, and `restore`
+//! `restore-orders`, `restore-allocation`, `restore-free`, `restore-after`, and `restore`
 //! for the commit).
 
 use redis_module::{Context, RedisResult, RedisValue};
@@ -86,6 +92,9 @@ pub fn command(ctx: &Context, argv: Argv<'_>) -> RedisResult {
                 }
                 Step::Free(free) => {
                     RedisValue::Integer(pool::restore_free(store, out, event, free)?)
+                }
+                Step::After(after) => {
+                    RedisValue::Integer(pool::restore_after(store, out, event, after)?)
                 }
                 Step::Commit => {
                     let id = pool::restore_commit(store, out, event, clock.now)?;

@@ -140,6 +140,7 @@ pub fn apply<U: AsRef<str>>(store: &mut impl Store, effect: &Effect<U>) {
         Effect::RestoreOrders(orders) => restore_orders(store, orders),
         Effect::RestoreFree(free) => restore_free(store, free),
         Effect::RestoreAllocation(allocation) => restore_allocation(store, allocation),
+        Effect::RestoreAfter(after) => restore_after(store, after),
         Effect::Wait { user, place } => {
             store.set_score(Set::Waiting, user.as_ref(), Some(*place));
             let drawn = matches!(store.meta(), Ok(Some(meta)) if meta.draw.is_some());
@@ -485,6 +486,24 @@ fn forget(store: &mut impl Store, tickets: &[i64]) {
     }
 }
 
+/// `restore-after`: the transfer deadline, the generations above 1 and
+/// the scans, as `INIT`, `TRANSFER` and `SCAN` write them.
+fn restore_after(store: &mut impl Store, after: &protocol::restore_after::AfterSale) {
+    if let Some(until) = after.transfer_until {
+        let until = until.to_string();
+        store.set_after_field(After::Gens, TRANSFER_UNTIL_FIELD, Some(&until));
+    }
+    for s in &after.tickets {
+        if s.gen > 1 {
+            store.set_after_field(After::Gens, s.ticket, Some(&s.gen.to_string()));
+        }
+        if let Some((at, gate)) = &s.scan {
+            let value = format!("{at} {} {}", s.gen, gate.as_deref().unwrap_or("-"));
+            store.set_after_field(After::Scans, s.ticket, Some(&value));
+        }
+    }
+}
+
 /// `op=transfer`: `from`'s `tickets` go to `to`'s order (made when `to`
 /// has none), each one generation up. The order's count of extra
 /// tickets follows.
@@ -502,6 +521,7 @@ fn transfer(store: &mut impl Store, from: &str, to: &str, tickets: &Tickets) {
     let got = merged(theirs, moved);
     let extra = |n: usize| (n as i64 - 1).max(0);
     let delta = extra(kept.len()) + extra(got.len()) - extra(mine.len()) - extra(theirs.len());
+    transfer_marks(store, (from, to), (moved.len(), kept.len(), theirs.len()));
     let kept = (!kept.is_empty()).then(|| Tickets::from_sorted(kept));
     store.set_holder(from, kept.as_ref());
     store.set_holder(to, Some(&Tickets::from_sorted(got)));
@@ -516,6 +536,43 @@ fn transfer(store: &mut impl Store, from: &str, to: &str, tickets: &Tickets) {
         let next = gen.saturating_add(1).to_string();
         store.set_after_field(After::Gens, ticket, Some(&next));
     }
+}
+
+/// A transfer and the allocations (events with allocations only): the
+/// moved tickets are no longer their giver's allocation's (it counts
+/// them claimed no more; a giver left with nothing loses its mark), and a
+/// receiver's order from an allocation, now mixed, is no longer its
+/// either: a later cancel cannot count tickets off an allocation that
+/// never had them.
+fn transfer_marks(
+    store: &mut impl Store,
+    (from, to): (&str, &str),
+    (moved, kept, theirs): (usize, usize, usize),
+) {
+    if !matches!(store.meta(), Ok(Some(meta)) if meta.allocs.count > 0) {
+        return;
+    }
+    uncount(store, from, moved, kept == 0);
+    if theirs > 0 {
+        uncount(store, to, theirs, true);
+    }
+}
+
+/// `n` tickets of `user`'s order no longer counted by its allocation
+/// (if marked); with `unmark`, the order is not the allocation's any more.
+fn uncount(store: &mut impl Store, user: &str, n: usize, unmark: bool) {
+    let mark = alloc_user(user);
+    let Ok(Some(name)) = store.alloc_field(&mark) else {
+        return;
+    };
+    if unmark {
+        store.set_alloc_field(&mark, None);
+    }
+    let Ok(Some(mut allocation)) = store.allocation(&name) else {
+        return;
+    };
+    allocation.claimed -= n as i64;
+    write_allocation(store, &name, &allocation);
 }
 
 /// Free tickets back in public sale: into the pool, or free seats.

@@ -42,12 +42,14 @@
 //!   for listed tickets (a buyer's `op=resold`, `LISTED` refusals).
 //! - `init`, `claim`, `confirm`, `cancel`, `open`, `close`, `drop`, `order`,
 //!   `status`, `layout`, `seatmap`, `wait`, `leave`, `position`, `restore`,
-//!   `reapply`, `allocate`: one file per command (`reapply`: the heal's
-//!   re-application of a write an unplanned failover lost; `allocate`:
-//!   `ALLOCATE`, `RELEASE` and `ALLOCATIONS`).
+//!   `allocate`: one file per command (`allocate`: `ALLOCATE`, `RELEASE`
+//!   and `ALLOCATIONS`).
 //! - `holder`: `TICKET.HOLDER`, an order's lowest ticket.
 //! - `transfer`, `scan`: after the sale, a sold ticket changes hands (a
 //!   generation up) and is admitted at the door, once.
+//! - `reapply_after`: whether a lost transfer or scan may be written again.
+//! - `reapply`: `TICKET.REAPPLY`, the heal's re-application of a write an
+//!   unplanned failover lost.
 
 mod allocate;
 mod allocation;
@@ -72,6 +74,7 @@ mod open;
 mod order;
 mod position;
 pub mod reapply;
+mod reapply_after;
 mod resale;
 pub mod restore;
 mod rules;
@@ -108,7 +111,7 @@ pub use position::position;
 pub use reapply::reapply;
 pub use resale::{resell, unlist};
 pub use restore::{
-    restore_allocation, restore_begin, restore_commit, restore_free, restore_orders,
+    restore_after, restore_allocation, restore_begin, restore_commit, restore_free, restore_orders,
 };
 pub use scan::scan;
 pub use seatmap::seat_map;

@@ -18,7 +18,9 @@
 //! * `enter`: the draw is not made yet and the user neither waits nor
 //!   holds (the rank is computed again from the stored seed);
 //! * `leave`: the user is a draw's entrant still waiting;
-//! * `draw`: not drawn yet, and the record's seed is the stored one.
+//! * `draw`: not drawn yet, and the record's seed is the stored one;
+//! * `transfer`, `scan`: what the command itself would check
+//!   (`reapply_after`: sold, unscanned, the generation, the receiver).
 //!
 //! Before any of these, whatever the op: the new primary must not have
 //! answered the record's user, or about its tickets, without logging it
@@ -100,6 +102,13 @@ pub fn reapply<'a>(
             None
         }
         Op::Open | Op::Close => None,
+        Op::Transfer { .. } | Op::Scan { .. } => {
+            let why = super::reapply_after::refusal(store, &meta, event, (&record.op, record.at))?;
+            if let Some(why) = why {
+                return Err(changed(why));
+            }
+            None
+        }
         Op::Enter { .. } | Op::Leave { .. } | Op::Draw { .. } => {
             let record = draw_condition(store, &meta, record)?.map_err(changed)?;
             return Ok(out.append(store, record, None, None));
@@ -109,8 +118,6 @@ pub fn reapply<'a>(
         | Op::Restore { .. }
         | Op::Allocate { .. }
         | Op::Release { .. }
-        | Op::Transfer { .. }
-        | Op::Scan { .. }
         | Op::Resell { .. }
         | Op::Unlist { .. }
         | Op::Resold { .. } => {

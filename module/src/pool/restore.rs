@@ -10,7 +10,8 @@
 //! SEATS`) gets its layout at `BEGIN`, every seat free; its orders' seat
 //! ids are held or sold as they are restored, so its seat state derives
 //! from them and it takes no `FREE`. Every step is validated in full
-//! before its first write, so a refused step changes nothing.
+//! before its first write, so a refused step changes nothing. `AFTER`
+//! puts back generations, scans and the transfer deadline.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -25,7 +26,7 @@ use protocol::StreamId;
 use super::effects::Effects;
 use super::model::{Meta, Staging, Status};
 use super::rules::type_check_all;
-use super::store::{Part, Set, Store};
+use super::store::{After, Part, Set, Store};
 use crate::error::TicketError;
 
 /// The meta and staging fields of an event being restored (`NOTRESTORING`
@@ -210,6 +211,32 @@ pub fn restore_free(
     }
     out.apply(store, Effect::RestoreFree(free.to_vec()));
     store.len(Part::Pool)
+}
+
+/// `TICKET.RESTORE E AFTER`: restores generations, scans and the transfer
+/// deadline; returns how many tickets it carried. Refused, with nothing
+/// changed, for a ticket above `total` (the hashes' other checks are the
+/// decoder's; which tickets are sold is the snapshot's business, as
+/// MySQL's live rows say).
+pub fn restore_after(
+    store: &mut impl Store,
+    out: &mut Effects<'_>,
+    event: &str,
+    after: &protocol::restore_after::AfterSale,
+) -> Result<i64, TicketError> {
+    let (meta, _) = restoring(store, event)?;
+    if let Some(s) = after.tickets.iter().find(|s| s.ticket > meta.total) {
+        return Err(TicketError::Invalid(format!(
+            "TICKET.RESTORE AFTER: ticket {} is above total ({})",
+            s.ticket, meta.total
+        )));
+    }
+    // Both hashes read first: a key of another type refuses it unchanged.
+    for hash in [After::Gens, After::Scans] {
+        store.after_field(hash, 1)?;
+    }
+    out.apply(store, Effect::RestoreAfter(after.clone()));
+    Ok(after.tickets.len() as i64)
 }
 
 /// `TICKET.RESTORE E ALLOCATION`: restores one allocation; returns how

@@ -24,7 +24,24 @@ pub fn scan<'a>(
     clock: Clock,
 ) -> Result<(), TicketError> {
     let meta = prepare(store, out, event, clock)?;
-    if let Some(why) = unsold(store, &meta, ticket)? {
+    checked(store, &meta, (ticket, gen))?;
+    let op = Op::Scan {
+        ticket,
+        gen,
+        gate: gate.map(Box::from),
+    };
+    out.append(store, Record { op, at: clock.now }, None, None);
+    Ok(())
+}
+
+/// Whether `ticket` may be admitted at `gen` (the refusals of [`scan`]);
+/// `TICKET.REAPPLY` asks it of a lost scan too.
+pub(super) fn checked(
+    store: &mut impl Store,
+    meta: &Meta,
+    (ticket, gen): (i64, i64),
+) -> Result<(), TicketError> {
+    if let Some(why) = unsold(store, meta, ticket)? {
         return Err(TicketError::NotSold {
             ticket,
             why: why.to_owned(),
@@ -37,12 +54,6 @@ pub fn scan<'a>(
     if let Some((at, _, gate)) = scanned(store, ticket)? {
         return Err(TicketError::Used { ticket, at, gate });
     }
-    let op = Op::Scan {
-        ticket,
-        gen,
-        gate: gate.map(Box::from),
-    };
-    out.append(store, Record { op, at: clock.now }, None, None);
     Ok(())
 }
 

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use protocol::record::{Op, Record, Tickets};
 
 use super::effects::Effects;
-use super::model::Clock;
+use super::model::{Clock, Meta};
 use super::resale::{refuse_listed, sold_order};
 use super::rules::{scanned, transfers_open};
 use super::settle::prepare;
@@ -28,7 +28,29 @@ pub fn transfer<'a>(
     clock: Clock,
 ) -> Result<i64, TicketError> {
     let meta = prepare(store, out, event, clock)?;
-    transfers_open(store, event, &meta, clock.now)?;
+    let moved = checked(store, &meta, event, (from, to), asked, clock.now)?;
+    let count = moved.len() as i64;
+    let op = Op::Transfer {
+        user: Cow::Borrowed(from),
+        to: Box::from(to),
+        tickets: Tickets::from_sorted(moved),
+    };
+    out.append(store, Record { op, at: clock.now }, None, None);
+    Ok(count)
+}
+
+/// The tickets a transfer of `asked` (all by default) from `from` to `to`
+/// at `now` moves, or why it is refused (the refusals of [`transfer`]);
+/// `TICKET.REAPPLY` asks it of a lost transfer too.
+pub(super) fn checked(
+    store: &mut impl Store,
+    meta: &Meta,
+    event: &str,
+    (from, to): (&str, &str),
+    asked: Option<&[i64]>,
+    now: i64,
+) -> Result<Vec<i64>, TicketError> {
+    transfers_open(store, event, meta, now)?;
     let mine = sold_order(store, event, from)?;
     let not_sold = |ticket: i64, why: &str| TicketError::NotSold {
         ticket,
@@ -43,7 +65,7 @@ pub fn transfer<'a>(
             return Err(TicketError::Used { ticket, at, gate });
         }
     }
-    refuse_listed(store, &meta, from, &moved)?;
+    refuse_listed(store, meta, from, &moved)?;
     if store.score(Set::Holds, to)?.is_some() {
         return Err(not_sold(moved[0], "would join the receiver's held order"));
     }
@@ -56,12 +78,5 @@ pub fn transfer<'a>(
             asked: asked_total,
         });
     }
-    let count = moved.len() as i64;
-    let op = Op::Transfer {
-        user: Cow::Borrowed(from),
-        to: Box::from(to),
-        tickets: Tickets::from_sorted(moved),
-    };
-    out.append(store, Record { op, at: clock.now }, None, None);
-    Ok(count)
+    Ok(moved)
 }

@@ -9,6 +9,7 @@
 //! and the free numbers below it — and the snapshot becomes [`Step`]s:
 //! `TICKET.RESTORE E BEGIN`, `ORDERS` in chunks of at most N tickets (so
 //! Redis is never blocked long), one `ALLOCATION` each, `FREE` in chunks,
+//! `AFTER` (generations, scans, the transfer deadline) when MySQL has any,
 //! `COMMIT`.
 //!
 //! MySQL keeps a general-admission allocation's free stock as a count, not
@@ -47,6 +48,7 @@ use crate::model::time::datetime;
 use crate::model::{Conflict, Entry, Evidence, Live, Reason};
 use protocol::record::{default_offer, Checkout, Incarnation, Status, Tickets};
 use protocol::restore::{self, free_spans, Begin, Step, RESTORE_COMMAND};
+use protocol::restore_after::AfterSale;
 use protocol::StreamId;
 
 /// A restored order (user, tickets, deadline or 0 = sold).
@@ -100,6 +102,8 @@ pub struct Snapshot {
     pub orders: Vec<Order>,
     pub allocations: Vec<restore::Allocation>,
     pub free: Vec<RangeInclusive<i64>>,
+    /// Generations, scans and the transfer deadline (`AFTER`).
+    pub after: AfterSale,
 }
 
 impl Snapshot {
@@ -177,6 +181,7 @@ pub fn snapshot(
         orders,
         allocations,
         free,
+        after: AfterSale::default(),
     })
 }
 
@@ -291,14 +296,20 @@ fn order_of(user: String, l: Live) -> Result<Order, String> {
 
 /// The `TICKET.RESTORE` calls of `s`: chunks of at most `chunk` tickets.
 pub fn steps(s: &Snapshot, force: bool, chunk: usize) -> Vec<Step> {
-    restore::steps(
+    let mut all = restore::steps(
         s.begin.clone(),
         force,
         &s.orders,
         &s.allocations,
         &s.free,
         chunk,
-    )
+    );
+    // before COMMIT (the last step); none for an event without any, so an
+    // older module restores it as before
+    let commit = all.pop();
+    all.extend(s.after.chunks().into_iter().map(Step::After));
+    all.extend(commit);
+    all
 }
 
 /// `step` as a command line (`TICKET.RESTORE E ...`).
@@ -351,6 +362,15 @@ pub fn describe(event: &str, s: &Snapshot, now: &RedisNow) -> Vec<String> {
         out.push(format!(
             "  MySQL: allocation {}: {} free, {} claimed by {} orders, release {release}; restored locked (its key is not in MySQL: TICKET.ALLOCATE {event} {} [KEY k] sets it)",
             a.name, a.free.len(), a.claimed, a.users.len(), a.name
+        ));
+    }
+    let a = &s.after;
+    if a.transfer_until.is_some() || !a.tickets.is_empty() {
+        let moved = a.tickets.iter().filter(|t| t.gen > 1).count();
+        let scanned = a.tickets.iter().filter(|t| t.scan.is_some()).count();
+        let until = a.transfer_until.map_or("closes".into(), datetime);
+        out.push(format!(
+            "  MySQL: after the sale: {moved} tickets transferred (generation above 1), {scanned} scanned; transfers until {until}"
         ));
     }
     for o in s.orders.iter().filter(|o| o.until > 0).take(10) {
@@ -556,7 +576,9 @@ fn locked_snapshot(
     };
     let live = db::live_users(&mut tx, event)?;
     let allocs = allocation_rows(&mut tx, event, row.layout.is_some())?;
-    let snap = snapshot(&row, live, &allocs, from, fresh_incarnation);
+    let after = super::after_sale::restored(&mut tx, event)?;
+    let snap =
+        snapshot(&row, live, &allocs, from, fresh_incarnation).map(|s| Snapshot { after, ..s });
     if quarantine && snap.is_ok() && row.quarantine.is_none() {
         let why = Evidence {
             reason: Reason::Rebuilding,
@@ -570,7 +592,8 @@ fn locked_snapshot(
 
 /// The event's live allocations, the users whose live orders came from
 /// one since it (re)started (an order of an ended allocation of the same
-/// name is not its), and (`seated`) its free allocated seats.
+/// name is not its; nor one holding a transferred ticket, which the module
+/// unmarks), and (`seated`) its free allocated seats.
 fn allocation_rows(
     my: &mut impl Queryable,
     event: &str,
@@ -583,7 +606,8 @@ fn allocation_rows(
     let users = my.exec(
         "SELECT DISTINCT p.user_id, p.allocation FROM ticket_participation p JOIN ticket_allocation a \
          ON a.event_id = p.event_id AND a.name = p.allocation AND a.released_at IS NULL \
-         WHERE p.event_id = ? AND p.live_ticket IS NOT NULL AND p.claimed_at >= a.created_at",
+         WHERE p.event_id = ? AND p.live_ticket IS NOT NULL AND p.claimed_at >= a.created_at \
+         AND NOT EXISTS (SELECT 1 FROM ticket_participation q WHERE q.event_id = p.event_id AND q.user_id = p.user_id AND q.live_ticket IS NOT NULL AND q.gen > 1)",
         (event,),
     )?;
     let seats = match seated {

@@ -8,7 +8,9 @@
 //! with MySQL's held rows, when STATUS reports it), and prints every
 //! difference. With allocations, `STATUS allocated` and each allocation's
 //! free tickets and release time (`TICKET.ALLOCATIONS`) against MySQL's
-//! live `ticket_allocation` rows (read only when Redis has any). Entries still in the log (`unsynced`) are reported too: until
+//! live `ticket_allocation` rows (read only when Redis has any). Each
+//! sold ticket's generation and scan ([`super::after_sale`]) against
+//! MySQL's. Entries still in the log (`unsynced`) are reported too: until
 //! the sidecar has written them, the two sides legitimately differ. So do
 //! they while a due hold waits for the module's sweep (STATUS counts it
 //! free at once) or the log moves as they are read: with `--wait`, such an
@@ -34,6 +36,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use super::after_sale;
 use crate::io::mysql as db;
 use crate::io::redis::connect::Conn;
 use crate::io::redis::inspect::{
@@ -269,8 +272,10 @@ fn event_report(
         r.allocations = read_allocations(rc.as_dyn(), e).map_err(redis_err)?;
     }
     let m = mysql_event(my, e, r.as_ref())?;
+    let after = after_sale_lines(my, rc, e, (r.is_some(), m.is_some()))?;
     let log_moved = log_position(rc, e).map_err(redis_err)? != log_before;
-    let lines = diff(e, r.as_ref(), m.as_ref());
+    let mut lines = diff(e, r.as_ref(), m.as_ref());
+    lines.extend(after);
     let (Some(r), true) = (&r, lines.is_empty()) else {
         return Ok(Report {
             differences: lines.len(),
@@ -284,6 +289,22 @@ fn event_report(
         r.users.len(),
         r.remaining
     )))
+}
+
+/// The generations and scans that differ, when both sides have `e`.
+fn after_sale_lines(
+    my: &mut mysql::Conn,
+    rc: &mut Conn,
+    e: &str,
+    (in_redis, in_mysql): (bool, bool),
+) -> Result<Vec<String>, String> {
+    if !(in_redis && in_mysql) {
+        return Ok(Vec::new());
+    }
+    let r =
+        after_sale::redis_side(rc.as_dyn(), e).map_err(|err| format!("Redis, event {e}: {err}"))?;
+    let m = after_sale::mysql_side(my, e).map_err(|err| format!("MySQL, event {e}: {err}"))?;
+    Ok(after_sale::lines(e, &r, &m))
 }
 
 /// MySQL's view of `e` (`redis`: Redis's, which says whether it is seated).

@@ -10,6 +10,9 @@
 //! * scan: `scan_mismatch` when the ticket is not sold at that generation
 //!   or was scanned at it already;
 //! * resell, unlist, resold: `resale_unsupported` (not drained yet).
+//!
+//! A heal undoes a lost transfer or scan with [`undo_transfer`] and
+//! [`undo_scan`] (migration V12).
 
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
@@ -91,6 +94,14 @@ fn transfer(
         Some((order, _)) => order,
         None => Some(id.to_string()),
     };
+    // The owner rows first, while the rows still say what the heal's undo
+    // puts back (migration V12).
+    let owners = format!(
+        "INSERT INTO ticket_owner (event_id, ticket_number, gen, user_id, from_user, since_stream_id, at, prior_order_id, prior_stream_id) \
+         SELECT event_id, ticket_number, gen + 1, ?, user_id, ?, ?, order_id, stream_id FROM ticket_participation WHERE {rows}"
+    );
+    let head: Vec<Value> = vec![to.into(), id.to_string().into(), datetime(at).into()];
+    tx.exec_drop(owners, [head, key.clone()].concat())?;
     let set = "SET user_id = ?, order_id = ?, order_lead = 0, gen = gen + 1, stream_id = ?";
     let values: Vec<Value> = vec![to.into(), target.into(), id.to_string().into()];
     tx.exec_drop(
@@ -99,21 +110,6 @@ fn transfer(
     )?;
     regroup(tx, event, from)?;
     regroup(tx, event, to)?;
-    let owners = format!(
-        "INSERT INTO ticket_owner (event_id, ticket_number, gen, user_id, from_user, since_stream_id, at) \
-         SELECT event_id, ticket_number, gen, user_id, ?, ?, ? FROM ticket_participation \
-         WHERE event_id = ? AND user_id = ? AND live_ticket IN ({})",
-        marks(tickets.len())
-    );
-    let mut params: Vec<Value> = vec![
-        from.into(),
-        id.to_string().into(),
-        datetime(at).into(),
-        event.into(),
-        to.into(),
-    ];
-    params.extend(tickets.iter().map(|t| Value::from(*t)));
-    tx.exec_drop(owners, params)?;
     Ok(Ok(()))
 }
 
@@ -155,7 +151,7 @@ fn scan(
         return Ok(Err(("scan_mismatch", why)));
     };
     let seen: Option<i64> = tx.exec_first(
-        "SELECT COUNT(*) FROM ticket_scan WHERE participation_id = ? AND gen = ?",
+        "SELECT COUNT(*) FROM ticket_scan WHERE participation_id = ? AND gen = ? AND lost_in_failover = 0",
         (row, gen),
     )?;
     if seen.unwrap_or(0) > 0 {
@@ -167,4 +163,39 @@ fn scan(
         (event, ticket, gen, gate, row, datetime(at), id.to_string()),
     )?;
     Ok(Ok(()))
+}
+
+/// A heal's undo of lost transfer `id` from `from` to `to` (newest first,
+/// so its rows are as it left them): each moved row back to the giver, a
+/// generation down, with the order and stream id its owner row kept; the
+/// owner rows marked lost (history, never deleted).
+pub fn undo_transfer(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    id: StreamId,
+    (from, to): (&str, &str),
+) -> mysql::Result<()> {
+    let id = id.to_string();
+    tx.exec_drop(
+        "UPDATE ticket_participation p JOIN ticket_owner o ON o.event_id = p.event_id AND o.ticket_number = p.live_ticket AND o.user_id = p.user_id AND o.gen = p.gen \
+         SET p.user_id = o.from_user, p.order_id = COALESCE(o.prior_order_id, p.order_id), p.stream_id = COALESCE(o.prior_stream_id, p.stream_id), p.gen = p.gen - 1, p.order_lead = 0 \
+         WHERE p.event_id = ? AND o.since_stream_id = ? AND o.lost_in_failover = 0",
+        (event, &id),
+    )?;
+    tx.exec_drop(
+        "UPDATE ticket_owner SET lost_in_failover = 1 WHERE event_id = ? AND since_stream_id = ? AND lost_in_failover = 0",
+        (event, &id),
+    )?;
+    regroup(tx, event, from)?;
+    regroup(tx, event, to)
+}
+
+/// A heal's undo of lost scan `id`: its row marked lost (history), so the
+/// ticket may be admitted again at that generation (a re-applied scan
+/// comes back as its own entry).
+pub fn undo_scan(tx: &mut Transaction<'_>, event: &str, id: StreamId) -> mysql::Result<()> {
+    tx.exec_drop(
+        "UPDATE ticket_scan SET lost_in_failover = 1 WHERE event_id = ? AND stream_id = ? AND lost_in_failover = 0",
+        (event, id.to_string()),
+    )
 }

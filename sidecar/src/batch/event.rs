@@ -39,6 +39,8 @@ pub struct Init {
     pub layout: Option<String>,
     /// Unix ms of the entry.
     pub at: i64,
+    /// `TRANSFER_UNTIL` (unix ms), when given.
+    pub transfer_until: Option<i64>,
 }
 
 impl Init {
@@ -46,7 +48,7 @@ impl Init {
     pub fn of(id: StreamId, rec: &Record) -> Option<Init> {
         match &rec.op {
             Op::Init {
-                transfer_until: _,
+                transfer_until,
                 total,
                 opens_at,
                 closes_at,
@@ -64,6 +66,7 @@ impl Init {
                 draw: draw.map(|d| DrawTerms { seed: None, ..d }),
                 layout: layout.clone(),
                 at: rec.at,
+                transfer_until: *transfer_until,
             }),
             _ => None,
         }
@@ -163,7 +166,7 @@ fn insert_seats(event: &str, layout: &Layout) -> Vec<(String, Vec<Value>)> {
 /// The INSERT of an init's event row, with its parameters.
 fn insert_event(event: &str, i: &Init) -> (&'static str, Vec<Value>) {
     let at = datetime(i.at);
-    let sql = "INSERT INTO ticket_event (event_id, total, status, opens_at, closes_at, incarnation, hold_ms, ticket_limit, offer_ms, draw_commitment, draw_admit, seat_layout, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    let sql = "INSERT INTO ticket_event (event_id, total, status, opens_at, closes_at, incarnation, hold_ms, ticket_limit, offer_ms, draw_commitment, draw_admit, seat_layout, transfer_until, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     let params = vec![
         event.into(),
         i.total.into(),
@@ -177,6 +180,7 @@ fn insert_event(event: &str, i: &Init) -> (&'static str, Vec<Value>) {
         i.draw.map(|d| hex(&d.commitment)).into(),
         i.draw.and_then(|d| d.admit).into(),
         i.layout.clone().into(),
+        i.transfer_until.into(),
         at.clone().into(),
         at.into(),
     ];

@@ -164,6 +164,12 @@ impl Failover {
     }
 }
 
+/// One integer MySQL answers `sql` with (0 for none).
+pub fn mysql_int(db: &str, sql: &str) -> i64 {
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
+    c.query_first(sql).unwrap().unwrap_or(0)
+}
+
 /// (tickets, "held"/"sold") of `user` in Redis.
 pub fn order(c: &mut Connection, user: &str) -> Option<(Vec<i64>, String)> {
     msupport::order(c, "e", user).map(|(t, state, _)| (t, state))

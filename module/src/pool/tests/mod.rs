@@ -3,6 +3,7 @@
 //! [`Effects`], then the commit step) with plain `now` times, so the tests
 //! read like the commands. The tests live in one file per topic.
 
+mod after;
 mod allocations;
 mod checkout;
 mod claims;

@@ -108,6 +108,8 @@ fn restore_with(
                 restore_free(s, "e", &free)?;
             }
             protocol::restore::Step::Commit => id = restore_commit(s, "e", now),
+            // (`steps` makes none: rebuild adds them)
+            protocol::restore::Step::After(_) => {}
         }
     }
     id
@@ -546,4 +548,48 @@ fn bad_allocation_steps_are_refused_and_change_nothing() {
     // Every number accounted for: held 1 and 4, allocated 2 and 3.
     restore_commit(&mut r, "e", 9).unwrap();
     assert_eq!(report(&mut r, "e", Some(9)).unwrap().allocated, 2);
+}
+
+/// `AFTER` puts back the transfer deadline, generations above 1 and scans
+/// as the commands write them; a ticket above `total` is refused unchanged.
+#[test]
+fn after_restores_generations_scans_and_the_deadline() {
+    use super::super::store::After;
+    use protocol::restore_after::{AfterSale, Sold};
+    let old = sold_and_held();
+    let (begin, orders, free) = snapshot_of(&old, StreamId::new(1, 0));
+    let sold = orders
+        .iter()
+        .find(|o| o.until == 0)
+        .unwrap()
+        .tickets
+        .lowest();
+    let mut s = MemoryStore::default();
+    restore_begin(&mut s, "e", &begin, true).unwrap();
+    let borrowed: Vec<Order<&str>> = orders.iter().map(Order::borrowed).collect();
+    restore_orders(&mut s, "e", &borrowed).unwrap();
+    restore_free(&mut s, "e", &free).unwrap();
+    let mut after = AfterSale {
+        transfer_until: Some(77),
+        tickets: vec![Sold {
+            ticket: 40,
+            gen: 2,
+            scan: None,
+        }],
+    };
+    let bad = run(&mut s, |s, out| r::restore_after(s, out, "e", &after));
+    assert!(bad.unwrap_err().to_string().contains("above total"));
+    assert_eq!(s.after_field(After::Gens, 0).unwrap(), None, "unchanged");
+    after.tickets = vec![Sold {
+        ticket: sold,
+        gen: 3,
+        scan: Some((9, Some("north".into()))),
+    }];
+    let n = run(&mut s, |s, out| r::restore_after(s, out, "e", &after));
+    assert_eq!(n.unwrap(), 1);
+    restore_commit(&mut s, "e", 100).unwrap();
+    let mut field = |hash, t| s.after_field(hash, t).unwrap();
+    assert_eq!(field(After::Gens, 0).as_deref(), Some("77"));
+    assert_eq!(field(After::Gens, sold).as_deref(), Some("3"));
+    assert_eq!(field(After::Scans, sold).as_deref(), Some("9 3 north"));
 }

@@ -25,6 +25,7 @@ use redis::ConnectionLike;
 use super::entry;
 use super::journal;
 use super::planner::{self, Fate, Logged, Touch, Undo};
+use crate::batch::after;
 use crate::batch::allocation::{self, Move};
 use crate::batch::order::{recount_categories, ChangeKind};
 use crate::batch::write_entries;
@@ -399,7 +400,10 @@ fn report_fates(
             Fate::Reapplied { .. } => report.reapplied += 1,
             Fate::Undo(why) => {
                 let detail = undone_detail(l, why, after);
-                let c = Conflict::about(&entry_of(l), "lost_in_failover", detail);
+                let mut c = Conflict::about(&entry_of(l), "lost_in_failover", detail);
+                if let Some(r) = &l.rec {
+                    name_after_sale(&mut c, &r.op);
+                }
                 match l.rec.as_ref().map(|r| &r.op) {
                     Some(Op::Expire { .. } | Op::Offer { .. } | Op::Draw { .. }) => {
                         report.undone_quietly.push(c)
@@ -546,31 +550,52 @@ fn undone_detail(l: &Logged, why: &str, after: &[Entry]) -> String {
         true => String::new(),
         false => format!("; since on the new primary: {}", since.join(", ")),
     };
-    let what = match (rec.op.order(), rec.op.user()) {
-        (Some((u, t, _)), _) => {
-            format!("{} of ticket(s) {} by user {u:?}", rec.op.name(), t.value())
-        }
-        // an entrant's enter or leave
-        (None, Some(u)) => format!("{} of user {u:?}", rec.op.name()),
-        (None, None) => match &rec.op {
-            Op::Allocate { name, tickets, .. } => {
-                format!(
-                    "allocate of ticket(s) {} to allocation {name:?}",
-                    tickets.value()
-                )
-            }
-            Op::Release { name, tickets } => format!(
-                "release of ticket(s) {} of allocation {name:?}",
-                tickets
-                    .as_ref()
-                    .map_or("(none)".into(), |t| t.value().to_string())
-            ),
-            op => op.name().to_owned(),
-        },
-    };
+    let what = described(&rec.op);
     format!(
         "{what} was applied to MySQL, then lost in an unplanned failover and could not be re-applied ({why}): undone in MySQL{now}"
     )
+}
+
+/// What a lost write was, in words.
+fn described(op: &Op) -> String {
+    match (op.order(), op.user(), op) {
+        (Some((u, t, _)), _, _) => {
+            format!("{} of ticket(s) {} by user {u:?}", op.name(), t.value())
+        }
+        (None, _, Op::Transfer { user, to, tickets }) => format!(
+            "transfer of ticket(s) {} from user {user:?} to user {to:?}",
+            tickets.value()
+        ),
+        (None, _, Op::Scan { ticket, gen, .. }) => {
+            format!("scan of ticket {ticket} at generation {gen}")
+        }
+        // an entrant's enter or leave
+        (None, Some(u), _) => format!("{} of user {u:?}", op.name()),
+        (None, None, Op::Allocate { name, tickets, .. }) => format!(
+            "allocate of ticket(s) {} to allocation {name:?}",
+            tickets.value()
+        ),
+        (None, None, Op::Release { name, tickets }) => format!(
+            "release of ticket(s) {} of allocation {name:?}",
+            tickets
+                .as_ref()
+                .map_or("(none)".into(), |t| t.value().to_string())
+        ),
+        (_, _, op) => op.name().to_owned(),
+    }
+}
+
+/// A transfer's conflict names its giver and lowest ticket, a scan's its
+/// ticket (the entry's order names neither).
+fn name_after_sale(c: &mut Conflict, op: &Op) {
+    match op {
+        Op::Transfer { user, tickets, .. } => {
+            c.user = Some(user.clone());
+            c.ticket = Some(tickets.lowest());
+        }
+        Op::Scan { ticket, .. } => c.ticket = Some(*ticket),
+        _ => {}
+    }
 }
 
 /// Reverts one lost write in MySQL.
@@ -596,6 +621,10 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
             None => Ok(()),
         },
         Undo::Step { step } => lost_step(tx, event, *step),
+        Undo::Transfer { transfer, from, to } => {
+            after::undo_transfer(tx, event, *transfer, (from, to))
+        }
+        Undo::Scan { scan } => after::undo_scan(tx, event, *scan),
         Undo::Draw { draw } => {
             tx.exec_drop(
                 "UPDATE ticket_event SET draw_seed = NULL, drawn_at = NULL, draw_stream_id = NULL WHERE event_id = ? AND draw_stream_id = ?",

@@ -13,7 +13,8 @@
 //!    very content: a heal that crashed after `TICKET.REAPPLY`), or is
 //!    tried again in Redis when no new entry after D and no undone lost
 //!    write touched its user, its tickets (or, for open/close and a draw,
-//!    the status; an entrant's enter or leave touches its user), or must
+//!    the status; an entrant's enter or leave touches its user; a transfer
+//!    both its users and its tickets, a scan its ticket), or must
 //!    be undone. An entry that moved allocated stock (an allocate, a
 //!    release, a claim, hold, expiry or cancel `FROM` an allocation) is
 //!    always undone: `TICKET.REAPPLY` does not take it. `init`, `drop`
@@ -143,10 +144,13 @@ fn fate_of(
     let Some(r) = &l.rec else {
         return Fate::NoEffect;
     };
-    if matches!(r.op, Op::Transfer { .. } | Op::Scan { .. }) {
-        // Not re-applied nor undone yet: the event is quarantined for an
-        // operator (issue 43 leaves the undo to come).
-        return Fate::Unhealable(format!("op={} {} was lost", r.op.name(), l.id));
+    if matches!(
+        r.op,
+        Op::Resell { .. } | Op::Unlist { .. } | Op::Resold { .. }
+    ) {
+        // The drain records resale as a `resale_unsupported` conflict:
+        // MySQL changed nothing to undo, and the module never re-applies it.
+        return Fate::NoEffect;
     }
     if r.op.from().is_some() || matches!(r.op, Op::Allocate { .. } | Op::Release { .. }) {
         // A box office's move or a partner's order: rare, and its
@@ -202,6 +206,15 @@ pub enum Undo {
     /// A draw event's enter or leave: its `ticket_draw_step` row is marked
     /// lost (history; a re-applied one comes back as a new entry).
     Step { step: StreamId },
+    /// A transfer: its rows back to the giver a generation down, its
+    /// `ticket_owner` rows marked lost.
+    Transfer {
+        transfer: StreamId,
+        from: String,
+        to: String,
+    },
+    /// A scan: its `ticket_scan` row marked lost.
+    Scan { scan: StreamId },
     /// A draw: the event is not drawn any more (seed, drawn_at cleared),
     /// its step row is marked lost; the new primary's draw (the same seed,
     /// kept from the init) comes back as a new entry.
@@ -250,6 +263,12 @@ pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) ->
             },
             Op::Enter { .. } | Op::Leave { .. } => Undo::Step { step: l.id },
             Op::Draw { .. } => Undo::Draw { draw: l.id },
+            Op::Transfer { user, to, .. } => Undo::Transfer {
+                transfer: l.id,
+                from: user.clone(),
+                to: to.to_string(),
+            },
+            Op::Scan { .. } => Undo::Scan { scan: l.id },
             op => match (ChangeKind::of(op), op.order()) {
                 (Some(kind), Some((user, tickets, _))) => {
                     let earlier = journal_before.iter().chain(&lost[..i]);

@@ -311,8 +311,8 @@ impl Mysql {
     /// The SQL of `loss::heal::executor`, on the model.
     fn undo(&mut self, step: &Undo) {
         match step {
-            // (the model's histories have no allocations)
-            Undo::Move { .. } => {}
+            // (the model's histories have no allocations, transfers, scans)
+            Undo::Move { .. } | Undo::Transfer { .. } | Undo::Scan { .. } => {}
             Undo::Order { order, .. } => {
                 let mut n = 0;
                 for w in self
@@ -825,5 +825,81 @@ fn a_claim_of_released_tickets_follows_the_undone_release() {
     assert!(
         matches!(&fates[1], Fate::Undo(why) if why.contains("1-0")),
         "{fates:?}"
+    );
+}
+
+/// A lost transfer and scan are tried again when nothing since touched
+/// them (no quarantine), undone in MySQL first either way (their entries
+/// come back as the new primary's); a scan of a ticket the new primary
+/// moved since, or following an undone transfer, is undone.
+#[test]
+fn lost_transfers_and_scans_are_tried_or_undone() {
+    let at = |ms| StreamId::new(ms, 0);
+    let transfer = |from: &str, to: &str, t: i64| Record {
+        op: Op::Transfer {
+            user: from.into(),
+            to: to.into(),
+            tickets: Tickets::One(t),
+        },
+        at: 1,
+    };
+    let scan = |ticket, gen| Record {
+        op: Op::Scan {
+            ticket,
+            gen,
+            gate: None,
+        },
+        at: 1,
+    };
+    let lost = [
+        logged(at(1), transfer("a", "b", 1)),
+        logged(at(2), scan(1, 2)),
+        logged(at(3), scan(4, 1)),
+        logged(at(4), transfer("c", "d", 5)),
+        logged(at(5), scan(5, 2)),
+    ];
+    // the new primary moved ticket 4 (to e): the scan of 4 is undone, and
+    // the claim by d undoes the transfer to d and the scan that follows
+    let new = [
+        logged(at(9), transfer("x", "e", 4)),
+        logged(
+            at(10),
+            Record {
+                op: Op::Claim {
+                    from: None,
+                    pick: None,
+                    user: "d".into(),
+                    tickets: Tickets::One(3),
+                },
+                at: 2,
+            },
+        ),
+    ];
+    let fates = decide(&lost, &new);
+    assert_eq!(fates[..2], [Fate::Try, Fate::Try]);
+    for (i, why) in [(2, "ticket 4"), (3, "user \"d\""), (4, "4-0")] {
+        assert!(
+            matches!(&fates[i], Fate::Undo(w) if w.contains(why)),
+            "{i}: {fates:?}"
+        );
+    }
+    let steps = undo_steps(&lost, &fates, &[]);
+    assert_eq!(
+        steps,
+        vec![
+            Undo::Scan { scan: at(5) },
+            Undo::Transfer {
+                transfer: at(4),
+                from: "c".into(),
+                to: "d".into()
+            },
+            Undo::Scan { scan: at(3) },
+            Undo::Scan { scan: at(2) },
+            Undo::Transfer {
+                transfer: at(1),
+                from: "a".into(),
+                to: "b".into()
+            },
+        ]
     );
 }

@@ -1,0 +1,45 @@
+//! `TICKET.REAPPLY`'s condition for a lost `transfer` or `scan`
+//! (docs/design.md "After the sale" and "Unplanned failover"): the very
+//! checks the command makes, on the new primary's state.
+//!
+//! * `scan`: the ticket is sold at the record's generation and not scanned
+//!   (an admitted person was admitted: the credential answers `USED` again);
+//! * `transfer`: the giver still holds exactly-sold, unscanned those
+//!   tickets, the receiver holds no held order and stays within `LIMIT`,
+//!   and the record's time is before the event's transfer deadline.
+//!
+//! The generation a lost transfer found needs no check of its own: the
+//! heal tries it only when nothing since touched its tickets or users.
+
+use protocol::record::Op;
+
+use super::model::Meta;
+use super::store::Store;
+use super::{scan, transfer};
+use crate::error::TicketError;
+
+/// Why the lost `op` logged at `at` may not be written again now (None:
+/// it may); an error only for a corrupt event. Any other op: None.
+pub(super) fn refusal<U: AsRef<str>>(
+    store: &mut impl Store,
+    meta: &Meta,
+    event: &str,
+    (op, at): (&Op<U>, i64),
+) -> Result<Option<String>, TicketError> {
+    let checked = match op {
+        Op::Scan { ticket, gen, .. } => scan::checked(store, meta, (*ticket, *gen)),
+        Op::Transfer { user, to, tickets } => {
+            let users = (user.as_ref(), &**to);
+            transfer::checked(store, meta, event, users, Some(tickets.as_slice()), at).map(drop)
+        }
+        _ => Ok(()),
+    };
+    match checked {
+        Ok(()) => Ok(None),
+        Err(e @ (TicketError::Corrupt(_) | TicketError::Internal(_))) => Err(e),
+        Err(refused) => Ok(Some(format!(
+            "{} would be refused now: {refused}",
+            op.name()
+        ))),
+    }
+}

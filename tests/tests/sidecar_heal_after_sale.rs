@@ -1,0 +1,195 @@
+//! End-to-end (issue 43): an unplanned failover around transfers and
+//! entry scans. What `WAIT 1` acknowledged survives as it was answered
+//! (the door answers `USED`, the new owner holds the tickets); a lost,
+//! unacknowledged transfer or scan MySQL applied is re-applied on the new
+//! primary when nothing since touched it, else undone in MySQL (the owner
+//! and scan rows kept as history, marked lost) with a `lost_in_failover`
+//! conflict; never a quarantine. MySQL == Redis, `reconcile` clean, the
+//! strict replica and an AOF reload agree.
+
+#[path = "support/failover.rs"]
+mod failover;
+#[path = "support/module.rs"]
+mod msupport;
+#[path = "support/sidecar.rs"]
+mod support;
+
+use failover::{acked, mysql_int, order, Failover};
+use msupport::expect_error;
+use mysql::prelude::Queryable;
+
+/// MySQL's live owners: (ticket, user, gen) of every live row.
+fn owners(db: &str) -> Vec<(i64, String, i64)> {
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
+    c.query("SELECT live_ticket, user_id, gen FROM ticket_participation WHERE event_id = 'e' AND live_ticket IS NOT NULL ORDER BY live_ticket")
+        .unwrap()
+}
+
+/// MySQL's scans not lost: (ticket, gen).
+fn scans(db: &str) -> Vec<(i64, i64)> {
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
+    c.query("SELECT ticket_number, gen FROM ticket_scan WHERE event_id = 'e' AND lost_in_failover = 0 ORDER BY ticket_number")
+        .unwrap()
+}
+
+/// How many rows of `table` (`ticket_owner`, `ticket_scan`) a heal
+/// marked lost.
+fn lost(db: &str, table: &str) -> i64 {
+    let sql = format!("SELECT COUNT(*) FROM {table} WHERE event_id = 'e' AND lost_in_failover = 1");
+    mysql_int(db, &sql)
+}
+
+/// `owners` as expected: (ticket, user, gen).
+fn owned(rows: &[(i64, &str, i64)]) -> Vec<(i64, String, i64)> {
+    rows.iter()
+        .map(|(t, u, g)| (*t, u.to_string(), *g))
+        .collect()
+}
+
+fn sold(c: &mut redis::Connection, user: &str) -> Vec<i64> {
+    match order(c, user) {
+        Some((tickets, state)) if state == "sold" => tickets,
+        other => panic!("{user}: {other:?}"),
+    }
+}
+
+#[test]
+fn a_failover_right_after_acknowledged_scans_and_transfers_takes_none_back() {
+    let mut f = Failover::start(
+        "heal_after_acked",
+        &["TICKET.INIT", "e", "50", "LIMIT", "4"],
+    );
+    let mut p = f.conn();
+    // (one ticket per order: the failover support compares holders so)
+    for user in ["a", "b", "c", "d", "g"] {
+        let _: i64 = acked(&mut p, &["TICKET.CLAIM", "e", user], 1);
+    }
+    // Acknowledged: a's 1 to x, b's 2 to y; 1 and 2 (gen 2) and 3
+    // admitted.
+    for (from, to) in [("a", "x"), ("b", "y")] {
+        let moved: i64 = acked(&mut p, &["TICKET.TRANSFER", "e", from, to], 1);
+        assert_eq!(moved, 1);
+    }
+    for (ticket, gen) in [("1", "2"), ("2", "2"), ("3", "1")] {
+        let ok: String = acked(
+            &mut p,
+            &["TICKET.SCAN", "e", ticket, gen, "GATE", "north"],
+            1,
+        );
+        assert_eq!(ok, "OK");
+    }
+    // Right after: the replica is cut off, and the primary answers two
+    // more the replica never gets (unacknowledged, lost): a scan of d's 4
+    // and g's transfer of 5 to w.
+    f.cut_off();
+    let ok: String = acked(&mut p, &["TICKET.SCAN", "e", "4", "1"], 0);
+    assert_eq!(ok, "OK");
+    let moved: i64 = acked(&mut p, &["TICKET.TRANSFER", "e", "g", "w"], 0);
+    assert_eq!(moved, 1);
+    f.promote();
+    f.heal();
+
+    assert_eq!(f.conflicts(), vec![], "nothing undone");
+    let mut r = f.conn();
+    for (ticket, gen) in [("1", "2"), ("2", "2"), ("3", "1"), ("4", "1")] {
+        let line = expect_error(&mut r, &["TICKET.SCAN", "e", ticket, gen], "USED");
+        assert!(
+            line.contains(&format!("ticket {ticket} was scanned")),
+            "{line}"
+        );
+    }
+    expect_error(&mut r, &["TICKET.SCAN", "e", "1", "1"], "STALE");
+    assert_eq!(sold(&mut r, "x"), [1]);
+    assert_eq!(sold(&mut r, "y"), [2]);
+    assert_eq!(sold(&mut r, "w"), [5], "the lost transfer re-applied");
+    for gone in ["a", "b", "g"] {
+        assert_eq!(order(&mut r, gone), None);
+    }
+    assert_eq!(
+        owners(&f.db),
+        owned(&[
+            (1, "x", 2),
+            (2, "y", 2),
+            (3, "c", 1),
+            (4, "d", 1),
+            (5, "w", 2),
+        ])
+    );
+    assert_eq!(scans(&f.db), [(1, 2), (2, 2), (3, 1), (4, 1)]);
+    assert_eq!(
+        lost(&f.db, "ticket_owner"),
+        1,
+        "g -> w's first row, history"
+    );
+    f.consistent();
+}
+
+#[test]
+fn lost_transfers_and_scans_are_re_applied_or_undone_never_quarantined() {
+    let mut f = Failover::start("heal_after_lost", &["TICKET.INIT", "e", "50", "LIMIT", "4"]);
+    let mut p = f.conn();
+    for user in ["a", "b", "c"] {
+        let _: i64 = acked(&mut p, &["TICKET.CLAIM", "e", user], 1);
+    }
+    f.cut_off();
+    // Lost: a's 1 to x, then 1 admitted at gen 2 (both re-applied); b's
+    // 2 to y (the new primary gives 2 to z: undone); 3 admitted (the new
+    // primary admits 3 itself: this one undone, the new one stands).
+    let _: i64 = acked(&mut p, &["TICKET.TRANSFER", "e", "a", "x"], 0);
+    let _: String = acked(&mut p, &["TICKET.SCAN", "e", "1", "2", "GATE", "north"], 0);
+    let _: i64 = acked(&mut p, &["TICKET.TRANSFER", "e", "b", "y"], 0);
+    let _: String = acked(&mut p, &["TICKET.SCAN", "e", "3", "1"], 0);
+    f.promote();
+    assert_eq!(
+        scans(&f.db),
+        [(1, 2), (3, 1)],
+        "MySQL applied the lost scans"
+    );
+    let mut r = f.conn();
+    let _: i64 = acked(&mut r, &["TICKET.TRANSFER", "e", "b", "z"], 1);
+    let _: String = acked(&mut r, &["TICKET.SCAN", "e", "3", "1", "GATE", "south"], 1);
+    f.heal();
+
+    let c = f.conflicts();
+    assert_eq!(c.len(), 2, "{c:?}");
+    assert_eq!((c[0].0.as_str(), c[0].1), ("b", 2), "{c:?}");
+    assert!(
+        c[0].3
+            .contains("transfer of ticket(s) 2 from user \"b\" to user \"y\""),
+        "{c:?}"
+    );
+    assert_eq!(c[1].1, 3, "{c:?}");
+    assert!(c[1].3.contains("scan of ticket 3 at generation 1"), "{c:?}");
+    for row in &c {
+        assert_eq!(row.2, "lost_in_failover");
+    }
+    let quarantined =
+        "SELECT COUNT(*) FROM ticket_event WHERE event_id = 'e' AND quarantined_at IS NOT NULL";
+    assert_eq!(mysql_int(&f.db, quarantined), 0);
+
+    assert_eq!(sold(&mut r, "x"), [1], "re-applied");
+    assert_eq!(sold(&mut r, "z"), [2]);
+    assert_eq!(order(&mut r, "y"), None);
+    expect_error(&mut r, &["TICKET.SCAN", "e", "1", "2"], "USED");
+    let line = expect_error(&mut r, &["TICKET.SCAN", "e", "3", "1"], "USED");
+    assert!(
+        line.contains("south"),
+        "the new primary's scan stands: {line}"
+    );
+    assert_eq!(
+        owners(&f.db),
+        owned(&[(1, "x", 2), (2, "z", 2), (3, "c", 1)])
+    );
+    assert_eq!(scans(&f.db), [(1, 2), (3, 1)]);
+    let gate = "SELECT COUNT(*) FROM ticket_scan WHERE event_id = 'e' AND ticket_number = 3 AND lost_in_failover = 0 AND gate = 'south'";
+    assert_eq!(mysql_int(&f.db, gate), 1);
+    // history: a -> x's first row, the undone b -> y; both lost scans
+    assert_eq!(lost(&f.db, "ticket_owner"), 2);
+    assert_eq!(lost(&f.db, "ticket_scan"), 2);
+    f.consistent();
+
+    // The door goes on: z's ticket admits at generation 2, once.
+    let _: String = acked(&mut r, &["TICKET.SCAN", "e", "2", "2"], 1);
+    f.synced();
+    assert_eq!(scans(&f.db), [(1, 2), (2, 2), (3, 1)]);
+}
