@@ -11,6 +11,7 @@
 //! * [`checker`]: the pure checks (unit-tested), with [`taken_back`]: no
 //!   acknowledged answer is taken back (issue 30), and [`alloc_check`]:
 //!   the allocations' (issue 42);
+//! * [`door`]: transfers and scans on an event of their own (issue 43);
 //! * [`gate`]: optionally keeps allocation operations out of a fault's reach;
 //! * [`topology`], [`sidecar`], [`nemesis`], [`writers`], [`state`]: the I/O;
 //! * `run` puts them together, `report` prints what a run found.
@@ -29,6 +30,7 @@
 pub mod alloc_check;
 pub mod box_office;
 pub mod checker;
+pub mod door;
 pub mod gate;
 pub mod history;
 pub mod nemesis;

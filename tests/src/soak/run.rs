@@ -10,6 +10,7 @@ use std::thread::{self, sleep};
 use std::time::{Duration, Instant};
 
 use super::box_office::BoxOffice;
+use super::door::{self, Door, DoorOp};
 use super::gate::Gate;
 use super::history::{BookOp, Op, States};
 use super::nemesis::{Fault, FaultRecord, Nemesis};
@@ -56,10 +57,16 @@ pub fn run(config: &Config) -> Report {
     let gate = Gate::new(config.alloc_gate);
     let mut box_office = BoxOffice::new(seated_event(), topology.address.clone(), gate.clone());
     let house = box_office.before_sale(release_ms);
-    let mut sidecar = SidecarProcess::start(&topology.sidecar_url(), &mysql_url);
     let rng = Rng::new(config.seed);
+    let mut door = Door::new(topology.address.clone(), rng.fork(999));
+    door.before_sale();
+    let mut sidecar = SidecarProcess::start(&topology.sidecar_url(), &mysql_url);
     let stop = Arc::new(AtomicBool::new(false));
     let writers = spawn_writers(config, &specs, &rng, &topology, &stop, deadline, &gate);
+    let door = {
+        let stop = Arc::clone(&stop);
+        thread::spawn(move || door.during_sale(&stop, deadline))
+    };
     let (on_cut, cuts) = std::sync::mpsc::channel();
     let books = {
         let stop = Arc::clone(&stop);
@@ -84,11 +91,12 @@ pub fn run(config: &Config) -> Report {
         .flat_map(|w| w.join().unwrap_or_default())
         .collect();
     let books = books.join().unwrap_or_default();
+    let door = door.join().unwrap_or_default();
     finish(
         config,
         started,
         history,
-        books,
+        (books, door),
         faults,
         &topology,
         &mut sidecar,
@@ -186,7 +194,7 @@ fn finish(
     config: &Config,
     started: Instant,
     history: Vec<Op>,
-    books: Vec<BookOp>,
+    (books, door): (Vec<BookOp>, Vec<DoorOp>),
     faults: Vec<FaultRecord>,
     topology: &Topology,
     sidecar: &mut SidecarProcess,
@@ -199,7 +207,12 @@ fn finish(
     }
     // Short holds and offers expire, and the sweep logs them, before we look.
     sleep(Duration::from_millis(2500));
-    let users = users_of(&history);
+    let mut users = users_of(&history);
+    users.extend(
+        door::users(&door)
+            .into_iter()
+            .map(|u| (door::EVENT.to_owned(), u)),
+    );
     let (drained, read_ok, redis, mysql) = settle(&url, mysql_url, &users);
     let now = now_ms();
     let conflict_rows = mysql_conn(mysql_url)
@@ -240,6 +253,7 @@ fn finish(
         },
     };
     findings.violations.extend(alloc.violations.iter().cloned());
+    findings.violations.extend(check_door(&url, &door));
     let audit = sidecar.audit_seats(&topology.sidecar_url(), event);
     if !read_ok {
         // Nothing to compare the history with: one failure, not one per user.
@@ -270,6 +284,15 @@ fn finish(
         sidecar_log: sidecar.log_tail(40),
         redis_logs: topology.logs(),
         saved_logs,
+    }
+}
+
+/// The door's violations against Redis's end (issue 43).
+fn check_door(url: &str, ops: &[DoorOp]) -> Vec<String> {
+    eprintln!("soak: {}", door::summary(ops));
+    match connect(url).and_then(|mut c| door::read_end(&mut c, ops)) {
+        Ok(end) => door::check(ops, &end),
+        Err(e) => vec![format!("door: the end could not be read: {e}")],
     }
 }
 
@@ -341,8 +364,8 @@ pub fn read_end_state(
 ) -> Option<(i64, States, States)> {
     let mut c = connect(url).ok()?;
     let mut backlog = 0;
-    for spec in events() {
-        backlog += state::unsynced(&mut c, spec.name).ok()?;
+    for event in events().iter().map(|e| e.name).chain([door::EVENT]) {
+        backlog += state::unsynced(&mut c, event).ok()?;
     }
     let redis = state::redis_states(&mut c, users).ok()?;
     let mysql = state::mysql_states(&mut mysql_conn(mysql_url)?).ok()?;
