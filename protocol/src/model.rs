@@ -447,7 +447,16 @@ impl std::fmt::Display for Value<'_> {
 impl<U> Op<U> {
     /// The same op with its user id mapped by `f`.
     pub fn map_user<'a, V>(&'a self, f: impl FnOnce(&'a U) -> V) -> Op<V> {
-        match self {
+        match self.map_order_user(f) {
+            Ok(op) => op,
+            Err(f) => self.map_other_user(f),
+        }
+    }
+
+    /// An order op (claim, hold, offer, confirm, expire, cancel) with its
+    /// user mapped; `Err(f)` hands `f` back for any other op.
+    fn map_order_user<'a, V, F: FnOnce(&'a U) -> V>(&'a self, f: F) -> Result<Op<V>, F> {
+        Ok(match self {
             Op::Claim {
                 user,
                 tickets,
@@ -505,6 +514,14 @@ impl<U> Op<U> {
                 tickets: tickets.clone(),
                 from: from.clone(),
             },
+            _ => return Err(f),
+        })
+    }
+
+    /// Any op but an order op, its user (if it has one) mapped; an order
+    /// op never gets here ([`Op::map_user`] maps it first).
+    fn map_other_user<'a, V>(&'a self, f: impl FnOnce(&'a U) -> V) -> Op<V> {
+        match self {
             Op::Enter { user, count, rank } => Op::Enter {
                 user: f(user),
                 count: *count,
@@ -529,7 +546,13 @@ impl<U> Op<U> {
                 to: to.clone(),
                 tickets: tickets.clone(),
             },
-            op @ (Op::Init { .. }
+            op @ (Op::Claim { .. }
+            | Op::Hold { .. }
+            | Op::Offer { .. }
+            | Op::Confirm { .. }
+            | Op::Expire { .. }
+            | Op::Cancel { .. }
+            | Op::Init { .. }
             | Op::Scan { .. }
             | Op::Restore { .. }
             | Op::Draw { .. }
