@@ -133,6 +133,9 @@ func decodeStatus(v interface{}) (*Status, error) {
 		Admit: r.optionalInt("admit"), Accessible: r.optionalInt("accessible"),
 		Allocated: r.optionalInt("allocated"),
 	}
+	if values["resale"] != nil {
+		s.Resale = r.int("resale")
+	}
 	if values["categories"] != nil {
 		s.Categories, err = decodeCategories(values["categories"])
 		r.fail(err)

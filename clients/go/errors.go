@@ -54,7 +54,8 @@ var (
 	ErrNotSold      = &Error{Code: "NOTSOLD"}      // TRANSFER or SCAN of a ticket that is not sold
 	ErrUsed         = &Error{Code: "USED"}         // SCAN (or TRANSFER) of a ticket scanned already
 	ErrStale        = &Error{Code: "STALE"}        // SCAN at an old generation: transferred since
-	ErrListed       = &Error{Code: "LISTED"}       // TRANSFER of a ticket listed for resale
+	ErrListed       = &Error{Code: "LISTED"}       // RESELL of a listed ticket, TRANSFER (or CANCEL) of one
+	ErrNotListed    = &Error{Code: "NOTLISTED"}    // UNLIST of a ticket not listed by the user, or held by a buyer
 	ErrHolding      = &Error{Code: "HOLDING"}      // WAIT by a user who holds tickets
 	ErrUnsynced     = &Error{Code: "UNSYNCED"}     // DROP while the log has entries
 	ErrWrongType    = &Error{Code: "WRONGTYPE"}    // an event key holds another type

@@ -29,6 +29,8 @@ type Status struct {
 	Accessible *int64
 	// Free allocated tickets (not in Remaining); nil when there are none.
 	Allocated *int64
+	// Tickets listed for resale that no buyer holds (in Claimed); 0 when none.
+	Resale int64
 }
 
 // CategoryFree is one category's free seats (Status.Categories).

@@ -189,6 +189,10 @@ func run(ctx context.Context, g *TicketGate, call *vectorCall) (map[string]inter
 		}
 		n, err := g.Transfer(ctx, event, from, user)
 		return kind("integer", n), err
+	case "resell":
+		return runResale(ctx, g.Resell, g.ResellTickets, event, user, call.Options)
+	case "unlist":
+		return runResale(ctx, g.Unlist, g.UnlistTickets, event, user, call.Options)
 	case "scan":
 		ticket, gen := int64(call.Args[1].(float64)), int64(call.Args[2].(float64))
 		return kind("ok", nil), g.Scan(ctx, event, ticket, gen, text(call.Options["gate"]))
@@ -286,6 +290,19 @@ func text(v interface{}) string {
 }
 
 // idsOf reads a vector's seat ids; nil when there are none.
+// runResale calls all (no TICKETS option) or some (the tickets given).
+func runResale(ctx context.Context,
+	all func(context.Context, string, string) (int64, error),
+	some func(context.Context, string, string, []int64) (int64, error),
+	event, user string, options map[string]interface{}) (map[string]interface{}, error) {
+	if ids := idsOf(options["tickets"]); ids != nil {
+		n, err := some(ctx, event, user, ids)
+		return kind("integer", n), err
+	}
+	n, err := all(ctx, event, user)
+	return kind("integer", n), err
+}
+
 func idsOf(v interface{}) []int64 {
 	seats, ok := v.([]interface{})
 	if !ok {
@@ -383,6 +400,9 @@ func statusValue(s *Status) map[string]interface{} {
 	}
 	if s.Allocated != nil {
 		value["allocated"] = *s.Allocated
+	}
+	if s.Resale != 0 { // STATUS sends it only when some are listed
+		value["resale"] = s.Resale
 	}
 	return value
 }

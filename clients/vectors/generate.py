@@ -75,6 +75,8 @@ OPTIONS = {
     ],
     "release": [("count", "COUNT"), ("seats", "SEATS")],
     "transfer": [("tickets", "TICKETS")],
+    "resell": [("tickets", "TICKETS")],
+    "unlist": [("tickets", "TICKETS")],
     "scan": [("gate", "GATE")],
     "wait": [("count", "COUNT")],
     "drop": [("force", "FORCE")],
@@ -512,6 +514,70 @@ AFTER_SALE = [
     ),
 ]
 
+# Face-value resale: a seller lists sold tickets (still theirs until a
+# buyer confirms) and takes back what no buyer holds. y1 of 10, LIMIT 4:
+# ann owns 1-3, ben's 4 was scanned, cy holds 5.
+RESALE = [
+    S("TICKET.INIT", "y1", "10", "HOLD", "600000", "LIMIT", "4"),
+    S("TICKET.CLAIM", "y1", "ann", "COUNT", "3", "HOLD", "0"),
+    S("TICKET.CLAIM", "y1", "ben", "HOLD", "0"),
+    S("TICKET.SCAN", "y1", "4", "1"),
+    S("TICKET.CLAIM", "y1", "cy"),
+    V("resell: one ticket", "resell", ["y1", "ann"], integer(1), tickets=[1]),
+    V(
+        "resell: listed already",
+        "resell",
+        ["y1", "ann"],
+        err("LISTED", "ticket 1 is listed already"),
+        tickets=[1],
+    ),
+    V("resell: the rest", "resell", ["y1", "ann"], integer(2)),
+    V(
+        "transfer: a listed ticket",
+        "transfer",
+        ["y1", "ann", "dan"],
+        err("LISTED", "ticket 1 is listed for resale (TICKET.UNLIST it first)"),
+    ),
+    V(
+        "status: resale",
+        "status",
+        ["y1"],
+        status(10, 5, 5, unsynced=7, held=1, resale=3),
+    ),
+    V(
+        "resell: a held order",
+        "resell",
+        ["y1", "cy"],
+        err("NOTSOLD", "ticket 5 is held, not sold"),
+    ),
+    V(
+        "resell: a scanned ticket",
+        "resell",
+        ["y1", "ben"],
+        err("USED", f"ticket 4 was scanned at {NORMAL_SCANNED_AT}"),
+    ),
+    V(
+        "resell: nothing held",
+        "resell",
+        ["y1", "nobody"],
+        err(
+            "NOHOLD",
+            "user 'nobody' holds no tickets of event 'y1' "
+            "(never claimed, cancelled, or the hold expired)",
+        ),
+    ),
+    V("unlist: one ticket", "unlist", ["y1", "ann"], integer(1), tickets=[1]),
+    V(
+        "unlist: not listed",
+        "unlist",
+        ["y1", "ann"],
+        err("NOTLISTED", "ticket 1 is not listed by 'ann'"),
+        tickets=[1],
+    ),
+    V("unlist: the rest", "unlist", ["y1", "ann"], integer(2)),
+    V("unlist: none listed", "unlist", ["y1", "ann"], integer(0)),
+]
+
 SCRIPT = [
     V("init", "init", ["e1", 2], ok()),
     V("init: exists", "init", ["e1", 2], err("EXISTS", "event 'e1' already exists")),
@@ -839,6 +905,7 @@ SCRIPT = [
     *SEATED,
     *ALLOCATIONS,
     *AFTER_SALE,
+    *RESALE,
     S(*NOPERM_USER),
     S("AUTH", "tg-app", "pw"),
     V("drop: no permission (ACL)", "drop", ["e2"], err("NOPERM", None), force=True),

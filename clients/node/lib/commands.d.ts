@@ -81,6 +81,14 @@ export interface TransferOptions {
     /** Move only these tickets of `from` (default all of them); sent last. */
     tickets?: readonly number[];
 }
+export interface ResellOptions {
+    /** List only these tickets of the user's (default all not listed yet); sent last. */
+    tickets?: readonly number[];
+}
+export interface UnlistOptions {
+    /** Take back only these listed tickets (default all no buyer holds); sent last. */
+    tickets?: readonly number[];
+}
 export interface ScanOptions {
     /** The gate the ticket is scanned at (1-32 bytes of `[A-Za-z0-9_.-]`). */
     gate?: string;
@@ -102,6 +110,8 @@ export declare function allocate(event: string, name: string, o?: AllocateOption
 export declare function release(event: string, name: string, o?: ReleaseOptions): Call<number>;
 export declare function allocations(event: string): Call<replies.Allocation[]>;
 export declare function transfer(event: string, from: string, to: string, o?: TransferOptions): Call<number>;
+export declare function resell(event: string, user: string, o?: ResellOptions): Call<number>;
+export declare function unlist(event: string, user: string, o?: UnlistOptions): Call<number>;
 export declare function scan(event: string, ticket: number, gen: number, o?: ScanOptions): Call<void>;
 export declare function confirm(event: string, user: string): Call<number>;
 export declare function cancel(event: string, user: string): Call<number | null>;

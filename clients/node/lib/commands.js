@@ -48,6 +48,8 @@ exports.allocate = allocate;
 exports.release = release;
 exports.allocations = allocations;
 exports.transfer = transfer;
+exports.resell = resell;
+exports.unlist = unlist;
 exports.scan = scan;
 exports.confirm = confirm;
 exports.cancel = cancel;
@@ -162,8 +164,17 @@ function allocations(event) {
     return read(["ticket.allocations", event], replies.parseAllocations);
 }
 function transfer(event, from, to, o = {}) {
-    const ids = o.tickets === undefined ? [] : ["TICKETS", ...o.tickets.map(String)];
-    return write(["ticket.transfer", event, from, to, ...ids], replies.parseInteger);
+    return write(["ticket.transfer", event, from, to, ...ticketIds(o.tickets)], replies.parseInteger);
+}
+function resell(event, user, o = {}) {
+    return write(["ticket.resell", event, user, ...ticketIds(o.tickets)], replies.parseInteger);
+}
+function unlist(event, user, o = {}) {
+    return write(["ticket.unlist", event, user, ...ticketIds(o.tickets)], replies.parseInteger);
+}
+/** `TICKETS id ...` when given (the module takes every id after it: sent last). */
+function ticketIds(tickets) {
+    return tickets === undefined ? [] : ["TICKETS", ...tickets.map(String)];
 }
 function scan(event, ticket, gen, o = {}) {
     const opts = words([["GATE", o.gate]]);

@@ -115,9 +115,13 @@ export declare class UsedError extends TicketGateError {
 export declare class StaleError extends TicketGateError {
     static readonly code = "STALE";
 }
-/** `transfer` of a ticket listed for resale (reserved: resale lands separately). */
+/** `resell` of a ticket listed already, or `transfer` (or `cancel`) of one listed for resale. */
 export declare class ListedError extends TicketGateError {
     static readonly code = "LISTED";
+}
+/** `unlist` of a ticket that is not listed by the user, or that a buyer holds. */
+export declare class NotListedError extends TicketGateError {
+    static readonly code = "NOTLISTED";
 }
 /** A restore step on an event that is not being restored. */
 export declare class NotRestoringError extends TicketGateError {

@@ -7,7 +7,7 @@
  * splits it.
  */
 Object.defineProperty(exports, "__esModule", { value: true });
-exports.ERRORS_BY_CODE = exports.IncompleteError = exports.NotRestoringError = exports.ListedError = exports.StaleError = exports.UsedError = exports.NotSoldError = exports.NoAllocationError = exports.NoKeyError = exports.ShortError = exports.OrphanError = exports.TakenError = exports.NotTogetherError = exports.InternalError = exports.CorruptError = exports.WrongTypeError = exports.QueueError = exports.TryAgainError = exports.UnsyncedError = exports.HoldingError = exports.NoHoldError = exports.LimitError = exports.SoldOutError = exports.ClosedError = exports.NotOpenError = exports.ExistsError = exports.NoEventError = exports.InvalidError = exports.TicketGateError = void 0;
+exports.ERRORS_BY_CODE = exports.IncompleteError = exports.NotRestoringError = exports.NotListedError = exports.ListedError = exports.StaleError = exports.UsedError = exports.NotSoldError = exports.NoAllocationError = exports.NoKeyError = exports.ShortError = exports.OrphanError = exports.TakenError = exports.NotTogetherError = exports.InternalError = exports.CorruptError = exports.WrongTypeError = exports.QueueError = exports.TryAgainError = exports.UnsyncedError = exports.HoldingError = exports.NoHoldError = exports.LimitError = exports.SoldOutError = exports.ClosedError = exports.NotOpenError = exports.ExistsError = exports.NoEventError = exports.InvalidError = exports.TicketGateError = void 0;
 exports.isReplyError = isReplyError;
 exports.errorFor = errorFor;
 exports.fromReplyError = fromReplyError;
@@ -148,11 +148,16 @@ class StaleError extends TicketGateError {
     static code = "STALE";
 }
 exports.StaleError = StaleError;
-/** `transfer` of a ticket listed for resale (reserved: resale lands separately). */
+/** `resell` of a ticket listed already, or `transfer` (or `cancel`) of one listed for resale. */
 class ListedError extends TicketGateError {
     static code = "LISTED";
 }
 exports.ListedError = ListedError;
+/** `unlist` of a ticket that is not listed by the user, or that a buyer holds. */
+class NotListedError extends TicketGateError {
+    static code = "NOTLISTED";
+}
+exports.NotListedError = NotListedError;
 /** A restore step on an event that is not being restored. */
 class NotRestoringError extends TicketGateError {
     static code = "NOTRESTORING";
@@ -180,6 +185,7 @@ exports.ERRORS_BY_CODE = new Map([
     UsedError,
     StaleError,
     ListedError,
+    NotListedError,
     LimitError,
     NoHoldError,
     HoldingError,

@@ -114,10 +114,28 @@ class TicketGate {
      * a generation up (`order().gens`); how many. `NotSoldError` (held, or not
      * the giver's), `UsedError` (scanned), `LimitError` (the receiver's),
      * `ClosedError` (after `TRANSFER_UNTIL`), `NoHoldError` (the giver has
-     * none), `ListedError` (listed for resale).
+     * none), `ListedError` (listed for resale: `unlist` first).
      */
     transfer(event, from, to, options) {
         return this.run(commands.transfer(event, from, to, options));
+    }
+    /**
+     * Lists the user's sold tickets (all not listed yet, or `tickets`) for
+     * resale at face value; how many. They stay the user's until a buyer
+     * confirms one (a generation up). `ListedError` (listed already),
+     * `NotSoldError` (held, or not the user's), `UsedError` (scanned),
+     * `ClosedError` (after `TRANSFER_UNTIL`), `NoHoldError` (the user has none).
+     */
+    resell(event, user, options) {
+        return this.run(commands.resell(event, user, options));
+    }
+    /**
+     * Takes back the user's listed tickets no buyer holds (all, or `tickets`);
+     * how many (0: none listed). `NotListedError` (not listed by the user, or
+     * held by a buyer).
+     */
+    unlist(event, user, options) {
+        return this.run(commands.unlist(event, user, options));
     }
     /**
      * Admits a ticket at the door: its first scan at its current generation

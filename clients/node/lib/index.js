@@ -15,7 +15,10 @@
  * `NoKeyError`, `NoAllocationError`. After the sale: `transfer(e, from, to,
  * { tickets })` moves sold tickets (each a generation up, `Order.gens`),
  * `scan(e, ticket, gen, { gate })` admits one at the door once;
- * `NotSoldError`, `UsedError`, `StaleError`, `ListedError`.
+ * `NotSoldError`, `UsedError`, `StaleError`. Resale at face value:
+ * `resell(e, u, { tickets })` lists sold tickets, `unlist(e, u, { tickets })`
+ * takes them back, `Status.resale` counts the listed ones nobody holds;
+ * `ListedError`, `NotListedError`.
  */
 var __createBinding = (this && this.__createBinding) || (Object.create ? (function(o, m, k, k2) {
     if (k2 === undefined) k2 = k;

@@ -42,6 +42,8 @@ export interface Status {
     accessible?: number;
     /** Free allocated tickets (not in `remaining`), when there are any. */
     allocated?: number;
+    /** Tickets listed for resale that no buyer holds (in `claimed`); 0 when none. */
+    resale: number;
 }
 /** One entry of `TICKET.ALLOCATIONS` (never its key). */
 export interface Allocation {

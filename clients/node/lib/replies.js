@@ -142,6 +142,7 @@ function parseStatus(reply) {
         held: int("held"),
         waiting: int("waiting"),
         incarnation: f.get("incarnation") == null ? null : text(f.get("incarnation")),
+        resale: f.get("resale") == null ? 0 : parseInteger(f.get("resale")),
     };
     for (const name of ["draw", "seed"]) {
         const value = f.get(name);

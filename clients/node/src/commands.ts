@@ -89,6 +89,16 @@ export interface TransferOptions {
   tickets?: readonly number[];
 }
 
+export interface ResellOptions {
+  /** List only these tickets of the user's (default all not listed yet); sent last. */
+  tickets?: readonly number[];
+}
+
+export interface UnlistOptions {
+  /** Take back only these listed tickets (default all no buyer holds); sent last. */
+  tickets?: readonly number[];
+}
+
 export interface ScanOptions {
   /** The gate the ticket is scanned at (1-32 bytes of `[A-Za-z0-9_.-]`). */
   gate?: string;
@@ -233,8 +243,20 @@ export function transfer(
   to: string,
   o: TransferOptions = {},
 ): Call<number> {
-  const ids = o.tickets === undefined ? [] : ["TICKETS", ...o.tickets.map(String)];
-  return write(["ticket.transfer", event, from, to, ...ids], replies.parseInteger);
+  return write(["ticket.transfer", event, from, to, ...ticketIds(o.tickets)], replies.parseInteger);
+}
+
+export function resell(event: string, user: string, o: ResellOptions = {}): Call<number> {
+  return write(["ticket.resell", event, user, ...ticketIds(o.tickets)], replies.parseInteger);
+}
+
+export function unlist(event: string, user: string, o: UnlistOptions = {}): Call<number> {
+  return write(["ticket.unlist", event, user, ...ticketIds(o.tickets)], replies.parseInteger);
+}
+
+/** `TICKETS id ...` when given (the module takes every id after it: sent last). */
+function ticketIds(tickets: readonly number[] | undefined): string[] {
+  return tickets === undefined ? [] : ["TICKETS", ...tickets.map(String)];
 }
 
 export function scan(event: string, ticket: number, gen: number, o: ScanOptions = {}): Call<void> {

@@ -144,9 +144,14 @@ export class StaleError extends TicketGateError {
   static readonly code = "STALE";
 }
 
-/** `transfer` of a ticket listed for resale (reserved: resale lands separately). */
+/** `resell` of a ticket listed already, or `transfer` (or `cancel`) of one listed for resale. */
 export class ListedError extends TicketGateError {
   static readonly code = "LISTED";
+}
+
+/** `unlist` of a ticket that is not listed by the user, or that a buyer holds. */
+export class NotListedError extends TicketGateError {
+  static readonly code = "NOTLISTED";
 }
 
 /** A restore step on an event that is not being restored. */
@@ -179,6 +184,7 @@ export const ERRORS_BY_CODE: ReadonlyMap<string, TicketGateErrorClass> = new Map
     UsedError,
     StaleError,
     ListedError,
+    NotListedError,
     LimitError,
     NoHoldError,
     HoldingError,

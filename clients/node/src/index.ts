@@ -14,7 +14,10 @@
  * `NoKeyError`, `NoAllocationError`. After the sale: `transfer(e, from, to,
  * { tickets })` moves sold tickets (each a generation up, `Order.gens`),
  * `scan(e, ticket, gen, { gate })` admits one at the door once;
- * `NotSoldError`, `UsedError`, `StaleError`, `ListedError`.
+ * `NotSoldError`, `UsedError`, `StaleError`. Resale at face value:
+ * `resell(e, u, { tickets })` lists sold tickets, `unlist(e, u, { tickets })`
+ * takes them back, `Status.resale` counts the listed ones nobody holds;
+ * `ListedError`, `NotListedError`.
  */
 
 export { TicketGate } from "./gate";
@@ -25,8 +28,10 @@ export type {
   DropOptions,
   InitOptions,
   ReleaseOptions,
+  ResellOptions,
   ScanOptions,
   TransferOptions,
+  UnlistOptions,
   WaitOptions,
 } from "./commands";
 export * as commands from "./commands";

@@ -44,6 +44,8 @@ export interface Status {
   accessible?: number;
   /** Free allocated tickets (not in `remaining`), when there are any. */
   allocated?: number;
+  /** Tickets listed for resale that no buyer holds (in `claimed`); 0 when none. */
+  resale: number;
 }
 
 /** One entry of `TICKET.ALLOCATIONS` (never its key). */
@@ -226,6 +228,7 @@ export function parseStatus(reply: Reply): Status {
     held: int("held"),
     waiting: int("waiting"),
     incarnation: f.get("incarnation") == null ? null : text(f.get("incarnation")),
+    resale: f.get("resale") == null ? 0 : parseInteger(f.get("resale")),
   };
   for (const name of ["draw", "seed"] as const) {
     const value = f.get(name);

@@ -217,6 +217,35 @@ async function transferAndScan(gate: tg.TicketGate, event: string) {
   await gate.scan(event, 1, 2);
 }
 
+/** Listed tickets go to a buyer once the free ones are gone; every refusal is typed. */
+async function resellAndUnlist(gate: tg.TicketGate, event: string) {
+  await gate.init(event, 6, { hold: 3600000, limit: 4 });
+  assert.deepEqual(await gate.claim(event, "ann", { count: 2, hold: 0 }), [1, 2]);
+  assert.equal(await gate.claim(event, "ben", { hold: 0 }), 3);
+  await gate.scan(event, 3, 1);
+  assert.equal(await gate.claim(event, "cy"), 4); // held
+  assert.equal((await gate.status(event)).resale, 0);
+  assert.equal(await gate.resell(event, "ann", { tickets: [2] }), 1);
+  await assert.rejects(gate.resell(event, "ann", { tickets: [2] }), (e: unknown) => {
+    assert.ok(e instanceof tg.ListedError);
+    return e.message === "ticket 2 is listed already";
+  });
+  await assert.rejects(gate.transfer(event, "ann", "zoe"), tg.ListedError);
+  assert.equal((await gate.status(event)).resale, 1);
+  await assert.rejects(gate.resell(event, "cy"), tg.NotSoldError);
+  await assert.rejects(gate.resell(event, "ben"), tg.UsedError);
+  await assert.rejects(gate.resell(event, "nobody"), tg.NoHoldError);
+  await assert.rejects(gate.unlist(event, "ann", { tickets: [1] }), tg.NotListedError);
+  assert.deepEqual(await gate.claim(event, "dee", { count: 2 }), [5, 6]);
+  assert.equal(await gate.claim(event, "eve"), 2); // the listed one
+  assert.equal(await gate.confirm(event, "eve"), 1);
+  assert.deepEqual((await gate.order(event, "eve"))?.gens, [2]);
+  assert.equal(await gate.resell(event, "ann"), 1);
+  assert.equal(await gate.unlist(event, "ann"), 1);
+  assert.equal(await gate.unlist(event, "ann"), 0);
+  assert.equal((await gate.status(event)).resale, 0);
+}
+
 async function errorsAreTyped(gate: tg.TicketGate, event: string) {
   await assert.rejects(gate.status(event), tg.NoEventError);
   await gate.init(event, 1, { opens: 4102444800000 });
@@ -308,6 +337,8 @@ for (const [name, connect] of Object.entries(STANDALONE)) {
     test("allocations", async () => allocations(new tg.TicketGate(await connect()), newEvent()));
     test("transfer and scan", async () =>
       transferAndScan(new tg.TicketGate(await connect()), newEvent()));
+    test("resell and unlist", async () =>
+      resellAndUnlist(new tg.TicketGate(await connect()), newEvent()));
     test("1,000 users on 100 tickets", async () =>
       thousandUsersHundredTickets(new tg.TicketGate(await connect()), newEvent()));
   });

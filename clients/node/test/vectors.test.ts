@@ -82,6 +82,9 @@ function build(call: NonNullable<Vector["call"]>): Call<unknown> {
       return commands.release(event, second, o);
     case "transfer":
       return commands.transfer(event, second, String(call.args[2]), o);
+    case "resell":
+    case "unlist":
+      return commands[call.method](event, second, o);
     case "scan":
       return commands.scan(event, Number(second), Number(call.args[2]), o);
     case "status":
@@ -109,6 +112,7 @@ function neutral(kind: string, value: unknown): unknown {
     if (s.categories instanceof Map) renamed.categories = Object.fromEntries(s.categories);
     delete renamed.opensAt;
     delete renamed.closesAt;
+    if (s.resale === 0) delete renamed.resale; // STATUS sends it only when some are listed
     return { kind, value: renamed };
   }
   if (kind === "order") {

@@ -185,6 +185,56 @@ def test_transfer_and_scan(gate, event):
         gate.transfer(f"{event}-until", "gus", "hal")
 
 
+def test_resell_and_unlist(gate, event):
+    gate.init(event, 6, hold=HOUR, limit=4)
+    assert gate.claim(event, "ann", count=2, hold=0) == [1, 2]
+    assert gate.claim(event, "ben", hold=0) == 3
+    gate.scan(event, 3, 1)
+    assert gate.claim(event, "cy") == 4  # held
+    assert gate.status(event).resale == 0
+    assert gate.resell(event, "ann", tickets=[2]) == 1
+    with pytest.raises(ticketgate.Listed) as listed:
+        gate.resell(event, "ann", tickets=[2])
+    assert listed.value.message == "ticket 2 is listed already"
+    with pytest.raises(ticketgate.Listed):
+        gate.transfer(event, "ann", "zoe")
+    assert gate.status(event).resale == 1
+    with pytest.raises(ticketgate.NotSold):
+        gate.resell(event, "cy")
+    with pytest.raises(ticketgate.Used):
+        gate.resell(event, "ben")
+    with pytest.raises(ticketgate.NoHold):
+        gate.resell(event, "nobody")
+    with pytest.raises(ticketgate.NotListed):
+        gate.unlist(event, "ann", tickets=[1])
+    # Once the free tickets are gone a claim takes the listed one; the
+    # buyer's confirm makes it theirs, a generation up.
+    assert gate.claim(event, "dee", count=2) == [5, 6]
+    assert gate.claim(event, "eve") == 2
+    assert gate.confirm(event, "eve") == 1
+    eve = gate.order(event, "eve")
+    assert eve is not None and (eve.tickets, eve.gens) == ([2], [2])
+    assert gate.resell(event, "ann") == 1
+    assert gate.unlist(event, "ann") == 1
+    assert gate.unlist(event, "ann") == 0
+    assert gate.status(event).resale == 0
+
+
+async def test_async_resell_and_unlist(redis_url, event):
+    client = redis.asyncio.Redis.from_url(redis_url)
+    gate = ticketgate.asyncio.TicketGate(client)
+    try:
+        await gate.init(event, 2)
+        assert await gate.claim(event, "ann", hold=0) == 1
+        assert await gate.resell(event, "ann") == 1
+        assert (await gate.status(event)).resale == 1
+        assert await gate.unlist(event, "ann", tickets=[1]) == 1
+        with pytest.raises(ticketgate.NotListed):
+            await gate.unlist(event, "ann", tickets=[1])
+    finally:
+        await client.aclose()
+
+
 async def test_async_transfer_and_scan(redis_url, event):
     client = redis.asyncio.Redis.from_url(redis_url)
     gate = ticketgate.asyncio.TicketGate(client)

@@ -65,6 +65,8 @@ def typed(value: Any) -> dict:
         return {"kind": "nil"}
     if isinstance(value, ticketgate.Status):
         fields = {k: v for k, v in vars(value).items() if v is not None or k == "incarnation"}
+        if not value.resale:  # STATUS sends `resale` only when some are listed
+            del fields["resale"]
         return {"kind": "status", "value": fields}
     if isinstance(value, ticketgate.Order):
         fields = {k: v for k, v in vars(value).items() if v is not None}

@@ -375,7 +375,7 @@ pub const COMMANDS: &[Command] = &[
         arity: -3,
         key: 1,
         access: KeyAccess::Update,
-        audience: Audience::Operator,
+        audience: Audience::Client,
         args: &[EVENT, USER, arg("id", Kind::Words("TICKETS"))],
     },
     Command {
@@ -388,7 +388,7 @@ pub const COMMANDS: &[Command] = &[
         arity: -3,
         key: 1,
         access: KeyAccess::Update,
-        audience: Audience::Operator,
+        audience: Audience::Client,
         args: &[EVENT, USER, arg("id", Kind::Words("TICKETS"))],
     },
     Command {

@@ -14,7 +14,10 @@ shows them; `NotTogether`, `Taken`, `Orphan` are its errors. Allocations
 `claim(..., from_=name, key=secret)`; `Short`, `NoKey`, `NoAllocation`.
 After the sale: `transfer(event, from_user, to_user)` moves sold tickets
 (each a generation up, `Order.gens`), `scan(event, ticket, gen)` admits one
-at the door once; `NotSold`, `Used`, `Stale`, `Listed`.
+at the door once; `NotSold`, `Used`, `Stale`. Resale at face value:
+`resell(event, user)` lists sold tickets, `unlist(event, user)` takes them
+back, `Status.resale` counts the listed ones nobody holds; `Listed`,
+`NotListed`.
 """
 
 from .client import TicketGate
@@ -33,6 +36,7 @@ from .errors import (
     NoEvent,
     NoHold,
     NoKey,
+    NotListed,
     NotOpen,
     NotRestoring,
     NotSold,
@@ -69,6 +73,7 @@ __all__ = [
     "NoEvent",
     "NoHold",
     "NoKey",
+    "NotListed",
     "NotOpen",
     "NotRestoring",
     "NotSold",

@@ -227,8 +227,22 @@ class TicketGate:
         in one step, each a generation up (`order().gens`); how many.
         `NotSold` (held, or not the giver's), `Used` (scanned), `Limit`
         (the receiver's), `Closed` (after `TRANSFER_UNTIL`), `NoHold`
-        (the giver has none), `Listed` (listed for resale)."""
+        (the giver has none), `Listed` (listed for resale: `unlist` first)."""
         return self.run(commands.transfer(event, from_user, to_user, tickets))
+
+    def resell(self, event: str, user: str, tickets: Sequence[int] | None = None) -> int:
+        """Lists `user`'s sold tickets (all not listed yet, or `tickets`)
+        for resale at face value; how many. They stay `user`'s until a
+        buyer confirms one (a generation up). `Listed` (listed already),
+        `NotSold` (held, or not `user`'s), `Used` (scanned), `Closed`
+        (after `TRANSFER_UNTIL`), `NoHold` (`user` has none)."""
+        return self.run(commands.resell(event, user, tickets))
+
+    def unlist(self, event: str, user: str, tickets: Sequence[int] | None = None) -> int:
+        """Takes back `user`'s listed tickets no buyer holds (all, or
+        `tickets`); how many (0: none listed). `NotListed` (a ticket not
+        listed by `user`, or held by a buyer)."""
+        return self.run(commands.unlist(event, user, tickets))
 
     def scan(self, event: str, ticket: int, gen: int, gate: str | None = None) -> None:
         """Admits a ticket at the door: its first scan at its current

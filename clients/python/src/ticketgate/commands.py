@@ -170,8 +170,26 @@ def transfer(
 ) -> Call[int]:
     """Moves `from_user`'s sold tickets (all, or `tickets`) to `to_user`;
     how many. TICKETS goes last (the module takes every id after it)."""
-    ids: list[Arg] = ["TICKETS", *(int(t) for t in tickets)] if tickets is not None else []
+    ids = _tickets(tickets)
     return Call(("ticket.transfer", event, from_user, to_user, *ids), replies.parse_integer)
+
+
+def resell(event: str, user: str, tickets: Sequence[int] | None = None) -> Call[int]:
+    """Lists `user`'s sold tickets (all not listed yet, or `tickets`) for
+    resale at face value; how many. TICKETS goes last."""
+    return Call(("ticket.resell", event, user, *_tickets(tickets)), replies.parse_integer)
+
+
+def unlist(event: str, user: str, tickets: Sequence[int] | None = None) -> Call[int]:
+    """Takes back `user`'s listed tickets no buyer holds (all, or
+    `tickets`); how many (0: none listed). TICKETS goes last."""
+    return Call(("ticket.unlist", event, user, *_tickets(tickets)), replies.parse_integer)
+
+
+def _tickets(tickets: Sequence[int] | None) -> list[Arg]:
+    """`TICKETS id ...` when `tickets` is given (the module takes every id
+    after it, so it goes last), nothing otherwise."""
+    return ["TICKETS", *(int(t) for t in tickets)] if tickets is not None else []
 
 
 def scan(event: str, ticket: int, gen: int, gate: str | None = None) -> Call[None]:

@@ -123,10 +123,17 @@ class Stale(TicketGateError):
 
 
 class Listed(TicketGateError):
-    """`transfer` of a ticket listed for resale (reserved: resale lands
-    separately)."""
+    """`resell` of a ticket listed already, or `transfer` (or `cancel`) of
+    one listed for resale."""
 
     code = "LISTED"
+
+
+class NotListed(TicketGateError):
+    """`unlist` of a ticket that is not listed by the user, or that a
+    buyer holds."""
+
+    code = "NOTLISTED"
 
 
 class Limit(TicketGateError):
@@ -216,6 +223,7 @@ BY_CODE: dict[str, type[TicketGateError]] = {
         Used,
         Stale,
         Listed,
+        NotListed,
         Limit,
         NoHold,
         Holding,

@@ -40,6 +40,9 @@ class Status:
     accessible: int | None = None
     # Free allocated tickets (not in `remaining`); None when there are none.
     allocated: int | None = None
+    # Tickets listed for resale that no buyer holds (in `claimed`, not in
+    # `remaining`); 0 when none.
+    resale: int = 0
 
     @property
     def drawn(self) -> bool:
@@ -226,6 +229,7 @@ def parse_status(reply: Any) -> Status:
         categories=parse_categories(f.get("categories")),
         accessible=parse_optional_integer(f.get("accessible")),
         allocated=parse_optional_integer(f.get("allocated")),
+        resale=parse_integer(f.get("resale", 0)),
     )
 
 

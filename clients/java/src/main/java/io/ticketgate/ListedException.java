@@ -1,6 +1,9 @@
 package io.ticketgate;
 
-/** {@code LISTED}: a transfer of a ticket listed for resale (reserved: resale lands separately). */
+/**
+ * {@code LISTED}: a resell of a ticket listed already, or a transfer (or cancel) of one listed for
+ * resale.
+ */
 public final class ListedException extends TicketGateException {
   private static final long serialVersionUID = 1L;
 

@@ -58,7 +58,8 @@ final class Replies {
         optionalInteger(f.get("admit")),
         categories(f.get("categories")),
         optionalInteger(f.get("accessible")),
-        optionalInteger(f.get("allocated")));
+        optionalInteger(f.get("allocated")),
+        optionalInteger(f.get("resale")).orElse(0L));
   }
 
   /** STATUS's {@code categories}: category, free seats, ... in layout order. */

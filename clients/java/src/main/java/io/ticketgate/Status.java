@@ -22,6 +22,7 @@ import java.util.Optional;
  * @param categories a seated event's free seats per category, in layout order (every category)
  * @param accessible a seated event's free wheelchair spaces
  * @param allocated free allocated tickets (not in {@code remaining}), when there are any
+ * @param resale tickets listed for resale that no buyer holds (in {@code claimed}); 0 when none
  */
 public record Status(
     long total,
@@ -39,7 +40,8 @@ public record Status(
     Optional<Long> admit,
     Optional<Map<String, Long>> categories,
     Optional<Long> accessible,
-    Optional<Long> allocated) {
+    Optional<Long> allocated,
+    long resale) {
 
   /** Whether a draw event has drawn (its seed is revealed). */
   public boolean isDrawn() {

@@ -23,6 +23,8 @@ enum TicketCommand {
   RELEASE,
   ALLOCATIONS,
   TRANSFER,
+  RESELL,
+  UNLIST,
   SCAN;
 
   private final byte[] wireName =

@@ -186,7 +186,7 @@ public final class TicketGate implements AutoCloseable {
    * held, or {@code to} holds a held one), {@link UsedException} (a ticket was scanned), {@link
    * LimitException} ({@code to}'s), {@link ClosedException} (after the event's {@code
    * TRANSFER_UNTIL}), {@link NoHoldException} ({@code from} holds nothing), {@link ListedException}
-   * (a ticket is listed for resale).
+   * (a ticket is listed for resale: {@link #unlist} it first).
    */
   public long transfer(String event, String from, String to) {
     return Replies.integer(send(TicketCommand.TRANSFER, event, List.of(from, to)));
@@ -197,9 +197,51 @@ public final class TicketGate implements AutoCloseable {
    * NotSoldException} for one that is not).
    */
   public long transfer(String event, String from, String to, List<Long> tickets) {
-    List<String> args = new ArrayList<>(List.of(from, to, "TICKETS"));
+    return Replies.integer(send(TicketCommand.TRANSFER, event, withTickets(tickets, from, to)));
+  }
+
+  /**
+   * Lists all of {@code user}'s sold tickets not listed yet for resale at face value; returns how
+   * many. They stay {@code user}'s until a buyer confirms one (a generation up); a claim or the
+   * waiting list takes a listed ticket once no free one fits. {@link ListedException} (all are
+   * listed already), {@link NotSoldException} ({@code user}'s order is held), {@link UsedException}
+   * (a ticket was scanned), {@link ClosedException} (after the event's {@code TRANSFER_UNTIL}),
+   * {@link NoHoldException} ({@code user} holds nothing).
+   */
+  public long resell(String event, String user) {
+    return Replies.integer(send(TicketCommand.RESELL, event, List.of(user)));
+  }
+
+  /**
+   * As {@link #resell(String, String)} for these tickets of {@code user}'s only ({@link
+   * NotSoldException} for one that is not, {@link ListedException} for one listed already).
+   */
+  public long resell(String event, String user, List<Long> tickets) {
+    return Replies.integer(send(TicketCommand.RESELL, event, withTickets(tickets, user)));
+  }
+
+  /**
+   * Takes back all of {@code user}'s listed tickets that no buyer holds; returns how many (0: none
+   * listed).
+   */
+  public long unlist(String event, String user) {
+    return Replies.integer(send(TicketCommand.UNLIST, event, List.of(user)));
+  }
+
+  /**
+   * As {@link #unlist(String, String)} for these tickets only: {@link NotListedException} for one
+   * that is not listed by {@code user}, or that a buyer holds.
+   */
+  public long unlist(String event, String user, List<Long> tickets) {
+    return Replies.integer(send(TicketCommand.UNLIST, event, withTickets(tickets, user)));
+  }
+
+  /** {@code first...}, then {@code TICKETS} and the ids (last: the module takes every id after). */
+  private static List<String> withTickets(List<Long> tickets, String... first) {
+    List<String> args = new ArrayList<>(List.of(first));
+    args.add("TICKETS");
     tickets.forEach(t -> args.add(Long.toString(t)));
-    return Replies.integer(send(TicketCommand.TRANSFER, event, args));
+    return args;
   }
 
   /**

@@ -31,6 +31,7 @@ public class TicketGateException extends RuntimeException {
           Map.entry("USED", UsedException::new),
           Map.entry("STALE", StaleException::new),
           Map.entry("LISTED", ListedException::new),
+          Map.entry("NOTLISTED", NotListedException::new),
           Map.entry("HOLDING", HoldingException::new),
           Map.entry("UNSYNCED", UnsyncedException::new),
           Map.entry("WRONGTYPE", WrongTypeException::new),

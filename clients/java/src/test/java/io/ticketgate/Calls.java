@@ -46,6 +46,7 @@ final class Calls {
       case "allocate", "release" ->
           allocation(gate, method, event, args.get(1).getAsString(), options);
       case "transfer" -> transfer(gate, event, args, options);
+      case "resell", "unlist" -> resale(gate, method, event, args.get(1).getAsString(), options);
       case "scan" -> {
         String gateName = options.has("gate") ? options.get("gate").getAsString() : null;
         gate.scan(event, args.get(1).getAsLong(), args.get(2).getAsLong(), gateName);
@@ -86,6 +87,16 @@ final class Calls {
         options.has("tickets")
             ? gate.transfer(event, from, to, longs(options.getAsJsonArray("tickets")))
             : gate.transfer(event, from, to));
+  }
+
+  private static JsonObject resale(
+      TicketGate gate, String method, String event, String user, JsonObject options) {
+    List<Long> tickets = options.has("tickets") ? longs(options.getAsJsonArray("tickets")) : null;
+    if (method.equals("unlist")) {
+      return integer(
+          tickets == null ? gate.unlist(event, user) : gate.unlist(event, user, tickets));
+    }
+    return integer(tickets == null ? gate.resell(event, user) : gate.resell(event, user, tickets));
   }
 
   private static JsonObject allocation(
@@ -283,6 +294,9 @@ final class Calls {
             });
     s.accessible().ifPresent(a -> v.addProperty("accessible", a));
     s.allocated().ifPresent(a -> v.addProperty("allocated", a));
+    if (s.resale() != 0) { // STATUS sends it only when some are listed
+      v.addProperty("resale", s.resale());
+    }
     return v;
   }
 

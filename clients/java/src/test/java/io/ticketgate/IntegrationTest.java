@@ -134,6 +134,41 @@ class IntegrationTest {
     }
   }
 
+  /** Listed tickets go to a buyer once the free ones are gone; every refusal is typed. */
+  @ParameterizedTest
+  @EnumSource(Servers.Backend.class)
+  void resellAndUnlist(Servers.Backend backend) {
+    assumeTrue(backend.available(), "no servers: run through clients/testenv.py");
+    try (Servers.Session s = backend.open()) {
+      TicketGate gate = s.gate();
+      String e = newEvent(backend);
+      gate.init(e, 6, InitOptions.defaults().hold(Duration.ofMinutes(10)).limit(4));
+      assertEquals(List.of(1L, 2L), gate.claim(e, "ann", 2, Duration.ZERO));
+      assertEquals(3L, gate.claim(e, "ben", Duration.ZERO));
+      gate.scan(e, 3, 1);
+      assertEquals(4L, gate.claim(e, "cy"));
+      assertEquals(0L, gate.status(e).resale());
+      assertEquals(1L, gate.resell(e, "ann", List.of(2L)));
+      ListedException listed =
+          assertThrows(ListedException.class, () -> gate.resell(e, "ann", List.of(2L)));
+      assertEquals("ticket 2 is listed already", listed.serverMessage());
+      assertThrows(ListedException.class, () -> gate.transfer(e, "ann", "zoe"));
+      assertEquals(1L, gate.status(e).resale());
+      assertThrows(NotSoldException.class, () -> gate.resell(e, "cy"));
+      assertThrows(UsedException.class, () -> gate.resell(e, "ben"));
+      assertThrows(NoHoldException.class, () -> gate.resell(e, "nobody"));
+      assertThrows(NotListedException.class, () -> gate.unlist(e, "ann", List.of(1L)));
+      assertEquals(List.of(5L, 6L), gate.claim(e, "dee", 2));
+      assertEquals(2L, gate.claim(e, "eve")); // the listed ticket
+      assertEquals(1L, gate.confirm(e, "eve"));
+      assertEquals(List.of(2L), gate.order(e, "eve").orElseThrow().gens());
+      assertEquals(1L, gate.resell(e, "ann"));
+      assertEquals(1L, gate.unlist(e, "ann"));
+      assertEquals(0L, gate.unlist(e, "ann"));
+      assertEquals(0L, gate.status(e).resale());
+    }
+  }
+
   /** The reference design's test: 1,000 concurrent users on 100 tickets. */
   @ParameterizedTest
   @EnumSource(Servers.Backend.class)
