@@ -230,6 +230,46 @@ impl TicketError {
                 "event {} allows at most {limit} tickets per user, asked for {asked}",
                 quote(event.as_bytes())
             ),
+            TicketError::NotSold { .. }
+            | TicketError::Listed { .. }
+            | TicketError::NotListed { .. }
+            | TicketError::Used { .. }
+            | TicketError::Stale { .. } => self.fmt_after_sale(f),
+            TicketError::NoHold { .. }
+            | TicketError::Holding { .. }
+            | TicketError::HoldsOthers { .. } => self.fmt_user(f),
+            TicketError::Unsynced { event, entries } => write!(
+                f,
+                "event {} has {entries} log entries not yet drained; wait for the sidecar or use FORCE",
+                quote(event.as_bytes())
+            ),
+            TicketError::WrongType { key, expected } => write!(
+                f,
+                "key {} holds the wrong kind of value (expected {expected})",
+                quote(key.as_bytes())
+            ),
+            TicketError::NotTogether { .. } | TicketError::Taken(_) | TicketError::Orphan { .. } => {
+                self.fmt_seats(f)
+            }
+            TicketError::Changed { event, why } => write!(
+                f,
+                "event {} changed since the lost write: {why}; nothing re-applied",
+                quote(event.as_bytes())
+            ),
+            TicketError::Short { .. }
+            | TicketError::NoKey { .. }
+            | TicketError::NoAllocation { .. }
+            | TicketError::AllocationSoldOut { .. } => self.fmt_allocation(f),
+            // Written by `fmt` itself.
+            _ => Ok(()),
+        }
+    }
+}
+
+impl TicketError {
+    /// The message of the errors about a sold ticket's life after the sale.
+    fn fmt_after_sale(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             TicketError::NotSold { ticket, why }
             | TicketError::Listed { ticket, why }
             | TicketError::NotListed { ticket, why } => write!(f, "ticket {ticket} {why}"),
@@ -244,6 +284,13 @@ impl TicketError {
                 f,
                 "ticket {ticket} was transferred (generation {current} now)"
             ),
+            _ => Ok(()),
+        }
+    }
+
+    /// The message of the errors about what a user holds.
+    fn fmt_user(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             TicketError::NoHold { event, user } => write!(
                 f,
                 "user {} holds no tickets of event {} (never claimed, cancelled, or the hold expired)",
@@ -270,24 +317,13 @@ impl TicketError {
                     names.collect::<Vec<_>>().join(" ")
                 )
             }
-            TicketError::Unsynced { event, entries } => write!(
-                f,
-                "event {} has {entries} log entries not yet drained; wait for the sidecar or use FORCE",
-                quote(event.as_bytes())
-            ),
-            TicketError::WrongType { key, expected } => write!(
-                f,
-                "key {} holds the wrong kind of value (expected {expected})",
-                quote(key.as_bytes())
-            ),
-            TicketError::NotTogether { .. } | TicketError::Taken(_) | TicketError::Orphan { .. } => {
-                self.fmt_seats(f)
-            }
-            TicketError::Changed { event, why } => write!(
-                f,
-                "event {} changed since the lost write: {why}; nothing re-applied",
-                quote(event.as_bytes())
-            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// The message of the errors about an allocation.
+    fn fmt_allocation(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             TicketError::Short { what, free } => write!(f, "{what} has {free} free"),
             TicketError::NoKey { event, name } => write!(
                 f,
@@ -307,7 +343,6 @@ impl TicketError {
                 quote(name.as_bytes()),
                 quote(event.as_bytes())
             ),
-            // Written by `fmt` itself.
             _ => Ok(()),
         }
     }
