@@ -21,21 +21,21 @@
 //! cannot diverge.
 
 use std::borrow::Cow;
-use std::ops::RangeInclusive;
 
 use protocol::draw::AFTER_DRAW;
 use protocol::effect::{Effect, WAIT_COUNT_SPAN};
 use protocol::keys::WANTS_OFFERED;
 use protocol::record::{Op, Pick, Record, Tickets};
-use protocol::restore::{Allocation as Restored, Begin, Order};
 use protocol::seats::Seat;
 use protocol::StreamId;
 
 use protocol::keys::{alloc_field, alloc_user};
 
 use super::listing;
-use super::model::{Allocation, Allocs, Draw, Meta, Staging, Status};
+use super::model::{Allocation, Allocs, Draw, Meta, Status};
+use super::restore_apply::{restore_allocation, restore_begin, restore_free, restore_orders};
 use super::store::{After, MetaWrite, Scope, Set, Store};
+use super::writes::{add_counts, count, seated, summarize_allocs, write_allocation};
 
 /// The generations hash's field (no ticket is 0) holding an event's
 /// `TRANSFER_UNTIL`, when its init gave one: never read by a claim.
@@ -396,20 +396,6 @@ fn seats(store: &mut impl Store, pick: Option<&Pick>, tickets: &Tickets, seat: S
     }
 }
 
-/// Whether the event is seated (read on the paths that give seats back or
-/// sell them; a claim knows from its pick).
-fn seated(store: &mut impl Store) -> bool {
-    matches!(store.meta(), Ok(Some(meta)) if meta.seated)
-}
-
-fn count(tickets: &Tickets) -> i64 {
-    tickets.as_slice().len() as i64
-}
-
-fn add_counts(store: &mut impl Store, held: i64, extra: i64) {
-    store.write_meta(MetaWrite::AddCounts { held, extra });
-}
-
 /// Gives `tickets` to `user`, taking them from the pool or from the
 /// numbers just minted (a seated event's seats: from the seat state).
 fn take(
@@ -694,139 +680,10 @@ fn returned(
     back
 }
 
-fn write_allocation(store: &mut impl Store, name: &str, allocation: &Allocation) {
-    store.set_alloc_field(&alloc_field(name), Some(&allocation.encode()));
-    summarize_allocs(store);
-}
-
-/// The meta hash's summary of the allocations, from the allocations.
-fn summarize_allocs(store: &mut impl Store) {
-    let all = store.allocations().unwrap_or_default();
-    let free: usize = all.iter().map(|(_, a)| a.free.len()).sum();
-    let allocs = Allocs {
-        count: u16::try_from(all.len()).unwrap_or(u16::MAX),
-        free: u32::try_from(free).unwrap_or(u32::MAX),
-        release_at: all.iter().filter_map(|(_, a)| a.release).min().unwrap_or(0),
-    };
-    store.write_meta(MetaWrite::Allocs(allocs));
-}
-
 /// Two ascending lists of distinct numbers as one.
 fn merged(a: &[i64], b: &[i64]) -> Vec<i64> {
     let mut all: Vec<i64> = a.iter().chain(b).copied().collect();
     all.sort_unstable();
     all.dedup();
     all
-}
-
-/// A restore begins: the event's state (not its log) is replaced by an
-/// empty one being restored, with the snapshot's settings.
-pub fn restore_begin(store: &mut impl Store, begin: &Begin) {
-    store.delete(Scope::State);
-    let meta = Meta {
-        total: begin.total,
-        minted: begin.minted,
-        status: Status::Restoring,
-        opens_at: begin.opens_at,
-        closes_at: begin.closes_at,
-        hold: begin.checkout.hold,
-        limit: begin.checkout.limit,
-        held: 0,
-        extra: 0,
-        offer: begin.checkout.offer,
-        waitseq: 0,
-        incarnation: Some(begin.incarnation),
-        draw: None,
-        seated: begin.layout.is_some(),
-        allocs: Allocs::default(),
-        listed: 0,
-    };
-    // No creation time: a replica could not know the primary's.
-    store.write_meta(MetaWrite::Create {
-        meta: &meta,
-        created_at: 0,
-    });
-    store.write_meta(MetaWrite::Staging(&Staging {
-        status: begin.status,
-        orders: begin.orders,
-        from: begin.from,
-        sum: 0,
-    }));
-    // A seated event: its layout, every seat free until its orders come.
-    if let Some(layout) = &begin.layout {
-        store.create_seating(layout);
-    }
-}
-
-/// Restored orders: holders, holds, the meta counters and (a seated event)
-/// the seat state, as the apply of their claims would have written them.
-pub fn restore_orders<U: AsRef<str>>(store: &mut impl Store, orders: &[Order<U>]) {
-    let (mut held, mut extra, mut sum) = (0, 0, 0i64);
-    let seated = seated(store);
-    for order in orders {
-        let user = order.user.as_ref();
-        store.set_holder(user, Some(&order.tickets));
-        let n = count(&order.tickets);
-        if seated {
-            let seat = if order.until > 0 {
-                Seat::Held
-            } else {
-                Seat::Sold
-            };
-            store.set_seats(order.tickets.as_slice(), seat);
-        }
-        if order.until > 0 {
-            store.set_score(Set::Holds, user, Some(order.until));
-            held += n;
-        }
-        extra += n - 1;
-        sum = order
-            .tickets
-            .as_slice()
-            .iter()
-            .fold(sum, |s, t| s.wrapping_add(*t));
-    }
-    add_counts(store, held, extra);
-    store.write_meta(MetaWrite::AddStagedSum(sum));
-}
-
-/// A restored allocation, as `op=allocate` and its claims left it: its
-/// free tickets out of the pool (a seated event: its seats allocated),
-/// its users' orders marked as its, and a key nobody has
-/// ([`Allocation::RESTORED_KEY`]: MySQL never stores one).
-pub fn restore_allocation<U: AsRef<str>>(store: &mut impl Store, restored: &Restored<U>) {
-    let seated = seated(store);
-    let mut sum = 0i64;
-    for &t in &restored.free {
-        sum = sum.wrapping_add(t);
-        if !seated {
-            store.set_free(t..=t, false);
-        }
-    }
-    if seated {
-        store.set_seats(&restored.free, Seat::Allocated);
-    }
-    for user in &restored.users {
-        store.set_alloc_field(&alloc_user(user.as_ref()), Some(restored.name.as_ref()));
-    }
-    let allocation = Allocation {
-        release: restored.release,
-        claimed: restored.claimed,
-        key: Some(Allocation::RESTORED_KEY),
-        free: restored.free.clone(),
-    };
-    write_allocation(store, restored.name.as_ref(), &allocation);
-    store.write_meta(MetaWrite::AddStagedSum(sum));
-}
-
-/// Restored free numbers, into the pool.
-pub fn restore_free(store: &mut impl Store, free: &[RangeInclusive<i64>]) {
-    let mut sum = 0i64;
-    for range in free {
-        let (a, b) = (*range.start(), *range.end());
-        let span = (a as i128 + b as i128) * (b as i128 - a as i128 + 1) / 2;
-        sum = sum.wrapping_add(span as i64);
-        store.set_free(range.clone(), true);
-    }
-    store.write_meta(MetaWrite::AddStagedSum(sum));
 }

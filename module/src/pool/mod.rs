@@ -25,6 +25,8 @@
 //! - `model`: the types (meta, options, reports, the clock).
 //! - `store`: the `Store` trait: the reads and writes of an event's keys.
 //! - `listing`: the resale hash: listed tickets, their sellers and buyers.
+//! - `writes`: the small writes the effects share (counts, allocations).
+//! - `restore_apply`: a rebuild's restore steps, applied.
 //! - `effects`: a change applied onto the store and collected.
 //! - `rules`: what every command keeps: the event exists, its keys agree,
 //!   a party within `LIMIT`; the lazy pool's numbers, the lowest free first.
@@ -77,6 +79,7 @@ pub mod reapply;
 mod reapply_after;
 mod resale;
 pub mod restore;
+mod restore_apply;
 mod rules;
 mod scan;
 mod seated;
@@ -86,6 +89,7 @@ mod status;
 pub mod store;
 mod transfer;
 mod wait;
+mod writes;
 
 #[cfg(test)]
 mod tests;
