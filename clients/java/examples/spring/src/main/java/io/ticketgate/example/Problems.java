@@ -3,9 +3,11 @@ package io.ticketgate.example;
 import io.ticketgate.ClosedException;
 import io.ticketgate.InvalidArgumentException;
 import io.ticketgate.LimitException;
+import io.ticketgate.ListedException;
 import io.ticketgate.NoAllocationException;
 import io.ticketgate.NoEventException;
 import io.ticketgate.NoKeyException;
+import io.ticketgate.NotListedException;
 import io.ticketgate.NotOpenException;
 import io.ticketgate.NotSoldException;
 import io.ticketgate.NotTogetherException;
@@ -27,10 +29,10 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  * another state of the event (sold out, closed, not open yet; seated: no seats together {@code
  * NOTOGETHER}, a picked seat taken {@code TAKEN}, a pick leaving a single seat alone {@code
  * ORPHAN}; allocations: too few left {@code SHORT}; the door: a ticket scanned already {@code
- * USED}, an old credential {@code STALE}); 403 for a claim from an allocation without its key
- * ({@code NOKEY}); 404 for an unknown event or allocation, or a scanned ticket that is not sold
- * ({@code NOTSOLD}); 400 for a request no state makes valid (a bad id or option, more tickets than
- * the event's {@code LIMIT}).
+ * USED}, an old credential {@code STALE}; resale: a ticket listed {@code LISTED} or not {@code
+ * NOTLISTED}); 403 for a claim from an allocation without its key ({@code NOKEY}); 404 for an
+ * unknown event or allocation, or a scanned ticket that is not sold ({@code NOTSOLD}); 400 for a
+ * request no state makes valid (a bad id or option, more tickets than the event's {@code LIMIT}).
  */
 @RestControllerAdvice
 public class Problems {
@@ -46,7 +48,9 @@ public class Problems {
     OrphanException.class,
     ShortException.class,
     UsedException.class,
-    StaleException.class
+    StaleException.class,
+    ListedException.class,
+    NotListedException.class
   })
   ResponseEntity<Problem> conflict(TicketGateException e) {
     return problem(HttpStatus.CONFLICT, e);
