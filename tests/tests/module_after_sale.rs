@@ -2,8 +2,8 @@
 //! "After the sale: transfer and entry scan"): TRANSFER and SCAN on a
 //! general-admission and a seated event with every refusal (each leaving
 //! `DEBUG DIGEST` and every key as they were) and a strict replica that
-//! reaches the primary's digest; transfers racing scans of the same
-//! tickets from many connections (20 scanners with MySQL:
+//! reaches the primary's digest; transfers racing scans and resales of the
+//! same tickets from many connections (20 scanners with MySQL:
 //! sidecar_after_sale.rs).
 
 #[path = "support/module.rs"]
@@ -178,7 +178,7 @@ fn transfer_and_scan_refuse_without_a_trace_and_replicate() {
 }
 
 #[test]
-fn transfers_racing_scans_never_admit_a_stale_generation() {
+fn transfers_racing_scans_and_resales_never_admit_a_stale_generation() {
     const SOLD: usize = 2_000;
     let server = RedisServer::start();
     let c = &mut server.conn();
@@ -206,6 +206,26 @@ fn transfers_racing_scans_never_admit_a_stale_generation() {
             })
         })
         .collect();
+    // 2 connections list every ticket for resale and take it back at once:
+    // a listed ticket is neither given away (`LISTED`) nor admitted
+    // (`NOTSOLD`), and no buyer comes, so each ends with its owner.
+    let resellers: Vec<_> = (0..2)
+        .map(|r| {
+            thread::spawn(move || {
+                let mut c = connect();
+                let mut listed = 0;
+                for t in (1 + r..=SOLD).step_by(2) {
+                    let owner = format!("u{t}");
+                    if outcome(&mut c, &["TICKET.RESELL", "race", &owner]) == "OK" {
+                        let back = outcome(&mut c, &["TICKET.UNLIST", "race", &owner]);
+                        assert_eq!(back, "OK", "ticket {t}");
+                        listed += 1;
+                    }
+                }
+                listed
+            })
+        })
+        .collect();
     let scanners: Vec<_> = (0..8)
         .map(|s| {
             thread::spawn(move || {
@@ -214,7 +234,8 @@ fn transfers_racing_scans_never_admit_a_stale_generation() {
                 for k in 0..SOLD {
                     let t = (k + s * SOLD / 8) % SOLD + 1;
                     let got = outcome(&mut c, &["TICKET.SCAN", "race", &t.to_string(), "1"]);
-                    assert!(["OK", "USED", "STALE"].contains(&got.as_str()), "{got}");
+                    let expected = ["OK", "USED", "STALE", "NOTSOLD"];
+                    assert!(expected.contains(&got.as_str()), "{got}");
                     if got == "OK" {
                         admitted.insert(t);
                     }
@@ -223,6 +244,8 @@ fn transfers_racing_scans_never_admit_a_stale_generation() {
             })
         })
         .collect();
+    let listed: usize = resellers.into_iter().map(|r| r.join().unwrap()).sum();
+    assert!(listed > 0, "no resale raced the transfers and scans");
     let moved: BTreeSet<usize> = movers.into_iter().flat_map(|m| m.join().unwrap()).collect();
     let mut admitted: Vec<usize> = Vec::new();
     for s in scanners {
@@ -234,8 +257,10 @@ fn transfers_racing_scans_never_admit_a_stale_generation() {
         once.is_disjoint(&moved),
         "admitted at generation 1 after its transfer"
     );
-    // Every ticket either moved or was admitted (the scanners saw all).
-    assert_eq!(once.len() + moved.len(), SOLD);
+    // At most every ticket moved or was admitted (a listed one neither).
+    assert!(once.len() + moved.len() <= SOLD);
+    // STATUS names `resale` only when something is listed.
+    assert_eq!(status(c, "race").get("resale"), None, "nothing left listed");
     // One owner per ticket, the right one.
     let holders: HashMap<String, String> = redis::cmd("HGETALL")
         .arg(key("race", "holders"))
