@@ -38,6 +38,7 @@ pub mod journal;
 pub mod order;
 pub mod plan;
 pub mod queue;
+pub mod resale;
 pub mod slow;
 
 use std::borrow::Cow;
@@ -513,6 +514,9 @@ pub(crate) fn write_entries(
         // An entry MySQL cannot take becomes a conflict there.
         (_, false) if todo.iter().any(|e| refusal(e, packet).is_some()) => {
             Plan::Slow("an entry MySQL cannot take".into())
+        }
+        (Plan::Fast(_), false) if resale::any_listed(tx, event)? => {
+            Plan::Slow("the event has listed tickets".into())
         }
         (p, false) => p,
     };
