@@ -49,11 +49,11 @@ pub fn write(
 /// Whether `event` has a ticket on the list (held by a buyer or not):
 /// its batches are written record by record.
 pub fn any_listed(tx: &mut Transaction<'_>, event: &str) -> mysql::Result<bool> {
-    let n: Option<i64> = tx.exec_first(
-        "SELECT COUNT(*) FROM ticket_listing WHERE event_id = ? AND live_listing IS NOT NULL",
+    let one: Option<i64> = tx.exec_first(
+        "SELECT 1 FROM ticket_listing WHERE event_id = ? AND live_listing IS NOT NULL LIMIT 1",
         (event,),
     )?;
-    Ok(n.unwrap_or(0) > 0)
+    Ok(one.is_some())
 }
 
 /// Whether `user` holds a listed ticket (an order MySQL keeps on the
