@@ -5,8 +5,10 @@
 //! each listed seat resold at most once and every `resold` of Redis's log
 //! a `ticket_resold` row a generation up (and a `ticket_owner` row), the
 //! stock unmoved, MySQL's live orders equal to Redis's, the listings left
-//! equal to Redis's `resale`, and `audit-seats` passing. And a GA event:
-//! a buyer's claim, a hold that expires, a cancel and an unlist.
+//! equal to Redis's `resale`, and `audit-seats` passing. A GA event: a
+//! party's claim and an expiring hold of free and listed tickets (the free
+//! ones back in stock, the listed one relisted), an expiry, a cancel, an
+//! unlist. A seated party of free seats and a listed one.
 
 #[path = "support/module.rs"]
 mod msupport;
@@ -16,7 +18,9 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use msupport::{int, int_array, int_or_nil, key, ok, order, resale_hall, status_int};
+use msupport::{
+    int, int_array, int_or_nil, key, ok, order, resale_hall, rows_of_seats, status_int,
+};
 use mysql::prelude::Queryable;
 use redis::Connection;
 use support::*;
@@ -91,6 +95,25 @@ fn drained(c: &mut Connection, event: &str, sc: &Sidecar) {
     }
 }
 
+/// A Redis server, a fresh migrated database `name` and a sidecar
+/// draining one into the other.
+fn draining(name: &str) -> (RedisServer, String, Sidecar) {
+    let server = RedisServer::start();
+    let db = fresh_database(name);
+    migrate(&db);
+    let sc = Sidecar::start(&server.url(), &db, &["--verify-interval", "3600"]);
+    (server, db, sc)
+}
+
+/// Waits until `user`'s hold has run out.
+fn gone(c: &mut Connection, event: &str, user: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while order(c, event, user).is_some() {
+        assert!(Instant::now() < deadline, "{user}'s hold never ran out");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// What MySQL holds of the event's resale: no conflict, the `resold`
 /// records as `ticket_resold` (and `ticket_owner`) rows at generation 2,
 /// the live orders Redis's, the stock `remaining`, `listed` still listed.
@@ -156,11 +179,8 @@ fn check_mysql(
 
 #[test]
 fn a_sold_out_hall_resells_through_the_sidecar() {
-    let server = RedisServer::start();
-    let db = fresh_database("sc_resale_hall");
-    migrate(&db);
+    let (server, db, sc) = draining("sc_resale_hall");
     let c = &mut server.conn();
-    let sc = Sidecar::start(&server.url(), &db, &["--verify-interval", "3600"]);
     let sellers = resale_hall(c, "h", 44);
     assert_eq!(status_int(c, "h", "remaining"), 0, "the stock moved");
     let sold = check_mysql(c, (&db, "h"), &sellers, &sc);
@@ -171,11 +191,8 @@ fn a_sold_out_hall_resells_through_the_sidecar() {
 
 #[test]
 fn ga_resale_claims_holds_expiries_and_unlists_reach_mysql() {
-    let server = RedisServer::start();
-    let db = fresh_database("sc_resale_ga");
-    migrate(&db);
+    let (server, db, sc) = draining("sc_resale_ga");
     let c = &mut server.conn();
-    let sc = Sidecar::start(&server.url(), &db, &["--verify-interval", "3600"]);
     ok(c, &["TICKET.INIT", "g", "6", "LIMIT", "4", "HOLD", "200"]);
     let sold = |c: &mut Connection, user: &str, n: &str| {
         int_array(c, &["TICKET.CLAIM", "g", user, "COUNT", n, "HOLD", "0"])
@@ -184,6 +201,12 @@ fn ga_resale_claims_holds_expiries_and_unlists_reach_mysql() {
     assert_eq!(sold(c, "bob", "2"), [3, 4]);
     assert_eq!(int(c, &["TICKET.RESELL", "g", "alice", "TICKETS", "2"]), 1);
     assert_eq!(int(c, &["TICKET.RESELL", "g", "bob"]), 2);
+    // fred's hold of 5, 6 and listed 2 runs out: 5 and 6 back in stock,
+    // 2 back on alice's list.
+    let held = int_array(c, &["TICKET.CLAIM", "g", "fred", "COUNT", "3"]);
+    assert_eq!(held, [2, 5, 6]);
+    gone(c, "g", "fred");
+    assert_eq!(status_int(c, "g", "remaining"), 2);
     // A party of 3: the house's 5 and 6, then listed 2 (sold at once).
     assert_eq!(sold(c, "carl", "3"), [2, 5, 6]);
     // dora's hold of 3 runs out: back on bob's list.
@@ -194,11 +217,7 @@ fn ga_resale_claims_holds_expiries_and_unlists_reach_mysql() {
         [4]
     );
     assert_eq!(int_or_nil(c, &["TICKET.CANCEL", "g", "eve"]), Some(4));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while order(c, "g", "dora").is_some() {
-        assert!(Instant::now() < deadline, "dora's hold never ran out");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    gone(c, "g", "dora");
     assert_eq!(
         int_array(c, &["TICKET.CLAIM", "g", "eve", "COUNT", "1"]),
         [3]
@@ -219,4 +238,41 @@ fn ga_resale_claims_holds_expiries_and_unlists_reach_mysql() {
     let want = [(2, "sold"), (3, "sold"), (4, "unlisted")];
     let want: Vec<(i64, String)> = want.iter().map(|(t, s)| (*t, s.to_string())).collect();
     assert_eq!(states, want);
+}
+
+/// A seated party taking free seats and a listed one in one order: the
+/// free ones from stock, the listed one the seller's until resold; MySQL
+/// equals Redis and `audit-seats` passes.
+#[test]
+fn a_seated_party_of_free_and_listed_seats_reaches_mysql() {
+    let (server, db, sc) = draining("sc_resale_mixed");
+    let c = &mut server.conn();
+    let layout = rows_of_seats("A", 1, 6);
+    ok(
+        c,
+        &["TICKET.INIT", "m", "6", "LIMIT", "4", "SEATS", &layout],
+    );
+    let pick = |c: &mut Connection, user: &str, seats: [&str; 2]| {
+        let ask = [
+            "TICKET.CLAIM",
+            "m",
+            user,
+            "HOLD",
+            "0",
+            "SEATS",
+            seats[0],
+            seats[1],
+        ];
+        int_array(c, &ask)
+    };
+    assert_eq!(pick(c, "s", ["1", "2"]), [1, 2]);
+    assert_eq!(pick(c, "t", ["5", "6"]), [5, 6]);
+    assert_eq!(int(c, &["TICKET.RESELL", "m", "s", "TICKETS", "2"]), 1);
+    let party = ["TICKET.CLAIM", "m", "b", "COUNT", "3", "HOLD", "0"];
+    assert_eq!(int_array(c, &party), [2, 3, 4]);
+    assert_eq!(status_int(c, "m", "remaining"), 0);
+    let sellers = BTreeMap::from([(2, "s".into())]);
+    assert_eq!(check_mysql(c, (&db, "m"), &sellers, &sc), 1);
+    let (st, out) = sidecar_cmd(&server.url(), &db, &["audit-seats", "--event", "m"]);
+    assert_eq!(st.code(), Some(0), "{out}");
 }
