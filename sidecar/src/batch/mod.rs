@@ -495,7 +495,9 @@ fn anchor_holds(
 /// Plans and writes `rest` (the entries above `base`) into `out`; false
 /// when the fast path refused and the batch must be replayed slowly.
 /// `seated`: whether the event's row has a seat layout, when the caller
-/// read it and found a row (else it is read here).
+/// read it and found a row (else it is read here). An event with a live
+/// listing goes record by record: whether a claim takes a listed ticket
+/// is known only from the listing rows (`batch::resale`).
 pub(crate) fn write_entries(
     tx: &mut Transaction<'_>,
     event: &str,
