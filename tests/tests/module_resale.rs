@@ -11,8 +11,7 @@
 #[path = "support/module.rs"]
 mod support;
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
 
 use redis::Connection;
 use support::*;
@@ -144,72 +143,7 @@ fn a_sold_out_hall_resells_each_listed_seat_at_most_once() {
     let primary = RedisServer::start_with(&["--repl-diskless-sync-delay", "0"]);
     let replica = strict_replica_of(&primary.port().to_string());
     let c = &mut primary.conn();
-    // Ten rows of 40 seats.
-    let layout = rows_of_seats("A", 10, 40);
-    let init = [
-        "TICKET.INIT",
-        "h",
-        "400",
-        "LIMIT",
-        "4",
-        "OFFER",
-        "300",
-        "SEATS",
-        &layout,
-    ];
-    ok(c, &init);
-    // 200 sellers buy pairs (the last ones apart): sold out.
-    let mut pairs = BTreeMap::new();
-    for s in 0..200 {
-        let seller = format!("s{s}");
-        let pair = int_array(c, &["TICKET.CLAIM", "h", &seller, "COUNT", "2", "SPLIT"]);
-        pairs.insert(seller, pair);
-    }
-    assert_eq!(status_int(c, "h", "remaining"), 0);
-    // 400 parties of 1 or 2 wait.
-    let mut rng = Rng::new(43);
-    for w in 0..400 {
-        let count = (1 + rng.below(2)).to_string();
-        int(c, &["TICKET.WAIT", "h", &format!("w{w}"), "COUNT", &count]);
-    }
-    // Each seller lists one seat of the pair: 200 listings.
-    let mut listed = BTreeMap::new();
-    for (seller, pair) in &pairs {
-        let seat = pair[rng.below(2) as usize];
-        let ask = ["TICKET.RESELL", "h", seller, "TICKETS", &seat.to_string()];
-        assert_eq!(int(c, &ask), 1);
-        listed.insert(seat, seller.clone());
-    }
-    // Offered parties confirm, cancel or let the offer expire.
-    let mut done = BTreeSet::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        assert!(Instant::now() < deadline, "offers never settled");
-        for w in 0..400 {
-            let user = format!("w{w}");
-            if done.contains(&user) {
-                continue;
-            }
-            let Some((_, state, _)) = order(c, "h", &user) else {
-                continue;
-            };
-            if state == "held" {
-                match rng.below(4) {
-                    0 | 1 => assert!(int(c, &["TICKET.CONFIRM", "h", &user]) > 0),
-                    2 => assert!(int_or_nil(c, &["TICKET.CANCEL", "h", &user]).is_some()),
-                    _ => {} // lets it expire
-                }
-            }
-            done.insert(user);
-        }
-        assert_eq!(status_int(c, "h", "total"), 400);
-        assert_eq!(status_int(c, "h", "remaining"), 0, "the stock moved");
-        let holds: i64 = redis::cmd("ZCARD").arg(key("h", "holds")).query(c).unwrap();
-        if holds == 0 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let listed = resale_hall(c, "h", 43);
 
     // Each resold seat was listed by its seller, and resold once.
     let mut resold = BTreeMap::new();

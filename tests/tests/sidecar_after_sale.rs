@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use msupport::{int, key, ok, outcome, sell};
+use msupport::{key, ok, outcome, sell};
 use mysql::prelude::Queryable;
 use support::*;
 use ticketgate_tests::{fresh_database, RedisServer};
@@ -152,46 +152,6 @@ fn twenty_scanners_admit_each_ticket_once() {
         .exec_first("SELECT COUNT(*) FROM ticket_conflict", ())
         .unwrap();
     assert_eq!(conflicts, Some(0), "{}", tail(&sc.log(), 40));
-}
-
-/// Resale is not drained yet: its records become named conflicts
-/// (`resale_unsupported`) and the drain goes on with what follows.
-#[test]
-fn resale_records_are_named_conflicts_and_the_drain_goes_on() {
-    let server = RedisServer::start();
-    let db = fresh_database("sc_resale_unsupported");
-    migrate(&db);
-    let c = &mut server.conn();
-    let sc = Sidecar::start(&server.url(), &db, &["--verify-interval", "3600"]);
-    ok(c, &["TICKET.INIT", "gig", "5"]);
-    sell(c, "gig", 3);
-    assert_eq!(int(c, &["TICKET.RESELL", "gig", "u1"]), 1);
-    assert_eq!(int(c, &["TICKET.UNLIST", "gig", "u1"]), 1);
-    assert_eq!(int(c, &["TICKET.CLAIM", "gig", "u9"]), 4);
-    let last: Vec<(String, Vec<String>)> = redis::cmd("XREVRANGE")
-        .arg(key("gig", "log"))
-        .arg("+")
-        .arg("-")
-        .arg("COUNT")
-        .arg(1)
-        .query(c)
-        .unwrap();
-    wait_applied(&db, "gig", &last[0].0, &sc);
-    let my = &mut mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
-    let reasons: Vec<String> = my
-        .exec(
-            "SELECT reason FROM ticket_conflict WHERE event_id = 'gig' ORDER BY id",
-            (),
-        )
-        .unwrap();
-    assert_eq!(reasons, ["resale_unsupported", "resale_unsupported"]);
-    let live: Option<i64> = my
-        .exec_first(
-            "SELECT COUNT(*) FROM ticket_participation WHERE event_id = 'gig' AND status = 'active'",
-            (),
-        )
-        .unwrap();
-    assert_eq!(live, Some(4), "{}", tail(&sc.log(), 40));
 }
 
 /// `reconcile` compares each sold ticket's generation and scan: clean

@@ -584,6 +584,12 @@ fn daemon_runs_with_only_select_insert_update_grants() {
         // V4: the heal's journal and its record of heals
         "ticket_journal",
         "ticket_heal",
+        // V10, V11: after the sale (reconcile reads generations and scans;
+        // each batch asks whether its event has a live listing)
+        "ticket_owner",
+        "ticket_scan",
+        "ticket_listing",
+        "ticket_resold",
     ] {
         my.query_drop(format!(
             "GRANT SELECT, INSERT, UPDATE ON `{dbname}`.`{t}` TO '{user}'@'127.0.0.1'"

@@ -606,7 +606,7 @@ fn a_burst_of_parties_sits_together_and_the_audit_passes() {
 
 /// The daemon drains a seated sale with only SELECT, INSERT and UPDATE on
 /// ticketgate's tables (V6's `ticket_seat` and `ticket_seat_stock`,
-/// V8's allocations among them), as `deploy/mysql-grants.sql`'s stricter variant grants.
+/// V8's allocations, V10's and V11's after-sale tables among them), as `deploy/mysql-grants.sql`'s stricter variant grants.
 #[test]
 fn a_seated_sale_needs_only_select_insert_update() {
     let redis = RedisServer::start();
@@ -633,6 +633,10 @@ fn a_seated_sale_needs_only_select_insert_update() {
         "ticket_seat_stock",
         "ticket_allocation",
         "ticket_allocation_step",
+        "ticket_owner",
+        "ticket_scan",
+        "ticket_listing",
+        "ticket_resold",
     ] {
         m.query_drop(format!(
             "GRANT SELECT, INSERT, UPDATE ON `{dbname}`.`{t}` TO '{user}'@'127.0.0.1'"

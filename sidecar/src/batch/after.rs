@@ -8,11 +8,11 @@
 //! * transfer: `transfer_mismatch` when the giver has no sold order with
 //!   every ticket, or the receiver a held one;
 //! * scan: `scan_mismatch` when the ticket is not sold at that generation
-//!   or was scanned at it already;
-//! * resell, unlist, resold: `resale_unsupported` (not drained yet).
+//!   or was scanned at it already.
 //!
-//! A heal undoes a lost transfer or scan with [`undo_transfer`] and
-//! [`undo_scan`] (migration V12).
+//! Resale (`batch::resale`) moves rows as a transfer does, with
+//! [`live_order`] and [`regroup`]. A heal undoes a lost transfer or scan
+//! with [`undo_transfer`] and [`undo_scan`] (migration V12).
 
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
@@ -36,20 +36,12 @@ pub fn write(
         Op::Scan { ticket, gen, gate } => {
             scan(tx, event, (*ticket, *gen), gate.as_deref(), (id, rec.at)).map(Some)
         }
-        // Not drained yet: named, rather than taken for a stray status op.
-        Op::Resell { .. } | Op::Unlist { .. } | Op::Resold { .. } => Ok(Some(Err((
-            "resale_unsupported",
-            format!(
-                "{} {id}: this sidecar does not drain resale yet",
-                rec.op.name()
-            ),
-        )))),
         _ => Ok(None),
     }
 }
 
 /// A user's live order: its id and status, from its lead row.
-fn live_order(
+pub(crate) fn live_order(
     tx: &mut Transaction<'_>,
     event: &str,
     user: &str,
@@ -94,6 +86,28 @@ fn transfer(
         Some((order, _)) => order,
         None => Some(id.to_string()),
     };
+    hand_over(tx, event, (from, to), target, tickets, (id, at))?;
+    Ok(Ok(()))
+}
+
+/// Moves `from`'s sold rows of `tickets` to `to`'s order `target` a
+/// generation up (a transfer, a resale): each keeps the order that first
+/// took it in `first_order` (migrations/V11, for audit-seats); both users'
+/// rows regrouped, one `ticket_owner` row per ticket.
+pub(crate) fn hand_over(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    (from, to): (&str, &str),
+    target: Option<String>,
+    tickets: &[i64],
+    (id, at): (StreamId, i64),
+) -> mysql::Result<()> {
+    let rows = format!(
+        "event_id = ? AND user_id = ? AND status = 'active' AND live_ticket IN ({})",
+        marks(tickets.len())
+    );
+    let mut key: Vec<Value> = vec![event.into(), from.into()];
+    key.extend(tickets.iter().map(|t| Value::from(*t)));
     // The owner rows first, while the rows still say what the heal's undo
     // puts back (migration V12).
     let owners = format!(
@@ -102,7 +116,9 @@ fn transfer(
     );
     let head: Vec<Value> = vec![to.into(), id.to_string().into(), datetime(at).into()];
     tx.exec_drop(owners, [head, key.clone()].concat())?;
-    let set = "SET user_id = ?, order_id = ?, order_lead = 0, gen = gen + 1, stream_id = ?";
+    // first_order before order_id: MySQL assigns left to right.
+    let set = "SET first_order = IFNULL(first_order, order_id), user_id = ?, order_id = ?, \
+               order_lead = 0, gen = gen + 1, stream_id = ?";
     let values: Vec<Value> = vec![to.into(), target.into(), id.to_string().into()];
     tx.exec_drop(
         format!("UPDATE ticket_participation {set} WHERE {rows}"),
@@ -110,12 +126,12 @@ fn transfer(
     )?;
     regroup(tx, event, from)?;
     regroup(tx, event, to)?;
-    Ok(Ok(()))
+    Ok(())
 }
 
-/// A user's live rows after a transfer: `order_tickets` their count, the
+/// A user's live rows after a hand-over: `order_tickets` their count, the
 /// lowest ticket the lead row.
-fn regroup(tx: &mut Transaction<'_>, event: &str, user: &str) -> mysql::Result<()> {
+pub(crate) fn regroup(tx: &mut Transaction<'_>, event: &str, user: &str) -> mysql::Result<()> {
     let live = "event_id = ? AND user_id = ? AND live_ticket IS NOT NULL";
     let n: Option<i64> = tx.exec_first(
         format!("SELECT COUNT(*) FROM ticket_participation WHERE {live}"),

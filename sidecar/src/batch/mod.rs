@@ -38,6 +38,7 @@ pub mod journal;
 pub mod order;
 pub mod plan;
 pub mod queue;
+pub mod resale;
 pub mod slow;
 
 use std::borrow::Cow;
@@ -494,7 +495,9 @@ fn anchor_holds(
 /// Plans and writes `rest` (the entries above `base`) into `out`; false
 /// when the fast path refused and the batch must be replayed slowly.
 /// `seated`: whether the event's row has a seat layout, when the caller
-/// read it and found a row (else it is read here).
+/// read it and found a row (else it is read here). An event with a live
+/// listing goes record by record: whether a claim takes a listed ticket
+/// is known only from the listing rows (`batch::resale`).
 pub(crate) fn write_entries(
     tx: &mut Transaction<'_>,
     event: &str,
@@ -513,6 +516,9 @@ pub(crate) fn write_entries(
         // An entry MySQL cannot take becomes a conflict there.
         (_, false) if todo.iter().any(|e| refusal(e, packet).is_some()) => {
             Plan::Slow("an entry MySQL cannot take".into())
+        }
+        (Plan::Fast(_), false) if resale::any_listed(tx, event)? => {
+            Plan::Slow("the event has listed tickets".into())
         }
         (p, false) => p,
     };

@@ -27,7 +27,11 @@
 //!   here: allocations are a box office's few commands, and the fast
 //!   path stays what a plain batch needs;
 //! * transfer / scan: as `batch::after` checks them
-//!   (`transfer_mismatch`, `scan_mismatch`);
+//!   (`transfer_mismatch`, `scan_mismatch`); resell / unlist / resold as
+//!   `batch::resale` does (`resell_mismatch`, `unlist_mismatch`,
+//!   `resold_mismatch`); a claim, hold or offer of listed tickets is
+//!   written on their listings (a `collision` when a buyer holds one),
+//!   its expiry or cancel puts them back on the list;
 //! * `malformed` entries, and `sql_error` for data MySQL refuses;
 //! * before any of these, what MySQL cannot take at all (see
 //!   `model::entry`): `too_large` (beyond the entry bound) and
@@ -47,6 +51,7 @@ use crate::batch::order::{
     NewOrder, OrderStatus, Verdict,
 };
 use crate::batch::queue::{Drawn, QueueStep, StepKind};
+use crate::batch::resale;
 use crate::io::mysql::{insert_conflict, is_record_level, packet_limit};
 use crate::model::entry::refusal;
 use crate::model::seating::{init_layout, tally};
@@ -140,6 +145,9 @@ fn one(
         return init(tx, event, &i);
     }
     if let Some(verdict) = after::write(tx, event, id, rec)? {
+        return Ok(verdict);
+    }
+    if let Some(verdict) = resale::write(tx, event, id, rec)? {
         return Ok(verdict);
     }
     if let Some(m @ (Move::Allocate { .. } | Move::Release { .. })) = Move::of(&rec.op) {
@@ -243,6 +251,34 @@ fn create(
         let detail = format!("user already has {status} order {order}");
         return Ok(Err(("duplicate_order", detail)));
     }
+    if resale::buys_listed(tx, event, &o.user)? {
+        let detail = "user already holds a listed ticket".to_string();
+        return Ok(Err(("duplicate_order", detail)));
+    }
+    // Listed tickets stay their seller's rows: the order holds them on
+    // their listings, taking no stock; the rest is an ordinary order.
+    let listed: Vec<i64> = resale::listed(tx, event, &o.tickets)?
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    let rest;
+    let o = match listed.is_empty() {
+        true => o,
+        false => {
+            let until = (o.status == OrderStatus::Held)
+                .then_some(o.held_until)
+                .flatten();
+            let verdict = resale::buy(tx, event, (&o.user, o.order_id, until), &listed)?;
+            if verdict.is_err() || listed.len() == o.tickets.len() {
+                return Ok(verdict);
+            }
+            rest = NewOrder {
+                tickets: without(&o.tickets, &listed),
+                ..o.clone()
+            };
+            &rest
+        }
+    };
     if let Some((t, holder)) = live_holder(tx, event, &o.tickets)? {
         let detail = format!("ticket {t} is live for {holder:?}");
         return Ok(Err(("collision", detail)));
@@ -275,6 +311,21 @@ fn change(
     c: &Change,
 ) -> Result<Verdict, mysql::Error> {
     let (kind, user, tickets) = (c.kind, c.user.as_str(), c.tickets.as_slice());
+    let bought = resale::bought_by(tx, event, user, tickets)?;
+    if !bought.is_empty() {
+        // Back on the list when not sold (a confirm waits for `resold`).
+        if kind.releases() {
+            resale::give_back(tx, event, &bought)?;
+        }
+        let rest = Change {
+            tickets: without(tickets, &bought),
+            ..c.clone()
+        };
+        return match rest.tickets.is_empty() {
+            true => Ok(Ok(())),
+            false => change(tx, (event, layout), &rest),
+        };
+    }
     let live: Option<(Option<String>, String, i64, Option<String>)> = tx.exec_first(
         "SELECT order_id, CAST(status AS CHAR), order_tickets, allocation FROM ticket_participation WHERE event_id = ? AND live_lead = ?",
         (event, user),
@@ -329,4 +380,13 @@ fn change(
         }
     }
     Ok(Ok(()))
+}
+
+/// `tickets` less `listed` (both ascending).
+fn without(tickets: &[i64], listed: &[i64]) -> Vec<i64> {
+    tickets
+        .iter()
+        .copied()
+        .filter(|t| listed.binary_search(t).is_err())
+        .collect()
 }

@@ -671,3 +671,80 @@ pub fn rows_of_seats(name: &str, rows: u32, seats: u32) -> String {
         rows.join(",")
     )
 }
+
+/// A sold-out seated hall `event` that resells (docs/design.md "After the
+/// sale"): ten rows of 40 seats, 200 sellers of pairs, 400 waiting
+/// parties of 1 or 2, one seat of each pair listed; offered parties
+/// confirm, cancel or let the 300 ms offer expire until no hold is left,
+/// the stock never moving. Returns each listed seat's seller.
+pub fn resale_hall(c: &mut Connection, event: &str, seed: u64) -> BTreeMap<i64, String> {
+    use std::collections::BTreeSet;
+    use std::time::{Duration, Instant};
+    let layout = rows_of_seats("A", 10, 40);
+    let init = [
+        "TICKET.INIT",
+        event,
+        "400",
+        "LIMIT",
+        "4",
+        "OFFER",
+        "300",
+        "SEATS",
+        &layout,
+    ];
+    ok(c, &init);
+    let mut pairs = BTreeMap::new();
+    for s in 0..200 {
+        let seller = format!("s{s}");
+        let pair = int_array(c, &["TICKET.CLAIM", event, &seller, "COUNT", "2", "SPLIT"]);
+        pairs.insert(seller, pair);
+    }
+    assert_eq!(status_int(c, event, "remaining"), 0);
+    let mut rng = Rng::new(seed);
+    for w in 0..400 {
+        let count = (1 + rng.below(2)).to_string();
+        int(
+            c,
+            &["TICKET.WAIT", event, &format!("w{w}"), "COUNT", &count],
+        );
+    }
+    let mut listed = BTreeMap::new();
+    for (seller, pair) in &pairs {
+        let seat = pair[rng.below(2) as usize];
+        let ask = ["TICKET.RESELL", event, seller, "TICKETS", &seat.to_string()];
+        assert_eq!(int(c, &ask), 1);
+        listed.insert(seat, seller.clone());
+    }
+    let mut done = BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "offers never settled");
+        for w in 0..400 {
+            let user = format!("w{w}");
+            if done.contains(&user) {
+                continue;
+            }
+            let Some((_, state, _)) = order(c, event, &user) else {
+                continue;
+            };
+            if state == "held" {
+                match rng.below(4) {
+                    0 | 1 => assert!(int(c, &["TICKET.CONFIRM", event, &user]) > 0),
+                    2 => assert!(int_or_nil(c, &["TICKET.CANCEL", event, &user]).is_some()),
+                    _ => {} // lets it expire
+                }
+            }
+            done.insert(user);
+        }
+        assert_eq!(status_int(c, event, "total"), 400);
+        assert_eq!(status_int(c, event, "remaining"), 0, "the stock moved");
+        let holds: i64 = redis::cmd("ZCARD")
+            .arg(key(event, "holds"))
+            .query(c)
+            .unwrap();
+        if holds == 0 {
+            return listed;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

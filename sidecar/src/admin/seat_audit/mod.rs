@@ -131,14 +131,15 @@ pub(crate) fn moves(
     Ok(Ok(out))
 }
 
-/// The event's orders (rows a heal undid left out); the inner Err names a
-/// row the replay cannot place.
+/// The event's orders (rows a heal undid left out), a resold seat in the
+/// order that first took it (`first_order`, migrations/V11); the inner
+/// Err names a row the replay cannot place.
 pub(crate) fn orders(
     my: &mut impl Queryable,
     event: &str,
 ) -> Result<Result<Vec<Order>, String>, mysql::Error> {
     let rows: Vec<Row> = my.exec(
-        "SELECT order_id, user_id, ticket_number, CAST(status AS CHAR), stream_id, CAST(seat_pick AS CHAR), seat_section, seat_category, seat_accessible, reapplied, allocation \
+        "SELECT COALESCE(first_order, order_id), user_id, ticket_number, CAST(status AS CHAR), stream_id, CAST(seat_pick AS CHAR), seat_section, seat_category, seat_accessible, reapplied, allocation \
          FROM ticket_participation WHERE event_id = ? AND status <> 'lost_in_failover' ORDER BY ticket_number",
         (event,),
     )?;

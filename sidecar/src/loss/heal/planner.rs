@@ -148,9 +148,10 @@ fn fate_of(
         r.op,
         Op::Resell { .. } | Op::Unlist { .. } | Op::Resold { .. }
     ) {
-        // The drain records resale as a `resale_unsupported` conflict:
-        // MySQL changed nothing to undo, and the module never re-applies it.
-        return Fate::NoEffect;
+        // Not re-applied by the module nor undone here yet: the event is
+        // quarantined for an operator, as a lost transfer was before V12.
+        let why = "resale is not healed yet";
+        return Fate::Unhealable(format!("op={} {} was lost ({why})", r.op.name(), l.id));
     }
     if r.op.from().is_some() || matches!(r.op, Op::Allocate { .. } | Op::Release { .. }) {
         // A box office's move or a partner's order: rare, and its
