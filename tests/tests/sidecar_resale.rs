@@ -276,3 +276,27 @@ fn a_seated_party_of_free_and_listed_seats_reaches_mysql() {
     let (st, out) = sidecar_cmd(&server.url(), &db, &["audit-seats", "--event", "m"]);
     assert_eq!(st.code(), Some(0), "{out}");
 }
+
+/// While a buyer holds a listed ticket, Redis counts it in the seller's
+/// sold order and the buyer's held one, MySQL on the seller's row and the
+/// listing: `reconcile` must read both as the same, and name a drift.
+#[test]
+fn reconcile_counts_a_buyers_hold_of_a_listed_ticket() {
+    let (server, db, sc) = draining("sc_resale_reconcile");
+    let c = &mut server.conn();
+    ok(c, &["TICKET.INIT", "r", "2", "HOLD", "600000"]);
+    for user in ["ann", "bea"] {
+        assert!(int(c, &["TICKET.CLAIM", "r", user, "HOLD", "0"]) > 0);
+    }
+    assert_eq!(int(c, &["TICKET.RESELL", "r", "ann"]), 1);
+    assert_eq!(int(c, &["TICKET.CLAIM", "r", "cy"]), 1, "cy holds ann's 1");
+    drained(c, "r", &sc);
+    let (st, out) = sidecar_cmd(&server.url(), &db, &["reconcile", "--event", "r"]);
+    assert!(st.success(), "{out}");
+    let my = &mut mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+    my.query_drop("UPDATE ticket_listing SET buyer = 'dee' WHERE event_id = 'r'")
+        .unwrap();
+    let (st, out) = sidecar_cmd(&server.url(), &db, &["reconcile", "--event", "r"]);
+    assert_eq!(st.code(), Some(1), "{out}");
+    assert!(out.contains("dee") && out.contains("cy"), "{out}");
+}

@@ -46,6 +46,7 @@ use crate::io::redis::inspect::{
 use crate::io::redis::scan::scan_all;
 use crate::loss::quarantine::check;
 use crate::loss::verify::{self, Row};
+use crate::model::live::add_listing_holds;
 use crate::model::{Evidence, Live};
 use protocol::StreamId;
 
@@ -314,7 +315,8 @@ fn mysql_event(
     redis: Option<&RedisEvent>,
 ) -> Result<Option<MysqlEvent>, String> {
     let my_err = |err: mysql::Error| format!("MySQL, event {e}: {err}");
-    let users = db::live_users(my, e).map_err(my_err)?;
+    let mut users = db::live_users(my, e).map_err(my_err)?;
+    add_listing_holds(&mut users, db::listing_holds(my, e).map_err(my_err)?);
     let remaining = db::remaining_stock(my, e).map_err(my_err)?;
     // a seated event's (read only then: the table is V6's)
     let categories = match redis.is_some_and(|r| r.categories.is_some()) {
@@ -698,5 +700,18 @@ mod tests {
         assert_eq!(mysql["a"], redis["a"]);
         assert_eq!(mysql["b"], redis["b"]);
         assert_eq!(totals(&mysql), (1, 2));
+    }
+
+    #[test]
+    fn a_buyers_hold_of_a_listed_ticket_joins_their_held_tickets() {
+        let row = |u: &str, t, s: &str, until| (u.to_string(), t, s.to_string(), until);
+        let mut mysql = mysql_users(vec![row("b", 5, "held", Some(70))]);
+        let listing = |u: &str, t, until| (u.to_string(), t, until);
+        add_listing_holds(
+            &mut mysql,
+            vec![listing("b", 2, Some(77)), listing("c", 9, Some(80))],
+        );
+        assert_eq!(mysql["b"], held(&[2, 5], 77));
+        assert_eq!(mysql["c"], held(&[9], 80));
     }
 }

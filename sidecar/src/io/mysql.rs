@@ -210,6 +210,20 @@ pub fn live_users(
     Ok(mysql_users(rows))
 }
 
+/// The listed tickets buyers hold (migrations/V11): (buyer, ticket,
+/// deadline in unix ms). Redis counts each in its buyer's held order;
+/// MySQL keeps it on the listing row, not as a participation row.
+pub fn listing_holds(
+    conn: &mut impl Queryable,
+    event: &str,
+) -> Result<Vec<(String, i64, Option<i64>)>, mysql::Error> {
+    conn.exec(
+        "SELECT buyer, ticket_number, CAST(ROUND(UNIX_TIMESTAMP(held_until) * 1000) AS SIGNED) \
+         FROM ticket_listing WHERE event_id = ? AND state = 'listed' AND buyer IS NOT NULL",
+        (event,),
+    )
+}
+
 /// `remaining_stock` of `event`, if it has a stock row.
 pub fn remaining_stock(conn: &mut Conn, event: &str) -> Result<Option<i64>, mysql::Error> {
     conn.exec_first(

@@ -63,6 +63,20 @@ pub fn redis_users(
     out
 }
 
+/// Adds the listed tickets buyers hold (`(buyer, ticket, deadline)`) to
+/// their held tickets, as Redis counts them.
+pub fn add_listing_holds(
+    users: &mut HashMap<String, Live>,
+    holds: Vec<(String, i64, Option<i64>)>,
+) {
+    for (buyer, ticket, until) in holds {
+        let live = users.entry(buyer).or_default();
+        live.held.push(ticket);
+        live.held.sort_unstable();
+        live.held_until = live.held_until.max(until);
+    }
+}
+
 /// MySQL's users from live participation rows `(user, ticket, status,
 /// held_until ms)`, sorted by ticket.
 pub fn mysql_users(rows: Vec<(String, i64, String, Option<i64>)>) -> HashMap<String, Live> {
