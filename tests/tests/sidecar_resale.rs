@@ -300,3 +300,55 @@ fn reconcile_counts_a_buyers_hold_of_a_listed_ticket() {
     assert_eq!(st.code(), Some(1), "{out}");
     assert!(out.contains("dee") && out.contains("cy"), "{out}");
 }
+
+/// A rebuild does not restore listings: its plan says so, the tickets
+/// come back as their sellers' sold ones, MySQL ends the listing rows at
+/// the restore, and a seller lists again without a conflict.
+#[test]
+fn a_rebuild_ends_the_listings_and_a_seller_lists_again() {
+    let (server, db, sc) = draining("sc_resale_rebuild");
+    let c = &mut server.conn();
+    ok(c, &["TICKET.INIT", "rb", "2", "HOLD", "600000"]);
+    for user in ["ann", "bea"] {
+        assert!(int(c, &["TICKET.CLAIM", "rb", user, "HOLD", "0"]) > 0);
+    }
+    assert_eq!(int(c, &["TICKET.RESELL", "rb", "ann"]), 1);
+    assert_eq!(int(c, &["TICKET.RESELL", "rb", "bea"]), 1);
+    assert_eq!(int(c, &["TICKET.CLAIM", "rb", "cy"]), 1, "cy holds ann's 1");
+    drained(c, "rb", &sc);
+    let rebuild = |args: &[&str]| {
+        let mut all = vec!["rebuild", "--event", "rb"];
+        all.extend_from_slice(args);
+        sidecar_cmd(&server.url(), &db, &all)
+    };
+    let (st, plan) = rebuild(&[]);
+    assert!(st.success(), "{plan}");
+    assert!(
+        plan.contains("2 resale listings are not restored"),
+        "{plan}"
+    );
+    let (st, out) = rebuild(&["--apply", "--force"]);
+    assert!(st.success(), "{out}");
+    assert_eq!(order(c, "rb", "ann").map(|o| o.0), Some(vec![1]));
+    assert_eq!(order(c, "rb", "cy"), None, "a buyer's hold is not restored");
+    drained(c, "rb", &sc);
+    let my = &mut mysql::Conn::new(mysql::Opts::from_url(&db).unwrap()).unwrap();
+    let live: Option<i64> = my
+        .exec_first(
+            "SELECT COUNT(*) FROM ticket_listing WHERE event_id = 'rb' AND state = 'listed'",
+            (),
+        )
+        .unwrap();
+    assert_eq!(live, Some(0));
+    assert_eq!(int(c, &["TICKET.RESELL", "rb", "ann"]), 1);
+    drained(c, "rb", &sc);
+    let conflicts: Option<i64> = my
+        .exec_first(
+            "SELECT COUNT(*) FROM ticket_conflict WHERE event_id = 'rb'",
+            (),
+        )
+        .unwrap();
+    assert_eq!(conflicts, Some(0), "{}", tail(&sc.log(), 30));
+    let (st, out) = sidecar_cmd(&server.url(), &db, &["reconcile", "--event", "rb"]);
+    assert!(st.success(), "{out}");
+}

@@ -104,6 +104,8 @@ pub struct Snapshot {
     pub free: Vec<RangeInclusive<i64>>,
     /// Generations, scans and the transfer deadline (`AFTER`).
     pub after: AfterSale,
+    /// Live resale listings: not restored (MySQL ends them at the restore).
+    pub listings: usize,
 }
 
 impl Snapshot {
@@ -182,6 +184,7 @@ pub fn snapshot(
         allocations,
         free,
         after: AfterSale::default(),
+        listings: 0,
     })
 }
 
@@ -371,6 +374,12 @@ pub fn describe(event: &str, s: &Snapshot, now: &RedisNow) -> Vec<String> {
         let until = a.transfer_until.map_or("closes".into(), datetime);
         out.push(format!(
             "  MySQL: after the sale: {moved} tickets transferred (generation above 1), {scanned} scanned; transfers until {until}"
+        ));
+    }
+    if s.listings > 0 {
+        out.push(format!(
+            "  MySQL: {} resale listings are not restored (nor buyers' holds of them): the tickets come back as their sellers' sold ones, to be listed again",
+            s.listings
         ));
     }
     for o in s.orders.iter().filter(|o| o.until > 0).take(10) {
@@ -577,8 +586,12 @@ fn locked_snapshot(
     let live = db::live_users(&mut tx, event)?;
     let allocs = allocation_rows(&mut tx, event, row.layout.is_some())?;
     let after = super::after_sale::restored(&mut tx, event)?;
-    let snap =
-        snapshot(&row, live, &allocs, from, fresh_incarnation).map(|s| Snapshot { after, ..s });
+    let listings = db::live_listings(&mut tx, event)?;
+    let snap = snapshot(&row, live, &allocs, from, fresh_incarnation).map(|s| Snapshot {
+        after,
+        listings,
+        ..s
+    });
     if quarantine && snap.is_ok() && row.quarantine.is_none() {
         let why = Evidence {
             reason: Reason::Rebuilding,

@@ -706,6 +706,14 @@ fn write_restore(tx: &mut Transaction<'_>, event: &str, r: &Restore) -> Result<(
     tx.exec_drop(
         "UPDATE ticket_event SET status = ?, incarnation = ?, quarantined_at = NULL, quarantine_reason = NULL, updated_at = ? WHERE event_id = ?",
         (restored_status(r.status), r.incarnation.to_string(), datetime(r.at), event),
+    )?;
+    // A rebuild does not restore resale listings (nor buyers' holds of
+    // them): the tickets came back as their sellers' sold ones, so their
+    // live listing rows end here and a seller may list them again.
+    tx.exec_drop(
+        "UPDATE ticket_listing SET state = 'unlisted', ended_stream_id = ?, ended_at = ?, buyer = NULL, buyer_order = NULL, held_until = NULL \
+         WHERE event_id = ? AND state = 'listed'",
+        (r.id.to_string(), datetime(r.at), event),
     )
 }
 

@@ -224,6 +224,15 @@ pub fn listing_holds(
     )
 }
 
+/// How many live resale listings `event` has (migrations/V11).
+pub fn live_listings(conn: &mut impl Queryable, event: &str) -> Result<usize, mysql::Error> {
+    let n: Option<i64> = conn.exec_first(
+        "SELECT COUNT(*) FROM ticket_listing WHERE event_id = ? AND state = 'listed'",
+        (event,),
+    )?;
+    Ok(n.unwrap_or(0) as usize)
+}
+
 /// `remaining_stock` of `event`, if it has a stock row.
 pub fn remaining_stock(conn: &mut Conn, event: &str) -> Result<Option<i64>, mysql::Error> {
     conn.exec_first(
