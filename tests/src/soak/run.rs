@@ -364,7 +364,10 @@ pub fn read_end_state(
 ) -> Option<(i64, States, States)> {
     let mut c = connect(url).ok()?;
     let mut backlog = 0;
-    for event in events().iter().map(|e| e.name).chain([door::EVENT]) {
+    // The writers' events, and any other the users name (the door's).
+    let mut names: std::collections::BTreeSet<&str> = events().iter().map(|e| e.name).collect();
+    names.extend(users.iter().map(|(event, _)| event.as_str()));
+    for event in names {
         backlog += state::unsynced(&mut c, event).ok()?;
     }
     let redis = state::redis_states(&mut c, users).ok()?;
