@@ -60,7 +60,9 @@ if [ -n "$valkey9" ]; then
   echo "== every module test file on $("$valkey9" --version | grep -oE 'v=[0-9.]+') (Valkey)"
   module_tests=()
   for f in tests/tests/module_*.rs; do module_tests+=(--test "$(basename "$f" .rs)"); done
-  TICKETGATE_REDIS_SERVER=$valkey9 cargo test --release -p ticketgate-tests "${module_tests[@]}" 2>&1 | tee -a "$log"
+  # --workspace, as in the first pass: `-p ticketgate-tests` alone unifies
+  # features differently and would build every dependency a second time.
+  TICKETGATE_REDIS_SERVER=$valkey9 cargo test --release --workspace "${module_tests[@]}" 2>&1 | tee -a "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 else
   echo "valkey9: no Valkey 9 server could be installed" >&2
