@@ -714,6 +714,32 @@ fn move_offset(
     Ok(())
 }
 
+/// How much of `ticket_heal.detail` (TEXT: 65,535 bytes) the list of undone
+/// writes may take: a failover that lost a whole burst undoes thousands, and
+/// a row too long for its column would fail the heal again and again. Every
+/// undone write has its own `lost_in_failover` conflict row besides.
+const DETAIL_LIST_CHARS: usize = 16_000;
+
+/// `items` joined by ", " up to about `max` characters, then how many more.
+fn listed_up_to(items: &[String], max: usize) -> String {
+    let (mut out, mut chars) = (String::new(), 0);
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        chars += item.chars().count() + 2;
+        if chars > max {
+            let more = items.len() - i;
+            out.push_str(&format!(
+                "... and {more} more (each a lost_in_failover conflict)"
+            ));
+            break;
+        }
+        out.push_str(item);
+    }
+    out
+}
+
 fn store_report(tx: &mut Transaction<'_>, event: &str, r: &Report) -> mysql::Result<()> {
     let users: Vec<String> = r
         .undone
@@ -728,7 +754,7 @@ fn store_report(tx: &mut Transaction<'_>, event: &str, r: &Report) -> mysql::Res
         .collect();
     let detail = format!(
         "undone (user:ticket): [{}]; {} entries of the new primary applied in {} ms",
-        users.join(", "),
+        listed_up_to(&users, DETAIL_LIST_CHARS),
         r.written,
         r.millis
     );
@@ -762,4 +788,31 @@ pub fn heal_lines(my: &mut impl Queryable, events: &[String]) -> mysql::Result<V
             format!("{e}: HEALED at {at} after an unplanned failover (diverged after {d}; MySQL moved from {before} to {after}): {lost} lost applied write(s), {re} re-applied, {un} undone -- {detail}")
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listed_up_to;
+
+    #[test]
+    fn a_long_list_of_undone_writes_is_cut_and_counted() {
+        let items: Vec<String> = (0..10_000).map(|i| format!("fan-ü{i}:{i}")).collect();
+        let out = listed_up_to(&items, 16_000);
+        assert!(
+            out.chars().count() < 16_100,
+            "{} chars",
+            out.chars().count()
+        );
+        assert!(out.starts_with("fan-ü0:0, fan-ü1:1"), "{out:.40}");
+        let shown = out.matches(", ").count();
+        assert!(out.ends_with(&format!(
+            "and {} more (each a lost_in_failover conflict)",
+            10_000 - shown
+        )));
+        assert_eq!(
+            listed_up_to(&items[..3], 16_000),
+            "fan-ü0:0, fan-ü1:1, fan-ü2:2"
+        );
+        assert_eq!(listed_up_to(&[], 16_000), "");
+    }
 }
