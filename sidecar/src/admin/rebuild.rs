@@ -144,6 +144,7 @@ pub fn snapshot(
     }
     let status = match row.status.as_str() {
         "open" => Status::Open,
+        // 'closed': what a heal's undone open wrote before this release.
         "close" | "closed" => Status::Closed,
         other => return Err(format!("MySQL status {other:?} is neither open nor closed")),
     };

@@ -300,11 +300,11 @@ fn previous_status<'a>(
         .rev()
         .find_map(|e| match e.rec.as_ref().map(|r| &r.op) {
             Some(Op::Open) => Some("open"),
-            Some(Op::Close) => Some("closed"),
+            Some(Op::Close) => Some("close"),
             _ => None,
         });
     last.unwrap_or(match lost {
-        Op::Open => "closed",
+        Op::Open => "close",
         _ => "open",
     })
 }

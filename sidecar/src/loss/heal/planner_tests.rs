@@ -358,7 +358,7 @@ impl Mysql {
                     self.stock -= n;
                 }
             }
-            Undo::SetStatus { to } => self.closed = *to == "closed",
+            Undo::SetStatus { to } => self.closed = *to == "close",
             Undo::Step { step } => self.lose_step(*step),
             Undo::Draw { draw } => {
                 if self.drawn == Some(*draw) {
