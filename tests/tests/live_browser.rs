@@ -222,7 +222,7 @@ async fn js(c: &Client, script: &str) -> serde_json::Value {
 }
 
 /// Page script: `drawn(id)`, the state seat `id` is drawn in — `f`, `h`,
-/// `s`, `l` allocated, or `a` for a free wheelchair space, `?` for none of them — read
+/// `s`, `l` allocated, `r` resale, or `a` for a free wheelchair space, `?` for none of them — read
 /// from the canvas pixel at the seat's centre (or from the SVG mark's class
 /// when the page draws SVG).
 const DRAWN: &str = "
@@ -232,8 +232,8 @@ const DRAWN: &str = "
       var cs = v.colors();
       for (var k in cs) col[parseInt(cs[k].slice(1), 16)] = k;
     }
-    var name = { free: 'f', held: 'h', sold: 's', acc: 'a', alloc: 'l' };
-    var byClass = { f: 'f', h: 'h', s: 's', al: 'l' };
+    var name = { free: 'f', held: 'h', sold: 's', acc: 'a', alloc: 'l', resale: 'r' };
+    var byClass = { f: 'f', h: 'h', s: 's', al: 'l', r: 'r' };
     function drawn(id) {
       if (!c) {
         var cls = document.querySelector('#seats > rect:nth-child(' + id + ')').getAttribute('class');
@@ -243,27 +243,27 @@ const DRAWN: &str = "
       return name[col[(d[i] << 16) | (d[i + 1] << 8) | d[i + 2]]] || '?';
     }";
 
-/// The seat marks on the page by state: (free, held, sold, allocated),
-/// free wheelchair spaces counted as free.
+/// The seat marks on the page by state: (free, held, sold, allocated,
+/// resale), free wheelchair spaces counted as free.
 async fn marks(c: &Client) -> Marks {
     let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
     let script = format!(
         "{DRAWN}
-        var out = {{ f: 0, a: 0, h: 0, s: 0, l: 0, '?': 0 }};
+        var out = {{ f: 0, a: 0, h: 0, s: 0, l: 0, r: 0, '?': 0 }};
         for (var id = 1; id <= v.total(); id++) out[drawn(id)]++;
-        return [out.f + out.a, out.h, out.s, out.l];"
+        return [out.f + out.a, out.h, out.s, out.l, out.r];"
     );
     let v = js(c, &script).await;
-    (n(&v[0]), n(&v[1]), n(&v[2]), n(&v[3]))
+    (n(&v[0]), n(&v[1]), n(&v[2]), n(&v[3]), n(&v[4]))
 }
 
-/// Seats by state: (free, held, sold, allocated).
-type Marks = (u64, u64, u64, u64);
+/// Seats by state: (free, held, sold, allocated, resale).
+type Marks = (u64, u64, u64, u64, u64);
 
-/// (free, held, sold, allocated) in a `TICKET.SEATMAP` string.
+/// (free, held, sold, allocated, resale) in a `TICKET.SEATMAP` string.
 fn states(map: &[u8]) -> Marks {
     let n = |b: u8| map.iter().filter(|x| **x == b).count() as u64;
-    (n(b'.'), n(b'h'), n(b's'), n(b'a'))
+    (n(b'.'), n(b'h'), n(b's'), n(b'a'), n(b'r'))
 }
 
 fn seatmap(c: &mut redis::Connection, event: &str) -> Vec<u8> {
@@ -280,7 +280,7 @@ async fn until_marks(c: &Client, want: Marks, within: Duration) -> Duration {
         }
         assert!(
             start.elapsed() < within,
-            "the page shows (free, held, sold, allocated) {got:?}, want {want:?}"
+            "the page shows (free, held, sold, allocated, resale) {got:?}, want {want:?}"
         );
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
@@ -388,7 +388,7 @@ async fn the_seat_map_shows_exactly_the_taken_seats() {
     let live = Live::start(&redis.url(), &[]);
     let page = SeatPage::open(&live, "opera/seats", "1280,900").await;
     let b = &page.b;
-    assert_eq!(marks(b).await, (2160, 0, 0, 0));
+    assert_eq!(marks(b).await, (2160, 0, 0, 0, 0));
     assert!(text_of(b, "#free")
         .await
         .starts_with("2160 of 2160 seats free"));
@@ -403,6 +403,16 @@ async fn the_seat_map_shows_exactly_the_taken_seats() {
     );
     for i in 0..150 {
         party(&mut c, "opera", i, 600_000);
+    }
+    // Fans who bought (not held: every third party holds) list their seats
+    // for resale at face value: drawn in the resale colour.
+    for i in [1, 2, 4, 5, 7] {
+        let listed: i64 = redis::cmd("TICKET.RESELL")
+            .arg("opera")
+            .arg(format!("party{i}"))
+            .query(&mut c)
+            .unwrap();
+        assert!(listed > 0, "party{i} listed nothing");
     }
     until_marks(
         b,
@@ -427,7 +437,7 @@ async fn the_seat_map_shows_exactly_the_taken_seats() {
         states(&map)
     );
     assert!(
-        states(&map).1 > 0 && states(&map).2 > 0 && states(&map).3 == 20,
+        states(&map).1 > 0 && states(&map).2 > 0 && states(&map).3 == 20 && states(&map).4 > 0,
         "{:?}",
         states(&map)
     );
@@ -447,6 +457,7 @@ async fn the_seat_map_shows_exactly_the_taken_seats() {
             b'.' => "f",
             b'h' => "h",
             b'a' => "l",
+            b'r' => "r",
             _ => "s",
         }
     };
@@ -455,6 +466,7 @@ async fn the_seat_map_shows_exactly_the_taken_seats() {
         first(b'h'),
         first(b's'),
         first(b'a'),
+        first(b'r'),
         1,
         map.len(),
     ] {
@@ -486,7 +498,7 @@ async fn held_seats_turn_free_when_the_hold_expires() {
     // The SVG marks (the page's fallback where there is no canvas).
     let page = SeatPage::open(&live, "matinee/seats?render=svg", "800,600").await;
     let b = &page.b;
-    assert_eq!(marks(b).await, (200, 0, 0, 0));
+    assert_eq!(marks(b).await, (200, 0, 0, 0, 0));
     let svg_marks = js(
         b,
         "return document.querySelectorAll('#seats > rect').length;",
@@ -500,9 +512,16 @@ async fn held_seats_turn_free_when_the_hold_expires() {
     let during = states(&seatmap(&mut c, "matinee"));
     assert!(during.1 > 0, "{during:?}");
     until_marks(b, during, Duration::from_secs(5)).await;
-    let after = (during.0 + during.1, 0, during.2, 0);
+    let after = (during.0 + during.1, 0, during.2, 0, 0);
     until_marks(b, after, Duration::from_secs(20)).await;
     assert_eq!(states(&seatmap(&mut c, "matinee")), after);
+    // A buyer lists their seats for resale, then takes them back.
+    run(&mut c, &["TICKET.RESELL", "matinee", "party1"]);
+    let listed = states(&seatmap(&mut c, "matinee"));
+    assert!(listed.4 > 0 && listed.2 == after.2 - listed.4, "{listed:?}");
+    until_marks(b, listed, Duration::from_secs(5)).await;
+    run(&mut c, &["TICKET.UNLIST", "matinee", "party1"]);
+    until_marks(b, after, Duration::from_secs(5)).await;
     // Allocated seats (two wheelchair spaces, which no party takes, and the
     // last free seat), then back on sale.
     let map = seatmap(&mut c, "matinee");
