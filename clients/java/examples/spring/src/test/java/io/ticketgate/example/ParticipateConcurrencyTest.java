@@ -123,6 +123,17 @@ class ParticipateConcurrencyTest {
     return postAll(port, "/events/" + event + "/participate", bodies);
   }
 
+  /** One POST of a JSON body to {@code path}. */
+  static HttpResponse<String> post(int port, String path, String body) throws Exception {
+    return postAll(port, path, List.of(body)).get(0);
+  }
+
+  /** A {@link Problems} reply: this status, this module error code. */
+  static void assertProblem(HttpResponse<String> r, int status, String code) {
+    assertEquals(status, r.statusCode(), r.body());
+    assertEquals(true, r.body().contains("\"code\":\"" + code + "\""), r.body());
+  }
+
   /** One POST of each JSON body to {@code path}, all at once; the replies in the bodies' order. */
   static List<HttpResponse<String>> postAll(int port, String path, List<String> bodies)
       throws Exception {
