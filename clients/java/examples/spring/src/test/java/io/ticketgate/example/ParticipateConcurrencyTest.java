@@ -64,6 +64,11 @@ class ParticipateConcurrencyTest {
     DoorContest.assertContest(gate, port);
   }
 
+  @Test
+  void aListedTicketGoesToOneBuyerAtFaceValue() throws Exception {
+    ResaleContest.assertContest(gate, port);
+  }
+
   static void assertContest(TicketGate gate, int port) throws Exception {
     String event = "spring-" + System.nanoTime();
     gate.init(event, 100);
