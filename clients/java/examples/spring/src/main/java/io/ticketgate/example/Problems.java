@@ -6,6 +6,7 @@ import io.ticketgate.LimitException;
 import io.ticketgate.ListedException;
 import io.ticketgate.NoAllocationException;
 import io.ticketgate.NoEventException;
+import io.ticketgate.NoHoldException;
 import io.ticketgate.NoKeyException;
 import io.ticketgate.NotListedException;
 import io.ticketgate.NotOpenException;
@@ -26,13 +27,15 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 /**
  * The module's errors as HTTP statuses, for every controller, with a body {@code {"code":
  * "SOLDOUT", "message": "..."}} to branch on. 409 Conflict when the same request could succeed on
- * another state of the event (sold out, closed, not open yet; seated: no seats together {@code
- * NOTOGETHER}, a picked seat taken {@code TAKEN}, a pick leaving a single seat alone {@code
- * ORPHAN}; allocations: too few left {@code SHORT}; the door: a ticket scanned already {@code
- * USED}, an old credential {@code STALE}; resale: a ticket listed {@code LISTED} or not {@code
- * NOTLISTED}); 403 for a claim from an allocation without its key ({@code NOKEY}); 404 for an
- * unknown event or allocation, or a scanned ticket that is not sold ({@code NOTSOLD}); 400 for a
- * request no state makes valid (a bad id or option, more tickets than the event's {@code LIMIT}).
+ * another state of the event (sold out, closed (for resale and transfers: past {@code
+ * TRANSFER_UNTIL}), not open yet; seated: no seats together {@code NOTOGETHER}, a picked seat taken
+ * {@code TAKEN}, a pick leaving a single seat alone {@code ORPHAN}; allocations: too few left
+ * {@code SHORT}; the door: a ticket scanned already {@code USED}, an old credential {@code STALE};
+ * resale: a ticket listed {@code LISTED} or not {@code NOTLISTED}); 403 for a claim from an
+ * allocation without its key ({@code NOKEY}); 404 for an unknown event or allocation, a ticket not
+ * sold at the door or not the user's in a resale or transfer ({@code NOTSOLD}), a user with no
+ * tickets ({@code NOHOLD}); 400 for a request no state makes valid (a bad id or option, more
+ * tickets than the event's {@code LIMIT}).
  */
 @RestControllerAdvice
 public class Problems {
@@ -61,7 +64,12 @@ public class Problems {
     return problem(HttpStatus.FORBIDDEN, e);
   }
 
-  @ExceptionHandler({NoEventException.class, NoAllocationException.class, NotSoldException.class})
+  @ExceptionHandler({
+    NoEventException.class,
+    NoAllocationException.class,
+    NotSoldException.class,
+    NoHoldException.class
+  })
   ResponseEntity<Problem> notFound(TicketGateException e) {
     return problem(HttpStatus.NOT_FOUND, e);
   }

@@ -10,8 +10,8 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
- * The same 1,000-on-100 test and seated contest with Spring Data Redis configured for the 3-master
- * cluster.
+ * The same 1,000-on-100 test, seated contest and resale with Spring Data Redis configured for the
+ * 3-master cluster.
  */
 @EnabledIfEnvironmentVariable(named = "TICKETGATE_TEST_CLUSTER", matches = ".+")
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
@@ -33,5 +33,10 @@ class ClusterParticipateTest {
   @Test
   void partiesOnAVenue() throws Exception {
     SeatedContest.assertContest(gate, port);
+  }
+
+  @Test
+  void aListedTicketGoesToOneBuyerAtFaceValue() throws Exception {
+    ResaleContest.assertContest(gate, port);
   }
 }

@@ -1,5 +1,7 @@
 package io.ticketgate.example;
 
+import static io.ticketgate.example.ParticipateConcurrencyTest.assertProblem;
+import static io.ticketgate.example.ParticipateConcurrencyTest.post;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -63,14 +65,5 @@ final class DoorContest {
 
   private static String scan(long ticket, long gen, String gate) {
     return "{\"ticket\":" + ticket + ",\"gen\":" + gen + ",\"gate\":\"" + gate + "\"}";
-  }
-
-  private static HttpResponse<String> post(int port, String path, String body) throws Exception {
-    return ParticipateConcurrencyTest.postAll(port, path, List.of(body)).get(0);
-  }
-
-  private static void assertProblem(HttpResponse<String> r, int status, String code) {
-    assertEquals(status, r.statusCode(), r.body());
-    assertTrue(r.body().contains("\"code\":\"" + code + "\""), r.body());
   }
 }

@@ -64,6 +64,11 @@ class ParticipateConcurrencyTest {
     DoorContest.assertContest(gate, port);
   }
 
+  @Test
+  void aListedTicketGoesToOneBuyerAtFaceValue() throws Exception {
+    ResaleContest.assertContest(gate, port);
+  }
+
   static void assertContest(TicketGate gate, int port) throws Exception {
     String event = "spring-" + System.nanoTime();
     gate.init(event, 100);
@@ -121,6 +126,17 @@ class ParticipateConcurrencyTest {
       bodies.add("{\"userId\":\"user-" + u + "\"}");
     }
     return postAll(port, "/events/" + event + "/participate", bodies);
+  }
+
+  /** One POST of a JSON body to {@code path}. */
+  static HttpResponse<String> post(int port, String path, String body) throws Exception {
+    return postAll(port, path, List.of(body)).get(0);
+  }
+
+  /** A {@link Problems} reply: this status, this module error code. */
+  static void assertProblem(HttpResponse<String> r, int status, String code) {
+    assertEquals(status, r.statusCode(), r.body());
+    assertEquals(true, r.body().contains("\"code\":\"" + code + "\""), r.body());
   }
 
   /** One POST of each JSON body to {@code path}, all at once; the replies in the bodies' order. */
