@@ -20,7 +20,11 @@ public class ParticipateController {
   }
 
   /** The request body. */
-  public record Participation(String userId) {}
+  public record Participation(String userId) {
+    public Participation {
+      Problems.required(userId, "userId");
+    }
+  }
 
   /** A won ticket. */
   public record Ticket(String userId, long ticket) {}

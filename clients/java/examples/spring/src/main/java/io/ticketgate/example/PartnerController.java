@@ -27,7 +27,11 @@ public class PartnerController {
   }
 
   /** The request body: for whom, and how many. */
-  public record PartnerClaim(String userId, Integer count) {}
+  public record PartnerClaim(String userId, Integer count) {
+    public PartnerClaim {
+      Problems.required(userId, "userId");
+    }
+  }
 
   /** The customer's tickets, all from the allocation. */
   public record PartnerTickets(String userId, String allocation, List<Long> tickets) {}

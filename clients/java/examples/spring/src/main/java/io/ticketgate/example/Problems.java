@@ -21,6 +21,7 @@ import io.ticketgate.TicketGateException;
 import io.ticketgate.UsedException;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
+import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
@@ -35,7 +36,8 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
  * allocation without its key ({@code NOKEY}); 404 for an unknown event or allocation, a ticket not
  * sold at the door or not the user's in a resale or transfer ({@code NOTSOLD}), a user with no
  * tickets ({@code NOHOLD}); 400 for a request no state makes valid (a bad id or option, more
- * tickets than the event's {@code LIMIT}).
+ * tickets than the event's {@code LIMIT}), and with code {@code BADREQUEST} for a body that is not
+ * JSON or lacks a required field (the message names it).
  */
 @RestControllerAdvice
 public class Problems {
@@ -77,6 +79,22 @@ public class Problems {
   @ExceptionHandler({InvalidArgumentException.class, LimitException.class})
   ResponseEntity<Problem> badRequest(TicketGateException e) {
     return problem(HttpStatus.BAD_REQUEST, e);
+  }
+
+  /**
+   * A request body's field that must be present: checked when the body is read, so a request
+   * without it is a 400 naming the field, never a call with a null user.
+   */
+  static void required(Object value, String field) {
+    if (value == null) {
+      throw new IllegalArgumentException("\"" + field + "\" is required");
+    }
+  }
+
+  @ExceptionHandler(HttpMessageNotReadableException.class)
+  ResponseEntity<Problem> unreadable(HttpMessageNotReadableException e) {
+    String why = e.getMostSpecificCause().getMessage();
+    return ResponseEntity.badRequest().body(new Problem("BADREQUEST", "request body: " + why));
   }
 
   private static ResponseEntity<Problem> problem(HttpStatus status, TicketGateException e) {

@@ -30,7 +30,11 @@ public class ResaleController {
   }
 
   /** The request body: whose tickets, and which (null: all). */
-  public record Resale(String userId, List<Long> tickets) {}
+  public record Resale(String userId, List<Long> tickets) {
+    public Resale {
+      Problems.required(userId, "userId");
+    }
+  }
 
   /** How many tickets the user listed. */
   public record Listed(String userId, long listed) {}

@@ -24,7 +24,13 @@ public class ScanController {
   }
 
   /** The credential presented, and where. */
-  public record Scan(long ticket, long gen, String gate) {}
+  public record Scan(Long ticket, Long gen, String gate) {
+    public Scan {
+      Problems.required(ticket, "ticket");
+      Problems.required(gen, "gen");
+      Problems.required(gate, "gate");
+    }
+  }
 
   /** Let them in. */
   public record Admitted(long ticket, long gen, boolean admitted) {}

@@ -37,7 +37,11 @@ public class SeatsController {
       String section,
       String category,
       Integer accessible,
-      Boolean split) {}
+      Boolean split) {
+    public SeatRequest {
+      Problems.required(userId, "userId");
+    }
+  }
 
   /** One seat: its id (the ticket number) and its name ({@code section-row-label}). */
   public record Seat(long id, String name) {}

@@ -26,7 +26,12 @@ public class TransferController {
   }
 
   /** The request body: from whom, to whom, which tickets (null: all). */
-  public record Transfer(String from, String to, List<Long> tickets) {}
+  public record Transfer(String from, String to, List<Long> tickets) {
+    public Transfer {
+      Problems.required(from, "from");
+      Problems.required(to, "to");
+    }
+  }
 
   /** How many tickets changed hands. */
   public record Moved(String from, String to, long moved) {}

@@ -69,6 +69,29 @@ class ParticipateConcurrencyTest {
     ResaleContest.assertContest(gate, port);
   }
 
+  @Test
+  void aBodyWithoutARequiredFieldIsA400NamingIt() throws Exception {
+    String event = "spring-bad-" + System.nanoTime();
+    gate.init(event, 10);
+    String[][] cases = {
+      {"/participate", "{}", "userId"},
+      {"/participate", "{\"userId\":null}", "userId"},
+      {"/seats", "{\"count\":2}", "userId"},
+      {"/resell", "{\"tickets\":[1]}", "userId"},
+      {"/unlist", "{}", "userId"},
+      {"/transfer", "{\"from\":\"a\"}", "to"},
+      {"/scan", "{\"ticket\":1,\"gate\":\"north\"}", "gen"},
+      {"/allocations/house/claim", "{\"count\":1}", "userId"},
+      {"/participate", "{\"userId\":", "request body"},
+    };
+    for (String[] c : cases) {
+      HttpResponse<String> r = post(port, "/events/" + event + c[0], c[1]);
+      assertProblem(r, 400, "BADREQUEST");
+      assertEquals(true, r.body().contains(c[2]), c[0] + " " + c[1] + ": " + r.body());
+    }
+    assertEquals(10, gate.status(event).remaining(), "nothing claimed");
+  }
+
   static void assertContest(TicketGate gate, int port) throws Exception {
     String event = "spring-" + System.nanoTime();
     gate.init(event, 100);
