@@ -19,8 +19,9 @@
 //!   holds (the rank is computed again from the stored seed);
 //! * `leave`: the user is a draw's entrant still waiting;
 //! * `draw`: not drawn yet, and the record's seed is the stored one;
-//! * `transfer`, `scan`: what the command itself would check
-//!   (`reapply_after`: sold, unscanned, the generation, the receiver).
+//! * `transfer`, `scan`, `resell`, `unlist`: what the command itself
+//!   would check (`reapply_after`: sold, unscanned, the generation, the
+//!   receiver, the listing).
 //!
 //! Before any of these, whatever the op: the new primary must not have
 //! answered the record's user, or about its tickets, without logging it
@@ -30,7 +31,8 @@
 //! primary gave since it became primary is taken back, whatever raced
 //! with the sidecar's plan.
 //!
-//! `init`, `drop` and `restore` are never re-applied (`ERR`). Otherwise the
+//! `init`, `drop`, `restore`, an allocation's move and `resold` are never
+//! re-applied (`ERR`). Otherwise the
 //! record is written through the module's own apply code — one log entry
 //! with the record's fields unchanged (so the heal recognises its own
 //! re-application by content after a crash) and one replicated effect —
@@ -102,7 +104,7 @@ pub fn reapply<'a>(
             None
         }
         Op::Open | Op::Close => None,
-        Op::Transfer { .. } | Op::Scan { .. } => {
+        Op::Transfer { .. } | Op::Scan { .. } | Op::Resell { .. } | Op::Unlist { .. } => {
             let why = super::reapply_after::refusal(store, &meta, event, (&record.op, record.at))?;
             if let Some(why) = why {
                 return Err(changed(why));
@@ -118,8 +120,6 @@ pub fn reapply<'a>(
         | Op::Restore { .. }
         | Op::Allocate { .. }
         | Op::Release { .. }
-        | Op::Resell { .. }
-        | Op::Unlist { .. }
         | Op::Resold { .. } => {
             return Err(TicketError::Invalid(format!(
                 "TICKET.REAPPLY: op={} is never re-applied",
