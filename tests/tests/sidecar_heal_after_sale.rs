@@ -193,3 +193,101 @@ fn lost_transfers_and_scans_are_re_applied_or_undone_never_quarantined() {
     f.synced();
     assert_eq!(scans(&f.db), [(1, 2), (2, 2), (3, 1)]);
 }
+
+/// MySQL's resale listings: (ticket, seller, buyer) of every live one.
+fn listings(db: &str) -> Vec<(i64, String, Option<String>)> {
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
+    c.query("SELECT ticket_number, seller, buyer FROM ticket_listing WHERE event_id = 'e' AND state = 'listed' ORDER BY ticket_number")
+        .unwrap()
+}
+
+fn listed(rows: &[(i64, &str, Option<&str>)]) -> Vec<(i64, String, Option<String>)> {
+    rows.iter()
+        .map(|(t, s, b)| (*t, s.to_string(), b.map(str::to_owned)))
+        .collect()
+}
+
+/// Resale around an unplanned failover: a lost resell is re-applied, one
+/// the seller retried on the new primary is undone (the retry stands, no
+/// collision), a lost unlist of a ticket the new primary let a buyer hold
+/// is undone (listed again, that buyer on it), and a buyer's lost hold of
+/// a listed ticket is undone: the ticket back on the list in MySQL too.
+#[test]
+fn lost_resells_unlists_and_holds_of_listed_tickets_heal() {
+    let mut f = Failover::start(
+        "heal_resale",
+        &["TICKET.INIT", "e", "4", "HOLD", "600000", "LIMIT", "2"],
+    );
+    let mut p = f.conn();
+    // a, b, c, d bought 1, 2, 3, 4; c and d list theirs.
+    for user in ["a", "b", "c", "d"] {
+        let _: redis::Value = acked(&mut p, &["TICKET.CLAIM", "e", user], 1);
+        let _: redis::Value = acked(&mut p, &["TICKET.CONFIRM", "e", user], 1);
+    }
+    for seller in ["c", "d"] {
+        let n: i64 = acked(&mut p, &["TICKET.RESELL", "e", seller], 1);
+        assert_eq!(n, 1);
+    }
+    f.cut_off();
+    // Lost: c takes 3 back; u holds 4 (the one listed left); a and b list
+    // theirs.
+    let n: i64 = acked(&mut p, &["TICKET.UNLIST", "e", "c"], 0);
+    assert_eq!(n, 1);
+    let _: redis::Value = acked(&mut p, &["TICKET.CLAIM", "e", "u"], 0);
+    assert_eq!(order(&mut p, "u").map(|o| o.0), Some(vec![4]));
+    for seller in ["a", "b"] {
+        let _: i64 = acked(&mut p, &["TICKET.RESELL", "e", seller], 0);
+    }
+    f.promote();
+    assert_eq!(
+        listings(&f.db),
+        listed(&[(1, "a", None), (2, "b", None), (4, "d", Some("u"))]),
+        "MySQL applied the lost writes"
+    );
+    // The new primary: v holds 3 (c's, listed there); b lists 2 again.
+    let mut r = f.conn();
+    let _: redis::Value = acked(&mut r, &["TICKET.CLAIM", "e", "v"], 1);
+    assert_eq!(order(&mut r, "v").map(|o| o.0), Some(vec![3]));
+    let _: i64 = acked(&mut r, &["TICKET.RESELL", "e", "b"], 1);
+    f.heal();
+
+    let c = f.conflicts();
+    assert_eq!(c.len(), 3, "{c:?}");
+    for (row, (user, ticket, what)) in c.iter().zip([
+        ("c", 3, "unlist of ticket(s) 3 by user \"c\""),
+        ("u", 4, "hold of ticket(s) 4 by user \"u\""),
+        ("b", 2, "resell of ticket(s) 2 by user \"b\""),
+    ]) {
+        assert_eq!(
+            (row.0.as_str(), row.1, row.2.as_str()),
+            (user, ticket, "lost_in_failover")
+        );
+        assert!(row.3.contains(what), "{c:?}");
+    }
+    assert_eq!(order(&mut r, "u"), None);
+    assert_eq!(
+        listings(&f.db),
+        listed(&[
+            (1, "a", None),
+            (2, "b", None),
+            (3, "c", Some("v")),
+            (4, "d", None)
+        ])
+    );
+    let lost = "SELECT COUNT(*) FROM ticket_listing WHERE event_id = 'e' AND lost_in_failover = 1";
+    assert_eq!(mysql_int(&f.db, lost), 2, "a's first listing, b's lost one");
+    f.consistent();
+
+    // The resale goes on: w buys a's 1, v confirms 3.
+    let _: redis::Value = acked(&mut r, &["TICKET.CLAIM", "e", "w"], 1);
+    assert_eq!(order(&mut r, "w").map(|o| o.0), Some(vec![1]));
+    for buyer in ["w", "v"] {
+        let _: redis::Value = acked(&mut r, &["TICKET.CONFIRM", "e", buyer], 1);
+    }
+    f.synced();
+    assert_eq!(
+        owners(&f.db),
+        owned(&[(1, "w", 2), (2, "b", 1), (3, "v", 2), (4, "d", 1)])
+    );
+    f.consistent();
+}

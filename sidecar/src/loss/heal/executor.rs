@@ -28,6 +28,7 @@ use super::planner::{self, Fate, Logged, Touch, Undo};
 use crate::batch::after;
 use crate::batch::allocation::{self, Move};
 use crate::batch::order::{recount_categories, ChangeKind};
+use crate::batch::resale;
 use crate::batch::write_entries;
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
@@ -569,6 +570,11 @@ fn described(op: &Op) -> String {
         (None, _, Op::Scan { ticket, gen, .. }) => {
             format!("scan of ticket {ticket} at generation {gen}")
         }
+        (None, _, Op::Resell { user, tickets } | Op::Unlist { user, tickets }) => format!(
+            "{} of ticket(s) {} by user {user:?}",
+            op.name(),
+            tickets.value()
+        ),
         // an entrant's enter or leave
         (None, Some(u), _) => format!("{} of user {u:?}", op.name()),
         (None, None, Op::Allocate { name, tickets, .. }) => format!(
@@ -585,11 +591,14 @@ fn described(op: &Op) -> String {
     }
 }
 
-/// A transfer's conflict names its giver and lowest ticket, a scan's its
-/// ticket (the entry's order names neither).
+/// A transfer's conflict names its giver and lowest ticket, a resell's
+/// or unlist's its seller and lowest ticket, a scan's its ticket (the
+/// entry's order names neither).
 fn name_after_sale(c: &mut Conflict, op: &Op) {
     match op {
-        Op::Transfer { user, tickets, .. } => {
+        Op::Transfer { user, tickets, .. }
+        | Op::Resell { user, tickets }
+        | Op::Unlist { user, tickets } => {
             c.user = Some(user.clone());
             c.ticket = Some(tickets.lowest());
         }
@@ -611,6 +620,7 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
             let n = tx.affected_rows() as i64;
             // an offer of a draw event: its step too
             lost_step(tx, event, *order)?;
+            resale::undo_buy(tx, event, *order)?;
             match from {
                 Some(a) => allocation::undo_take(tx, event, (&a.name, &a.tickets), n),
                 None => stock(tx, event, n),
@@ -625,6 +635,8 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
             after::undo_transfer(tx, event, *transfer, (from, to))
         }
         Undo::Scan { scan } => after::undo_scan(tx, event, *scan),
+        Undo::Resell { resell } => resale::undo_resell(tx, event, *resell),
+        Undo::Unlist { unlist } => resale::undo_unlist(tx, event, *unlist),
         Undo::Draw { draw } => {
             tx.exec_drop(
                 "UPDATE ticket_event SET draw_seed = NULL, drawn_at = NULL, draw_stream_id = NULL WHERE event_id = ? AND draw_stream_id = ?",

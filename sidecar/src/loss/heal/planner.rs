@@ -14,11 +14,12 @@
 //!    tried again in Redis when no new entry after D and no undone lost
 //!    write touched its user, its tickets (or, for open/close and a draw,
 //!    the status; an entrant's enter or leave touches its user; a transfer
-//!    both its users and its tickets, a scan its ticket), or must
+//!    both its users and its tickets, a scan its ticket, a resell or
+//!    unlist its seller and tickets), or must
 //!    be undone. An entry that moved allocated stock (an allocate, a
 //!    release, a claim, hold, expiry or cancel `FROM` an allocation) is
-//!    always undone: `TICKET.REAPPLY` does not take it. `init`, `drop`
-//!    and `restore` cannot be healed (quarantine; a seated init's journal
+//!    always undone: `TICKET.REAPPLY` does not take it. `init`, `drop`,
+//!    `restore` and `resold` cannot be healed (quarantine; a seated init's journal
 //!    text is a stand-in that names its op); a malformed or too-large
 //!    entry had no effect.
 //! 3. [`undo_steps`]: MySQL reverts **every** lost write, newest first
@@ -144,14 +145,11 @@ fn fate_of(
     let Some(r) = &l.rec else {
         return Fate::NoEffect;
     };
-    if matches!(
-        r.op,
-        Op::Resell { .. } | Op::Unlist { .. } | Op::Resold { .. }
-    ) {
-        // Not re-applied by the module nor undone here yet: the event is
-        // quarantined for an operator, as a lost transfer was before V12.
-        let why = "resale is not healed yet";
-        return Fate::Unhealable(format!("op={} {} was lost ({why})", r.op.name(), l.id));
+    if let Op::Resold { .. } = r.op {
+        // Neither re-applied by the module nor undone here: the event is
+        // quarantined for an operator.
+        let why = "a resale's sale is not healed";
+        return Fate::Unhealable(format!("op=resold {} was lost ({why})", l.id));
     }
     if r.op.from().is_some() || matches!(r.op, Op::Allocate { .. } | Op::Release { .. }) {
         // A box office's move or a partner's order: rare, and its
@@ -183,7 +181,8 @@ pub enum Undo {
     /// The live rows of the order the entry created become
     /// `lost_in_failover` (history; a re-applied write comes back as a new
     /// entry with rows of its own); their tickets go back to stock, or to
-    /// the allocation the order was taken `from`.
+    /// the allocation the order was taken `from`; the listed tickets it
+    /// took (written on their listings) go back on the list.
     Order {
         order: StreamId,
         from: Option<Allocated>,
@@ -216,6 +215,11 @@ pub enum Undo {
     },
     /// A scan: its `ticket_scan` row marked lost.
     Scan { scan: StreamId },
+    /// A resell: the listing rows it inserted end, marked lost (history;
+    /// a re-applied one comes back as a new entry with rows of its own).
+    Resell { resell: StreamId },
+    /// An unlist: the listings it ended are listed again.
+    Unlist { unlist: StreamId },
     /// A draw: the event is not drawn any more (seed, drawn_at cleared),
     /// its step row is marked lost; the new primary's draw (the same seed,
     /// kept from the init) comes back as a new entry.
@@ -270,6 +274,8 @@ pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) ->
                 to: to.to_string(),
             },
             Op::Scan { .. } => Undo::Scan { scan: l.id },
+            Op::Resell { .. } => Undo::Resell { resell: l.id },
+            Op::Unlist { .. } => Undo::Unlist { unlist: l.id },
             op => match (ChangeKind::of(op), op.order()) {
                 (Some(kind), Some((user, tickets, _))) => {
                     let earlier = journal_before.iter().chain(&lost[..i]);

@@ -311,8 +311,13 @@ impl Mysql {
     /// The SQL of `loss::heal::executor`, on the model.
     fn undo(&mut self, step: &Undo) {
         match step {
-            // (the model's histories have no allocations, transfers, scans)
-            Undo::Move { .. } | Undo::Transfer { .. } | Undo::Scan { .. } => {}
+            // (the model's histories have no allocations, transfers, scans
+            // or resale)
+            Undo::Move { .. }
+            | Undo::Transfer { .. }
+            | Undo::Scan { .. }
+            | Undo::Resell { .. }
+            | Undo::Unlist { .. } => {}
             Undo::Order { order, .. } => {
                 let mut n = 0;
                 for w in self
@@ -901,5 +906,87 @@ fn lost_transfers_and_scans_are_tried_or_undone() {
                 to: "b".into()
             },
         ]
+    );
+}
+
+/// A lost resell and unlist are tried again when nothing since touched
+/// their seller or tickets, else undone; a buyer's lost hold of a listed
+/// ticket is an order's undo (its listing back on the list); a lost
+/// `resold` still quarantines the event.
+#[test]
+fn lost_resells_and_unlists_are_tried_or_undone() {
+    let at = |ms| StreamId::new(ms, 0);
+    let resale = |unlist: bool, seller: &str, t: i64| Record {
+        op: match unlist {
+            false => Op::Resell {
+                user: seller.into(),
+                tickets: Tickets::One(t),
+            },
+            true => Op::Unlist {
+                user: seller.into(),
+                tickets: Tickets::One(t),
+            },
+        },
+        at: 1,
+    };
+    let hold = |user: &str, t: i64| Record {
+        op: Op::Hold {
+            from: None,
+            pick: None,
+            user: user.into(),
+            tickets: Tickets::One(t),
+            until: 9,
+        },
+        at: 1,
+    };
+    let lost = [
+        logged(at(1), resale(true, "c", 3)),
+        logged(at(2), hold("u", 4)),
+        logged(at(3), resale(false, "a", 1)),
+        logged(at(4), resale(false, "b", 2)),
+    ];
+    // the new primary: v holds 3 (still listed there), b lists 2 again
+    let new = [
+        logged(at(9), hold("v", 3)),
+        logged(
+            at(10),
+            Record {
+                at: 5,
+                ..resale(false, "b", 2)
+            },
+        ),
+    ];
+    let fates = decide(&lost, &new);
+    assert_eq!(fates[1..3], [Fate::Try, Fate::Try]);
+    for (i, why) in [(0, "ticket 3"), (3, "user \"b\"")] {
+        assert!(
+            matches!(&fates[i], Fate::Undo(w) if w.contains(why)),
+            "{i}: {fates:?}"
+        );
+    }
+    assert_eq!(
+        undo_steps(&lost, &fates, &[]),
+        vec![
+            Undo::Resell { resell: at(4) },
+            Undo::Resell { resell: at(3) },
+            Undo::Order {
+                order: at(2),
+                from: None
+            },
+            Undo::Unlist { unlist: at(1) },
+        ]
+    );
+    let resold = Record {
+        op: Op::Resold {
+            user: "a".into(),
+            to: "u".into(),
+            tickets: Tickets::One(1),
+        },
+        at: 2,
+    };
+    let fates = decide(&[logged(at(5), resold)], &[]);
+    assert!(
+        matches!(&fates[..], [Fate::Unhealable(why)] if why.contains("op=resold 5-0")),
+        "{fates:?}"
     );
 }
