@@ -10,7 +10,9 @@
 //! * `claim`, `hold`, `offer`: the user holds nothing and every ticket is
 //!   free (in the pool, or the very next numbers after `minted`, which are
 //!   then minted exactly up to the highest);
-//! * `confirm`: the user holds exactly those tickets, held;
+//! * `confirm`: the user holds exactly those tickets, held (its listed
+//!   ones are then sold as the command sells them: `resold`, never
+//!   re-applied alone);
 //! * `cancel`: the user holds exactly those tickets (held or sold);
 //! * `expire`: the user holds exactly those tickets, held, and the deadline
 //!   is due at `now` (an expiry due anyway);
@@ -127,7 +129,19 @@ pub fn reapply<'a>(
             )))
         }
     };
-    Ok(out.append(store, record, minted, None))
+    // A confirm sells its listed tickets as TICKET.CONFIRM does: one
+    // `resold` per seller, at the confirm's time, in the same effect (the
+    // heal matches them to the lost ones by content).
+    let sold = match &record.op {
+        Op::Confirm { user, tickets } => Some((user.to_string(), tickets.clone())),
+        _ => None,
+    };
+    let at = record.at;
+    let id = out.append(store, record, minted, None);
+    if let Some((buyer, tickets)) = sold {
+        super::resale::sell_listed(store, out, &buyer, tickets.as_slice(), at)?;
+    }
+    Ok(id)
 }
 
 /// Why the new primary's answers since it became primary forbid

@@ -229,10 +229,10 @@ fn not_listed(ticket: i64, seller: &str) -> TicketError {
 
 /// After `buyer`'s order of `tickets` became sold (a confirm, a final
 /// claim): one `op=resold` per seller of the listed ones among them.
-pub(super) fn sell_listed<'a>(
+pub(super) fn sell_listed(
     store: &mut impl Store,
-    out: &mut Effects<'a>,
-    buyer: &'a str,
+    out: &mut Effects<'_>,
+    buyer: &str,
     tickets: &[i64],
     at: i64,
 ) -> Result<(), TicketError> {
