@@ -207,6 +207,25 @@ fn listed(rows: &[(i64, &str, Option<&str>)]) -> Vec<(i64, String, Option<String
         .collect()
 }
 
+/// A sold-out event of 4 with holds: a, b, c, d bought 1, 2, 3, 4, then
+/// `sellers` listed theirs (all acknowledged).
+fn sold_out_with_listings(name: &str, sellers: [&str; 2]) -> (Failover, redis::Connection) {
+    let f = Failover::start(
+        name,
+        &["TICKET.INIT", "e", "4", "HOLD", "600000", "LIMIT", "2"],
+    );
+    let mut p = f.conn();
+    for user in ["a", "b", "c", "d"] {
+        let _: redis::Value = acked(&mut p, &["TICKET.CLAIM", "e", user], 1);
+        let _: redis::Value = acked(&mut p, &["TICKET.CONFIRM", "e", user], 1);
+    }
+    for seller in sellers {
+        let n: i64 = acked(&mut p, &["TICKET.RESELL", "e", seller], 1);
+        assert_eq!(n, 1);
+    }
+    (f, p)
+}
+
 /// Resale around an unplanned failover: a lost resell is re-applied, one
 /// the seller retried on the new primary is undone (the retry stands, no
 /// collision), a lost unlist of a ticket the new primary let a buyer hold
@@ -214,20 +233,7 @@ fn listed(rows: &[(i64, &str, Option<&str>)]) -> Vec<(i64, String, Option<String
 /// a listed ticket is undone: the ticket back on the list in MySQL too.
 #[test]
 fn lost_resells_unlists_and_holds_of_listed_tickets_heal() {
-    let mut f = Failover::start(
-        "heal_resale",
-        &["TICKET.INIT", "e", "4", "HOLD", "600000", "LIMIT", "2"],
-    );
-    let mut p = f.conn();
-    // a, b, c, d bought 1, 2, 3, 4; c and d list theirs.
-    for user in ["a", "b", "c", "d"] {
-        let _: redis::Value = acked(&mut p, &["TICKET.CLAIM", "e", user], 1);
-        let _: redis::Value = acked(&mut p, &["TICKET.CONFIRM", "e", user], 1);
-    }
-    for seller in ["c", "d"] {
-        let n: i64 = acked(&mut p, &["TICKET.RESELL", "e", seller], 1);
-        assert_eq!(n, 1);
-    }
+    let (mut f, mut p) = sold_out_with_listings("heal_resale", ["c", "d"]);
     f.cut_off();
     // Lost: c takes 3 back; u holds 4 (the one listed left); a and b list
     // theirs.
@@ -288,6 +294,68 @@ fn lost_resells_unlists_and_holds_of_listed_tickets_heal() {
     assert_eq!(
         owners(&f.db),
         owned(&[(1, "w", 2), (2, "b", 1), (3, "v", 2), (4, "d", 1)])
+    );
+    f.consistent();
+}
+
+/// A buyer's lost confirm of a listed ticket and the `resold` it logged:
+/// re-applied together when the new primary still has the buyer's hold
+/// (one `ticket_resold` row owed, the lost one kept as history), undone
+/// together when the buyer cancelled there: the ticket the seller's again
+/// and listed, its `ticket_resold` row marked lost (no refund owed).
+#[test]
+fn a_lost_resale_is_re_applied_with_its_confirm_or_undone() {
+    let (mut f, mut p) = sold_out_with_listings("heal_resold", ["a", "b"]);
+    // u holds a's 1, v b's 2.
+    for buyer in ["u", "v"] {
+        let _: redis::Value = acked(&mut p, &["TICKET.CLAIM", "e", buyer], 1);
+    }
+    f.cut_off();
+    for buyer in ["u", "v"] {
+        let _: redis::Value = acked(&mut p, &["TICKET.CONFIRM", "e", buyer], 0);
+    }
+    f.promote();
+    let resold = "SELECT COUNT(*) FROM ticket_resold WHERE event_id = 'e'";
+    assert_eq!(mysql_int(&f.db, resold), 2, "MySQL applied the lost sales");
+    let mut r = f.conn();
+    let _: redis::Value = acked(&mut r, &["TICKET.CANCEL", "e", "v"], 1);
+    f.heal();
+
+    let c = f.conflicts();
+    assert_eq!(c.len(), 2, "{c:?}");
+    for (row, (user, what)) in c.iter().zip([
+        ("v", "confirm of ticket(s) 2 by user \"v\""),
+        ("b", "resale of ticket(s) 2 from user \"b\" to user \"v\""),
+    ]) {
+        assert_eq!(
+            (row.0.as_str(), row.1, row.2.as_str()),
+            (user, 2, "lost_in_failover")
+        );
+        assert!(row.3.contains(what), "{c:?}");
+    }
+    assert_eq!(sold(&mut r, "u"), [1], "re-applied");
+    assert_eq!(sold(&mut r, "b"), [2]);
+    for gone in ["a", "v"] {
+        assert_eq!(order(&mut r, gone), None);
+    }
+    assert_eq!(
+        owners(&f.db),
+        owned(&[(1, "u", 2), (2, "b", 1), (3, "c", 1), (4, "d", 1)])
+    );
+    assert_eq!(listings(&f.db), listed(&[(2, "b", None)]));
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(&f.db).unwrap()).unwrap();
+    let refunds: Vec<(i64, String, String, i64)> = my
+        .query("SELECT ticket_number, seller, buyer, lost_in_failover FROM ticket_resold WHERE event_id = 'e' ORDER BY id")
+        .unwrap();
+    let rows = |v: &[(i64, &str, &str, i64)]| {
+        v.iter()
+            .map(|(t, s, b, l)| (*t, s.to_string(), b.to_string(), *l))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        refunds,
+        rows(&[(1, "a", "u", 1), (2, "b", "v", 1), (1, "a", "u", 0)]),
+        "one refund owed: a's, for the re-applied sale"
     );
     f.consistent();
 }

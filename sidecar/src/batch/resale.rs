@@ -22,7 +22,9 @@
 //! A heal undoes a lost resell ([`undo_resell`]: its listings end, marked
 //! lost, migration V13), a lost unlist ([`undo_unlist`]: listed again) and
 //! a buyer's lost hold, offer or claim of listed tickets ([`undo_buy`]:
-//! back on the list).
+//! back on the list) and a lost resold ([`undo_resold`], after the rows'
+//! `after::undo_transfer`: the listings held by the buyer again, the
+//! `ticket_resold` rows marked lost).
 
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
@@ -299,5 +301,20 @@ pub fn undo_buy(tx: &mut Transaction<'_>, event: &str, order: StreamId) -> mysql
         "UPDATE ticket_listing SET buyer = NULL, buyer_order = NULL, held_until = NULL \
          WHERE event_id = ? AND buyer_order = ? AND state = 'listed'",
         (event, order.to_string()),
+    )
+}
+
+/// Undoes the lost resold `id` (its rows went back to the seller first):
+/// its listings are listed again, held by their buyer, and its
+/// `ticket_resold` rows are marked lost: no refund is owed for them.
+pub fn undo_resold(tx: &mut Transaction<'_>, event: &str, id: StreamId) -> mysql::Result<()> {
+    tx.exec_drop(
+        "UPDATE ticket_listing SET state = 'listed', ended_stream_id = NULL, ended_at = NULL \
+         WHERE event_id = ? AND ended_stream_id = ? AND state = 'sold'",
+        (event, id.to_string()),
+    )?;
+    tx.exec_drop(
+        "UPDATE ticket_resold SET lost_in_failover = 1 WHERE event_id = ? AND stream_id = ? AND lost_in_failover = 0",
+        (event, id.to_string()),
     )
 }

@@ -15,11 +15,13 @@
 //!    write touched its user, its tickets (or, for open/close and a draw,
 //!    the status; an entrant's enter or leave touches its user; a transfer
 //!    both its users and its tickets, a scan its ticket, a resell or
-//!    unlist its seller and tickets), or must
+//!    unlist its seller and tickets, a resold both users and its tickets;
+//!    a resold is never sent itself: the re-applied confirm before it
+//!    logs it again, see the executor), or must
 //!    be undone. An entry that moved allocated stock (an allocate, a
 //!    release, a claim, hold, expiry or cancel `FROM` an allocation) is
-//!    always undone: `TICKET.REAPPLY` does not take it. `init`, `drop`,
-//!    `restore` and `resold` cannot be healed (quarantine; a seated init's journal
+//!    always undone: `TICKET.REAPPLY` does not take it. `init`, `drop`
+//!    and `restore` cannot be healed (quarantine; a seated init's journal
 //!    text is a stand-in that names its op); a malformed or too-large
 //!    entry had no effect.
 //! 3. [`undo_steps`]: MySQL reverts **every** lost write, newest first
@@ -145,12 +147,6 @@ fn fate_of(
     let Some(r) = &l.rec else {
         return Fate::NoEffect;
     };
-    if let Op::Resold { .. } = r.op {
-        // Neither re-applied by the module nor undone here: the event is
-        // quarantined for an operator.
-        let why = "a resale's sale is not healed";
-        return Fate::Unhealable(format!("op=resold {} was lost ({why})", l.id));
-    }
     if r.op.from().is_some() || matches!(r.op, Op::Allocate { .. } | Op::Release { .. }) {
         // A box office's move or a partner's order: rare, and its
         // re-application would have to re-check the allocation on the new
@@ -220,6 +216,14 @@ pub enum Undo {
     Resell { resell: StreamId },
     /// An unlist: the listings it ended are listed again.
     Unlist { unlist: StreamId },
+    /// A resold: its rows back to the seller a generation down (as a
+    /// transfer's), its listings listed again with their buyer, its
+    /// `ticket_resold` rows marked lost (no refund owed).
+    Resold {
+        resold: StreamId,
+        from: String,
+        to: String,
+    },
     /// A draw: the event is not drawn any more (seed, drawn_at cleared),
     /// its step row is marked lost; the new primary's draw (the same seed,
     /// kept from the init) comes back as a new entry.
@@ -276,6 +280,11 @@ pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) ->
             Op::Scan { .. } => Undo::Scan { scan: l.id },
             Op::Resell { .. } => Undo::Resell { resell: l.id },
             Op::Unlist { .. } => Undo::Unlist { unlist: l.id },
+            Op::Resold { user, to, .. } => Undo::Resold {
+                resold: l.id,
+                from: user.clone(),
+                to: to.to_string(),
+            },
             op => match (ChangeKind::of(op), op.order()) {
                 (Some(kind), Some((user, tickets, _))) => {
                     let earlier = journal_before.iter().chain(&lost[..i]);

@@ -317,7 +317,8 @@ impl Mysql {
             | Undo::Transfer { .. }
             | Undo::Scan { .. }
             | Undo::Resell { .. }
-            | Undo::Unlist { .. } => {}
+            | Undo::Unlist { .. }
+            | Undo::Resold { .. } => {}
             Undo::Order { order, .. } => {
                 let mut n = 0;
                 for w in self
@@ -911,8 +912,7 @@ fn lost_transfers_and_scans_are_tried_or_undone() {
 
 /// A lost resell and unlist are tried again when nothing since touched
 /// their seller or tickets, else undone; a buyer's lost hold of a listed
-/// ticket is an order's undo (its listing back on the list); a lost
-/// `resold` still quarantines the event.
+/// ticket is an order's undo (its listing back on the list).
 #[test]
 fn lost_resells_and_unlists_are_tried_or_undone() {
     let at = |ms| StreamId::new(ms, 0);
@@ -976,17 +976,59 @@ fn lost_resells_and_unlists_are_tried_or_undone() {
             Undo::Unlist { unlist: at(1) },
         ]
     );
-    let resold = Record {
-        op: Op::Resold {
-            user: "a".into(),
-            to: "u".into(),
-            tickets: Tickets::One(1),
+}
+
+/// A lost confirm and the `resold` it logged are tried together (the
+/// re-applied confirm logs the resold again) or undone together: the
+/// resold's rows back to the seller, then the confirm.
+#[test]
+fn a_lost_resold_goes_with_its_confirm() {
+    let at = |ms| StreamId::new(ms, 0);
+    let lost = [
+        logged(
+            at(1),
+            Record {
+                op: Op::Confirm {
+                    user: "b".into(),
+                    tickets: Tickets::One(2),
+                },
+                at: 3,
+            },
+        ),
+        logged(
+            at(2),
+            Record {
+                op: Op::Resold {
+                    user: "a".into(),
+                    to: "b".into(),
+                    tickets: Tickets::One(2),
+                },
+                at: 3,
+            },
+        ),
+    ];
+    assert_eq!(decide(&lost, &[]), [Fate::Try, Fate::Try]);
+    let cancel = Record {
+        op: Op::Cancel {
+            from: None,
+            user: "b".into(),
+            tickets: Tickets::One(2),
         },
-        at: 2,
+        at: 4,
     };
-    let fates = decide(&[logged(at(5), resold)], &[]);
+    let fates = decide(&lost, &[logged(at(9), cancel)]);
     assert!(
-        matches!(&fates[..], [Fate::Unhealable(why)] if why.contains("op=resold 5-0")),
+        fates.iter().all(|f| matches!(f, Fate::Undo(_))),
         "{fates:?}"
     );
+    let steps = undo_steps(&lost, &fates, &[]);
+    assert_eq!(
+        steps[0],
+        Undo::Resold {
+            resold: at(2),
+            from: "a".into(),
+            to: "b".into()
+        }
+    );
+    assert!(matches!(&steps[1], Undo::Change { change, .. } if *change == at(1)));
 }
