@@ -298,6 +298,22 @@ fn lost_resells_unlists_and_holds_of_listed_tickets_heal() {
     f.consistent();
 }
 
+/// [`sold_out_with_listings`] with a and b listing, then u holds a's 1
+/// and v b's 2 (acknowledged); the replica is cut off, `command` of both
+/// buyers is lost, and the replica is promoted.
+fn buyers_lose(name: &str, command: &str) -> Failover {
+    let (mut f, mut p) = sold_out_with_listings(name, ["a", "b"]);
+    for buyer in ["u", "v"] {
+        let _: redis::Value = acked(&mut p, &["TICKET.CLAIM", "e", buyer], 1);
+    }
+    f.cut_off();
+    for buyer in ["u", "v"] {
+        let _: redis::Value = acked(&mut p, &[command, "e", buyer], 0);
+    }
+    f.promote();
+    f
+}
+
 /// A buyer's lost confirm of a listed ticket and the `resold` it logged:
 /// re-applied together when the new primary still has the buyer's hold
 /// (one `ticket_resold` row owed, the lost one kept as history), undone
@@ -305,16 +321,7 @@ fn lost_resells_unlists_and_holds_of_listed_tickets_heal() {
 /// and listed, its `ticket_resold` row marked lost (no refund owed).
 #[test]
 fn a_lost_resale_is_re_applied_with_its_confirm_or_undone() {
-    let (mut f, mut p) = sold_out_with_listings("heal_resold", ["a", "b"]);
-    // u holds a's 1, v b's 2.
-    for buyer in ["u", "v"] {
-        let _: redis::Value = acked(&mut p, &["TICKET.CLAIM", "e", buyer], 1);
-    }
-    f.cut_off();
-    for buyer in ["u", "v"] {
-        let _: redis::Value = acked(&mut p, &["TICKET.CONFIRM", "e", buyer], 0);
-    }
-    f.promote();
+    let mut f = buyers_lose("heal_resold", "TICKET.CONFIRM");
     let resold = "SELECT COUNT(*) FROM ticket_resold WHERE event_id = 'e'";
     assert_eq!(mysql_int(&f.db, resold), 2, "MySQL applied the lost sales");
     let mut r = f.conn();
@@ -356,6 +363,35 @@ fn a_lost_resale_is_re_applied_with_its_confirm_or_undone() {
         refunds,
         rows(&[(1, "a", "u", 1), (2, "b", "v", 1), (1, "a", "u", 0)]),
         "one refund owed: a's, for the re-applied sale"
+    );
+    f.consistent();
+}
+
+/// A buyer's lost cancel of a hold of a listed ticket: re-applied (MySQL
+/// reverts it and writes it again, the listing free in both), or undone
+/// when the buyer confirmed on the new primary: the hold back on the
+/// listing in MySQL, and the new primary's confirm resells it.
+#[test]
+fn a_lost_cancel_of_a_listed_ticket_holds_it_again_when_undone() {
+    let mut f = buyers_lose("heal_rehold", "TICKET.CANCEL");
+    assert_eq!(listings(&f.db), listed(&[(1, "a", None), (2, "b", None)]));
+    let mut r = f.conn();
+    let _: redis::Value = acked(&mut r, &["TICKET.CONFIRM", "e", "v"], 1);
+    f.heal();
+
+    let c = f.conflicts();
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!((c[0].0.as_str(), c[0].1), ("v", 2), "{c:?}");
+    assert!(
+        c[0].3.contains("cancel of ticket(s) 2 by user \"v\""),
+        "{c:?}"
+    );
+    assert_eq!(order(&mut r, "u"), None, "re-applied");
+    assert_eq!(sold(&mut r, "v"), [2]);
+    assert_eq!(listings(&f.db), listed(&[(1, "a", None)]));
+    assert_eq!(
+        owners(&f.db),
+        owned(&[(1, "a", 1), (2, "v", 2), (3, "c", 1), (4, "d", 1)])
     );
     f.consistent();
 }

@@ -22,7 +22,7 @@
 //! A heal undoes a lost resell ([`undo_resell`]: its listings end, marked
 //! lost, migration V13), a lost unlist ([`undo_unlist`]: listed again) and
 //! a buyer's lost hold, offer or claim of listed tickets ([`undo_buy`]:
-//! back on the list) and a lost resold ([`undo_resold`], after the rows'
+//! back on the list), a lost expiry or cancel of one ([`rehold`]) and a lost resold ([`undo_resold`], after the rows'
 //! `after::undo_transfer`: the listings held by the buyer again, the
 //! `ticket_resold` rows marked lost).
 
@@ -317,4 +317,20 @@ pub fn undo_resold(tx: &mut Transaction<'_>, event: &str, id: StreamId) -> mysql
         "UPDATE ticket_resold SET lost_in_failover = 1 WHERE event_id = ? AND stream_id = ? AND lost_in_failover = 0",
         (event, id.to_string()),
     )
+}
+
+/// Undoes the lost expiry or cancel of `buyer`'s hold `order` (until
+/// `until`) of `tickets`: the listed ones are held by the buyer again
+/// (only they have a live listing with nobody on it; [`buy`] calls the
+/// others a collision, which is none here).
+pub fn rehold(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    (buyer, order, until): (&str, StreamId, i64),
+    tickets: &[i64],
+) -> mysql::Result<()> {
+    match tickets.is_empty() {
+        true => Ok(()),
+        false => buy(tx, event, (buyer, order, Some(until)), tickets).map(drop),
+    }
 }

@@ -700,6 +700,7 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
             user,
             previous,
             from,
+            rehold,
         } => {
             let back = match kind {
                 ChangeKind::Confirm => "'held', confirmed_at = NULL",
@@ -711,6 +712,9 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
                 (previous.map(|p| p.to_string()), event, user, change.to_string(), kind.target().as_str()),
             )?;
             let n = tx.affected_rows() as i64;
+            if let Some(h) = rehold {
+                resale::rehold(tx, event, (user, h.order, h.until), &h.tickets)?;
+            }
             match (kind.releases(), from) {
                 (true, Some(a)) => {
                     let back = Move::Return {

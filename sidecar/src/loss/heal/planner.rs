@@ -186,13 +186,15 @@ pub enum Undo {
     /// The rows a confirm, expire or cancel changed go back to what they
     /// were (held or sold), `stream_id` back to `previous`; an expiry or
     /// cancel that gave its tickets back to an allocation (`from`) takes
-    /// them out of it again.
+    /// them out of it again, one of a hold (`rehold`) puts the hold back
+    /// on the listings of its listed tickets.
     Change {
         change: StreamId,
         kind: ChangeKind,
         user: String,
         previous: Option<StreamId>,
         from: Option<Allocated>,
+        rehold: Option<Rehold>,
     },
     /// An allocate or release: the allocation's row, the public stock
     /// and the seats back to what they were before it.
@@ -228,6 +230,16 @@ pub enum Undo {
     /// its step row is marked lost; the new primary's draw (the same seed,
     /// kept from the init) comes back as a new entry.
     Draw { draw: StreamId },
+}
+
+/// The hold an undone expiry or cancel ended: its order (the hold's or
+/// offer's entry), tickets and deadline. MySQL keeps a buyer's hold of a
+/// listed ticket on the listing, which the expiry or cancel cleared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rehold {
+    pub order: StreamId,
+    pub tickets: Vec<i64>,
+    pub until: i64,
 }
 
 /// The allocation an order was taken from, or an expiry or cancel gave
@@ -288,12 +300,14 @@ pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) ->
             op => match (ChangeKind::of(op), op.order()) {
                 (Some(kind), Some((user, tickets, _))) => {
                     let earlier = journal_before.iter().chain(&lost[..i]);
+                    let previous = previous_touch(earlier, user, tickets.as_slice());
                     Undo::Change {
                         change: l.id,
                         kind,
                         user: user.clone(),
-                        previous: previous_touch(earlier, user, tickets.as_slice()),
+                        previous: previous.map(|e| e.id),
                         from: Allocated::of(op),
+                        rehold: previous.and_then(|e| rehold(e, kind)),
                     }
                 }
                 _ => continue,
@@ -330,12 +344,24 @@ fn previous_touch<'a>(
     earlier: impl DoubleEndedIterator<Item = &'a Logged>,
     user: &str,
     tickets: &[i64],
-) -> Option<StreamId> {
-    earlier.rev().find_map(|e| {
-        let r = e.rec.as_ref()?;
-        let (u, t, _) = r.op.order()?;
+) -> Option<&'a Logged> {
+    earlier.rev().find(|e| {
+        let Some((r, (u, t, _))) = e.rec.as_ref().and_then(|r| Some((r, r.op.order()?))) else {
+            return false;
+        };
         let creates_or_confirms = !matches!(r.op, Op::Cancel { .. } | Op::Expire { .. });
-        (u == user && t.as_slice() == tickets && creates_or_confirms).then_some(e.id)
+        u == user && t.as_slice() == tickets && creates_or_confirms
+    })
+}
+
+/// The hold an expiry or cancel (`kind`) ended, when `previous`, the
+/// entry before it, is a hold or an offer (a deadline).
+fn rehold(previous: &Logged, kind: ChangeKind) -> Option<Rehold> {
+    let (_, tickets, until) = previous.rec.as_ref()?.op.order()?;
+    (kind.releases() && until > 0).then(|| Rehold {
+        order: previous.id,
+        tickets: tickets.as_slice().to_vec(),
+        until,
     })
 }
 

@@ -1032,3 +1032,56 @@ fn a_lost_resold_goes_with_its_confirm() {
     );
     assert!(matches!(&steps[1], Undo::Change { change, .. } if *change == at(1)));
 }
+
+/// An undone expiry or cancel of a hold names the hold (its entry,
+/// tickets and deadline), so MySQL puts it back on the listings of its
+/// listed tickets; one of a sold order, or a confirm, names none.
+#[test]
+fn an_undone_cancel_of_a_hold_names_the_hold() {
+    let at = |ms| StreamId::new(ms, 0);
+    let rec = |op| Record { op, at: 1 };
+    let hold = logged(
+        at(1),
+        rec(Op::Hold {
+            from: None,
+            pick: None,
+            user: "u".into(),
+            tickets: Tickets::One(2),
+            until: 90,
+        }),
+    );
+    let cancel = |ms| {
+        logged(
+            at(ms),
+            rec(Op::Cancel {
+                from: None,
+                user: "u".into(),
+                tickets: Tickets::One(2),
+            }),
+        )
+    };
+    let confirm = logged(
+        at(2),
+        rec(Op::Confirm {
+            user: "u".into(),
+            tickets: Tickets::One(2),
+        }),
+    );
+    let undo = |lost: &[Logged], before: &[Logged]| {
+        let fates = vec![Fate::Undo("test".into()); lost.len()];
+        undo_steps(lost, &fates, before)
+    };
+    let reheld = |steps: &[Undo]| match steps.first() {
+        Some(Undo::Change { rehold, .. }) => rehold.clone(),
+        other => panic!("{other:?}"),
+    };
+    let held = Rehold {
+        order: at(1),
+        tickets: vec![2],
+        until: 90,
+    };
+    let one = std::slice::from_ref;
+    assert_eq!(reheld(&undo(&[cancel(3)], one(&hold))), Some(held));
+    assert_eq!(reheld(&undo(one(&confirm), one(&hold))), None);
+    assert_eq!(reheld(&undo(&[cancel(3)], &[hold, confirm])), None);
+}
