@@ -468,7 +468,10 @@ fn reapply(
                 match sent {
                     Ok(id) => {
                         since_plan.own.push(id);
-                        since_plan.sold_with(rc, event, id)?;
+                        if let Op::Confirm { tickets, .. } = &rec.op {
+                            let sellers = tickets.as_slice().len();
+                            since_plan.sold_with(rc, event, id, sellers)?;
+                        }
                         Fate::Reapplied { by: id }
                     }
                     Err(why) => {
@@ -500,18 +503,22 @@ struct Since {
 }
 
 impl Since {
-    /// The `resold` entries right after the re-applied `id`: logged by
-    /// the same `TICKET.REAPPLY` (no command logs a `resold` but right
-    /// after the confirm or claim that sold it), so this heal's own.
+    /// The `resold` entries (at most `sellers`) right after the re-applied
+    /// confirm `id`: logged by the same `TICKET.REAPPLY` (no command logs a
+    /// `resold` but right after the confirm or claim that sold it), so
+    /// this heal's own.
     fn sold_with(
         &mut self,
         rc: &mut dyn ConnectionLike,
         event: &str,
         id: StreamId,
+        sellers: usize,
     ) -> Result<(), Error> {
-        let after = range(rc, event, &format!("({id}"), "+")?;
+        let start = format!("({id}");
+        let after = stream::range(rc, event, (&start, "+"), Some(sellers))?;
         let sold = after
             .into_iter()
+            .map(|e| logged(event, e))
             .take_while(|e| matches!(e.rec.as_ref().map(|r| &r.op), Some(Op::Resold { .. })));
         for e in sold {
             self.own.push(e.id);
