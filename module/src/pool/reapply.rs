@@ -13,7 +13,8 @@
 //! * `confirm`: the user holds exactly those tickets, held (its listed
 //!   ones are then sold as the command sells them: `resold`, never
 //!   re-applied alone);
-//! * `cancel`: the user holds exactly those tickets (held or sold);
+//! * `cancel`: the user holds exactly those tickets (held or sold), none
+//!   listed by the user;
 //! * `expire`: the user holds exactly those tickets, held, and the deadline
 //!   is due at `now` (an expiry due anyway);
 //! * `open`, `close`: always (the status is set again);
@@ -99,6 +100,11 @@ pub fn reapply<'a>(
         Op::Confirm { user, tickets } | Op::Cancel { user, tickets, .. } => {
             let held = matches!(record.op, Op::Confirm { .. });
             holds_exactly(store, user, tickets, held.then_some(i64::MAX))?.map_err(changed)?;
+            if !held {
+                // as TICKET.CANCEL: a seller's listed ticket stays listed
+                let listed = super::resale::refuse_listed(store, &meta, user, tickets.as_slice());
+                listed.map_err(|e| changed(format!("cancel would be refused now: {e}")))?;
+            }
             None
         }
         Op::Expire { user, tickets, .. } => {

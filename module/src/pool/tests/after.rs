@@ -80,6 +80,13 @@ fn a_lost_resell_or_unlist_comes_back_under_the_commands_checks() {
     again(&mut s, resale(false, "a", vec![1])).unwrap();
     assert_eq!(s.log.len(), log + 1, "the entry alone, no offer");
     assert_eq!(listed_by(&mut s, 1).as_deref(), Some("a"));
+    let cancel = Op::Cancel {
+        from: None,
+        user: "a",
+        tickets: Tickets::from_sorted(vec![1, 2]),
+    };
+    let listed = again(&mut s, cancel).unwrap_err();
+    assert!(listed.to_string().contains("LISTED"), "{listed}");
     let twice = again(&mut s, resale(false, "a", vec![1])).unwrap_err();
     assert!(twice.to_string().contains("LISTED"), "{twice}");
     let theirs = again(&mut s, resale(true, "b", vec![1])).unwrap_err();
