@@ -7,7 +7,9 @@
 //! undone. The event is a draw event too: entrants enter and leave, the
 //! draw is made once (the seed is the init's, so every primary reveals the
 //! same one), and MySQL's queue steps must leave the same entrants and the
-//! same draw as the new primary.
+//! same draw as the new primary. Sellers list and unlist their sold
+//! tickets (resale without buyers: the model's claims take free tickets
+//! only), and MySQL's listings must be the new primary's.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,6 +30,8 @@ struct Redis {
     /// Entrants of the draw still waiting.
     entrants: BTreeSet<String>,
     drawn: bool,
+    /// Listed ticket -> seller.
+    listed: BTreeMap<i64, String>,
 }
 
 /// The model's seed (the init's: the same on every primary).
@@ -57,6 +61,16 @@ impl Redis {
             Op::Cancel { user, .. } | Op::Expire { user, .. } => {
                 self.holders.remove(user);
             }
+            Op::Resell { user, tickets } => {
+                for t in tickets.as_slice() {
+                    self.listed.insert(*t, user.clone());
+                }
+            }
+            Op::Unlist { tickets, .. } => {
+                for t in tickets.as_slice() {
+                    self.listed.remove(t);
+                }
+            }
             Op::Open => self.closed = false,
             Op::Close => self.closed = true,
             Op::Enter { user, .. } => {
@@ -74,7 +88,7 @@ impl Redis {
     fn command(&self, choice: u8, user: u8, at: i64) -> Option<Record> {
         let user = format!("u{user}");
         let held = self.holders.get(&user).cloned();
-        let op = match (choice % 9, held) {
+        let op = match (choice % 11, held) {
             (0 | 1, None) if !self.closed => {
                 let t = *self.free().first()?;
                 let tickets = Tickets::One(t);
@@ -103,7 +117,7 @@ impl Redis {
                 user,
                 tickets: Tickets::from_sorted(t),
             },
-            (4, Some((t, _))) => Op::Cancel {
+            (4, Some((t, _))) if self.listed_of(&user).is_empty() => Op::Cancel {
                 from: None,
                 user,
                 tickets: Tickets::from_sorted(t),
@@ -119,9 +133,23 @@ impl Redis {
             },
             (7, _) if self.entrants.contains(&user) => Op::Leave { user },
             (8, _) if !self.drawn => Op::Draw { seed: SEED },
+            (9, Some((t, false))) if self.listed_of(&user).is_empty() => Op::Resell {
+                user,
+                tickets: Tickets::from_sorted(t),
+            },
+            (10, _) if !self.listed_of(&user).is_empty() => Op::Unlist {
+                tickets: Tickets::from_sorted(self.listed_of(&user)),
+                user,
+            },
             _ => return None,
         };
         Some(Record { op, at })
+    }
+
+    /// The tickets `user` lists, ascending.
+    fn listed_of(&self, user: &str) -> Vec<i64> {
+        let mine = self.listed.iter().filter(|(_, s)| *s == user);
+        mine.map(|(t, _)| *t).collect()
     }
 
     /// `TICKET.REAPPLY`'s condition (module/src/reapply.rs).
@@ -146,7 +174,23 @@ impl Redis {
                 from: _,
                 user,
                 tickets,
-            } => self.holders.get(user).map(|h| h.0.as_slice()) == Some(tickets.as_slice()),
+            } => {
+                self.holders.get(user).map(|h| h.0.as_slice()) == Some(tickets.as_slice())
+                    && self.listed_of(user).is_empty()
+            }
+            // resale::resell_checked and unlist_checked: sold, not listed;
+            // listed by the seller
+            Op::Resell { user, tickets } => {
+                let sold = self.holders.get(user).filter(|h| !h.1);
+                tickets
+                    .as_slice()
+                    .iter()
+                    .all(|t| sold.is_some_and(|h| h.0.contains(t)) && !self.listed.contains_key(t))
+            }
+            Op::Unlist { user, tickets } => tickets
+                .as_slice()
+                .iter()
+                .all(|t| self.listed.get(t) == Some(user)),
             Op::Open | Op::Close => true,
             // module/src/pool/reapply.rs: enter only before the draw, by a
             // user who neither waits nor holds; leave only by an entrant
@@ -198,6 +242,19 @@ struct Mysql {
     steps: Vec<(StreamId, Op, bool)>,
     /// ticket_event.draw_stream_id (the seed stored).
     drawn: Option<StreamId>,
+    listings: Vec<Listing>,
+}
+
+/// A `ticket_listing` row.
+#[derive(Debug, Clone)]
+struct Listing {
+    ticket: i64,
+    seller: String,
+    /// state = 'listed'
+    live: bool,
+    listed_by: StreamId,
+    ended_by: Option<StreamId>,
+    lost: bool,
 }
 
 impl Mysql {
@@ -209,6 +266,7 @@ impl Mysql {
             conflicts: 0,
             steps: Vec::new(),
             drawn: None,
+            listings: Vec::new(),
         }
     }
 
@@ -249,7 +307,47 @@ impl Mysql {
             Op::Open => self.closed = false,
             Op::Close => self.closed = true,
             Op::Enter { .. } | Op::Leave { .. } | Op::Draw { .. } => self.step(e.id, &r.op),
+            Op::Resell { user, tickets } => self.resell(e.id, user, tickets.as_slice()),
+            Op::Unlist { user, tickets } => self.unlist(e.id, user, tickets.as_slice()),
             op => self.change(e.id, op),
+        }
+    }
+
+    /// `batch::resale`'s resell: the seller's sold rows, none listed.
+    fn resell(&mut self, id: StreamId, seller: &str, tickets: &[i64]) {
+        let sold = |t: &i64| {
+            let row = |w: &&Row| w.live() && w.user == seller && w.ticket == *t;
+            self.rows
+                .iter()
+                .find(row)
+                .is_some_and(|w| w.status == RowStatus::Active)
+        };
+        let listed = |t: &i64| self.listings.iter().any(|l| l.live && l.ticket == *t);
+        if !tickets.iter().all(|t| sold(t) && !listed(t)) {
+            self.conflicts += 1;
+            return;
+        }
+        for &ticket in tickets {
+            self.listings.push(Listing {
+                ticket,
+                seller: seller.to_owned(),
+                live: true,
+                listed_by: id,
+                ended_by: None,
+                lost: false,
+            });
+        }
+    }
+
+    /// `batch::resale`'s unlist: every ticket on the seller's list.
+    fn unlist(&mut self, id: StreamId, seller: &str, tickets: &[i64]) {
+        let mine = |l: &Listing| l.live && l.seller == seller && tickets.contains(&l.ticket);
+        if self.listings.iter().filter(|l| mine(l)).count() != tickets.len() {
+            self.conflicts += 1;
+            return;
+        }
+        for l in self.listings.iter_mut().filter(|l| mine(l)) {
+            (l.live, l.ended_by) = (false, Some(id));
         }
     }
 
@@ -312,13 +410,23 @@ impl Mysql {
     fn undo(&mut self, step: &Undo) {
         match step {
             // (the model's histories have no allocations, transfers, scans
-            // or resale)
-            Undo::Move { .. }
-            | Undo::Transfer { .. }
-            | Undo::Scan { .. }
-            | Undo::Resell { .. }
-            | Undo::Unlist { .. }
-            | Undo::Resold { .. } => {}
+            // or buyers of listed tickets)
+            Undo::Move { .. } | Undo::Transfer { .. } | Undo::Scan { .. } | Undo::Resold { .. } => {
+            }
+            Undo::Resell { resell } => {
+                for l in self.listings.iter_mut() {
+                    if l.listed_by == *resell && !l.lost {
+                        (l.live, l.lost) = (false, true);
+                    }
+                }
+            }
+            Undo::Unlist { unlist } => {
+                for l in self.listings.iter_mut() {
+                    if l.ended_by == Some(*unlist) && !l.live {
+                        (l.live, l.ended_by) = (true, None);
+                    }
+                }
+            }
             Undo::Order { order, .. } => {
                 let mut n = 0;
                 for w in self
@@ -392,11 +500,13 @@ impl Mysql {
                 _ => false,
             };
         }
+        let listed = self.listings.iter().filter(|l| l.live);
         Redis {
             holders,
             closed: self.closed,
             entrants,
             drawn: self.drawn.is_some(),
+            listed: listed.map(|l| (l.ticket, l.seller.clone())).collect(),
         }
     }
 }
@@ -448,7 +558,7 @@ struct Round {
 }
 
 fn round() -> impl Strategy<Value = Round> {
-    let cmds = || proptest::collection::vec((0u8..9, 0u8..8), 0..14);
+    let cmds = || proptest::collection::vec((0u8..11, 0u8..8), 0..14);
     (
         cmds(),
         any::<usize>(),
@@ -481,6 +591,8 @@ struct World {
     clock: i64,
     reapplied: usize,
     undone: usize,
+    /// Lost resells and unlists re-applied, undone.
+    resale: (usize, usize),
 }
 
 impl World {
@@ -493,6 +605,7 @@ impl World {
             clock: 0,
             reapplied: 0,
             undone: 0,
+            resale: (0, 0),
         };
         w.clock += 1;
         w.hist.push(logged(
@@ -593,9 +706,19 @@ impl World {
                 }
                 (f, _) => f,
             };
+            let resale = matches!(
+                l.rec.as_ref().map(|r| &r.op),
+                Some(Op::Resell { .. } | Op::Unlist { .. })
+            );
             match fate {
-                Fate::Reapplied { .. } => self.reapplied += 1,
-                Fate::Undo(_) => self.undone += 1,
+                Fate::Reapplied { .. } => {
+                    self.reapplied += 1;
+                    self.resale.0 += usize::from(resale);
+                }
+                Fate::Undo(_) => {
+                    self.undone += 1;
+                    self.resale.1 += usize::from(resale);
+                }
                 _ => {}
             }
             out.push(fate);
@@ -697,7 +820,7 @@ fn the_model_sees_both_outcomes_and_colliding_ids() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
-    let (mut reapplied, mut undone) = (0, 0);
+    let (mut reapplied, mut undone, mut resale) = (0, 0, (0, 0));
     for _ in 0..300 {
         let rounds = proptest::collection::vec(round(), 1..4)
             .new_tree(&mut runner)
@@ -709,10 +832,15 @@ fn the_model_sees_both_outcomes_and_colliding_ids() {
         }
         reapplied += w.reapplied;
         undone += w.undone;
+        resale = (resale.0 + w.resale.0, resale.1 + w.resale.1);
     }
     assert!(
         reapplied > 50 && undone > 50,
         "reapplied {reapplied}, undone {undone}"
+    );
+    assert!(
+        resale.0 > 20 && resale.1 > 20,
+        "resells and unlists reapplied, undone: {resale:?}"
     );
 }
 
