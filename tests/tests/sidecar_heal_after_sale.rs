@@ -1,5 +1,6 @@
-//! End-to-end (issue 43): an unplanned failover around transfers and
-//! entry scans. What `WAIT 1` acknowledged survives as it was answered
+//! End-to-end (issue 43): an unplanned failover around transfers, entry
+//! scans and resale (resell, unlist, a buyer's hold, cancel, confirm or
+//! final claim of a listed ticket, and the `resold` it logs). What `WAIT 1` acknowledged survives as it was answered
 //! (the door answers `USED`, the new owner holds the tickets); a lost,
 //! unacknowledged transfer or scan MySQL applied is re-applied on the new
 //! primary when nothing since touched it, else undone in MySQL (the owner
@@ -207,6 +208,18 @@ fn listed(rows: &[(i64, &str, Option<&str>)]) -> Vec<(i64, String, Option<String
         .collect()
 }
 
+/// The heal's conflicts are `lost_in_failover` rows naming, in order,
+/// each `(user, ticket, what)` (`what`: part of the detail).
+fn undone_as(f: &Failover, expected: &[(&str, i64, &str)]) {
+    let c = f.conflicts();
+    assert_eq!(c.len(), expected.len(), "{c:?}");
+    for (row, (user, ticket, what)) in c.iter().zip(expected) {
+        let got = (row.0.as_str(), row.1, row.2.as_str());
+        assert_eq!(got, (*user, *ticket, "lost_in_failover"), "{c:?}");
+        assert!(row.3.contains(what), "{c:?}");
+    }
+}
+
 /// A sold-out event of 4 with holds: a, b, c, d bought 1, 2, 3, 4, then
 /// `sellers` listed theirs (all acknowledged).
 fn sold_out_with_listings(name: &str, sellers: [&str; 2]) -> (Failover, redis::Connection) {
@@ -257,19 +270,14 @@ fn lost_resells_unlists_and_holds_of_listed_tickets_heal() {
     let _: i64 = acked(&mut r, &["TICKET.RESELL", "e", "b"], 1);
     f.heal();
 
-    let c = f.conflicts();
-    assert_eq!(c.len(), 3, "{c:?}");
-    for (row, (user, ticket, what)) in c.iter().zip([
-        ("c", 3, "unlist of ticket(s) 3 by user \"c\""),
-        ("u", 4, "hold of ticket(s) 4 by user \"u\""),
-        ("b", 2, "resell of ticket(s) 2 by user \"b\""),
-    ]) {
-        assert_eq!(
-            (row.0.as_str(), row.1, row.2.as_str()),
-            (user, ticket, "lost_in_failover")
-        );
-        assert!(row.3.contains(what), "{c:?}");
-    }
+    undone_as(
+        &f,
+        &[
+            ("c", 3, "unlist of ticket(s) 3 by user \"c\""),
+            ("u", 4, "hold of ticket(s) 4 by user \"u\""),
+            ("b", 2, "resell of ticket(s) 2 by user \"b\""),
+        ],
+    );
     assert_eq!(order(&mut r, "u"), None);
     assert_eq!(
         listings(&f.db),
@@ -328,18 +336,17 @@ fn a_lost_resale_is_re_applied_with_its_confirm_or_undone() {
     let _: redis::Value = acked(&mut r, &["TICKET.CANCEL", "e", "v"], 1);
     f.heal();
 
-    let c = f.conflicts();
-    assert_eq!(c.len(), 2, "{c:?}");
-    for (row, (user, what)) in c.iter().zip([
-        ("v", "confirm of ticket(s) 2 by user \"v\""),
-        ("b", "resale of ticket(s) 2 from user \"b\" to user \"v\""),
-    ]) {
-        assert_eq!(
-            (row.0.as_str(), row.1, row.2.as_str()),
-            (user, 2, "lost_in_failover")
-        );
-        assert!(row.3.contains(what), "{c:?}");
-    }
+    undone_as(
+        &f,
+        &[
+            ("v", 2, "confirm of ticket(s) 2 by user \"v\""),
+            (
+                "b",
+                2,
+                "resale of ticket(s) 2 from user \"b\" to user \"v\"",
+            ),
+        ],
+    );
     assert_eq!(sold(&mut r, "u"), [1], "re-applied");
     assert_eq!(sold(&mut r, "b"), [2]);
     for gone in ["a", "v"] {
@@ -379,13 +386,7 @@ fn a_lost_cancel_of_a_listed_ticket_holds_it_again_when_undone() {
     let _: redis::Value = acked(&mut r, &["TICKET.CONFIRM", "e", "v"], 1);
     f.heal();
 
-    let c = f.conflicts();
-    assert_eq!(c.len(), 1, "{c:?}");
-    assert_eq!((c[0].0.as_str(), c[0].1), ("v", 2), "{c:?}");
-    assert!(
-        c[0].3.contains("cancel of ticket(s) 2 by user \"v\""),
-        "{c:?}"
-    );
+    undone_as(&f, &[("v", 2, "cancel of ticket(s) 2 by user \"v\"")]);
     assert_eq!(order(&mut r, "u"), None, "re-applied");
     assert_eq!(sold(&mut r, "v"), [2]);
     assert_eq!(listings(&f.db), listed(&[(1, "a", None)]));
@@ -393,5 +394,44 @@ fn a_lost_cancel_of_a_listed_ticket_holds_it_again_when_undone() {
         owners(&f.db),
         owned(&[(1, "a", 1), (2, "v", 2), (3, "c", 1), (4, "d", 1)])
     );
+    f.consistent();
+}
+
+/// A buyer's lost final claim of a listed ticket (no holds: the claim
+/// logs `resold` at once): never re-applied (the ticket is not free on
+/// the new primary), so both are undone: the ticket the seller's and
+/// listed in MySQL too, the buyer's `ticket_resold` row marked lost.
+#[test]
+fn a_lost_final_claim_of_a_listed_ticket_is_undone_with_its_resale() {
+    let mut f = Failover::start("heal_claim_listed", &["TICKET.INIT", "e", "2"]);
+    let mut p = f.conn();
+    for user in ["a", "b"] {
+        let _: i64 = acked(&mut p, &["TICKET.CLAIM", "e", user], 1);
+    }
+    let _: i64 = acked(&mut p, &["TICKET.RESELL", "e", "a"], 1);
+    f.cut_off();
+    let _: i64 = acked(&mut p, &["TICKET.CLAIM", "e", "u"], 0);
+    assert_eq!(order(&mut p, "u"), Some((vec![1], "sold".to_owned())));
+    f.promote();
+    f.heal();
+
+    undone_as(
+        &f,
+        &[
+            ("u", 1, "claim of ticket(s) 1 by user \"u\""),
+            (
+                "a",
+                1,
+                "resale of ticket(s) 1 from user \"a\" to user \"u\"",
+            ),
+        ],
+    );
+    let mut r = f.conn();
+    assert_eq!(order(&mut r, "u"), None);
+    assert_eq!(sold(&mut r, "a"), [1]);
+    assert_eq!(listings(&f.db), listed(&[(1, "a", None)]));
+    assert_eq!(owners(&f.db), owned(&[(1, "a", 1), (2, "b", 1)]));
+    let owed = "SELECT COUNT(*) FROM ticket_resold WHERE event_id = 'e' AND lost_in_failover = 0";
+    assert_eq!(mysql_int(&f.db, owed), 0, "no refund owed");
     f.consistent();
 }
