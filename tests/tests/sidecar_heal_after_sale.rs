@@ -275,7 +275,11 @@ fn lost_resells_unlists_and_holds_of_listed_tickets_heal() {
         &[
             ("c", 3, "unlist of ticket(s) 3 by user \"c\""),
             ("u", 4, "hold of ticket(s) 4 by user \"u\""),
-            ("b", 2, "resell of ticket(s) 2 by user \"b\""),
+            (
+                "b",
+                2,
+                "new primary: resell of ticket(s) 2 by user \"b\" at",
+            ),
         ],
     );
     assert_eq!(order(&mut r, "u"), None);

@@ -585,13 +585,11 @@ fn undone_detail(l: &Logged, why: &str, after: &[Entry]) -> String {
         .filter_map(|e| {
             let r = e.rec.as_ref().ok()?;
             mine.shared(&Touch::of(&r.op))?;
-            let (u, t, _) = r.op.order()?;
-            Some(format!(
-                "{} {} by {u:?} at {}",
-                r.op.name(),
-                t.value(),
-                e.id
-            ))
+            Some(match r.op.order() {
+                Some((u, t, _)) => format!("{} {} by {u:?} at {}", r.op.name(), t.value(), e.id),
+                // after the sale: a transfer, scan or resale step
+                None => format!("{} at {}", described(&r.op), e.id),
+            })
         })
         .take(5)
         .collect();
