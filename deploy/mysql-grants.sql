@@ -51,7 +51,7 @@ GRANT CREATE, ALTER, DROP, INDEX, REFERENCES, CREATE VIEW, SELECT, INSERT, UPDAT
 --   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_owner` TO 'tg-sidecar'@'%';
 --   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_scan` TO 'tg-sidecar'@'%';
 --   GRANT SELECT, INSERT, UPDATE ON `ticketgate`.`ticket_listing` TO 'tg-sidecar'@'%';
---   GRANT SELECT, INSERT ON `ticketgate`.`ticket_resold` TO 'tg-sidecar'@'%';
+--   GRANT SELECT, INSERT, UPDATE (lost_in_failover) ON `ticketgate`.`ticket_resold` TO 'tg-sidecar'@'%';
 CREATE USER IF NOT EXISTS 'tg-sidecar'@'%' IDENTIFIED BY 'change-me-tg-sidecar';
 GRANT SELECT, INSERT, UPDATE ON `ticketgate`.* TO 'tg-sidecar'@'%';
 

@@ -1,5 +1,6 @@
-//! End-to-end (issue 43): an unplanned failover around transfers and
-//! entry scans. What `WAIT 1` acknowledged survives as it was answered
+//! End-to-end (issue 43): an unplanned failover around transfers, entry
+//! scans and resale (resell, unlist, a buyer's hold, cancel, confirm or
+//! final claim of a listed ticket, and the `resold` it logs). What `WAIT 1` acknowledged survives as it was answered
 //! (the door answers `USED`, the new owner holds the tickets); a lost,
 //! unacknowledged transfer or scan MySQL applied is re-applied on the new
 //! primary when nothing since touched it, else undone in MySQL (the owner
@@ -192,4 +193,249 @@ fn lost_transfers_and_scans_are_re_applied_or_undone_never_quarantined() {
     let _: String = acked(&mut r, &["TICKET.SCAN", "e", "2", "2"], 1);
     f.synced();
     assert_eq!(scans(&f.db), [(1, 2), (2, 2), (3, 1)]);
+}
+
+/// MySQL's resale listings: (ticket, seller, buyer) of every live one.
+fn listings(db: &str) -> Vec<(i64, String, Option<String>)> {
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(db).unwrap()).unwrap();
+    c.query("SELECT ticket_number, seller, buyer FROM ticket_listing WHERE event_id = 'e' AND state = 'listed' ORDER BY ticket_number")
+        .unwrap()
+}
+
+fn listed(rows: &[(i64, &str, Option<&str>)]) -> Vec<(i64, String, Option<String>)> {
+    rows.iter()
+        .map(|(t, s, b)| (*t, s.to_string(), b.map(str::to_owned)))
+        .collect()
+}
+
+/// The heal's conflicts are `lost_in_failover` rows naming, in order,
+/// each `(user, ticket, what)` (`what`: part of the detail).
+fn undone_as(f: &Failover, expected: &[(&str, i64, &str)]) {
+    let c = f.conflicts();
+    assert_eq!(c.len(), expected.len(), "{c:?}");
+    for (row, (user, ticket, what)) in c.iter().zip(expected) {
+        let got = (row.0.as_str(), row.1, row.2.as_str());
+        assert_eq!(got, (*user, *ticket, "lost_in_failover"), "{c:?}");
+        assert!(row.3.contains(what), "{c:?}");
+    }
+}
+
+/// A sold-out event of 4 with holds: a, b, c, d bought 1, 2, 3, 4, then
+/// `sellers` listed theirs (all acknowledged).
+fn sold_out_with_listings(name: &str, sellers: [&str; 2]) -> (Failover, redis::Connection) {
+    let f = Failover::start(
+        name,
+        &["TICKET.INIT", "e", "4", "HOLD", "600000", "LIMIT", "2"],
+    );
+    let mut p = f.conn();
+    for user in ["a", "b", "c", "d"] {
+        let _: redis::Value = acked(&mut p, &["TICKET.CLAIM", "e", user], 1);
+        let _: redis::Value = acked(&mut p, &["TICKET.CONFIRM", "e", user], 1);
+    }
+    for seller in sellers {
+        let n: i64 = acked(&mut p, &["TICKET.RESELL", "e", seller], 1);
+        assert_eq!(n, 1);
+    }
+    (f, p)
+}
+
+/// Resale around an unplanned failover: a lost resell is re-applied, one
+/// the seller retried on the new primary is undone (the retry stands, no
+/// collision), a lost unlist of a ticket the new primary let a buyer hold
+/// is undone (listed again, that buyer on it), and a buyer's lost hold of
+/// a listed ticket is undone: the ticket back on the list in MySQL too.
+#[test]
+fn lost_resells_unlists_and_holds_of_listed_tickets_heal() {
+    let (mut f, mut p) = sold_out_with_listings("heal_resale", ["c", "d"]);
+    f.cut_off();
+    // Lost: c takes 3 back; u holds 4 (the one listed left); a and b list
+    // theirs.
+    let n: i64 = acked(&mut p, &["TICKET.UNLIST", "e", "c"], 0);
+    assert_eq!(n, 1);
+    let _: redis::Value = acked(&mut p, &["TICKET.CLAIM", "e", "u"], 0);
+    assert_eq!(order(&mut p, "u").map(|o| o.0), Some(vec![4]));
+    for seller in ["a", "b"] {
+        let _: i64 = acked(&mut p, &["TICKET.RESELL", "e", seller], 0);
+    }
+    f.promote();
+    assert_eq!(
+        listings(&f.db),
+        listed(&[(1, "a", None), (2, "b", None), (4, "d", Some("u"))]),
+        "MySQL applied the lost writes"
+    );
+    // The new primary: v holds 3 (c's, listed there); b lists 2 again.
+    let mut r = f.conn();
+    let _: redis::Value = acked(&mut r, &["TICKET.CLAIM", "e", "v"], 1);
+    assert_eq!(order(&mut r, "v").map(|o| o.0), Some(vec![3]));
+    let _: i64 = acked(&mut r, &["TICKET.RESELL", "e", "b"], 1);
+    f.heal();
+
+    undone_as(
+        &f,
+        &[
+            ("c", 3, "unlist of ticket(s) 3 by user \"c\""),
+            ("u", 4, "hold of ticket(s) 4 by user \"u\""),
+            (
+                "b",
+                2,
+                "new primary: resell of ticket(s) 2 by user \"b\" at",
+            ),
+        ],
+    );
+    assert_eq!(order(&mut r, "u"), None);
+    assert_eq!(
+        listings(&f.db),
+        listed(&[
+            (1, "a", None),
+            (2, "b", None),
+            (3, "c", Some("v")),
+            (4, "d", None)
+        ])
+    );
+    let lost = "SELECT COUNT(*) FROM ticket_listing WHERE event_id = 'e' AND lost_in_failover = 1";
+    assert_eq!(mysql_int(&f.db, lost), 2, "a's first listing, b's lost one");
+    f.consistent();
+
+    // The resale goes on: w buys a's 1, v confirms 3.
+    let _: redis::Value = acked(&mut r, &["TICKET.CLAIM", "e", "w"], 1);
+    assert_eq!(order(&mut r, "w").map(|o| o.0), Some(vec![1]));
+    for buyer in ["w", "v"] {
+        let _: redis::Value = acked(&mut r, &["TICKET.CONFIRM", "e", buyer], 1);
+    }
+    f.synced();
+    assert_eq!(
+        owners(&f.db),
+        owned(&[(1, "w", 2), (2, "b", 1), (3, "v", 2), (4, "d", 1)])
+    );
+    f.consistent();
+}
+
+/// [`sold_out_with_listings`] with a and b listing, then u holds a's 1
+/// and v b's 2 (acknowledged); the replica is cut off, `command` of both
+/// buyers is lost, and the replica is promoted.
+fn buyers_lose(name: &str, command: &str) -> Failover {
+    let (mut f, mut p) = sold_out_with_listings(name, ["a", "b"]);
+    for buyer in ["u", "v"] {
+        let _: redis::Value = acked(&mut p, &["TICKET.CLAIM", "e", buyer], 1);
+    }
+    f.cut_off();
+    for buyer in ["u", "v"] {
+        let _: redis::Value = acked(&mut p, &[command, "e", buyer], 0);
+    }
+    f.promote();
+    f
+}
+
+/// A buyer's lost confirm of a listed ticket and the `resold` it logged:
+/// re-applied together when the new primary still has the buyer's hold
+/// (one `ticket_resold` row owed, the lost one kept as history), undone
+/// together when the buyer cancelled there: the ticket the seller's again
+/// and listed, its `ticket_resold` row marked lost (no refund owed).
+#[test]
+fn a_lost_resale_is_re_applied_with_its_confirm_or_undone() {
+    let mut f = buyers_lose("heal_resold", "TICKET.CONFIRM");
+    let resold = "SELECT COUNT(*) FROM ticket_resold WHERE event_id = 'e'";
+    assert_eq!(mysql_int(&f.db, resold), 2, "MySQL applied the lost sales");
+    let mut r = f.conn();
+    let _: redis::Value = acked(&mut r, &["TICKET.CANCEL", "e", "v"], 1);
+    f.heal();
+
+    undone_as(
+        &f,
+        &[
+            ("v", 2, "confirm of ticket(s) 2 by user \"v\""),
+            (
+                "b",
+                2,
+                "resale of ticket(s) 2 from user \"b\" to user \"v\"",
+            ),
+        ],
+    );
+    assert_eq!(sold(&mut r, "u"), [1], "re-applied");
+    assert_eq!(sold(&mut r, "b"), [2]);
+    for gone in ["a", "v"] {
+        assert_eq!(order(&mut r, gone), None);
+    }
+    assert_eq!(
+        owners(&f.db),
+        owned(&[(1, "u", 2), (2, "b", 1), (3, "c", 1), (4, "d", 1)])
+    );
+    assert_eq!(listings(&f.db), listed(&[(2, "b", None)]));
+    let mut my = mysql::Conn::new(mysql::Opts::from_url(&f.db).unwrap()).unwrap();
+    let refunds: Vec<(i64, String, String, i64)> = my
+        .query("SELECT ticket_number, seller, buyer, lost_in_failover FROM ticket_resold WHERE event_id = 'e' ORDER BY id")
+        .unwrap();
+    let rows = |v: &[(i64, &str, &str, i64)]| {
+        v.iter()
+            .map(|(t, s, b, l)| (*t, s.to_string(), b.to_string(), *l))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        refunds,
+        rows(&[(1, "a", "u", 1), (2, "b", "v", 1), (1, "a", "u", 0)]),
+        "one refund owed: a's, for the re-applied sale"
+    );
+    f.consistent();
+}
+
+/// A buyer's lost cancel of a hold of a listed ticket: re-applied (MySQL
+/// reverts it and writes it again, the listing free in both), or undone
+/// when the buyer confirmed on the new primary: the hold back on the
+/// listing in MySQL, and the new primary's confirm resells it.
+#[test]
+fn a_lost_cancel_of_a_listed_ticket_holds_it_again_when_undone() {
+    let mut f = buyers_lose("heal_rehold", "TICKET.CANCEL");
+    assert_eq!(listings(&f.db), listed(&[(1, "a", None), (2, "b", None)]));
+    let mut r = f.conn();
+    let _: redis::Value = acked(&mut r, &["TICKET.CONFIRM", "e", "v"], 1);
+    f.heal();
+
+    undone_as(&f, &[("v", 2, "cancel of ticket(s) 2 by user \"v\"")]);
+    assert_eq!(order(&mut r, "u"), None, "re-applied");
+    assert_eq!(sold(&mut r, "v"), [2]);
+    assert_eq!(listings(&f.db), listed(&[(1, "a", None)]));
+    assert_eq!(
+        owners(&f.db),
+        owned(&[(1, "a", 1), (2, "v", 2), (3, "c", 1), (4, "d", 1)])
+    );
+    f.consistent();
+}
+
+/// A buyer's lost final claim of a listed ticket (no holds: the claim
+/// logs `resold` at once): never re-applied (the ticket is not free on
+/// the new primary), so both are undone: the ticket the seller's and
+/// listed in MySQL too, the buyer's `ticket_resold` row marked lost.
+#[test]
+fn a_lost_final_claim_of_a_listed_ticket_is_undone_with_its_resale() {
+    let mut f = Failover::start("heal_claim_listed", &["TICKET.INIT", "e", "2"]);
+    let mut p = f.conn();
+    for user in ["a", "b"] {
+        let _: i64 = acked(&mut p, &["TICKET.CLAIM", "e", user], 1);
+    }
+    let _: i64 = acked(&mut p, &["TICKET.RESELL", "e", "a"], 1);
+    f.cut_off();
+    let _: i64 = acked(&mut p, &["TICKET.CLAIM", "e", "u"], 0);
+    assert_eq!(order(&mut p, "u"), Some((vec![1], "sold".to_owned())));
+    f.promote();
+    f.heal();
+
+    undone_as(
+        &f,
+        &[
+            ("u", 1, "claim of ticket(s) 1 by user \"u\""),
+            (
+                "a",
+                1,
+                "resale of ticket(s) 1 from user \"a\" to user \"u\"",
+            ),
+        ],
+    );
+    let mut r = f.conn();
+    assert_eq!(order(&mut r, "u"), None);
+    assert_eq!(sold(&mut r, "a"), [1]);
+    assert_eq!(listings(&f.db), listed(&[(1, "a", None)]));
+    assert_eq!(owners(&f.db), owned(&[(1, "a", 1), (2, "b", 1)]));
+    let owed = "SELECT COUNT(*) FROM ticket_resold WHERE event_id = 'e' AND lost_in_failover = 0";
+    assert_eq!(mysql_int(&f.db, owed), 0, "no refund owed");
+    f.consistent();
 }

@@ -16,8 +16,9 @@
 //! Reply: the new entry's id (bulk string).
 //! Errors (nothing changed): `CHANGED` (the condition no longer holds, with
 //! the reason), `ERR` (odd field count, a field the log format refuses, an
-//! `init`/`drop`/`restore`), `NOEVENT`, `TRYAGAIN` (the event is being
-//! restored, or its keys disagree), `WRONGTYPE`/`CORRUPT`.
+//! `init`/`drop`/`restore`, an `allocate`/`release`, a `resold`),
+//! `NOEVENT`, `TRYAGAIN` (the event is being restored, or its keys
+//! disagree), `WRONGTYPE`/`CORRUPT`.
 
 use redis_module::{Context, RedisResult, RedisValue};
 

@@ -10,8 +10,11 @@
 //! * `claim`, `hold`, `offer`: the user holds nothing and every ticket is
 //!   free (in the pool, or the very next numbers after `minted`, which are
 //!   then minted exactly up to the highest);
-//! * `confirm`: the user holds exactly those tickets, held;
-//! * `cancel`: the user holds exactly those tickets (held or sold);
+//! * `confirm`: the user holds exactly those tickets, held (its listed
+//!   ones are then sold as the command sells them: `resold`, never
+//!   re-applied alone);
+//! * `cancel`: the user holds exactly those tickets (held or sold), none
+//!   listed by the user;
 //! * `expire`: the user holds exactly those tickets, held, and the deadline
 //!   is due at `now` (an expiry due anyway);
 //! * `open`, `close`: always (the status is set again);
@@ -19,8 +22,9 @@
 //!   holds (the rank is computed again from the stored seed);
 //! * `leave`: the user is a draw's entrant still waiting;
 //! * `draw`: not drawn yet, and the record's seed is the stored one;
-//! * `transfer`, `scan`: what the command itself would check
-//!   (`reapply_after`: sold, unscanned, the generation, the receiver).
+//! * `transfer`, `scan`, `resell`, `unlist`: what the command itself
+//!   would check (`reapply_after`: sold, unscanned, the generation, the
+//!   receiver, the listing).
 //!
 //! Before any of these, whatever the op: the new primary must not have
 //! answered the record's user, or about its tickets, without logging it
@@ -30,7 +34,8 @@
 //! primary gave since it became primary is taken back, whatever raced
 //! with the sidecar's plan.
 //!
-//! `init`, `drop` and `restore` are never re-applied (`ERR`). Otherwise the
+//! `init`, `drop`, `restore`, an allocation's move and `resold` are never
+//! re-applied (`ERR`). Otherwise the
 //! record is written through the module's own apply code — one log entry
 //! with the record's fields unchanged (so the heal recognises its own
 //! re-application by content after a crash) and one replicated effect —
@@ -95,6 +100,11 @@ pub fn reapply<'a>(
         Op::Confirm { user, tickets } | Op::Cancel { user, tickets, .. } => {
             let held = matches!(record.op, Op::Confirm { .. });
             holds_exactly(store, user, tickets, held.then_some(i64::MAX))?.map_err(changed)?;
+            if !held {
+                // as TICKET.CANCEL: a seller's listed ticket stays listed
+                let listed = super::resale::refuse_listed(store, &meta, user, tickets.as_slice());
+                listed.map_err(|e| changed(format!("cancel would be refused now: {e}")))?;
+            }
             None
         }
         Op::Expire { user, tickets, .. } => {
@@ -102,7 +112,7 @@ pub fn reapply<'a>(
             None
         }
         Op::Open | Op::Close => None,
-        Op::Transfer { .. } | Op::Scan { .. } => {
+        Op::Transfer { .. } | Op::Scan { .. } | Op::Resell { .. } | Op::Unlist { .. } => {
             let why = super::reapply_after::refusal(store, &meta, event, (&record.op, record.at))?;
             if let Some(why) = why {
                 return Err(changed(why));
@@ -118,8 +128,6 @@ pub fn reapply<'a>(
         | Op::Restore { .. }
         | Op::Allocate { .. }
         | Op::Release { .. }
-        | Op::Resell { .. }
-        | Op::Unlist { .. }
         | Op::Resold { .. } => {
             return Err(TicketError::Invalid(format!(
                 "TICKET.REAPPLY: op={} is never re-applied",
@@ -127,7 +135,19 @@ pub fn reapply<'a>(
             )))
         }
     };
-    Ok(out.append(store, record, minted, None))
+    // A confirm sells its listed tickets as TICKET.CONFIRM does: one
+    // `resold` per seller, at the confirm's time, in the same effect (the
+    // heal matches them to the lost ones by content).
+    let sold = match &record.op {
+        Op::Confirm { user, tickets } => Some((user.to_string(), tickets.clone())),
+        _ => None,
+    };
+    let at = record.at;
+    let id = out.append(store, record, minted, None);
+    if let Some((buyer, tickets)) = sold {
+        super::resale::sell_listed(store, out, &buyer, tickets.as_slice(), at)?;
+    }
+    Ok(id)
 }
 
 /// Why the new primary's answers since it became primary forbid

@@ -33,9 +33,31 @@ pub fn resell<'a>(
     clock: Clock,
 ) -> Result<i64, TicketError> {
     let meta = prepare(store, out, event, clock)?;
-    transfers_open(store, event, &meta, clock.now)?;
+    let tickets = resell_checked(store, &meta, event, seller, asked, clock.now)?;
+    let count = tickets.len() as i64;
+    let op = Op::Resell {
+        user: Cow::Borrowed(seller),
+        tickets: Tickets::from_sorted(tickets),
+    };
+    out.append(store, Record { op, at: clock.now }, None, None);
+    settle_now(store, out, event, clock)?;
+    Ok(count)
+}
+
+/// The tickets a resell of `asked` (by default every one not listed yet)
+/// by `seller` at `now` lists, or why it is refused (the refusals of
+/// [`resell`]); `TICKET.REAPPLY` asks it of a lost resell too.
+pub(super) fn resell_checked(
+    store: &mut impl Store,
+    meta: &Meta,
+    event: &str,
+    seller: &str,
+    asked: Option<&[i64]>,
+    now: i64,
+) -> Result<Vec<i64>, TicketError> {
+    transfers_open(store, event, meta, now)?;
     let mine = sold_order(store, event, seller)?;
-    let listed = listed_of(store, &meta, mine.as_slice())?;
+    let listed = listed_of(store, meta, mine.as_slice())?;
     let tickets: Vec<i64> = match asked {
         Some(asked) => asked.to_vec(),
         None => mine
@@ -59,14 +81,7 @@ pub fn resell<'a>(
             return Err(TicketError::Used { ticket, at, gate });
         }
     }
-    let count = tickets.len() as i64;
-    let op = Op::Resell {
-        user: Cow::Borrowed(seller),
-        tickets: Tickets::from_sorted(tickets),
-    };
-    out.append(store, Record { op, at: clock.now }, None, None);
-    settle_now(store, out, event, clock)?;
-    Ok(count)
+    Ok(tickets)
 }
 
 /// `TICKET.UNLIST`: takes back `asked` of `seller`'s listed tickets (by
@@ -82,30 +97,7 @@ pub fn unlist<'a>(
     clock: Clock,
 ) -> Result<i64, TicketError> {
     let meta = prepare(store, out, event, clock)?;
-    let mut free = Vec::new();
-    for (ticket, listing) in super::listing::listings(store, &meta)? {
-        if listing.seller == seller {
-            free.push((ticket, listing.buyer.is_none()));
-        }
-    }
-    let tickets: Vec<i64> = match asked {
-        None => free.iter().filter(|(_, f)| *f).map(|(t, _)| *t).collect(),
-        Some(asked) => {
-            for &ticket in asked {
-                match free.iter().find(|(t, _)| *t == ticket) {
-                    None => return Err(not_listed(ticket, seller)),
-                    Some((_, false)) => {
-                        return Err(TicketError::NotListed {
-                            ticket,
-                            why: "is held by a buyer".into(),
-                        })
-                    }
-                    Some(_) => {}
-                }
-            }
-            asked.to_vec()
-        }
-    };
+    let tickets = unlist_checked(store, &meta, seller, asked)?;
     if tickets.is_empty() {
         return Ok(0);
     }
@@ -116,6 +108,39 @@ pub fn unlist<'a>(
     };
     out.append(store, Record { op, at: clock.now }, None, None);
     Ok(count)
+}
+
+/// The tickets an unlist of `asked` (by default every one nobody holds)
+/// by `seller` takes back, or why it is refused (the refusals of
+/// [`unlist`]); `TICKET.REAPPLY` asks it of a lost unlist too.
+pub(super) fn unlist_checked(
+    store: &mut impl Store,
+    meta: &Meta,
+    seller: &str,
+    asked: Option<&[i64]>,
+) -> Result<Vec<i64>, TicketError> {
+    let mut free = Vec::new();
+    for (ticket, listing) in super::listing::listings(store, meta)? {
+        if listing.seller == seller {
+            free.push((ticket, listing.buyer.is_none()));
+        }
+    }
+    let Some(asked) = asked else {
+        return Ok(free.iter().filter(|(_, f)| *f).map(|(t, _)| *t).collect());
+    };
+    for &ticket in asked {
+        match free.iter().find(|(t, _)| *t == ticket) {
+            None => return Err(not_listed(ticket, seller)),
+            Some((_, false)) => {
+                return Err(TicketError::NotListed {
+                    ticket,
+                    why: "is held by a buyer".into(),
+                })
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(asked.to_vec())
 }
 
 /// `user`'s order, which must be sold (`NOHOLD`, `NOTSOLD` when held).
@@ -204,10 +229,10 @@ fn not_listed(ticket: i64, seller: &str) -> TicketError {
 
 /// After `buyer`'s order of `tickets` became sold (a confirm, a final
 /// claim): one `op=resold` per seller of the listed ones among them.
-pub(super) fn sell_listed<'a>(
+pub(super) fn sell_listed(
     store: &mut impl Store,
-    out: &mut Effects<'a>,
-    buyer: &'a str,
+    out: &mut Effects<'_>,
+    buyer: &str,
     tickets: &[i64],
     at: i64,
 ) -> Result<(), TicketError> {

@@ -18,6 +18,13 @@
 //!   or a buyer holds it;
 //! * resold: `resold_mismatch` when a ticket is not listed by the seller
 //!   and held by the buyer, or the seller's sold row of it is missing.
+//!
+//! A heal undoes a lost resell ([`undo_resell`]: its listings end, marked
+//! lost, migration V13), a lost unlist ([`undo_unlist`]: listed again) and
+//! a buyer's lost hold, offer or claim of listed tickets ([`undo_buy`]:
+//! back on the list), a lost expiry or cancel of one ([`rehold`]) and a lost resold ([`undo_resold`], after the rows'
+//! `after::undo_transfer`: the listings held by the buyer again, the
+//! `ticket_resold` rows marked lost).
 
 use mysql::prelude::Queryable;
 use mysql::{Transaction, Value};
@@ -264,4 +271,66 @@ fn resold(
         [by, key].concat(),
     )?;
     Ok(Ok(()))
+}
+
+/// Undoes the lost resell `id`: its listings end, marked lost (history;
+/// not live, so the seller may list the tickets again).
+pub fn undo_resell(tx: &mut Transaction<'_>, event: &str, id: StreamId) -> mysql::Result<()> {
+    tx.exec_drop(
+        "UPDATE ticket_listing SET state = 'unlisted', lost_in_failover = 1, ended_at = NOW(3), \
+         buyer = NULL, buyer_order = NULL, held_until = NULL \
+         WHERE event_id = ? AND listed_stream_id = ? AND lost_in_failover = 0",
+        (event, id.to_string()),
+    )
+}
+
+/// Undoes the lost unlist `id`: the listings it ended are listed again,
+/// nobody holding them.
+pub fn undo_unlist(tx: &mut Transaction<'_>, event: &str, id: StreamId) -> mysql::Result<()> {
+    tx.exec_drop(
+        "UPDATE ticket_listing SET state = 'listed', ended_stream_id = NULL, ended_at = NULL \
+         WHERE event_id = ? AND ended_stream_id = ? AND state = 'unlisted'",
+        (event, id.to_string()),
+    )
+}
+
+/// Undoes a buyer's lost hold, offer or claim `order` of listed tickets:
+/// back on the list (they took no stock).
+pub fn undo_buy(tx: &mut Transaction<'_>, event: &str, order: StreamId) -> mysql::Result<()> {
+    tx.exec_drop(
+        "UPDATE ticket_listing SET buyer = NULL, buyer_order = NULL, held_until = NULL \
+         WHERE event_id = ? AND buyer_order = ? AND state = 'listed'",
+        (event, order.to_string()),
+    )
+}
+
+/// Undoes the lost resold `id` (its rows went back to the seller first):
+/// its listings are listed again, held by their buyer, and its
+/// `ticket_resold` rows are marked lost: no refund is owed for them.
+pub fn undo_resold(tx: &mut Transaction<'_>, event: &str, id: StreamId) -> mysql::Result<()> {
+    tx.exec_drop(
+        "UPDATE ticket_listing SET state = 'listed', ended_stream_id = NULL, ended_at = NULL \
+         WHERE event_id = ? AND ended_stream_id = ? AND state = 'sold'",
+        (event, id.to_string()),
+    )?;
+    tx.exec_drop(
+        "UPDATE ticket_resold SET lost_in_failover = 1 WHERE event_id = ? AND stream_id = ? AND lost_in_failover = 0",
+        (event, id.to_string()),
+    )
+}
+
+/// Undoes the lost expiry or cancel of `buyer`'s hold `order` (until
+/// `until`) of `tickets`: the listed ones are held by the buyer again
+/// (only they have a live listing with nobody on it; [`buy`] calls the
+/// others a collision, which is none here).
+pub fn rehold(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    (buyer, order, until): (&str, StreamId, i64),
+    tickets: &[i64],
+) -> mysql::Result<()> {
+    match tickets.is_empty() {
+        true => Ok(()),
+        false => buy(tx, event, (buyer, order, Some(until)), tickets).map(drop),
+    }
 }

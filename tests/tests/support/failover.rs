@@ -69,13 +69,14 @@ impl Failover {
     }
 
     /// Waits until the log is drained and MySQL's live rows (held or
-    /// sold) are Redis's holders.
+    /// sold) and buyers' holds of listed tickets are Redis's holders.
     pub fn synced(&mut self) {
         let mut c = self.conn();
         let mut seen = String::new();
         let mut done = |seen: &mut String| {
             let r = redis_view(&mut c, "e");
-            let m: HashMap<String, i64> = self.rows().into_iter().map(|r| (r.0, r.1)).collect();
+            let mut m: HashMap<String, i64> = self.rows().into_iter().map(|r| (r.0, r.1)).collect();
+            m.extend(self.listing_holds());
             *seen = format!("Redis {r:?}, MySQL {m:?}");
             r.unsynced == 0 && r.holders == m
         };
@@ -142,6 +143,13 @@ impl Failover {
         all.into_iter()
             .filter(|r| r.2 == "active" || r.2 == "held")
             .collect()
+    }
+
+    /// The buyers holding listed tickets in MySQL: (buyer, ticket).
+    fn listing_holds(&self) -> Vec<(String, i64)> {
+        let mut c = mysql::Conn::new(mysql::Opts::from_url(&self.db).unwrap()).unwrap();
+        c.query("SELECT buyer, ticket_number FROM ticket_listing WHERE event_id = 'e' AND state = 'listed' AND buyer IS NOT NULL")
+            .unwrap()
     }
 
     /// Redis == MySQL, `reconcile` clean, the strict replica and an AOF

@@ -1,4 +1,5 @@
-//! `TICKET.REAPPLY` of a lost transfer or scan (`pool::reapply_after`):
+//! `TICKET.REAPPLY` of a lost transfer, scan, resell or unlist
+//! (`pool::reapply_after`):
 //! written again only when the command's own checks still pass.
 
 use std::borrow::Cow;
@@ -42,6 +43,60 @@ fn scan(ticket: i64, gen: i64) -> Op<&'static str> {
         gen,
         gate: Some("north".into()),
     }
+}
+
+fn resale(unlist: bool, seller: &'static str, tickets: Vec<i64>) -> Op<&'static str> {
+    let tickets = Tickets::from_sorted(tickets);
+    match unlist {
+        false => Op::Resell {
+            user: seller,
+            tickets,
+        },
+        true => Op::Unlist {
+            user: seller,
+            tickets,
+        },
+    }
+}
+
+fn listed_by(s: &mut MemoryStore, ticket: i64) -> Option<String> {
+    let listing = crate::pool::listing::listing(s, ticket).unwrap();
+    listing.map(|l| l.seller)
+}
+
+#[test]
+fn a_lost_resell_or_unlist_comes_back_under_the_commands_checks() {
+    let mut s = sold();
+    for (op, code) in [
+        (resale(false, "b", vec![1]), "NOTSOLD"),
+        (resale(false, "x", vec![1]), "NOHOLD"),
+        (resale(true, "a", vec![1]), "NOTLISTED"),
+    ] {
+        let e = again(&mut s, op).unwrap_err();
+        assert_eq!(e.code(), "CHANGED");
+        assert!(e.to_string().contains(code), "{e}");
+    }
+    let log = s.log.len();
+    again(&mut s, resale(false, "a", vec![1])).unwrap();
+    assert_eq!(s.log.len(), log + 1, "the entry alone, no offer");
+    assert_eq!(listed_by(&mut s, 1).as_deref(), Some("a"));
+    let cancel = Op::Cancel {
+        from: None,
+        user: "a",
+        tickets: Tickets::from_sorted(vec![1, 2]),
+    };
+    let listed = again(&mut s, cancel).unwrap_err();
+    assert!(listed.to_string().contains("LISTED"), "{listed}");
+    let twice = again(&mut s, resale(false, "a", vec![1])).unwrap_err();
+    assert!(twice.to_string().contains("LISTED"), "{twice}");
+    let theirs = again(&mut s, resale(true, "b", vec![1])).unwrap_err();
+    assert!(theirs.to_string().contains("NOTLISTED"), "{theirs}");
+    again(&mut s, resale(true, "a", vec![1])).unwrap();
+    assert_eq!(listed_by(&mut s, 1), None);
+    assert_eq!(s.meta.as_ref().map(|m| m.listed), Some(0));
+    again(&mut s, scan(2, 1)).unwrap();
+    let used = again(&mut s, resale(false, "a", vec![2])).unwrap_err();
+    assert!(used.to_string().contains("USED"), "{used}");
 }
 
 #[test]

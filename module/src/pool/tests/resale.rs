@@ -6,7 +6,7 @@
 //! replica to the same state.
 
 use proptest::prelude::*;
-use protocol::record::{Op, Tickets};
+use protocol::record::{Op, Record, Tickets};
 
 use super::seats::seated;
 use super::*;
@@ -318,4 +318,51 @@ proptest! {
         prop_assert_eq!(&replica.after, &s.after);
         prop_assert_eq!(&replica.log, &s.log);
     }
+}
+
+/// `TICKET.REAPPLY` of a lost confirm of a buyer's hold of a listed
+/// ticket sells it as `TICKET.CONFIRM` does: the same records (`confirm`,
+/// then `resold` at the confirm's time), the same state.
+#[test]
+fn a_reapplied_confirm_sells_its_listed_tickets_as_the_command_does() {
+    use std::borrow::Cow;
+
+    let mut s = sold_out_but_one();
+    resell(&mut s, "a", Some(&[2]), 20).unwrap();
+    plain(&mut s, "c", 30, 1).unwrap(); // 5, free
+    plain(&mut s, "d", 31, 1).unwrap(); // 2, a's
+    let mut by_command = s.clone();
+    confirm(&mut by_command, "e", "d", 40).unwrap();
+    let lost = Record {
+        op: Op::Confirm {
+            user: Cow::Borrowed("d"),
+            tickets: Tickets::One(2),
+        },
+        at: 40,
+    };
+    let log = s.log.len();
+    run(&mut s, |s, out| c::reapply(s, out, "e", (lost, None), 41)).unwrap();
+    let records = |s: &MemoryStore| {
+        s.log[log..]
+            .iter()
+            .map(|(_, r)| r.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ops(&s)[log..], ["confirm", "resold"]);
+    assert_eq!(records(&s), records(&by_command));
+    assert_eq!(state(&s).0, state(&by_command).0);
+    assert_eq!(state(&s).2, state(&by_command).2);
+    assert_eq!(state(&s).3, state(&by_command).3);
+    assert_eq!(tickets(&s, "d"), [2]);
+    // The resold alone is never re-applied.
+    let resold = s
+        .log
+        .last()
+        .map(|(_, r)| r.op.map_user(|u| Cow::Owned(u.clone())));
+    let again = Record {
+        op: resold.unwrap(),
+        at: 40,
+    };
+    let e = run(&mut s, |s, out| c::reapply(s, out, "e", (again, None), 42)).unwrap_err();
+    assert_eq!(e.code(), "ERR");
 }

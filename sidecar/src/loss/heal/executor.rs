@@ -13,7 +13,9 @@
 //! it, where the new primary logged them), the journal is rewritten from
 //! D, the offset moves to the log's end, and a `ticket_heal` row and a
 //! `lost_in_failover` conflict per undone write (naming user, tickets and
-//! what replaced them) record it. A log that cannot be placed, or a lost
+//! what replaced them) record it. A lost `resold` is never sent: the
+//! re-applied confirm before it logs it again (matched by content), or
+//! it is undone. A log that cannot be placed, or a lost
 //! `init`/`drop`/`restore`, is evidence for the quarantine, as before.
 
 use std::time::Instant;
@@ -28,6 +30,7 @@ use super::planner::{self, Fate, Logged, Touch, Undo};
 use crate::batch::after;
 use crate::batch::allocation::{self, Move};
 use crate::batch::order::{recount_categories, ChangeKind};
+use crate::batch::resale;
 use crate::batch::write_entries;
 use crate::io::metrics::Metrics;
 use crate::io::mysql as db;
@@ -440,6 +443,15 @@ fn reapply(
     let mut out = Vec::with_capacity(fates.len());
     for (l, fate) in lost.iter().zip(fates) {
         let fate = match (fate, &l.rec) {
+            (Fate::Try, Some(rec)) if matches!(rec.op, Op::Resold { .. }) => {
+                match since_plan.resold(l) {
+                    Some(id) => Fate::Reapplied { by: id },
+                    None => {
+                        refused.push(Touch::of(&rec.op));
+                        Fate::Undo("the confirm before it was not re-applied with it".into())
+                    }
+                }
+            }
             (Fate::Try, Some(rec)) => {
                 let mine = Touch::of(&rec.op);
                 since_plan.read(rc, event, &mut cursor)?;
@@ -456,6 +468,10 @@ fn reapply(
                 match sent {
                     Ok(id) => {
                         since_plan.own.push(id);
+                        if let Op::Confirm { tickets, .. } = &rec.op {
+                            let sellers = tickets.as_slice().len();
+                            since_plan.sold_with(rc, event, id, sellers)?;
+                        }
                         Fate::Reapplied { by: id }
                     }
                     Err(why) => {
@@ -481,9 +497,42 @@ struct Since {
     touched: Touch,
     /// This heal's re-applied entries (not the new primary's changes).
     own: Vec<StreamId>,
+    /// The `resold` entries a re-applied confirm logged, not yet matched
+    /// to a lost one.
+    sold: Vec<Logged>,
 }
 
 impl Since {
+    /// The `resold` entries (at most `sellers`) right after the re-applied
+    /// confirm `id`: logged by the same `TICKET.REAPPLY` (no command logs a
+    /// `resold` but right after the confirm or claim that sold it), so
+    /// this heal's own.
+    fn sold_with(
+        &mut self,
+        rc: &mut dyn ConnectionLike,
+        event: &str,
+        id: StreamId,
+        sellers: usize,
+    ) -> Result<(), Error> {
+        let start = format!("({id}");
+        let after = stream::range(rc, event, (&start, "+"), Some(sellers))?;
+        let sold = after
+            .into_iter()
+            .map(|e| logged(event, e))
+            .take_while(|e| matches!(e.rec.as_ref().map(|r| &r.op), Some(Op::Resold { .. })));
+        for e in sold {
+            self.own.push(e.id);
+            self.sold.push(e);
+        }
+        Ok(())
+    }
+
+    /// The id of the re-applied `resold` with `lost`'s content, if any.
+    fn resold(&mut self, lost: &Logged) -> Option<StreamId> {
+        let at = self.sold.iter().position(|e| e.text == lost.text)?;
+        Some(self.sold.remove(at).id)
+    }
+
     /// Reads the log after `cursor`, moves `cursor` to its last entry.
     fn read(
         &mut self,
@@ -536,13 +585,11 @@ fn undone_detail(l: &Logged, why: &str, after: &[Entry]) -> String {
         .filter_map(|e| {
             let r = e.rec.as_ref().ok()?;
             mine.shared(&Touch::of(&r.op))?;
-            let (u, t, _) = r.op.order()?;
-            Some(format!(
-                "{} {} by {u:?} at {}",
-                r.op.name(),
-                t.value(),
-                e.id
-            ))
+            Some(match r.op.order() {
+                Some((u, t, _)) => format!("{} {} by {u:?} at {}", r.op.name(), t.value(), e.id),
+                // after the sale: a transfer, scan or resale step
+                None => format!("{} at {}", described(&r.op), e.id),
+            })
         })
         .take(5)
         .collect();
@@ -569,6 +616,15 @@ fn described(op: &Op) -> String {
         (None, _, Op::Scan { ticket, gen, .. }) => {
             format!("scan of ticket {ticket} at generation {gen}")
         }
+        (None, _, Op::Resold { user, to, tickets }) => format!(
+            "resale of ticket(s) {} from user {user:?} to user {to:?}",
+            tickets.value()
+        ),
+        (None, _, Op::Resell { user, tickets } | Op::Unlist { user, tickets }) => format!(
+            "{} of ticket(s) {} by user {user:?}",
+            op.name(),
+            tickets.value()
+        ),
         // an entrant's enter or leave
         (None, Some(u), _) => format!("{} of user {u:?}", op.name()),
         (None, None, Op::Allocate { name, tickets, .. }) => format!(
@@ -585,11 +641,15 @@ fn described(op: &Op) -> String {
     }
 }
 
-/// A transfer's conflict names its giver and lowest ticket, a scan's its
-/// ticket (the entry's order names neither).
+/// A transfer's conflict names its giver and lowest ticket, a resell's,
+/// unlist's or resold's its seller and lowest ticket, a scan's its ticket
+/// (the entry's order names neither).
 fn name_after_sale(c: &mut Conflict, op: &Op) {
     match op {
-        Op::Transfer { user, tickets, .. } => {
+        Op::Transfer { user, tickets, .. }
+        | Op::Resold { user, tickets, .. }
+        | Op::Resell { user, tickets }
+        | Op::Unlist { user, tickets } => {
             c.user = Some(user.clone());
             c.ticket = Some(tickets.lowest());
         }
@@ -611,6 +671,7 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
             let n = tx.affected_rows() as i64;
             // an offer of a draw event: its step too
             lost_step(tx, event, *order)?;
+            resale::undo_buy(tx, event, *order)?;
             match from {
                 Some(a) => allocation::undo_take(tx, event, (&a.name, &a.tickets), n),
                 None => stock(tx, event, n),
@@ -625,6 +686,12 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
             after::undo_transfer(tx, event, *transfer, (from, to))
         }
         Undo::Scan { scan } => after::undo_scan(tx, event, *scan),
+        Undo::Resell { resell } => resale::undo_resell(tx, event, *resell),
+        Undo::Unlist { unlist } => resale::undo_unlist(tx, event, *unlist),
+        Undo::Resold { resold, from, to } => {
+            after::undo_transfer(tx, event, *resold, (from, to))?;
+            resale::undo_resold(tx, event, *resold)
+        }
         Undo::Draw { draw } => {
             tx.exec_drop(
                 "UPDATE ticket_event SET draw_seed = NULL, drawn_at = NULL, draw_stream_id = NULL WHERE event_id = ? AND draw_stream_id = ?",
@@ -638,6 +705,7 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
             user,
             previous,
             from,
+            rehold,
         } => {
             let back = match kind {
                 ChangeKind::Confirm => "'held', confirmed_at = NULL",
@@ -649,6 +717,9 @@ fn undo(tx: &mut Transaction<'_>, event: &str, step: &Undo) -> mysql::Result<()>
                 (previous.map(|p| p.to_string()), event, user, change.to_string(), kind.target().as_str()),
             )?;
             let n = tx.affected_rows() as i64;
+            if let Some(h) = rehold {
+                resale::rehold(tx, event, (user, h.order, h.until), &h.tickets)?;
+            }
             match (kind.releases(), from) {
                 (true, Some(a)) => {
                     let back = Move::Return {

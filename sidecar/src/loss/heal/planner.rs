@@ -14,7 +14,10 @@
 //!    tried again in Redis when no new entry after D and no undone lost
 //!    write touched its user, its tickets (or, for open/close and a draw,
 //!    the status; an entrant's enter or leave touches its user; a transfer
-//!    both its users and its tickets, a scan its ticket), or must
+//!    both its users and its tickets, a scan its ticket, a resell or
+//!    unlist its seller and tickets, a resold both users and its tickets;
+//!    a resold is never sent itself: the re-applied confirm before it
+//!    logs it again, see the executor), or must
 //!    be undone. An entry that moved allocated stock (an allocate, a
 //!    release, a claim, hold, expiry or cancel `FROM` an allocation) is
 //!    always undone: `TICKET.REAPPLY` does not take it. `init`, `drop`
@@ -144,15 +147,6 @@ fn fate_of(
     let Some(r) = &l.rec else {
         return Fate::NoEffect;
     };
-    if matches!(
-        r.op,
-        Op::Resell { .. } | Op::Unlist { .. } | Op::Resold { .. }
-    ) {
-        // Not re-applied by the module nor undone here yet: the event is
-        // quarantined for an operator, as a lost transfer was before V12.
-        let why = "resale is not healed yet";
-        return Fate::Unhealable(format!("op={} {} was lost ({why})", r.op.name(), l.id));
-    }
     if r.op.from().is_some() || matches!(r.op, Op::Allocate { .. } | Op::Release { .. }) {
         // A box office's move or a partner's order: rare, and its
         // re-application would have to re-check the allocation on the new
@@ -183,7 +177,8 @@ pub enum Undo {
     /// The live rows of the order the entry created become
     /// `lost_in_failover` (history; a re-applied write comes back as a new
     /// entry with rows of its own); their tickets go back to stock, or to
-    /// the allocation the order was taken `from`.
+    /// the allocation the order was taken `from`; the listed tickets it
+    /// took (written on their listings) go back on the list.
     Order {
         order: StreamId,
         from: Option<Allocated>,
@@ -191,13 +186,15 @@ pub enum Undo {
     /// The rows a confirm, expire or cancel changed go back to what they
     /// were (held or sold), `stream_id` back to `previous`; an expiry or
     /// cancel that gave its tickets back to an allocation (`from`) takes
-    /// them out of it again.
+    /// them out of it again, one of a hold (`rehold`) puts the hold back
+    /// on the listings of its listed tickets.
     Change {
         change: StreamId,
         kind: ChangeKind,
         user: String,
         previous: Option<StreamId>,
         from: Option<Allocated>,
+        rehold: Option<Rehold>,
     },
     /// An allocate or release: the allocation's row, the public stock
     /// and the seats back to what they were before it.
@@ -216,10 +213,33 @@ pub enum Undo {
     },
     /// A scan: its `ticket_scan` row marked lost.
     Scan { scan: StreamId },
+    /// A resell: the listing rows it inserted end, marked lost (history;
+    /// a re-applied one comes back as a new entry with rows of its own).
+    Resell { resell: StreamId },
+    /// An unlist: the listings it ended are listed again.
+    Unlist { unlist: StreamId },
+    /// A resold: its rows back to the seller a generation down (as a
+    /// transfer's), its listings listed again with their buyer, its
+    /// `ticket_resold` rows marked lost (no refund owed).
+    Resold {
+        resold: StreamId,
+        from: String,
+        to: String,
+    },
     /// A draw: the event is not drawn any more (seed, drawn_at cleared),
     /// its step row is marked lost; the new primary's draw (the same seed,
     /// kept from the init) comes back as a new entry.
     Draw { draw: StreamId },
+}
+
+/// The hold an undone expiry or cancel ended: its order (the hold's or
+/// offer's entry), tickets and deadline. MySQL keeps a buyer's hold of a
+/// listed ticket on the listing, which the expiry or cancel cleared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rehold {
+    pub order: StreamId,
+    pub tickets: Vec<i64>,
+    pub until: i64,
 }
 
 /// The allocation an order was taken from, or an expiry or cancel gave
@@ -270,15 +290,24 @@ pub fn undo_steps(lost: &[Logged], fates: &[Fate], journal_before: &[Logged]) ->
                 to: to.to_string(),
             },
             Op::Scan { .. } => Undo::Scan { scan: l.id },
+            Op::Resell { .. } => Undo::Resell { resell: l.id },
+            Op::Unlist { .. } => Undo::Unlist { unlist: l.id },
+            Op::Resold { user, to, .. } => Undo::Resold {
+                resold: l.id,
+                from: user.clone(),
+                to: to.to_string(),
+            },
             op => match (ChangeKind::of(op), op.order()) {
                 (Some(kind), Some((user, tickets, _))) => {
                     let earlier = journal_before.iter().chain(&lost[..i]);
+                    let previous = previous_touch(earlier, user, tickets.as_slice());
                     Undo::Change {
                         change: l.id,
                         kind,
                         user: user.clone(),
-                        previous: previous_touch(earlier, user, tickets.as_slice()),
+                        previous: previous.map(|e| e.id),
                         from: Allocated::of(op),
+                        rehold: previous.and_then(|e| rehold(e, kind)),
                     }
                 }
                 _ => continue,
@@ -315,12 +344,24 @@ fn previous_touch<'a>(
     earlier: impl DoubleEndedIterator<Item = &'a Logged>,
     user: &str,
     tickets: &[i64],
-) -> Option<StreamId> {
-    earlier.rev().find_map(|e| {
-        let r = e.rec.as_ref()?;
-        let (u, t, _) = r.op.order()?;
+) -> Option<&'a Logged> {
+    earlier.rev().find(|e| {
+        let Some((r, (u, t, _))) = e.rec.as_ref().and_then(|r| Some((r, r.op.order()?))) else {
+            return false;
+        };
         let creates_or_confirms = !matches!(r.op, Op::Cancel { .. } | Op::Expire { .. });
-        (u == user && t.as_slice() == tickets && creates_or_confirms).then_some(e.id)
+        u == user && t.as_slice() == tickets && creates_or_confirms
+    })
+}
+
+/// The hold an expiry or cancel (`kind`) ended, when `previous`, the
+/// entry before it, is a hold or an offer (a deadline).
+fn rehold(previous: &Logged, kind: ChangeKind) -> Option<Rehold> {
+    let (_, tickets, until) = previous.rec.as_ref()?.op.order()?;
+    (kind.releases() && until > 0).then(|| Rehold {
+        order: previous.id,
+        tickets: tickets.as_slice().to_vec(),
+        until,
     })
 }
 

@@ -7,7 +7,9 @@
 //! undone. The event is a draw event too: entrants enter and leave, the
 //! draw is made once (the seed is the init's, so every primary reveals the
 //! same one), and MySQL's queue steps must leave the same entrants and the
-//! same draw as the new primary.
+//! same draw as the new primary. Sellers list and unlist their sold
+//! tickets (resale without buyers: the model's claims take free tickets
+//! only), and MySQL's listings must be the new primary's.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,6 +30,8 @@ struct Redis {
     /// Entrants of the draw still waiting.
     entrants: BTreeSet<String>,
     drawn: bool,
+    /// Listed ticket -> seller.
+    listed: BTreeMap<i64, String>,
 }
 
 /// The model's seed (the init's: the same on every primary).
@@ -57,6 +61,16 @@ impl Redis {
             Op::Cancel { user, .. } | Op::Expire { user, .. } => {
                 self.holders.remove(user);
             }
+            Op::Resell { user, tickets } => {
+                for t in tickets.as_slice() {
+                    self.listed.insert(*t, user.clone());
+                }
+            }
+            Op::Unlist { tickets, .. } => {
+                for t in tickets.as_slice() {
+                    self.listed.remove(t);
+                }
+            }
             Op::Open => self.closed = false,
             Op::Close => self.closed = true,
             Op::Enter { user, .. } => {
@@ -74,7 +88,7 @@ impl Redis {
     fn command(&self, choice: u8, user: u8, at: i64) -> Option<Record> {
         let user = format!("u{user}");
         let held = self.holders.get(&user).cloned();
-        let op = match (choice % 9, held) {
+        let op = match (choice % 11, held) {
             (0 | 1, None) if !self.closed => {
                 let t = *self.free().first()?;
                 let tickets = Tickets::One(t);
@@ -103,7 +117,7 @@ impl Redis {
                 user,
                 tickets: Tickets::from_sorted(t),
             },
-            (4, Some((t, _))) => Op::Cancel {
+            (4, Some((t, _))) if self.listed_of(&user).is_empty() => Op::Cancel {
                 from: None,
                 user,
                 tickets: Tickets::from_sorted(t),
@@ -119,9 +133,23 @@ impl Redis {
             },
             (7, _) if self.entrants.contains(&user) => Op::Leave { user },
             (8, _) if !self.drawn => Op::Draw { seed: SEED },
+            (9, Some((t, false))) if self.listed_of(&user).is_empty() => Op::Resell {
+                user,
+                tickets: Tickets::from_sorted(t),
+            },
+            (10, _) if !self.listed_of(&user).is_empty() => Op::Unlist {
+                tickets: Tickets::from_sorted(self.listed_of(&user)),
+                user,
+            },
             _ => return None,
         };
         Some(Record { op, at })
+    }
+
+    /// The tickets `user` lists, ascending.
+    fn listed_of(&self, user: &str) -> Vec<i64> {
+        let mine = self.listed.iter().filter(|(_, s)| *s == user);
+        mine.map(|(t, _)| *t).collect()
     }
 
     /// `TICKET.REAPPLY`'s condition (module/src/reapply.rs).
@@ -146,7 +174,23 @@ impl Redis {
                 from: _,
                 user,
                 tickets,
-            } => self.holders.get(user).map(|h| h.0.as_slice()) == Some(tickets.as_slice()),
+            } => {
+                self.holders.get(user).map(|h| h.0.as_slice()) == Some(tickets.as_slice())
+                    && self.listed_of(user).is_empty()
+            }
+            // resale::resell_checked and unlist_checked: sold, not listed;
+            // listed by the seller
+            Op::Resell { user, tickets } => {
+                let sold = self.holders.get(user).filter(|h| !h.1);
+                tickets
+                    .as_slice()
+                    .iter()
+                    .all(|t| sold.is_some_and(|h| h.0.contains(t)) && !self.listed.contains_key(t))
+            }
+            Op::Unlist { user, tickets } => tickets
+                .as_slice()
+                .iter()
+                .all(|t| self.listed.get(t) == Some(user)),
             Op::Open | Op::Close => true,
             // module/src/pool/reapply.rs: enter only before the draw, by a
             // user who neither waits nor holds; leave only by an entrant
@@ -198,6 +242,19 @@ struct Mysql {
     steps: Vec<(StreamId, Op, bool)>,
     /// ticket_event.draw_stream_id (the seed stored).
     drawn: Option<StreamId>,
+    listings: Vec<Listing>,
+}
+
+/// A `ticket_listing` row.
+#[derive(Debug, Clone)]
+struct Listing {
+    ticket: i64,
+    seller: String,
+    /// state = 'listed'
+    live: bool,
+    listed_by: StreamId,
+    ended_by: Option<StreamId>,
+    lost: bool,
 }
 
 impl Mysql {
@@ -209,6 +266,7 @@ impl Mysql {
             conflicts: 0,
             steps: Vec::new(),
             drawn: None,
+            listings: Vec::new(),
         }
     }
 
@@ -249,7 +307,47 @@ impl Mysql {
             Op::Open => self.closed = false,
             Op::Close => self.closed = true,
             Op::Enter { .. } | Op::Leave { .. } | Op::Draw { .. } => self.step(e.id, &r.op),
+            Op::Resell { user, tickets } => self.resell(e.id, user, tickets.as_slice()),
+            Op::Unlist { user, tickets } => self.unlist(e.id, user, tickets.as_slice()),
             op => self.change(e.id, op),
+        }
+    }
+
+    /// `batch::resale`'s resell: the seller's sold rows, none listed.
+    fn resell(&mut self, id: StreamId, seller: &str, tickets: &[i64]) {
+        let sold = |t: &i64| {
+            let row = |w: &&Row| w.live() && w.user == seller && w.ticket == *t;
+            self.rows
+                .iter()
+                .find(row)
+                .is_some_and(|w| w.status == RowStatus::Active)
+        };
+        let listed = |t: &i64| self.listings.iter().any(|l| l.live && l.ticket == *t);
+        if !tickets.iter().all(|t| sold(t) && !listed(t)) {
+            self.conflicts += 1;
+            return;
+        }
+        for &ticket in tickets {
+            self.listings.push(Listing {
+                ticket,
+                seller: seller.to_owned(),
+                live: true,
+                listed_by: id,
+                ended_by: None,
+                lost: false,
+            });
+        }
+    }
+
+    /// `batch::resale`'s unlist: every ticket on the seller's list.
+    fn unlist(&mut self, id: StreamId, seller: &str, tickets: &[i64]) {
+        let mine = |l: &Listing| l.live && l.seller == seller && tickets.contains(&l.ticket);
+        if self.listings.iter().filter(|l| mine(l)).count() != tickets.len() {
+            self.conflicts += 1;
+            return;
+        }
+        for l in self.listings.iter_mut().filter(|l| mine(l)) {
+            (l.live, l.ended_by) = (false, Some(id));
         }
     }
 
@@ -311,8 +409,24 @@ impl Mysql {
     /// The SQL of `loss::heal::executor`, on the model.
     fn undo(&mut self, step: &Undo) {
         match step {
-            // (the model's histories have no allocations, transfers, scans)
-            Undo::Move { .. } | Undo::Transfer { .. } | Undo::Scan { .. } => {}
+            // (the model's histories have no allocations, transfers, scans
+            // or buyers of listed tickets)
+            Undo::Move { .. } | Undo::Transfer { .. } | Undo::Scan { .. } | Undo::Resold { .. } => {
+            }
+            Undo::Resell { resell } => {
+                for l in self.listings.iter_mut() {
+                    if l.listed_by == *resell && !l.lost {
+                        (l.live, l.lost) = (false, true);
+                    }
+                }
+            }
+            Undo::Unlist { unlist } => {
+                for l in self.listings.iter_mut() {
+                    if l.ended_by == Some(*unlist) && !l.live {
+                        (l.live, l.ended_by) = (true, None);
+                    }
+                }
+            }
             Undo::Order { order, .. } => {
                 let mut n = 0;
                 for w in self
@@ -386,11 +500,13 @@ impl Mysql {
                 _ => false,
             };
         }
+        let listed = self.listings.iter().filter(|l| l.live);
         Redis {
             holders,
             closed: self.closed,
             entrants,
             drawn: self.drawn.is_some(),
+            listed: listed.map(|l| (l.ticket, l.seller.clone())).collect(),
         }
     }
 }
@@ -442,7 +558,7 @@ struct Round {
 }
 
 fn round() -> impl Strategy<Value = Round> {
-    let cmds = || proptest::collection::vec((0u8..9, 0u8..8), 0..14);
+    let cmds = || proptest::collection::vec((0u8..11, 0u8..8), 0..14);
     (
         cmds(),
         any::<usize>(),
@@ -475,6 +591,8 @@ struct World {
     clock: i64,
     reapplied: usize,
     undone: usize,
+    /// Lost resells and unlists re-applied, undone.
+    resale: (usize, usize),
 }
 
 impl World {
@@ -487,6 +605,7 @@ impl World {
             clock: 0,
             reapplied: 0,
             undone: 0,
+            resale: (0, 0),
         };
         w.clock += 1;
         w.hist.push(logged(
@@ -587,9 +706,19 @@ impl World {
                 }
                 (f, _) => f,
             };
+            let resale = matches!(
+                l.rec.as_ref().map(|r| &r.op),
+                Some(Op::Resell { .. } | Op::Unlist { .. })
+            );
             match fate {
-                Fate::Reapplied { .. } => self.reapplied += 1,
-                Fate::Undo(_) => self.undone += 1,
+                Fate::Reapplied { .. } => {
+                    self.reapplied += 1;
+                    self.resale.0 += usize::from(resale);
+                }
+                Fate::Undo(_) => {
+                    self.undone += 1;
+                    self.resale.1 += usize::from(resale);
+                }
                 _ => {}
             }
             out.push(fate);
@@ -691,7 +820,7 @@ fn the_model_sees_both_outcomes_and_colliding_ids() {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
-    let (mut reapplied, mut undone) = (0, 0);
+    let (mut reapplied, mut undone, mut resale) = (0, 0, (0, 0));
     for _ in 0..300 {
         let rounds = proptest::collection::vec(round(), 1..4)
             .new_tree(&mut runner)
@@ -703,10 +832,15 @@ fn the_model_sees_both_outcomes_and_colliding_ids() {
         }
         reapplied += w.reapplied;
         undone += w.undone;
+        resale = (resale.0 + w.resale.0, resale.1 + w.resale.1);
     }
     assert!(
         reapplied > 50 && undone > 50,
         "reapplied {reapplied}, undone {undone}"
+    );
+    assert!(
+        resale.0 > 20 && resale.1 > 20,
+        "resells and unlists reapplied, undone: {resale:?}"
     );
 }
 
@@ -902,4 +1036,180 @@ fn lost_transfers_and_scans_are_tried_or_undone() {
             },
         ]
     );
+}
+
+/// A lost resell and unlist are tried again when nothing since touched
+/// their seller or tickets, else undone; a buyer's lost hold of a listed
+/// ticket is an order's undo (its listing back on the list).
+#[test]
+fn lost_resells_and_unlists_are_tried_or_undone() {
+    let at = |ms| StreamId::new(ms, 0);
+    let resale = |unlist: bool, seller: &str, t: i64| Record {
+        op: match unlist {
+            false => Op::Resell {
+                user: seller.into(),
+                tickets: Tickets::One(t),
+            },
+            true => Op::Unlist {
+                user: seller.into(),
+                tickets: Tickets::One(t),
+            },
+        },
+        at: 1,
+    };
+    let hold = |user: &str, t: i64| Record {
+        op: Op::Hold {
+            from: None,
+            pick: None,
+            user: user.into(),
+            tickets: Tickets::One(t),
+            until: 9,
+        },
+        at: 1,
+    };
+    let lost = [
+        logged(at(1), resale(true, "c", 3)),
+        logged(at(2), hold("u", 4)),
+        logged(at(3), resale(false, "a", 1)),
+        logged(at(4), resale(false, "b", 2)),
+    ];
+    // the new primary: v holds 3 (still listed there), b lists 2 again
+    let new = [
+        logged(at(9), hold("v", 3)),
+        logged(
+            at(10),
+            Record {
+                at: 5,
+                ..resale(false, "b", 2)
+            },
+        ),
+    ];
+    let fates = decide(&lost, &new);
+    assert_eq!(fates[1..3], [Fate::Try, Fate::Try]);
+    for (i, why) in [(0, "ticket 3"), (3, "user \"b\"")] {
+        assert!(
+            matches!(&fates[i], Fate::Undo(w) if w.contains(why)),
+            "{i}: {fates:?}"
+        );
+    }
+    assert_eq!(
+        undo_steps(&lost, &fates, &[]),
+        vec![
+            Undo::Resell { resell: at(4) },
+            Undo::Resell { resell: at(3) },
+            Undo::Order {
+                order: at(2),
+                from: None
+            },
+            Undo::Unlist { unlist: at(1) },
+        ]
+    );
+}
+
+/// A lost confirm and the `resold` it logged are tried together (the
+/// re-applied confirm logs the resold again) or undone together: the
+/// resold's rows back to the seller, then the confirm.
+#[test]
+fn a_lost_resold_goes_with_its_confirm() {
+    let at = |ms| StreamId::new(ms, 0);
+    let lost = [
+        logged(
+            at(1),
+            Record {
+                op: Op::Confirm {
+                    user: "b".into(),
+                    tickets: Tickets::One(2),
+                },
+                at: 3,
+            },
+        ),
+        logged(
+            at(2),
+            Record {
+                op: Op::Resold {
+                    user: "a".into(),
+                    to: "b".into(),
+                    tickets: Tickets::One(2),
+                },
+                at: 3,
+            },
+        ),
+    ];
+    assert_eq!(decide(&lost, &[]), [Fate::Try, Fate::Try]);
+    let cancel = Record {
+        op: Op::Cancel {
+            from: None,
+            user: "b".into(),
+            tickets: Tickets::One(2),
+        },
+        at: 4,
+    };
+    let fates = decide(&lost, &[logged(at(9), cancel)]);
+    assert!(
+        fates.iter().all(|f| matches!(f, Fate::Undo(_))),
+        "{fates:?}"
+    );
+    let steps = undo_steps(&lost, &fates, &[]);
+    assert_eq!(
+        steps[0],
+        Undo::Resold {
+            resold: at(2),
+            from: "a".into(),
+            to: "b".into()
+        }
+    );
+    assert!(matches!(&steps[1], Undo::Change { change, .. } if *change == at(1)));
+}
+
+/// An undone expiry or cancel of a hold names the hold (its entry,
+/// tickets and deadline), so MySQL puts it back on the listings of its
+/// listed tickets; one of a sold order, or a confirm, names none.
+#[test]
+fn an_undone_cancel_of_a_hold_names_the_hold() {
+    let at = |ms| StreamId::new(ms, 0);
+    let rec = |op| Record { op, at: 1 };
+    let hold = logged(
+        at(1),
+        rec(Op::Hold {
+            from: None,
+            pick: None,
+            user: "u".into(),
+            tickets: Tickets::One(2),
+            until: 90,
+        }),
+    );
+    let cancel = |ms| {
+        logged(
+            at(ms),
+            rec(Op::Cancel {
+                from: None,
+                user: "u".into(),
+                tickets: Tickets::One(2),
+            }),
+        )
+    };
+    let confirm = logged(
+        at(2),
+        rec(Op::Confirm {
+            user: "u".into(),
+            tickets: Tickets::One(2),
+        }),
+    );
+    let undo = |lost: &[Logged], before: &[Logged]| {
+        let fates = vec![Fate::Undo("test".into()); lost.len()];
+        undo_steps(lost, &fates, before)
+    };
+    let reheld = |steps: &[Undo]| match steps.first() {
+        Some(Undo::Change { rehold, .. }) => rehold.clone(),
+        other => panic!("{other:?}"),
+    };
+    let held = Rehold {
+        order: at(1),
+        tickets: vec![2],
+        until: 90,
+    };
+    let one = std::slice::from_ref;
+    assert_eq!(reheld(&undo(&[cancel(3)], one(&hold))), Some(held));
+    assert_eq!(reheld(&undo(one(&confirm), one(&hold))), None);
+    assert_eq!(reheld(&undo(&[cancel(3)], &[hold, confirm])), None);
 }
