@@ -89,36 +89,6 @@ pub fn reapply<'a>(
         )));
     }
     let minted = match &record.op {
-        Op::Claim { user, tickets, .. }
-        | Op::Hold { user, tickets, .. }
-        | Op::Offer { user, tickets, .. } => {
-            if let Some(held) = store.holder(user)? {
-                return Err(changed(format!("the user holds {}", show(&held))));
-            }
-            free_tickets(store, &meta, tickets)?.map_err(changed)?
-        }
-        Op::Confirm { user, tickets } | Op::Cancel { user, tickets, .. } => {
-            let held = matches!(record.op, Op::Confirm { .. });
-            holds_exactly(store, user, tickets, held.then_some(i64::MAX))?.map_err(changed)?;
-            if !held {
-                // as TICKET.CANCEL: a seller's listed ticket stays listed
-                let listed = super::resale::refuse_listed(store, &meta, user, tickets.as_slice());
-                listed.map_err(|e| changed(format!("cancel would be refused now: {e}")))?;
-            }
-            None
-        }
-        Op::Expire { user, tickets, .. } => {
-            holds_exactly(store, user, tickets, Some(now))?.map_err(changed)?;
-            None
-        }
-        Op::Open | Op::Close => None,
-        Op::Transfer { .. } | Op::Scan { .. } | Op::Resell { .. } | Op::Unlist { .. } => {
-            let why = super::reapply_after::refusal(store, &meta, event, (&record.op, record.at))?;
-            if let Some(why) = why {
-                return Err(changed(why));
-            }
-            None
-        }
         Op::Enter { .. } | Op::Leave { .. } | Op::Draw { .. } => {
             let record = draw_condition(store, &meta, record)?.map_err(changed)?;
             return Ok(out.append(store, record, None, None));
@@ -134,6 +104,7 @@ pub fn reapply<'a>(
                 record.op.name()
             )))
         }
+        _ => write_condition(store, &meta, event, (&record, now))?.map_err(changed)?,
     };
     // A confirm sells its listed tickets as TICKET.CONFIRM does: one
     // `resold` per seller, at the confirm's time, in the same effect (the
@@ -148,6 +119,44 @@ pub fn reapply<'a>(
         super::resale::sell_listed(store, out, &buyer, tickets.as_slice(), at)?;
     }
     Ok(id)
+}
+
+/// The condition of a claim, hold, offer, confirm, cancel, expire, open,
+/// close or an after-sale write (the module doc's list): `Ok(minted)`, the
+/// `minted` a claim of the very next numbers moves to, or why not.
+fn write_condition(
+    store: &mut impl Store,
+    meta: &Meta,
+    event: &str,
+    (record, now): (&Record<Cow<'_, str>>, i64),
+) -> Result<Result<Option<i64>, String>, TicketError> {
+    Ok(match &record.op {
+        Op::Claim { user, tickets, .. }
+        | Op::Hold { user, tickets, .. }
+        | Op::Offer { user, tickets, .. } => match store.holder(user)? {
+            Some(held) => Err(format!("the user holds {}", show(&held))),
+            None => free_tickets(store, meta, tickets)?,
+        },
+        Op::Confirm { user, tickets } => {
+            holds_exactly(store, user, tickets, Some(i64::MAX))?.map(|()| None)
+        }
+        Op::Cancel { user, tickets, .. } => {
+            holds_exactly(store, user, tickets, None)?.and_then(|()| {
+                // as TICKET.CANCEL: a seller's listed ticket stays listed
+                let listed = super::resale::refuse_listed(store, meta, user, tickets.as_slice());
+                listed.map_err(|e| format!("cancel would be refused now: {e}"))?;
+                Ok(None)
+            })
+        }
+        Op::Expire { user, tickets, .. } => {
+            holds_exactly(store, user, tickets, Some(now))?.map(|()| None)
+        }
+        Op::Open | Op::Close => Ok(None),
+        op => match super::reapply_after::refusal(store, meta, event, (op, record.at))? {
+            Some(why) => Err(why),
+            None => Ok(None),
+        },
+    })
 }
 
 /// Why the new primary's answers since it became primary forbid
