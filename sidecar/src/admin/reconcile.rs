@@ -119,7 +119,7 @@ pub fn run(
     }
     // heal hook: healed events, with their lost writes (not drift).
     for line in
-        crate::loss::heal::executor::heal_lines(my, &events).map_err(|e| format!("MySQL: {e}"))?
+        crate::loss::heal::report::heal_lines(my, &events).map_err(|e| format!("MySQL: {e}"))?
     {
         println!("{line}");
     }

@@ -279,7 +279,7 @@ fn verify_event(
             Ok(Verdict::Intact) => intact = true,
             Ok(Verdict::Healed(report)) => {
                 tx.commit().map_err(my_err)?;
-                crate::loss::heal::executor::announce(event, &report, metrics);
+                crate::loss::heal::report::announce(event, &report, metrics);
                 heal_done(rc, event).map_err(redis_err)?;
                 return Ok(None);
             }

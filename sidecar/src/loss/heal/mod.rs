@@ -9,7 +9,9 @@
 //!   journal's writing, the anchor and the writer's anchor check live in
 //!   `batch::journal`, below this layer (I/O);
 //! * [`executor`]: the heal itself, run by the verifier under the event's
-//!   offset lock (I/O).
+//!   offset lock (I/O);
+//! * [`report`]: what a heal records and says (its report, log lines,
+//!   conflict details, the `ticket_heal` row).
 //!
 //! The writer refuses a batch whose anchor is missing or different and
 //! asks the verifier for a round at once (`io::rounds::request_now`): a
@@ -20,3 +22,4 @@ pub use crate::model::entry;
 pub mod executor;
 pub mod journal;
 pub mod planner;
+pub mod report;
