@@ -279,7 +279,8 @@ fn a_seated_party_of_free_and_listed_seats_reaches_mysql() {
 
 /// While a buyer holds a listed ticket, Redis counts it in the seller's
 /// sold order and the buyer's held one, MySQL on the seller's row and the
-/// listing: `reconcile` must read both as the same, and name a drift.
+/// listing: `reconcile` must read both as the same, and name a drift (of
+/// the buyer, or of the listing itself).
 #[test]
 fn reconcile_counts_a_buyers_hold_of_a_listed_ticket() {
     let (server, db, sc) = draining("sc_resale_reconcile");
@@ -299,6 +300,17 @@ fn reconcile_counts_a_buyers_hold_of_a_listed_ticket() {
     let (st, out) = sidecar_cmd(&server.url(), &db, &["reconcile", "--event", "r"]);
     assert_eq!(st.code(), Some(1), "{out}");
     assert!(out.contains("dee") && out.contains("cy"), "{out}");
+    // A listing MySQL lost (the buyer put right): the ticket is named.
+    my.query_drop(
+        "UPDATE ticket_listing SET buyer = 'cy', state = 'unlisted' WHERE event_id = 'r'",
+    )
+    .unwrap();
+    let (st, out) = sidecar_cmd(&server.url(), &db, &["reconcile", "--event", "r"]);
+    assert_eq!(st.code(), Some(1), "{out}");
+    assert!(
+        out.contains(r#"ticket 1 is listed by "ann" in Redis but not listed in MySQL"#),
+        "{out}"
+    );
 }
 
 /// A rebuild does not restore listings: its plan says so, the tickets

@@ -1,9 +1,11 @@
 //! `reconcile`'s check of what happened after the sale (docs/design.md
-//! "After the sale"): each sold ticket's generation and admitting scan in
-//! Redis (`ticket:{E}:gens`, only generations above 1; `ticket:{E}:scans`)
-//! against MySQL's live participation rows (`gen`) and the scans not lost
-//! in a failover (`ticket_scan`). Owners need no check of their own: the
-//! users' live tickets are compared already. [`restored`]: what `rebuild`
+//! "After the sale"): each sold ticket's generation, admitting scan and
+//! resale listing in Redis (`ticket:{E}:gens`, only generations above 1;
+//! `ticket:{E}:scans`; `ticket:{E}:resale`) against MySQL's live
+//! participation rows (`gen`), the scans not lost in a failover
+//! (`ticket_scan`) and the live listings (`ticket_listing`, state
+//! `listed`). Owners need no check of their own: the users' live tickets
+//! are compared already, and so are buyers' holds of listed tickets. [`restored`]: what `rebuild`
 //! puts back of it (`TICKET.RESTORE ... AFTER`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -11,32 +13,44 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use mysql::prelude::Queryable;
 use redis::ConnectionLike;
 
-use protocol::keys::after_key;
+use protocol::keys::{after_key, resale_key};
 use protocol::restore_after;
 
-/// Generations above 1 and admitting scans' generations, by ticket.
+/// Generations above 1, admitting scans' generations and listed tickets'
+/// sellers, by ticket.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AfterSale {
     pub gens: BTreeMap<i64, i64>,
     pub scans: BTreeMap<i64, i64>,
+    pub listed: BTreeMap<i64, String>,
 }
 
 /// Redis's side: a field that is no ticket number (the event's transfer
 /// deadline is field 0) is left out; a value that does not parse is -1.
 pub fn redis_side(conn: &mut dyn ConnectionLike, event: &str) -> redis::RedisResult<AfterSale> {
-    let read = |conn: &mut dyn ConnectionLike, scans: bool| {
+    let read = |conn: &mut dyn ConnectionLike, key: String| {
         redis::cmd("HGETALL")
-            .arg(after_key(event, scans))
+            .arg(key)
             .query::<HashMap<String, String>>(conn)
     };
-    let gens = read(conn, false)?;
-    let scans = read(conn, true)?;
+    let gens = read(conn, after_key(event, false))?;
+    let scans = read(conn, after_key(event, true))?;
+    let listings = read(conn, resale_key(event))?;
     // a scan is `<at> <gen> <gate>`
     let scan_gen = |v: &str| v.split(' ').nth(1).unwrap_or("").to_owned();
     Ok(AfterSale {
         gens: numbered(gens.into_iter()),
         scans: numbered(scans.into_iter().map(|(t, v)| (t, scan_gen(&v)))),
+        listed: sellers(listings.into_iter()),
     })
+}
+
+/// A listing is `<seller>` or `<seller>\n<buyer>` (field 0 is a count).
+fn sellers(fields: impl Iterator<Item = (String, String)>) -> BTreeMap<i64, String> {
+    fields
+        .filter_map(|(t, v)| Some((t.parse::<i64>().ok().filter(|t| *t > 0)?, v)))
+        .map(|(t, v)| (t, v.split('\n').next().unwrap_or("").to_owned()))
+        .collect()
 }
 
 fn numbered(fields: impl Iterator<Item = (String, String)>) -> BTreeMap<i64, i64> {
@@ -58,9 +72,14 @@ pub fn mysql_side(my: &mut impl Queryable, event: &str) -> mysql::Result<AfterSa
          WHERE s.event_id = ? AND s.lost_in_failover = 0 AND p.live_ticket IS NOT NULL AND s.gen = p.gen",
         (event,),
     )?;
+    let listed: Vec<(i64, String)> = my.exec(
+        "SELECT live_listing, seller FROM ticket_listing WHERE event_id = ? AND live_listing IS NOT NULL",
+        (event,),
+    )?;
     Ok(AfterSale {
         gens: gens.into_iter().collect(),
         scans: scans.into_iter().collect(),
+        listed: listed.into_iter().collect(),
     })
 }
 
@@ -93,13 +112,18 @@ pub fn restored(my: &mut impl Queryable, event: &str) -> mysql::Result<restore_a
     })
 }
 
-/// One line per ticket whose generation or scan differs.
+/// One line per ticket whose generation, scan or listing differs.
 pub fn lines(event: &str, redis: &AfterSale, mysql: &AfterSale) -> Vec<String> {
     let mut out = Vec::new();
     let tickets: BTreeSet<i64> = [&redis.gens, &mysql.gens, &redis.scans, &mysql.scans]
         .iter()
         .flat_map(|m| m.keys().copied())
+        .chain(redis.listed.keys().chain(mysql.listed.keys()).copied())
         .collect();
+    let listing = |m: &BTreeMap<i64, String>, t| {
+        m.get(&t)
+            .map_or("not listed".to_owned(), |s| format!("listed by {s:?}"))
+    };
     let gen = |m: &BTreeMap<i64, i64>, t| m.get(&t).copied().unwrap_or(1);
     let scan = |m: &BTreeMap<i64, i64>, t| {
         m.get(&t).map_or("not scanned".to_owned(), |g| {
@@ -120,6 +144,13 @@ pub fn lines(event: &str, redis: &AfterSale, mysql: &AfterSale) -> Vec<String> {
                 scan(&mysql.scans, t)
             ));
         }
+        if redis.listed.get(&t) != mysql.listed.get(&t) {
+            out.push(format!(
+                "{event}: ticket {t} is {} in Redis but {} in MySQL",
+                listing(&redis.listed, t),
+                listing(&mysql.listed, t)
+            ));
+        }
     }
     out
 }
@@ -132,7 +163,37 @@ mod tests {
         AfterSale {
             gens: gens.iter().copied().collect(),
             scans: scans.iter().copied().collect(),
+            listed: BTreeMap::new(),
         }
+    }
+
+    #[test]
+    fn listings_are_compared_by_ticket_and_seller() {
+        let fields = [("0", "1"), ("4", "s1\nbuyer"), ("6", "s2"), ("x", "s3")];
+        let redis = AfterSale {
+            listed: sellers(fields.iter().map(|(a, b)| (a.to_string(), b.to_string()))),
+            ..AfterSale::default()
+        };
+        assert_eq!(
+            redis.listed,
+            [(4, "s1".to_owned()), (6, "s2".to_owned())]
+                .into_iter()
+                .collect()
+        );
+        assert!(lines("e", &redis, &redis.clone()).is_empty());
+        let mysql = AfterSale {
+            listed: [(4, "s1".to_owned()), (7, "s9".to_owned())]
+                .into_iter()
+                .collect(),
+            ..AfterSale::default()
+        };
+        assert_eq!(
+            lines("e", &redis, &mysql),
+            [
+                "e: ticket 6 is listed by \"s2\" in Redis but not listed in MySQL",
+                "e: ticket 7 is not listed in Redis but listed by \"s9\" in MySQL",
+            ]
+        );
     }
 
     #[test]
