@@ -1,10 +1,11 @@
 //! The soak's door (issue 43): on an event of its own, sold out before the
-//! faults begin, fans give tickets to friends (`TICKET.TRANSFER`) and
-//! gates scan them (`TICKET.SCAN`) amid the faults, each write followed by
-//! `WAIT 1`. At the end [`check`] asks Redis whether an acknowledged scan
-//! or transfer was taken back (a heal may re-apply or undo only what no
-//! replica had); `reconcile` then compares owners, generations and scans
-//! with MySQL.
+//! faults begin, fans give tickets to friends (`TICKET.TRANSFER`), list
+//! them for resale and take them back (`TICKET.RESELL`, `TICKET.UNLIST`)
+//! and gates scan them (`TICKET.SCAN`) amid the faults, each write
+//! followed by `WAIT 1`. At the end [`check`] asks Redis whether an
+//! acknowledged scan, transfer or listing was taken back (a heal may
+//! re-apply or undo only what no replica had); `reconcile` then compares
+//! owners, generations, scans and listings with MySQL.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +37,10 @@ pub enum Action {
     Transfer { from: String, to: String },
     /// `TICKET.SCAN E ticket gen GATE gate`.
     Scan { gen: i64, gate: &'static str },
+    /// `TICKET.RESELL E owner TICKETS ticket`.
+    Resell { owner: String },
+    /// `TICKET.UNLIST E owner TICKETS ticket`.
+    Unlist { owner: String },
 }
 
 /// What a door operation got back.
@@ -58,13 +63,14 @@ pub struct DoorOp {
 }
 
 /// What the door believes of a ticket: its owner and generation, whether
-/// it was admitted, and whether an unknown outcome left it unsure (then
-/// the door leaves it alone).
+/// it was admitted or is listed for resale, and whether an unknown outcome
+/// left it unsure (then the door leaves it alone).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Belief {
     owner: String,
     gen: i64,
     scanned: bool,
+    listed: bool,
     unsure: bool,
 }
 
@@ -109,6 +115,7 @@ impl Door {
                     owner: fan,
                     gen: 1,
                     scanned: false,
+                    listed: false,
                     unsure: false,
                 },
             );
@@ -119,8 +126,9 @@ impl Door {
         );
     }
 
-    /// Transfers and scans, one every 20-60 ms, until `stop` or `deadline`;
-    /// returns everything it sent.
+    /// Transfers, scans and listings, one every 20-60 ms, until `stop` or
+    /// `deadline`; returns everything it sent. A listed ticket is only
+    /// ever taken back (a transfer or scan of it would be refused).
     pub fn during_sale(mut self, stop: &AtomicBool, deadline: Instant) -> Vec<DoorOp> {
         while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
             sleep(Duration::from_millis(self.rng.between(20, 60)));
@@ -132,13 +140,17 @@ impl Door {
             else {
                 continue;
             };
-            let action = match self.rng.percent(10) {
-                true => Action::Scan {
+            let owner = b.owner.clone();
+            let action = match (b.listed, self.rng.below(100)) {
+                (true, 0..30) => Action::Unlist { owner },
+                (true, _) => continue,
+                (false, 0..10) => Action::Scan {
                     gen: b.gen,
                     gate: GATES[self.rng.below(GATES.len() as u64) as usize],
                 },
-                false => Action::Transfer {
-                    from: b.owner.clone(),
+                (false, 10..20) => Action::Resell { owner },
+                (false, _) => Action::Transfer {
+                    from: owner,
                     to: format!("f{ticket}-{}", self.ops.len()),
                 },
             };
@@ -163,6 +175,8 @@ impl Door {
                     b.gen += 1;
                 }
                 (Answer::Done, Action::Scan { .. }) => b.scanned = true,
+                (Answer::Done, Action::Resell { .. }) => b.listed = true,
+                (Answer::Done, Action::Unlist { .. }) => b.listed = false,
                 (Answer::Unknown(_), _) => b.unsure = true,
                 (Answer::Refused(_), _) => {}
             }
@@ -188,6 +202,15 @@ fn command(ticket: i64, action: &Action) -> redis::Cmd {
             cmd.arg(EVENT).arg(ticket).arg(*gen).arg("GATE").arg(*gate);
             cmd
         }
+        Action::Resell { owner } | Action::Unlist { owner } => {
+            let name = match action {
+                Action::Resell { .. } => "TICKET.RESELL",
+                _ => "TICKET.UNLIST",
+            };
+            let mut cmd = redis::cmd(name);
+            cmd.arg(EVENT).arg(owner).arg("TICKETS").arg(ticket);
+            cmd
+        }
     }
 }
 
@@ -204,16 +227,17 @@ fn answer(result: redis::RedisResult<Value>) -> Answer {
 }
 
 /// A ticket as Redis ends: its owner (None: nobody holds it), generation,
-/// and whether it was scanned.
+/// and whether it was scanned or is listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ticket {
     pub owner: Option<String>,
     pub gen: i64,
     pub scanned: bool,
+    pub listed: bool,
 }
 
 /// Reads every door ticket from Redis (`ORDER` of each user the history
-/// names, `ticket:{E}:gens`, `ticket:{E}:scans`).
+/// names, `ticket:{E}:gens`, `ticket:{E}:scans`, `ticket:{E}:resale`).
 pub fn read_end(
     conn: &mut Connection,
     ops: &[DoorOp],
@@ -224,12 +248,17 @@ pub fn read_end(
     let scans: BTreeMap<i64, String> = redis::cmd("HGETALL")
         .arg(format!("ticket:{{{EVENT}}}:scans"))
         .query(conn)?;
+    // field 0 counts buyers' holds; every other field is a listed ticket
+    let listed: BTreeMap<i64, String> = redis::cmd("HGETALL")
+        .arg(format!("ticket:{{{EVENT}}}:resale"))
+        .query(conn)?;
     let mut end: BTreeMap<i64, Ticket> = (1..=TICKETS)
         .map(|t| {
             let ticket = Ticket {
                 owner: None,
                 gen: gens.get(&t).copied().unwrap_or(1),
                 scanned: scans.contains_key(&t),
+                listed: listed.contains_key(&t),
             };
             (t, ticket)
         })
@@ -277,7 +306,8 @@ pub fn users(ops: &[DoorOp]) -> Vec<String> {
 /// The violations of the door's history against Redis's end: an
 /// acknowledged scan must have left its ticket scanned; an acknowledged
 /// transfer's generation must not have gone back; and a ticket whose
-/// writes were all acknowledged ends exactly as the last of them left it.
+/// writes were all acknowledged ends exactly as the last of them left it
+/// (owner, generation, scan and listing).
 pub fn check(ops: &[DoorOp], end: &BTreeMap<i64, Ticket>) -> Vec<String> {
     let mut out = Vec::new();
     for (ticket, mine) in by_ticket(ops) {
@@ -289,6 +319,7 @@ pub fn check(ops: &[DoorOp], end: &BTreeMap<i64, Ticket>) -> Vec<String> {
             owner: Some(format!("f{ticket}")),
             gen: 1,
             scanned: false,
+            listed: false,
         };
         let mut all_acked = true;
         for op in mine {
@@ -303,6 +334,8 @@ pub fn check(ops: &[DoorOp], end: &BTreeMap<i64, Ticket>) -> Vec<String> {
                     want.gen += 1;
                 }
                 Action::Scan { .. } => want.scanned = true,
+                Action::Resell { .. } => want.listed = true,
+                Action::Unlist { .. } => want.listed = false,
             }
             if !op.acked {
                 continue;
@@ -339,20 +372,26 @@ fn by_ticket(ops: &[DoorOp]) -> BTreeMap<i64, Vec<&DoorOp>> {
     map
 }
 
-/// A line for the report: how many transfers and scans were acknowledged.
+/// A line for the report: how many of each write were acknowledged.
 pub fn summary(ops: &[DoorOp]) -> String {
-    let count = |scan: bool, acked: bool| {
+    let count = |kind: fn(&Action) -> bool, acked: bool| {
         ops.iter()
-            .filter(|o| matches!(o.action, Action::Scan { .. }) == scan)
+            .filter(|o| kind(&o.action))
             .filter(|o| o.answer == Answer::Done && o.acked == acked)
             .count()
     };
+    let transfer: fn(&Action) -> bool = |a| matches!(a, Action::Transfer { .. });
+    let scan: fn(&Action) -> bool = |a| matches!(a, Action::Scan { .. });
+    let listing: fn(&Action) -> bool =
+        |a| matches!(a, Action::Resell { .. } | Action::Unlist { .. });
     format!(
-        "door: transfers acked {}, unacked {}; scans acked {}, unacked {}; unknown {}",
-        count(false, true),
-        count(false, false),
-        count(true, true),
-        count(true, false),
+        "door: transfers acked {}, unacked {}; scans acked {}, unacked {}; resells and unlists acked {}, unacked {}; unknown {}",
+        count(transfer, true),
+        count(transfer, false),
+        count(scan, true),
+        count(scan, false),
+        count(listing, true),
+        count(listing, false),
         ops.iter()
             .filter(|o| matches!(o.answer, Answer::Unknown(_)))
             .count()
@@ -390,6 +429,7 @@ mod tests {
                     owner: Some(format!("f{t}")),
                     gen: 1,
                     scanned: false,
+                    listed: false,
                 };
                 (t, first)
             })
@@ -400,6 +440,7 @@ mod tests {
                 owner: Some(owner.into()),
                 gen,
                 scanned,
+                listed: false,
             },
         );
         m
@@ -431,6 +472,40 @@ mod tests {
     }
 
     #[test]
+    fn an_acknowledged_listing_must_stand() {
+        let resell = || Action::Resell { owner: "f1".into() };
+        let unlist = || Action::Unlist { owner: "f1".into() };
+        let listed = |yes: bool| {
+            let mut m = end("f1", 1, false);
+            if let Some(t) = m.get_mut(&1) {
+                t.listed = yes;
+            }
+            m
+        };
+        let ops = [op(1, resell(), Answer::Done, true)];
+        assert!(check(&ops, &listed(true)).is_empty());
+        assert!(
+            !check(&ops, &listed(false)).is_empty(),
+            "listing taken back"
+        );
+        let ops = [
+            op(1, resell(), Answer::Done, true),
+            op(1, unlist(), Answer::Done, true),
+        ];
+        assert!(check(&ops, &listed(false)).is_empty());
+        assert!(!check(&ops, &listed(true)).is_empty(), "unlist taken back");
+        let ops = [
+            op(1, resell(), Answer::Done, true),
+            op(1, unlist(), Answer::Done, false),
+        ];
+        assert!(
+            check(&ops, &listed(true)).is_empty(),
+            "an unacked unlist may be lost"
+        );
+        assert!(check(&ops, &listed(false)).is_empty());
+    }
+
+    #[test]
     fn refusals_and_untouched_tickets_change_nothing() {
         let ops = [op(1, scan(1), Answer::Refused("USED".into()), false)];
         assert!(check(&ops, &end("f1", 1, false)).is_empty());
@@ -442,6 +517,7 @@ mod tests {
                 owner: None,
                 gen: 1,
                 scanned: false,
+                listed: false,
             },
         );
         assert!(!check(&[], &moved).is_empty(), "an untouched ticket lost");
