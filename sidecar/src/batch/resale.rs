@@ -287,10 +287,21 @@ pub fn undo_resell(tx: &mut Transaction<'_>, event: &str, id: StreamId) -> mysql
 /// Undoes the lost unlist `id`: the listings it ended are listed again,
 /// nobody holding them.
 pub fn undo_unlist(tx: &mut Transaction<'_>, event: &str, id: StreamId) -> mysql::Result<()> {
+    list_again(tx, event, id, "unlisted")
+}
+
+/// The listings entry `id` ended as `ended_as` (`unlisted`, `sold`) are
+/// listed again; a buyer on them stays.
+fn list_again(
+    tx: &mut Transaction<'_>,
+    event: &str,
+    id: StreamId,
+    ended_as: &str,
+) -> mysql::Result<()> {
     tx.exec_drop(
         "UPDATE ticket_listing SET state = 'listed', ended_stream_id = NULL, ended_at = NULL \
-         WHERE event_id = ? AND ended_stream_id = ? AND state = 'unlisted'",
-        (event, id.to_string()),
+         WHERE event_id = ? AND ended_stream_id = ? AND state = ?",
+        (event, id.to_string(), ended_as),
     )
 }
 
@@ -308,11 +319,7 @@ pub fn undo_buy(tx: &mut Transaction<'_>, event: &str, order: StreamId) -> mysql
 /// its listings are listed again, held by their buyer, and its
 /// `ticket_resold` rows are marked lost: no refund is owed for them.
 pub fn undo_resold(tx: &mut Transaction<'_>, event: &str, id: StreamId) -> mysql::Result<()> {
-    tx.exec_drop(
-        "UPDATE ticket_listing SET state = 'listed', ended_stream_id = NULL, ended_at = NULL \
-         WHERE event_id = ? AND ended_stream_id = ? AND state = 'sold'",
-        (event, id.to_string()),
-    )?;
+    list_again(tx, event, id, "sold")?;
     tx.exec_drop(
         "UPDATE ticket_resold SET lost_in_failover = 1 WHERE event_id = ? AND stream_id = ? AND lost_in_failover = 0",
         (event, id.to_string()),
